@@ -1,0 +1,75 @@
+"""R13 auto ids and R14 the instant a plan is made for."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+
+from omniladder.errors import UsageError
+from omniladder.models import CATEGORIES
+
+AutoTier = Literal["subscription", "thrifty"]
+TIERS: tuple[AutoTier, ...] = ("subscription", "thrifty")
+_TIER_BY_NAME: dict[str, AutoTier] = {tier: tier for tier in TIERS}
+NowSource = Literal["flag", "snapshot", "clock"]
+
+_GRAMMAR = re.compile(
+    r"auto/(?:(?P<flat>subscription|thrifty)|(?P<category>[^:/]+):(?P<tier>[^:/]+))"
+)
+
+
+@dataclass(frozen=True)
+class AutoId:
+    text: str
+    tier: AutoTier
+    category: str | None = None
+
+
+def all_auto_ids() -> tuple[str, ...]:
+    """Every valid auto id, as a gateway would advertise them (R13)."""
+    flat = tuple(f"auto/{tier}" for tier in TIERS)
+    return flat + tuple(f"auto/{category}:{tier}" for category in CATEGORIES for tier in TIERS)
+
+
+def parse_auto_id(text: str) -> AutoId:
+    """Parse an auto id exactly (case-sensitive), or raise a UsageError listing what is valid."""
+    match = _GRAMMAR.fullmatch(text)
+    if match is not None:
+        if match.group("flat"):
+            return AutoId(text, _TIER_BY_NAME[match.group("flat")])
+        category, tier = match.group("category"), match.group("tier")
+        if category not in CATEGORIES:
+            raise UsageError(f"unknown category {category!r} in {text!r}; categories: "
+                             f"{', '.join(CATEGORIES)}", field="AUTO_ID")
+        if tier not in TIERS:
+            raise UsageError(f"unknown tier {tier!r} in {text!r}; tiers: {', '.join(TIERS)} "
+                             "(neither is a paid tier)", field="AUTO_ID")
+        return AutoId(text, _TIER_BY_NAME[tier], category)
+    raise UsageError(
+        f"invalid auto id {text!r}; expected auto/subscription, auto/thrifty or "
+        f"auto/<category>:<tier> with category one of {', '.join(CATEGORIES)} and tier "
+        f"{' or '.join(TIERS)} (run `omniladder ids` for the full list)", field="AUTO_ID")
+
+
+def parse_instant(text: str, what: str = "--now") -> datetime:
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UsageError(f"not an RFC 3339 timestamp: {text!r} (expected e.g. "
+                         "2026-11-29T12:00:00Z)", field=what) from None
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise UsageError(f"timestamp {text!r} has no offset; add one, e.g. Z or +02:00",
+                         field=what)
+    return value
+
+
+def resolve_now(flag: datetime | None, taken_at: datetime | None,
+                clock: datetime | None = None) -> tuple[datetime, NowSource]:
+    """R14: --now, else the quota snapshot's taken_at, else the current time."""
+    if flag is not None:
+        return flag, "flag"
+    if taken_at is not None:
+        return taken_at, "snapshot"
+    return (clock or datetime.now(UTC)), "clock"

@@ -1,0 +1,44 @@
+"""The command line: it only wires commands; each lives in omniladder/commands/."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from omniladder import __version__
+from omniladder.commands.ids_cmd import ids
+from omniladder.commands.plan_cmd import plan
+
+app = typer.Typer(
+    name="omniladder",
+    help="Routing planner for LLM gateways: which subscription, keyless and paid "
+    "connections an auto id may use, in what order, and why the rest is out.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"omniladder {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the version and exit.")]
+    = False,
+) -> None:
+    """Routing planner for LLM gateways."""
+
+
+app.command("plan")(plan)
+app.command("ids")(ids)
+
+
+def main() -> None:
+    app()

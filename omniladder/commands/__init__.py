@@ -1,0 +1,1 @@
+"""One module per command; cli.py only registers them."""

@@ -1,0 +1,81 @@
+"""What several commands share: the input options, loading them, and the one error edge."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from omniladder.errors import ExitCode, OmniladderError
+
+ConfigOpt = Annotated[Path | None, typer.Option(
+    "--config", "-c", help="Settings file (default: ./omniladder.toml when present).",
+    show_default=False)]
+ConnectionsOpt = Annotated[Path | None, typer.Option(
+    "--connections", help="Connections file; overrides [inputs] connections.",
+    show_default=False)]
+QuotaOpt = Annotated[Path | None, typer.Option(
+    "--quota", help="Quota snapshot with history; overrides [inputs] quota.",
+    show_default=False)]
+SpendOpt = Annotated[Path | None, typer.Option(
+    "--spend", help="Spend ledger; overrides [inputs] spend.", show_default=False)]
+CatalogOpt = Annotated[list[Path] | None, typer.Option(
+    "--catalog", help="Billing catalog overlay, applied over the shipped one (repeatable).",
+    show_default=False)]
+ModelsCatalogOpt = Annotated[list[Path] | None, typer.Option(
+    "--models-catalog", help="Model catalog overlay (repeatable).", show_default=False)]
+NoShippedOpt = Annotated[bool, typer.Option(
+    "--no-shipped-catalogs", help="Use only the catalog files given, not the shipped ones.")]
+NowOpt = Annotated[str | None, typer.Option(
+    "--now", help="Plan for this instant (RFC 3339 with offset); default: the snapshot's "
+    "taken_at, else the current time.", show_default=False)]
+
+
+@dataclass(frozen=True)
+class InputOptions:
+    config: Path | None = None
+    connections: Path | None = None
+    quota: Path | None = None
+    spend: Path | None = None
+    catalog: tuple[Path, ...] = ()
+    models_catalog: tuple[Path, ...] = ()
+    no_shipped_catalogs: bool = False
+
+    def load(self) -> Any:
+        """Load and validate every input these options name (a ``LoadedInputs``)."""
+        from omniladder.loading import find_settings, load_inputs
+
+        return load_inputs(
+            find_settings(self.config), connections=self.connections, quota=self.quota,
+            spend=self.spend, catalogs=self.catalog, models_catalogs=self.models_catalog,
+            no_shipped_catalogs=self.no_shipped_catalogs)
+
+
+def now_for(flag: str | None, inputs: Any) -> tuple[datetime, str]:
+    from omniladder.autoid import parse_instant, resolve_now
+
+    taken_at = inputs.quota.taken_at if inputs.quota is not None else None
+    return resolve_now(parse_instant(flag) if flag else None, taken_at)
+
+
+def say(message: str) -> None:
+    """Talk goes to stderr; stdout is data."""
+    sys.stderr.write(message + "\n")
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """The one place a user-facing error becomes a message and an exit code."""
+    try:
+        yield
+    except OmniladderError as exc:
+        say(f"omniladder: error: {exc}")
+        raise typer.Exit(int(exc.exit_code)) from None
+    except BrokenPipeError:
+        raise typer.Exit(int(ExitCode.ANSWERED)) from None

@@ -1,0 +1,64 @@
+"""`omniladder plan AUTO_ID`: the pool, the ladder and every exclusion."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from omniladder.commands.common import (
+    CatalogOpt,
+    ConfigOpt,
+    ConnectionsOpt,
+    InputOptions,
+    ModelsCatalogOpt,
+    NoShippedOpt,
+    NowOpt,
+    QuotaOpt,
+    SpendOpt,
+    now_for,
+    say,
+    user_errors,
+)
+from omniladder.errors import ExitCode
+
+
+def plan(
+    auto_id: Annotated[str, typer.Argument(
+        help="auto/subscription, auto/thrifty or auto/<category>:<tier>.")],
+    config: ConfigOpt = None,
+    connections: ConnectionsOpt = None,
+    quota: QuotaOpt = None,
+    spend: SpendOpt = None,
+    catalog: CatalogOpt = None,
+    models_catalog: ModelsCatalogOpt = None,
+    no_shipped_catalogs: NoShippedOpt = False,
+    now: NowOpt = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the JSON plan document.")]
+    = False,
+    fail_on_empty: Annotated[bool, typer.Option(
+        "--fail-on-empty", help="Exit 1 when the pool is empty.")] = False,
+    detail: Annotated[bool, typer.Option(
+        "--detail", help="Also list not-in-category exclusions in the table view.")] = False,
+) -> None:
+    """Plan an auto id: the ladder, the pool in dispatch order, and why the rest is out."""
+    with user_errors():
+        from omniladder.autoid import parse_auto_id
+        from omniladder.plan import make_plan
+        from omniladder.rendering import Format, render
+
+        parsed = parse_auto_id(auto_id)
+        options = InputOptions(config, connections, quota, spend, tuple(catalog or ()),
+                               tuple(models_catalog or ()), no_shipped_catalogs)
+        inputs = options.load()
+        instant, source = now_for(now, inputs)
+        result = make_plan(inputs, parsed, instant, source)  # type: ignore[arg-type]
+        if json_out:
+            render(result, Format.JSON, sys.stdout)
+        else:
+            for warning in result.warnings:
+                say(f"omniladder: warning: {warning}")
+            render(result, Format.TABLE, sys.stdout, detail=detail)
+        if fail_on_empty and not result.pool:
+            raise typer.Exit(int(ExitCode.NO))

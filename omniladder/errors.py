@@ -1,0 +1,51 @@
+"""The one error type users see, and the exit codes of the command line (SPEC §4.3)."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes. The README carries the same table; a test keeps them in step."""
+
+    ANSWERED = 0
+    """The question was answered (an empty pool is an answer)."""
+    NO = 1
+    """The answer is "no": empty pool under --fail-on-empty, a failed check, a changed plan."""
+    UNANSWERABLE = 2
+    """Usage error, unreadable or invalid input."""
+
+
+class OmniladderError(Exception):
+    """A problem with the user's input or invocation.
+
+    Carries the file, the field path inside it, and one plain sentence. The command line
+    prints it on one line and exits with ``exit_code``; nothing else turns it into text.
+    """
+
+    exit_code: ExitCode = ExitCode.UNANSWERABLE
+
+    def __init__(self, message: str, *, file: str | None = None, field: str | None = None,
+                 line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.field = field
+        self.line = line
+
+    def __str__(self) -> str:
+        parts: list[str] = []
+        if self.file:
+            parts.append(f"{self.file}:{self.line}" if self.line else self.file)
+        if self.field:
+            parts.append(self.field)
+        parts.append(self.message)
+        return ": ".join(parts)
+
+
+class InputError(OmniladderError):
+    """An input file is missing, unreadable or invalid."""
+
+
+class UsageError(OmniladderError):
+    """The command line itself is wrong (bad auto id, bad option value)."""

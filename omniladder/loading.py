@@ -1,0 +1,421 @@
+"""Loaders: turn files into validated models, or raise one clear InputError.
+
+TOML and JSON carry the same shapes and are chosen by extension. Every problem names the
+file, the field path inside it (``connections[3].auth_type``) and what is wrong; values
+under secret-looking keys are never echoed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from omniladder.errors import InputError, UsageError
+from omniladder.models import (
+    SECRET_KEYS,
+    BillingCatalog,
+    BillingEntry,
+    Connection,
+    ConnectionsFile,
+    ModelCatalog,
+    ModelEntry,
+    QuotaFile,
+    Reading,
+    Settings,
+    SpendEvent,
+    SpendFile,
+)
+
+M = TypeVar("M", bound=BaseModel)
+
+SHIPPED_PREFIX = "<shipped>"
+BILLING_CATALOG_NAME = "connection-billing.toml"
+MODEL_CATALOG_NAME = "models.toml"
+
+
+def display_path(path: Path) -> str:
+    """A path as an operator wants to read it: relative to the working directory if inside."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def shipped_catalog_dir() -> Path:
+    """The curated catalogs: inside an installed wheel, or at the top of a checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_catalogs", here.parent / "catalogs"):
+        if (candidate / BILLING_CATALOG_NAME).is_file():
+            return candidate
+    raise InputError("the shipped catalogs are missing from this installation",
+                     file=str(here / "_catalogs"))
+
+
+# --- raw documents -------------------------------------------------------------------------
+
+
+def read_document(path: Path, shown: str | None = None) -> dict[str, Any]:
+    """Parse a TOML or JSON file into plain data (lists become tuples), or raise InputError."""
+    name = shown or display_path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".toml", ".json"):
+        raise InputError("unsupported file type; use a .toml or .json file", file=name)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", file=name) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a file", file=name) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror})", file=name) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", file=name) from None
+    data: Any
+    if suffix == ".toml":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            line = _toml_error_line(str(exc))
+            message = re.sub(r"\s*\(at line \d+, column \d+\)|\s*\(at end of document\)", "",
+                             str(exc))
+            raise InputError(f"invalid TOML: {message}", file=name, line=line) from None
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=name,
+                             line=exc.lineno) from None
+        except RecursionError:
+            raise InputError("invalid JSON: nested too deeply", file=name) from None
+    if not isinstance(data, dict):
+        raise InputError(f"the top level must be a table/object, got {_type_name(data)}",
+                         file=name)
+    _reject_secrets(data, name, ())
+    frozen = _freeze(data)
+    assert isinstance(frozen, dict)
+    return frozen
+
+
+def _toml_error_line(message: str) -> int | None:
+    match = re.search(r"at line (\d+)", message)
+    return int(match.group(1)) if match else None
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _freeze(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return tuple(_freeze(item) for item in value)
+    return value
+
+
+def _reject_secrets(value: Any, name: str, path: tuple[str | int, ...]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and key.strip().lower() in SECRET_KEYS:
+                raise InputError(
+                    f"key {key!r} looks like a secret; omniladder never needs credentials, "
+                    "remove it (its value was not read or shown)",
+                    file=name, field=format_loc((*path, key)),
+                )
+            _reject_secrets(item, name, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _reject_secrets(item, name, (*path, index))
+
+
+def _type_name(value: Any) -> str:
+    names = {dict: "a table", list: "an array", tuple: "an array", str: "a string",
+             bool: "a boolean", int: "an integer", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def format_loc(loc: Sequence[str | int]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + part
+    return out
+
+
+# --- validation ----------------------------------------------------------------------------
+
+
+def validate(model: type[M], data: dict[str, Any], name: str, text_path: Path | None = None) -> M:
+    """Validate plain data against a model; the first problem becomes an InputError."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        first = errors[0]
+        loc = tuple(part for part in first["loc"] if isinstance(part, str | int))
+        message = _explain(first["type"], first["msg"], loc, first.get("ctx"), data)
+        more = len(errors) - 1
+        if more:
+            message += f" (and {more} more problem{'s' if more > 1 else ''})"
+        line = _toml_line(text_path, loc) if text_path is not None else None
+        raise InputError(message, file=name, field=format_loc(loc) or None, line=line) from None
+
+
+def _lookup(data: Any, loc: Sequence[str | int]) -> tuple[bool, Any]:
+    current = data
+    for part in loc:
+        if isinstance(current, dict) and isinstance(part, str) and part in current:
+            current = current[part]
+        elif isinstance(current, tuple) and isinstance(part, int) and 0 <= part < len(current):
+            current = current[part]
+        else:
+            return False, None
+    return True, current
+
+
+def _explain(kind: str, msg: str, loc: Sequence[str | int], ctx: dict[str, Any] | None,
+             data: dict[str, Any]) -> str:
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "extra_forbidden":
+        key = loc[-1] if loc else "?"
+        if len(loc) >= 2 and loc[-2] == "rung_budget_usd":
+            return (f"no budget for rung {key!r}: only cheap and premium take a budget "
+                    "(quota rungs are never billed)")
+        return f"unknown key {key!r} (check the spelling; unknown keys are not ignored)"
+    found, value = _lookup(data, loc)
+    got = f", got {_type_name(value)}" if found else ""
+    if kind == "literal_error" and ctx is not None:
+        return f"must be one of {ctx.get('expected', '')}" + (
+            f", got {value!r}" if found and isinstance(value, str) else got)
+    if kind in ("greater_than_equal", "less_than_equal") and found:
+        return f"{msg.replace('Input should be', 'must be')}, got {value!r}"
+    if kind in ("value_error", "assertion_error"):
+        return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    text = msg.replace("Input should be", "must be")
+    return text + got if kind.endswith("_type") else text
+
+
+_HEADER = re.compile(r"^\s*\[\[\s*([A-Za-z0-9_.\-]+)\s*\]\]\s*(#.*)?$")
+
+
+def _toml_line(path: Path | None, loc: Sequence[str | int]) -> int | None:
+    """Best effort: the line of an array-of-tables item, or of its key, in a TOML file."""
+    if path is None or path.suffix.lower() != ".toml" or len(loc) < 2:
+        return None
+    table, index = loc[0], loc[1]
+    if not isinstance(table, str) or not isinstance(index, int):
+        return None
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    seen = -1
+    start = None
+    for number, text in enumerate(lines, start=1):
+        match = _HEADER.match(text)
+        if match and match.group(1) == table:
+            seen += 1
+            if seen == index:
+                start = number
+                break
+    if start is None:
+        return None
+    if len(loc) >= 3 and isinstance(loc[2], str):
+        key = re.compile(rf"^\s*{re.escape(loc[2])}\s*=")
+        for number in range(start, len(lines)):
+            text = lines[number]
+            if text.lstrip().startswith("["):
+                break
+            if key.match(text):
+                return number + 1
+    return start
+
+
+def load_model(model: type[M], path: Path, shown: str | None = None) -> M:
+    name = shown or display_path(path)
+    return validate(model, read_document(path, name), name, path)
+
+
+# --- catalogs ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SourcedBillingEntry:
+    entry: BillingEntry
+    file: str
+
+
+@dataclass(frozen=True)
+class SourcedModelEntry:
+    entry: ModelEntry
+    file: str
+
+
+@dataclass(frozen=True)
+class Catalogs:
+    """The effective catalogs: later files override earlier entries with the same key."""
+
+    billing: dict[tuple[str, str | None], SourcedBillingEntry]
+    models: dict[tuple[str, str], SourcedModelEntry]
+    billing_files: tuple[str, ...]
+    model_files: tuple[str, ...]
+
+    def models_of(self, provider: str) -> tuple[str, ...]:
+        return tuple(model for (prov, model) in self.models if prov == provider)
+
+
+def load_catalogs(billing_files: Iterable[Path], model_files: Iterable[Path],
+                  include_shipped: bool = True) -> Catalogs:
+    billing_paths: list[tuple[Path, str]] = []
+    model_paths: list[tuple[Path, str]] = []
+    if include_shipped:
+        shipped = shipped_catalog_dir()
+        billing_paths.append((shipped / BILLING_CATALOG_NAME,
+                              f"{SHIPPED_PREFIX}/{BILLING_CATALOG_NAME}"))
+        model_paths.append((shipped / MODEL_CATALOG_NAME, f"{SHIPPED_PREFIX}/{MODEL_CATALOG_NAME}"))
+    billing_paths += [(path, display_path(path)) for path in billing_files]
+    model_paths += [(path, display_path(path)) for path in model_files]
+
+    billing: dict[tuple[str, str | None], SourcedBillingEntry] = {}
+    for path, shown in billing_paths:
+        for entry in load_model(BillingCatalog, path, shown).entries:
+            billing[(entry.provider, entry.auth_type)] = SourcedBillingEntry(entry, shown)
+    models: dict[tuple[str, str], SourcedModelEntry] = {}
+    for path, shown in model_paths:
+        for model in load_model(ModelCatalog, path, shown).models:
+            models[(model.provider, model.model)] = SourcedModelEntry(model, shown)
+    return Catalogs(billing, models, tuple(s for _, s in billing_paths),
+                    tuple(s for _, s in model_paths))
+
+
+# --- the whole input set -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InputFiles:
+    """Which files to read, after the settings file and the flags are combined."""
+
+    settings_file: Path | None = None
+    connections: Path | None = None
+    quota: Path | None = None
+    spend: Path | None = None
+    billing_catalogs: tuple[Path, ...] = ()
+    model_catalogs: tuple[Path, ...] = ()
+    no_shipped_catalogs: bool = False
+
+
+@dataclass(frozen=True)
+class LoadedInputs:
+    settings: Settings
+    connections: tuple[Connection, ...]
+    readings: dict[str, tuple[Reading, ...]]
+    """Each connection's history, sorted by checked_at."""
+    quota: QuotaFile | None
+    spend: tuple[SpendEvent, ...] | None
+    catalogs: Catalogs
+    files: dict[str, str]
+    """Display names of the files read: settings, connections, quota, spend."""
+    warnings: tuple[str, ...] = field(default=())
+
+
+def find_settings(explicit: Path | None) -> Path | None:
+    if explicit is not None:
+        return explicit
+    default = Path("omniladder.toml")
+    return default if default.is_file() else None
+
+
+def resolve_files(settings_path: Path | None, settings: Settings, *,
+                  connections: Path | None = None, quota: Path | None = None,
+                  spend: Path | None = None, catalogs: Sequence[Path] = (),
+                  models_catalogs: Sequence[Path] = (),
+                  no_shipped_catalogs: bool = False) -> InputFiles:
+    """Flags win over the settings file's [inputs]; settings paths are relative to that file."""
+    base = settings_path.parent if settings_path is not None else Path(".")
+
+    def from_settings(value: str | None) -> Path | None:
+        return None if value is None else base / value
+
+    return InputFiles(
+        settings_file=settings_path,
+        connections=connections or from_settings(settings.inputs.connections),
+        quota=quota or from_settings(settings.inputs.quota),
+        spend=spend or from_settings(settings.inputs.spend),
+        billing_catalogs=tuple(base / p for p in settings.catalogs.billing) + tuple(catalogs),
+        model_catalogs=tuple(base / p for p in settings.catalogs.models) + tuple(models_catalogs),
+        no_shipped_catalogs=no_shipped_catalogs or not settings.catalogs.include_shipped,
+    )
+
+
+def load_settings(path: Path | None) -> Settings:
+    return Settings() if path is None else load_model(Settings, path)
+
+
+def load_inputs(settings_path: Path | None = None, **flags: Any) -> LoadedInputs:
+    """Read and validate every input: settings, connections, quota, spend and catalogs."""
+    settings = load_settings(settings_path)
+    files = resolve_files(settings_path, settings, **flags)
+    return load_files(files, settings)
+
+
+def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
+    warnings: list[str] = []
+    shown: dict[str, str] = {}
+    if files.settings_file is not None:
+        shown["settings"] = display_path(files.settings_file)
+    ladder = settings.ladder
+    if ladder.reentry_min_remaining_percent < ladder.exit_cutoff_percent:
+        warnings.append(
+            f"{shown.get('settings', 'settings')}: ladder.reentry_min_remaining_percent "
+            f"({ladder.reentry_min_remaining_percent:g}) is below exit_cutoff_percent "
+            f"({ladder.exit_cutoff_percent:g}); the effective re-entry floor is the cutoff"
+        )
+
+    if files.connections is None:
+        raise UsageError(
+            "no connections file: pass --connections, or --config with [inputs] connections "
+            "(or run where an omniladder.toml is)"
+        )
+    shown["connections"] = display_path(files.connections)
+    connections = load_model(ConnectionsFile, files.connections).connections
+    known = {connection.id for connection in connections}
+
+    quota: QuotaFile | None = None
+    histories: dict[str, list[Reading]] = {}
+    if files.quota is not None:
+        shown["quota"] = display_path(files.quota)
+        quota = load_model(QuotaFile, files.quota)
+        unknown: dict[str, None] = {}
+        for reading in quota.readings:
+            if reading.connection not in known:
+                unknown[reading.connection] = None
+                continue
+            histories.setdefault(reading.connection, []).append(reading)
+        if unknown:
+            listed = ", ".join(sorted(unknown))
+            warnings.append(f"{shown['quota']}: readings for connection ids not in "
+                            f"{shown['connections']} were ignored: {listed}")
+    else:
+        warnings.append("no quota file: every connection has no reading (quota-missing)")
+    readings = {cid: tuple(sorted(items, key=lambda r: r.checked_at))
+                for cid, items in histories.items()}
+
+    spend: tuple[SpendEvent, ...] | None = None
+    if files.spend is not None:
+        shown["spend"] = display_path(files.spend)
+        spend = load_model(SpendFile, files.spend).events
+
+    catalogs = load_catalogs(files.billing_catalogs, files.model_catalogs,
+                             include_shipped=not files.no_shipped_catalogs)
+    return LoadedInputs(settings=settings, connections=connections, readings=readings,
+                        quota=quota, spend=spend, catalogs=catalogs, files=shown,
+                        warnings=tuple(warnings))
+

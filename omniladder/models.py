@@ -1,0 +1,292 @@
+"""Validated input models: the shapes of every file omniladder reads (SPEC §2).
+
+Every model is strict and forbids unknown keys, so a typo is an error rather than a
+setting silently ignored. Timestamps must carry an offset.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+Rung = Literal["subscription", "keyless", "free", "cheap", "premium"]
+RUNGS: tuple[Rung, ...] = ("subscription", "keyless", "free", "cheap", "premium")
+QUOTA_RUNGS: frozenset[str] = frozenset({"subscription", "keyless", "free"})
+PAID_RUNGS: tuple[Rung, ...] = ("cheap", "premium")
+
+Billing = Literal["subscription", "metered"]
+Overage = Literal["hard-stop", "meters-to-paid", "unknown"]
+Tier = Literal["free", "cheap", "premium"]
+Category = Literal["coding", "reasoning", "vision", "chat", "multimodal"]
+CATEGORIES: tuple[Category, ...] = ("coding", "reasoning", "vision", "chat", "multimodal")
+
+TERMINAL_STATUSES: frozenset[str] = frozenset(
+    {"banned", "expired", "credits_exhausted", "deactivated", "unavailable"}
+)
+ConnectionStatus = Literal[
+    "ok", "unknown", "error",
+    "banned", "expired", "credits_exhausted", "deactivated", "unavailable",
+]
+ReadingStatus = Literal["ok", "exhausted", "unknown"]
+
+SECRET_KEYS: frozenset[str] = frozenset(
+    {"api_key", "apikey", "access_token", "refresh_token", "id_token", "token", "password",
+     "cookie", "secret", "client_secret", "authorization"}
+)
+
+
+def _parse_timestamp(value: Any) -> Any:
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValueError(
+                f"not an RFC 3339 timestamp: {text!r} (expected e.g. 2026-11-29T12:00:00Z)"
+            ) from None
+        value = parsed
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(
+                "timestamp has no offset; add one, e.g. 2026-11-29T12:00:00Z or +02:00"
+            )
+        return value
+    raise ValueError(f"expected an RFC 3339 timestamp, got {type(value).__name__}")
+
+
+def _parse_date(value: Any) -> Any:
+    if isinstance(value, datetime):
+        raise ValueError("expected a date such as 2026-08-22, got a timestamp")
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            raise ValueError(f"not a date: {value!r} (expected e.g. 2026-08-22)") from None
+    raise ValueError(f"expected a date such as 2026-08-22, got {type(value).__name__}")
+
+
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+Timestamp = Annotated[datetime, BeforeValidator(_parse_timestamp)]
+CalendarDate = Annotated[date, BeforeValidator(_parse_date)]
+Percent = Annotated[float, Field(ge=0, le=100)]
+NonBlank = Annotated[str, AfterValidator(_non_blank)]
+Usd = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+# --- connections (SPEC §2.1) -------------------------------------------------------------
+
+
+class Connection(StrictModel):
+    id: NonBlank
+    provider: NonBlank
+    auth_type: NonBlank
+    models: tuple[NonBlank, ...] | None = None
+    active: bool = True
+    status: ConnectionStatus | None = None
+    rate_limited_until: Timestamp | None = None
+    label: str | None = None
+    overage: Overage | None = None
+    billing: Billing | None = None
+
+    @property
+    def keyless(self) -> bool:
+        return self.auth_type == "none"
+
+
+class ConnectionsFile(StrictModel):
+    connections: tuple[Connection, ...] = ()
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> ConnectionsFile:
+        seen: dict[str, int] = {}
+        for index, connection in enumerate(self.connections):
+            if connection.id in seen:
+                raise ValueError(
+                    f"duplicate connection id {connection.id!r} "
+                    f"(connections[{seen[connection.id]}] and connections[{index}])"
+                )
+            seen[connection.id] = index
+        return self
+
+
+# --- quota snapshot (SPEC §2.2) ------------------------------------------------------------
+
+
+class Window(StrictModel):
+    name: NonBlank
+    remaining_percent: Percent | None = None
+    unlimited: bool = False
+    reset_at: Timestamp | None = None
+    models: tuple[NonBlank, ...] | None = None
+
+    @model_validator(mode="after")
+    def _one_figure(self) -> Window:
+        if self.unlimited and self.remaining_percent is not None:
+            raise ValueError("give remaining_percent or unlimited = true, not both")
+        if not self.unlimited and self.remaining_percent is None:
+            raise ValueError("a window needs remaining_percent or unlimited = true")
+        return self
+
+    def applies_to(self, model: str) -> bool:
+        return self.models is None or model in self.models
+
+    @property
+    def figure(self) -> float:
+        """The remaining percent this window contributes; an unlimited window counts 100."""
+        return 100.0 if self.unlimited else float(self.remaining_percent or 0.0)
+
+
+class Reading(StrictModel):
+    connection: NonBlank
+    checked_at: Timestamp
+    status: ReadingStatus | None = None
+    remaining_percent: Percent | None = None
+    reset_at: Timestamp | None = None
+    windows: tuple[Window, ...] | None = None
+
+    @model_validator(mode="after")
+    def _figure_in_one_place(self) -> Reading:
+        if self.remaining_percent is not None and self.windows is not None:
+            raise ValueError(
+                "give remaining_percent at top level or windows, not both"
+            )
+        return self
+
+    def all_windows(self) -> tuple[Window, ...]:
+        """The reading's windows; a top-level figure is one window applying to every model."""
+        if self.windows is not None:
+            return self.windows
+        if self.remaining_percent is not None:
+            return (
+                Window(name="quota", remaining_percent=self.remaining_percent,
+                       reset_at=self.reset_at),
+            )
+        return ()
+
+
+class QuotaFile(StrictModel):
+    taken_at: Timestamp | None = None
+    readings: tuple[Reading, ...] = ()
+
+
+# --- spend ledger (SPEC §2.4) --------------------------------------------------------------
+
+
+class SpendEvent(StrictModel):
+    at: Timestamp
+    cost_usd: Usd
+    connection: NonBlank | None = None
+    model: NonBlank | None = None
+    rung: Rung | None = None
+
+    @model_validator(mode="after")
+    def _attributable(self) -> SpendEvent:
+        if self.rung is None and (self.connection is None or self.model is None):
+            raise ValueError("an event needs a rung, or both connection and model")
+        return self
+
+
+class SpendFile(StrictModel):
+    events: tuple[SpendEvent, ...] = ()
+
+
+# --- settings (SPEC §2.3) ------------------------------------------------------------------
+
+
+class InputsSettings(StrictModel):
+    connections: NonBlank | None = None
+    quota: NonBlank | None = None
+    spend: NonBlank | None = None
+
+
+class LadderSettings(StrictModel):
+    exit_cutoff_percent: Percent = 2.0
+    reentry_min_remaining_percent: Percent = 5.0
+    max_reading_age_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 180.0
+    clamp_cooldown_to_reset: bool = True
+
+    @property
+    def reentry_floor(self) -> float:
+        """The effective re-entry floor: never below the exit cutoff (SPEC §2.3, R7)."""
+        return max(self.reentry_min_remaining_percent, self.exit_cutoff_percent)
+
+
+class RungBudgets(StrictModel):
+    cheap: Annotated[float, Field(allow_inf_nan=False)] | None = None
+    premium: Annotated[float, Field(allow_inf_nan=False)] | None = None
+
+    def for_rung(self, rung: str) -> float | None:
+        if rung == "cheap":
+            return self.cheap
+        if rung == "premium":
+            return self.premium
+        return None
+
+
+class BudgetSettings(StrictModel):
+    period: Literal["day", "week", "month"] = "month"
+    rung_budget_usd: RungBudgets = RungBudgets()
+
+
+class TierSettings(StrictModel):
+    cheap_max_input_usd_per_mtok: Usd = 1.0
+    free_providers: tuple[NonBlank, ...] = ()
+
+
+class CatalogSettings(StrictModel):
+    billing: tuple[NonBlank, ...] = ()
+    models: tuple[NonBlank, ...] = ()
+    include_shipped: bool = True
+
+
+class Settings(StrictModel):
+    inputs: InputsSettings = InputsSettings()
+    ladder: LadderSettings = LadderSettings()
+    budgets: BudgetSettings = BudgetSettings()
+    tiers: TierSettings = TierSettings()
+    catalogs: CatalogSettings = CatalogSettings()
+
+
+# --- curated catalogs (SPEC §2.5) ----------------------------------------------------------
+
+
+class BillingEntry(StrictModel):
+    provider: NonBlank
+    auth_type: NonBlank | None = None
+    billing: Billing
+    overage: Overage
+    reason: str | None = None
+    source: str | None = None
+    reviewed: CalendarDate | None = None
+
+
+class BillingCatalog(StrictModel):
+    entries: tuple[BillingEntry, ...] = ()
+
+
+class ModelEntry(StrictModel):
+    provider: NonBlank
+    model: NonBlank
+    input_usd_per_mtok: Usd
+    output_usd_per_mtok: Usd
+    categories: tuple[Category, ...] = ()
+    tier: Tier | None = None
+    as_of: CalendarDate | None = None
+    source: str | None = None
+
+
+class ModelCatalog(StrictModel):
+    models: tuple[ModelEntry, ...] = ()

@@ -1,0 +1,505 @@
+"""The planner: candidates (R12), gates (R5), the two tiers (R10, R11) and the plan object.
+
+``make_plan`` is the one place a routing decision is made. Every view (table, JSON, why,
+check, diff, simulate) reads the immutable ``Plan`` it returns.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from omniladder import timefmt
+from omniladder.autoid import AutoId, NowSource
+from omniladder.billing import BillingInfo, classify
+from omniladder.budgets import BudgetPosition, budget_positions
+from omniladder.loading import LoadedInputs
+from omniladder.models import QUOTA_RUNGS, RUNGS, Connection, Reading, Rung, SpendEvent
+from omniladder.quota import Cooldown, Verdict, cooldown, verdict
+from omniladder.tiers import TierInfo, economic_tier, rung_of
+
+FORMAT_VERSION = "1"
+
+RungState = Literal["serving", "exhausted", "empty", "disabled", "budget-spent", "not-in-id"]
+
+REASON_CODES: tuple[str, ...] = (
+    "inactive", "terminal-status", "cooldown", "billing-not-subscription", "billing-uncurated",
+    "keyless-not-subscription", "overage-not-hard-stop", "quota-missing", "quota-unknown",
+    "quota-stale", "quota-reset-since-reading", "quota-exhausted", "quota-below-cutoff",
+    "quota-below-reentry", "budget-disabled", "budget-spent", "not-in-category", "no-models",
+)
+"""Every reason code, in the SPEC's order; ``no-models`` is this project's addition."""
+
+_PHRASES: dict[str, str] = {
+    "inactive": "inactive",
+    "terminal-status": "terminal status",
+    "cooldown": "cooling down",
+    "billing-not-subscription": "metered billing",
+    "billing-uncurated": "uncurated provider",
+    "keyless-not-subscription": "keyless",
+    "overage-not-hard-stop": "overage not hard-stop",
+    "quota-missing": "no reading",
+    "quota-unknown": "quota unknown",
+    "quota-stale": "reading stale",
+    "quota-reset-since-reading": "reset since reading",
+    "quota-exhausted": "quota exhausted",
+    "quota-below-cutoff": "quota exhausted",
+    "quota-below-reentry": "below re-entry floor",
+    "budget-disabled": "rung disabled",
+    "budget-spent": "budget spent",
+    "not-in-category": "not in category",
+    "no-models": "no models",
+}
+
+
+def reason_phrase(reason: str, detail: str = "") -> str:
+    """The words the one-line summary uses for a reason code."""
+    if reason == "overage-not-hard-stop":
+        return "overage meters to paid" if "meters-to-paid" in detail else "overage unknown"
+    return _PHRASES.get(reason, reason)
+
+
+# --- the plan object -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolEntry:
+    position: int
+    rung: Rung
+    provider: str
+    model: str
+    allowed_connection_ids: tuple[str, ...]
+    unverified_connection_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    connection_id: str
+    provider: str
+    model: str | None
+    """None when the reason applies to every model of the connection."""
+    rung: Rung | None
+    reason: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class RungStatus:
+    rung: Rung
+    state: RungState
+    candidates: int
+    connections: int
+    budget_usd: float | None
+    spent_usd: float | None
+    note: str
+
+
+@dataclass(frozen=True)
+class ConnectionRecord:
+    id: str
+    provider: str
+    auth_type: str
+    billing: str
+    overage: str
+    billing_source: str
+    catalog_file: str | None
+    override: dict[str, str] | None
+
+
+@dataclass(frozen=True)
+class Clamp:
+    connection_id: str
+    rate_limited_until: datetime
+    clamped_to: datetime
+    cooling: bool
+
+
+@dataclass(frozen=True)
+class PairDecision:
+    """The verdict on one (candidate, connection) pair, with everything that decided it."""
+
+    connection_id: str
+    provider: str
+    model: str
+    rung: Rung
+    tier: TierInfo
+    admitted: bool
+    unverified: bool
+    reason: str | None
+    detail: str
+    verdict: Verdict | None
+
+
+@dataclass(frozen=True)
+class ConnectionFacts:
+    """What is true of a connection whatever the auto id: billing, models, R5 gates."""
+
+    connection: Connection
+    billing: BillingInfo
+    models: tuple[str, ...]
+    gate_reason: str | None
+    gate_detail: str
+    cooldown: Cooldown | None
+
+
+@dataclass(frozen=True)
+class Plan:
+    auto_id: AutoId
+    now: datetime
+    now_source: NowSource
+    settings: dict[str, object]
+    rungs: tuple[RungStatus, ...]
+    pool: tuple[PoolEntry, ...]
+    excluded: tuple[Exclusion, ...]
+    connections: tuple[ConnectionRecord, ...]
+    clamps: tuple[Clamp, ...]
+    warnings: tuple[str, ...]
+    summary: str
+    decisions: tuple[PairDecision, ...]
+    facts: tuple[ConnectionFacts, ...]
+    budgets: dict[str, BudgetPosition]
+    files: dict[str, str]
+
+    @property
+    def eligible_connection_ids(self) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for entry in self.pool:
+            for cid in entry.allowed_connection_ids:
+                seen[cid] = None
+        return tuple(seen)
+
+    @property
+    def unverified_connection_ids(self) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for entry in self.pool:
+            for cid in entry.unverified_connection_ids:
+                seen[cid] = None
+        return tuple(seen)
+
+
+# --- the planner ---------------------------------------------------------------------------
+
+
+class _Planner:
+    def __init__(self, inputs: LoadedInputs, now: datetime) -> None:
+        self.inputs = inputs
+        self.now = now
+        self.settings = inputs.settings
+        self.warnings: list[str] = list(inputs.warnings)
+        self._warned_models: set[tuple[str, str]] = set()
+        self._tiers: dict[tuple[str, str], TierInfo] = {}
+        connections_file = inputs.files.get("connections", "connections")
+        self.facts = tuple(self._facts(c, connections_file) for c in inputs.connections)
+        self.by_id = {f.connection.id: f for f in self.facts}
+
+    def _facts(self, connection: Connection, connections_file: str) -> ConnectionFacts:
+        billing = classify(connection, self.inputs.catalogs, connections_file)
+        if connection.models is not None:
+            models = tuple(dict.fromkeys(connection.models))
+        else:
+            models = self.inputs.catalogs.models_of(connection.provider)
+        history = self.history(connection.id)
+        cool = cooldown(connection, history, self.now, self.settings.ladder)
+        reason: str | None = None
+        detail = ""
+        if not connection.active:
+            reason, detail = "inactive", "switched off (active = false)"
+        elif connection.status is not None and connection.status in _TERMINAL:
+            reason, detail = "terminal-status", f"status {connection.status}"
+        elif cool is not None and cool.cooling:
+            reason = "cooldown"
+            detail = f"rate limited until {timefmt.short(cool.end, self.now)}"
+            if cool.clamped:
+                detail += (f" (clamped from {timefmt.short(cool.until, self.now)} "
+                           "to its own quota reset)")
+        return ConnectionFacts(connection, billing, models, reason, detail, cool)
+
+    def history(self, connection_id: str) -> Sequence[Reading]:
+        return self.inputs.readings.get(connection_id, ())
+
+    def tier(self, provider: str, model: str, billing: BillingInfo) -> TierInfo:
+        key = (provider, model)
+        info = self._tiers.get(key)
+        if info is None:
+            info = economic_tier(provider, model, self.inputs.catalogs, self.settings.tiers)
+            self._tiers[key] = info
+        if (info.source == "not-in-catalog" and billing.treated_as_metered
+                and key not in self._warned_models):
+            self._warned_models.add(key)
+            self.warnings.append(
+                f"model {model!r} of provider {provider!r} is not in the model catalog; "
+                "its metered connections are treated as premium")
+        return info
+
+    def rung_of_event(self, event: SpendEvent) -> str | None:
+        facts = self.by_id.get(event.connection or "")
+        if facts is None or event.model is None:
+            self.warnings.append(
+                f"spend event at {timefmt.iso(event.at)} names connection "
+                f"{event.connection!r}, which is not in the connections file; it counts "
+                "toward no rung")
+            return None
+        tier = self.tier(facts.connection.provider, event.model, facts.billing)
+        return rung_of(facts.billing, tier)
+
+
+_TERMINAL = frozenset({"banned", "expired", "credits_exhausted", "deactivated", "unavailable"})
+
+
+def _subscription_check(facts: ConnectionFacts) -> tuple[str, str] | None:
+    """R10's billing and overage checks, in order; None when both pass."""
+    billing = facts.billing
+    connection = facts.connection
+    where = " (catalog)" if billing.matched is not None else ""
+    if billing.billing == "keyless":
+        return ("keyless-not-subscription",
+                "keyless backend; auto/subscription serves only plans you pay for")
+    if billing.billing == "unknown":
+        return ("billing-uncurated",
+                f"provider {connection.provider!r} with auth_type {connection.auth_type!r} is "
+                "not in the billing catalog; treated as metered")
+    if billing.billing != "subscription":
+        source = " by override" if billing.override and "billing" in billing.override else where
+        return "billing-not-subscription", f"billed per token{source}"
+    if billing.overage != "hard-stop":
+        text = ("past the plan it bills" if billing.overage == "meters-to-paid"
+                else "whether it bills past the plan is unknown")
+        source = " by override" if billing.override and "overage" in billing.override else where
+        return "overage-not-hard-stop", f"overage {billing.overage}{source}: {text}"
+    return None
+
+
+def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
+              now_source: NowSource) -> Plan:
+    """Plan one auto id at now: the pool, the rung states and every exclusion with a reason."""
+    planner = _Planner(inputs, now)
+    settings = inputs.settings
+    ladder = settings.ladder
+    budgets = budget_positions(settings.budgets, inputs.spend, now, planner.rung_of_event)
+    subscription_only = auto_id.tier == "subscription"
+
+    # R12: candidates in order of first appearance, allowlists in file order.
+    candidates: dict[tuple[str, str], list[ConnectionFacts]] = {}
+    for facts in planner.facts:
+        for model in facts.models:
+            candidates.setdefault((facts.connection.provider, model), []).append(facts)
+
+    in_category: dict[tuple[str, str], bool] = {}
+    for key in candidates:
+        if auto_id.category is None:
+            in_category[key] = True
+        else:
+            sourced = inputs.catalogs.models.get(key)
+            in_category[key] = (sourced is not None
+                                and auto_id.category in sourced.entry.categories)
+
+    verdicts: dict[tuple[str, str], Verdict] = {}
+
+    def verdict_of(facts: ConnectionFacts, model: str) -> Verdict:
+        key = (facts.connection.id, model)
+        found = verdicts.get(key)
+        if found is None:
+            found = verdict(planner.history(facts.connection.id), model, now, ladder)
+            verdicts[key] = found
+        return found
+
+    decisions: list[PairDecision] = []
+    # per candidate, per rung: [(connection id, unverified)]
+    admitted: dict[tuple[str, str], dict[Rung, list[tuple[str, bool]]]] = {}
+    for key, members in candidates.items():
+        provider, model = key
+        for facts in members:
+            tier = planner.tier(provider, model, facts.billing)
+            rung = rung_of(facts.billing, tier)
+            cid = facts.connection.id
+            quota = verdict_of(facts, model)
+            reason: str | None = None
+            detail = ""
+            unverified = False
+            if not in_category[key]:
+                reason = "not-in-category"
+                detail = f"{model} does not carry category {auto_id.category!r}"
+            elif subscription_only:
+                failed = _subscription_check(facts)
+                if failed is not None:
+                    reason, detail = failed
+                elif facts.gate_reason is not None:
+                    reason, detail = facts.gate_reason, facts.gate_detail
+                elif quota.kind != "usable":
+                    reason, detail = quota.reason, quota.detail
+            elif facts.gate_reason is not None:
+                reason, detail = facts.gate_reason, facts.gate_detail
+            elif rung in QUOTA_RUNGS:
+                if quota.kind == "exhausted":
+                    reason, detail = quota.reason, quota.detail
+                else:
+                    unverified = quota.kind == "unknown"
+            else:
+                position = budgets[rung]
+                if position.gates:
+                    reason = position.reason
+                    detail = _budget_detail(position)
+            ok = reason is None
+            decisions.append(PairDecision(cid, provider, model, rung, tier, ok, unverified,
+                                          reason, detail if not ok else quota.detail, quota))
+            if ok:
+                admitted.setdefault(key, {}).setdefault(rung, []).append((cid, unverified))
+
+    # R11: split mixed candidates into one entry per rung; order by rung, stable within.
+    pool: list[PoolEntry] = []
+    for rung in RUNGS:
+        for key, per_rung in admitted.items():
+            members_on_rung = per_rung.get(rung)
+            if not members_on_rung:
+                continue
+            pool.append(PoolEntry(
+                len(pool) + 1, rung, key[0], key[1],
+                tuple(cid for cid, _ in members_on_rung),
+                tuple(cid for cid, unverified in members_on_rung if unverified)))
+
+    excluded = _exclusions(planner.facts, decisions)
+    rungs = _rung_statuses(auto_id, decisions, pool, budgets)
+    records = tuple(_record(f) for f in planner.facts)
+    clamps = tuple(
+        Clamp(f.connection.id, f.cooldown.until, f.cooldown.end, f.cooldown.cooling)
+        for f in planner.facts if f.cooldown is not None and f.cooldown.clamped)
+    warnings = list(planner.warnings)
+    for position in budgets.values():
+        if position.state == "unenforced":
+            warnings.append(f"the {position.rung} budget of {timefmt.usd(position.budget_usd or 0)}"
+                            " is not enforced: no spend ledger was given")
+    settings_view: dict[str, object] = {
+        "exit_cutoff_percent": ladder.exit_cutoff_percent,
+        "reentry_min_remaining_percent": ladder.reentry_floor,
+        "max_reading_age_seconds": ladder.max_reading_age_seconds,
+        "rung_budget_usd": {rung: budgets[rung].budget_usd for rung in budgets
+                            if budgets[rung].budget_usd is not None},
+        "budget_period": settings.budgets.period,
+        "clamp_cooldown_to_reset": ladder.clamp_cooldown_to_reset,
+        "cheap_max_input_usd_per_mtok": settings.tiers.cheap_max_input_usd_per_mtok,
+    }
+    plan_pool = tuple(pool)
+    summary = _summary(auto_id, planner.facts, plan_pool, excluded)
+    return Plan(auto_id, now, now_source, settings_view, rungs, plan_pool, excluded, records,
+                clamps, tuple(warnings), summary, tuple(decisions), planner.facts, budgets,
+                dict(inputs.files))
+
+
+def _budget_detail(position: BudgetPosition) -> str:
+    if position.state == "disabled":
+        return f"{position.rung} rung disabled (budget {timefmt.usd(position.budget_usd or 0)})"
+    return (f"{position.rung} budget spent: {timefmt.usd(position.spent_usd or 0)} of "
+            f"{timefmt.usd(position.budget_usd or 0)} this {position.period}")
+
+
+def _exclusions(facts: Sequence[ConnectionFacts],
+                decisions: Sequence[PairDecision]) -> tuple[Exclusion, ...]:
+    by_connection: dict[str, list[PairDecision]] = {}
+    for decision in decisions:
+        by_connection.setdefault(decision.connection_id, []).append(decision)
+    out: list[Exclusion] = []
+    for f in facts:
+        connection = f.connection
+        mine = by_connection.get(connection.id, [])
+        if not mine:
+            out.append(Exclusion(connection.id, connection.provider, None, None, "no-models",
+                                 "serves no model: no models listed and none in the model "
+                                 f"catalog for provider {connection.provider!r}"))
+            continue
+        failed = [d for d in mine if not d.admitted]
+        if not failed:
+            continue
+        reasons = {(d.reason, d.detail) for d in failed}
+        if len(failed) == len(mine) and len(reasons) == 1:
+            rungs = {d.rung for d in failed}
+            rung = next(iter(rungs)) if len(rungs) == 1 else None
+            assert failed[0].reason is not None
+            out.append(Exclusion(connection.id, connection.provider, None, rung,
+                                 failed[0].reason, failed[0].detail))
+            continue
+        for d in failed:
+            assert d.reason is not None
+            out.append(Exclusion(connection.id, connection.provider, d.model, d.rung,
+                                 d.reason, d.detail))
+    return tuple(out)
+
+
+def _rung_statuses(auto_id: AutoId, decisions: Sequence[PairDecision],
+                   pool: Sequence[PoolEntry],
+                   budgets: dict[str, BudgetPosition]) -> tuple[RungStatus, ...]:
+    statuses: list[RungStatus] = []
+    for rung in RUNGS:
+        position = budgets.get(rung)
+        budget = position.budget_usd if position is not None else None
+        spent = position.spent_usd if position is not None else None
+        if auto_id.tier == "subscription" and rung != "subscription":
+            statuses.append(RungStatus(rung, "not-in-id", 0, 0, budget, spent,
+                                       f"{auto_id.text} serves only the subscription rung"))
+            continue
+        on_rung = [d for d in decisions if d.rung == rung and d.reason != "not-in-category"]
+        entries = [e for e in pool if e.rung == rung]
+        serving_ids = {cid for e in entries for cid in e.allowed_connection_ids}
+        unverified = {cid for e in entries for cid in e.unverified_connection_ids}
+        all_ids = {d.connection_id for d in on_rung}
+        state: RungState
+        if position is not None and position.state == "disabled":
+            state, note = "disabled", _budget_detail(position)
+        elif position is not None and position.state == "spent":
+            state, note = "budget-spent", _budget_detail(position)
+        elif not on_rung:
+            state, note = "empty", "no connection lands on this rung"
+        elif entries:
+            state = "serving"
+            note = f"{len(serving_ids)} of {len(all_ids)} connections usable"
+            if unverified:
+                note += f", {len(unverified)} unverified"
+        else:
+            state = "exhausted"
+            counts = Counter(reason_phrase(d.reason or "", d.detail) for d in on_rung
+                             if not d.admitted)
+            note = f"{len(all_ids)} connection{'s' if len(all_ids) != 1 else ''}, none usable: "
+            note += ", ".join(f"{n} {phrase}" for phrase, n in counts.most_common())
+        if position is not None and state == "serving":
+            if position.state == "within":
+                note += (f"; {timefmt.usd(position.spent_usd or 0)} of "
+                         f"{timefmt.usd(position.budget_usd or 0)} spent this {position.period}")
+            elif position.state == "unenforced":
+                note += "; budget not enforced (no spend ledger)"
+        statuses.append(RungStatus(rung, state, len(entries), len(serving_ids), budget, spent,
+                                   note))
+    return tuple(statuses)
+
+
+def _record(facts: ConnectionFacts) -> ConnectionRecord:
+    billing = facts.billing
+    connection = facts.connection
+    return ConnectionRecord(
+        connection.id, connection.provider, connection.auth_type, billing.billing,
+        billing.overage, billing.source,
+        billing.matched.file if billing.matched is not None else None,
+        dict(billing.override) if billing.override else None)
+
+
+def _summary(auto_id: AutoId, facts: Sequence[ConnectionFacts], pool: Sequence[PoolEntry],
+             excluded: Sequence[Exclusion]) -> str:
+    eligible: set[str] = set()
+    unverified: set[str] = set()
+    for entry in pool:
+        eligible.update(entry.allowed_connection_ids)
+        unverified.update(entry.unverified_connection_ids)
+    primary: dict[str, str] = {}
+    for exclusion in excluded:
+        if exclusion.connection_id not in eligible and exclusion.connection_id not in primary:
+            primary[exclusion.connection_id] = reason_phrase(exclusion.reason, exclusion.detail)
+    text = f"{auto_id.text}: {len(eligible)} of {len(facts)} connections eligible"
+    if unverified:
+        text += f" ({len(unverified)} unverified)"
+    if not pool:
+        text += ", pool empty"
+    counts = Counter(primary.values())
+    if counts:
+        text += " — " + ", ".join(f"{n} {phrase}" for phrase, n in counts.most_common())
+    return text

@@ -1,0 +1,229 @@
+"""R6 quota verdicts, R7 hysteresis replayed from history, R9 the cooldown clamp.
+
+Pure functions over a connection's history (its readings sorted by ``checked_at``); the
+planner keeps no state of its own, so the same history and ``now`` always give the same
+verdict.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from omniladder import timefmt
+from omniladder.models import Connection, LadderSettings, Reading, Window
+
+VerdictKind = Literal["usable", "unknown", "exhausted"]
+
+
+def readings_until(history: Sequence[Reading], now: datetime) -> Sequence[Reading]:
+    """Only readings with ``checked_at <= now`` exist (R6). ``history`` is sorted."""
+    if not history or history[-1].checked_at <= now:
+        return history
+    cut = bisect.bisect_right(history, now, key=lambda reading: reading.checked_at)
+    return history[:cut]
+
+
+@dataclass(frozen=True)
+class WindowView:
+    """One window of a reading, seen for one model at one instant (R6)."""
+
+    window: Window
+    applies: bool
+    current: bool
+
+    @property
+    def outdated(self) -> bool:
+        return self.applies and not self.current
+
+
+def window_views(reading: Reading, model: str, at: datetime) -> tuple[WindowView, ...]:
+    return tuple(
+        WindowView(window, window.applies_to(model),
+                   window.reset_at is None or window.reset_at > at)
+        for window in reading.all_windows()
+    )
+
+
+def figure_of(reading: Reading, model: str, at: datetime) -> tuple[float | None, Window | None]:
+    """The minimum remaining percent over the current applicable windows, and which window."""
+    best: float | None = None
+    limiting: Window | None = None
+    for window in reading.all_windows():
+        if not window.applies_to(model):
+            continue
+        if window.reset_at is not None and window.reset_at <= at:
+            continue
+        value = window.figure
+        if best is None or value < best:
+            best, limiting = value, window
+    return best, limiting
+
+
+@dataclass(frozen=True)
+class ReplayStep:
+    """One reading of the R7 replay: what it showed and the state it left."""
+
+    checked_at: datetime
+    status: str | None
+    figure: float | None
+    threshold: float
+    in_play_before: bool
+    in_play_after: bool
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: VerdictKind
+    reason: str | None
+    """A reason code when the verdict is not usable."""
+    detail: str
+    reading: Reading | None = None
+    figure: float | None = None
+    window: Window | None = None
+    threshold: float | None = None
+    floor_applied: bool = False
+    replay: tuple[ReplayStep, ...] = ()
+    out_since: datetime | None = None
+
+
+def replay(readings: Sequence[Reading], model: str,
+           ladder: LadderSettings) -> tuple[bool, datetime | None, tuple[ReplayStep, ...]]:
+    """R7: replay the earlier readings from *in play*; return the state they leave.
+
+    Each reading is judged at its own ``checked_at``. Returns (in play, out since, steps).
+    """
+    cutoff = ladder.exit_cutoff_percent
+    floor = ladder.reentry_floor
+    in_play = True
+    out_since: datetime | None = None
+    steps: list[ReplayStep] = []
+    for reading in readings:
+        figure, _ = figure_of(reading, model, reading.checked_at)
+        before = in_play
+        if in_play:
+            if reading.status == "exhausted" or (figure is not None and figure <= cutoff):
+                in_play, out_since = False, reading.checked_at
+        elif reading.status != "exhausted" and figure is not None and figure > floor:
+            in_play, out_since = True, None
+        steps.append(ReplayStep(reading.checked_at, reading.status, figure,
+                                cutoff if before else floor, before, in_play))
+    return in_play, out_since, tuple(steps)
+
+
+def verdict(history: Sequence[Reading], model: str, now: datetime,
+            ladder: LadderSettings) -> Verdict:
+    """R6 with the R7 threshold: the quota verdict of one (connection, model) at now."""
+    readings = readings_until(history, now)
+    if not readings:
+        return Verdict("unknown", "quota-missing", "no quota reading at or before now")
+    latest = readings[-1]
+    in_play, out_since, steps = replay(readings[:-1], model, ladder)
+    threshold = ladder.exit_cutoff_percent if in_play else ladder.reentry_floor
+    seen = timefmt.short(latest.checked_at, now)
+
+    def judged(kind: VerdictKind, reason: str | None, detail: str, figure: float | None = None,
+               window: Window | None = None) -> Verdict:
+        return Verdict(kind, reason, detail, latest, figure, window, threshold, not in_play,
+                       steps, out_since)
+
+    if latest.status == "unknown":
+        return judged("unknown", "quota-unknown", f"reading at {seen} has status unknown")
+    if latest.status == "exhausted":
+        if latest.reset_at is not None and latest.reset_at <= now:
+            return judged(
+                "unknown", "quota-reset-since-reading",
+                f"reading at {seen} said exhausted until {timefmt.short(latest.reset_at, now)};"
+                " reset since, no newer reading")
+        resets = (f", resets {timefmt.short(latest.reset_at, now)}"
+                  if latest.reset_at is not None else "")
+        return judged("exhausted", "quota-exhausted", f"reading at {seen} says exhausted{resets}")
+    age = (now - latest.checked_at).total_seconds()
+    if age > ladder.max_reading_age_seconds:
+        return judged(
+            "unknown", "quota-stale",
+            f"reading at {seen} is {timefmt.duration(age)} old "
+            f"(max {timefmt.duration(ladder.max_reading_age_seconds)})")
+
+    figure, window = figure_of(latest, model, now)
+    if figure is not None and figure <= threshold:
+        assert window is not None
+        resets = (f", resets {timefmt.short(window.reset_at, now)}"
+                  if window.reset_at is not None else "")
+        if in_play:
+            reason = "quota-below-cutoff"
+            why = f"cutoff {timefmt.pct(threshold)}"
+        else:
+            reason = "quota-below-reentry"
+            since = f", out since {timefmt.short(out_since, now)}" if out_since else ""
+            why = f"re-entry floor {timefmt.pct(threshold)}{since}"
+        return judged("exhausted", reason,
+                      f"{window.name} window at {timefmt.pct(figure)} ({why}){resets}",
+                      figure, window)
+
+    views = window_views(latest, model, now)
+    outdated = [view.window for view in views if view.outdated]
+    if outdated:
+        first = outdated[0]
+        assert first.reset_at is not None
+        return judged(
+            "unknown", "quota-reset-since-reading",
+            f"{first.name} window reset at {timefmt.short(first.reset_at, now)}, "
+            f"after the reading at {seen}", figure, window)
+    if not any(view.applies for view in views):
+        return judged("unknown", "quota-unknown", f"reading at {seen} has no window for {model}")
+    assert figure is not None
+    assert window is not None
+    return judged("usable", None,
+                  f"{window.name} window at {timefmt.pct(figure)}, "
+                  f"reading {timefmt.duration(age)} old", figure, window)
+
+
+# --- R9 cooldown clamp ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cooldown:
+    until: datetime
+    """The configured ``rate_limited_until``."""
+    end: datetime
+    """The effective end, after any clamp."""
+    reset_at: datetime | None
+    """The connection's own reset instant the clamp considered."""
+    clamped: bool
+    cooling: bool
+    """The connection is cooling down at now."""
+
+
+def own_reset(reading: Reading, cutoff: float) -> datetime | None:
+    """R9: the reset instant of an exhausted reading, or of all its exhausted windows."""
+    if reading.status == "exhausted" and reading.reset_at is not None:
+        return reading.reset_at
+    resets: list[datetime] = []
+    for window in reading.all_windows():
+        if window.unlimited or window.figure > cutoff:
+            continue
+        if window.reset_at is None:
+            return None
+        resets.append(window.reset_at)
+    return max(resets) if resets else None
+
+
+def cooldown(connection: Connection, history: Sequence[Reading], now: datetime,
+             ladder: LadderSettings) -> Cooldown | None:
+    """The connection's cooldown at now, with the R9 clamp applied; None without one."""
+    until = connection.rate_limited_until
+    if until is None:
+        return None
+    end = until
+    reset_at: datetime | None = None
+    readings = readings_until(history, now)
+    if ladder.clamp_cooldown_to_reset and readings:
+        latest = readings[-1]
+        reset_at = own_reset(latest, ladder.exit_cutoff_percent)
+        if reset_at is not None and reset_at > latest.checked_at and reset_at < until:
+            end = reset_at
+    return Cooldown(until, end, reset_at, end != until, end > now)

@@ -1,0 +1,57 @@
+"""The JSON view (SPEC §4.2): plain json.dumps of plain data, never through rich."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from omniladder import timefmt
+from omniladder.plan import FORMAT_VERSION, Plan
+
+
+def plan_document(plan: Plan) -> dict[str, Any]:
+    """The §4.2 document as plain data, keys in the documented order."""
+    return {
+        "format_version": FORMAT_VERSION,
+        "auto_id": plan.auto_id.text,
+        "category": plan.auto_id.category,
+        "tier": plan.auto_id.tier,
+        "now": timefmt.iso(plan.now),
+        "now_source": plan.now_source,
+        "settings": plan.settings,
+        "rungs": [
+            {"rung": r.rung, "state": r.state, "candidates": r.candidates,
+             "connections": r.connections, "budget_usd": r.budget_usd,
+             "spent_usd": r.spent_usd, "note": r.note}
+            for r in plan.rungs
+        ],
+        "pool": [
+            {"position": e.position, "rung": e.rung, "provider": e.provider, "model": e.model,
+             "allowed_connection_ids": list(e.allowed_connection_ids),
+             "unverified_connection_ids": list(e.unverified_connection_ids)}
+            for e in plan.pool
+        ],
+        "excluded": [
+            {"connection_id": x.connection_id, "provider": x.provider, "model": x.model,
+             "rung": x.rung, "reason": x.reason, "detail": x.detail}
+            for x in plan.excluded
+        ],
+        "connections": [
+            {"id": c.id, "provider": c.provider, "auth_type": c.auth_type,
+             "billing": c.billing, "overage": c.overage, "billing_source": c.billing_source,
+             "catalog_file": c.catalog_file, "override": c.override}
+            for c in plan.connections
+        ],
+        "clamps": [
+            {"connection_id": c.connection_id,
+             "rate_limited_until": timefmt.iso(c.rate_limited_until),
+             "clamped_to": timefmt.iso(c.clamped_to), "cooling": c.cooling}
+            for c in plan.clamps
+        ],
+        "warnings": list(plan.warnings),
+        "summary": plan.summary,
+    }
+
+
+def plan_json(plan: Plan) -> str:
+    return json.dumps(plan_document(plan), indent=2, ensure_ascii=False)

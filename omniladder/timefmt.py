@@ -1,0 +1,43 @@
+"""Readable instants and figures for details and views."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def iso(instant: datetime) -> str:
+    """RFC 3339 in UTC with a Z, seconds precision (microseconds only when present)."""
+    utc = instant.astimezone(UTC)
+    text = utc.isoformat(timespec="microseconds" if utc.microsecond else "seconds")
+    return text.replace("+00:00", "Z")
+
+
+def short(instant: datetime, now: datetime) -> str:
+    """``15:00Z`` on the same UTC day as now, else ``2026-12-02 00:00Z``."""
+    utc = instant.astimezone(UTC)
+    clock = utc.strftime("%H:%M:%S" if utc.second else "%H:%M") + "Z"
+    if utc.date() == now.astimezone(UTC).date():
+        return clock
+    return f"{utc.date().isoformat()} {clock}"
+
+
+def pct(value: float) -> str:
+    return f"{value:g}%"
+
+
+def usd(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def duration(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 120:
+        return f"{seconds}s"
+    minutes, _ = divmod(seconds, 60)
+    if minutes < 120:
+        return f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours}h{minutes:02d}m"
+    days, hours = divmod(hours, 24)
+    return f"{days}d{hours:02d}h"
