@@ -54,10 +54,11 @@ def render_table(plan: Plan, out: TextIO, *, detail: bool = False) -> None:
     console.print(header)
     console.print(Text(f"now {timefmt.iso(plan.now)} ({_NOW_SOURCE[plan.now_source]}) · "
                        f"{len(plan.connections)} connections · "
-                       f"{len({(d.provider, d.model) for d in plan.decisions})} candidates"))
+                       f"{len({(d.provider, d.model) for d in plan.decisions})} candidates"),
+                  soft_wrap=True)
     if files:
         console.print(Text("inputs: " + ", ".join(f"{k} {v}" for k, v in files.items()),
-                           style="dim"))
+                           style="dim"), soft_wrap=True)
     console.print()
 
     ladder = Table(title="Ladder", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
@@ -123,4 +124,4 @@ def render_table(plan: Plan, out: TextIO, *, detail: bool = False) -> None:
                 f"{timefmt.iso(clamp.clamped_to)} ({state})"))
         console.print()
 
-    console.print(Text(plan.summary, style="bold"))
+    console.print(Text(plan.summary, style="bold"), soft_wrap=True)
