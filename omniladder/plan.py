@@ -491,7 +491,7 @@ def _summary(auto_id: AutoId, facts: Sequence[ConnectionFacts], pool: Sequence[P
         eligible.update(entry.allowed_connection_ids)
         unverified.update(entry.unverified_connection_ids)
     primary: dict[str, str] = {}
-    for exclusion in excluded:
+    for exclusion in sorted(excluded, key=lambda x: x.reason == "not-in-category"):
         if exclusion.connection_id not in eligible and exclusion.connection_id not in primary:
             primary[exclusion.connection_id] = reason_phrase(exclusion.reason, exclusion.detail)
     text = f"{auto_id.text}: {len(eligible)} of {len(facts)} connections eligible"

@@ -110,7 +110,7 @@ def render_table(plan: Plan, out: TextIO, *, detail: bool = False) -> None:
                           x.rung or "-", Text(x.reason, style="yellow"), Text(x.detail))
         console.print(table)
     if hidden:
-        console.print(Text(f"{hidden} exclusion{'s' if hidden != 1 else ''} not-in-category "
+        console.print(Text(f"{hidden} not-in-category exclusion{'s' if hidden != 1 else ''} "
                            "not listed (--detail or --json lists them)", style="dim"))
         console.print()
 
