@@ -8,11 +8,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from omniladder.errors import ExitCode, OmniladderError
+
+if TYPE_CHECKING:
+    from omniladder.autoid import NowSource
+    from omniladder.loading import LoadedInputs
 
 ConfigOpt = Annotated[Path | None, typer.Option(
     "--config", "-c", help="Settings file (default: ./omniladder.toml when present).",
@@ -47,8 +51,8 @@ class InputOptions:
     models_catalog: tuple[Path, ...] = ()
     no_shipped_catalogs: bool = False
 
-    def load(self) -> Any:
-        """Load and validate every input these options name (a ``LoadedInputs``)."""
+    def load(self) -> LoadedInputs:
+        """Load and validate every input these options name."""
         from omniladder.loading import find_settings, load_inputs
 
         return load_inputs(
@@ -57,7 +61,7 @@ class InputOptions:
             no_shipped_catalogs=self.no_shipped_catalogs)
 
 
-def now_for(flag: str | None, inputs: Any) -> tuple[datetime, str]:
+def now_for(flag: str | None, inputs: LoadedInputs) -> tuple[datetime, NowSource]:
     from omniladder.autoid import parse_instant, resolve_now
 
     taken_at = inputs.quota.taken_at if inputs.quota is not None else None

@@ -53,7 +53,7 @@ def plan(
                                tuple(models_catalog or ()), no_shipped_catalogs)
         inputs = options.load()
         instant, source = now_for(now, inputs)
-        result = make_plan(inputs, parsed, instant, source)  # type: ignore[arg-type]
+        result = make_plan(inputs, parsed, instant, source)
         if json_out:
             render(result, Format.JSON, sys.stdout)
         else:
