@@ -7,6 +7,8 @@ from typing import Annotated
 import typer
 
 from omniladder import __version__
+from omniladder.commands.check_cmd import check
+from omniladder.commands.diff_cmd import diff
 from omniladder.commands.ids_cmd import ids
 from omniladder.commands.plan_cmd import plan
 
@@ -38,6 +40,8 @@ def _root(
 
 app.command("plan")(plan)
 app.command("ids")(ids)
+app.command("check")(check)
+app.command("diff")(diff)
 
 
 def main() -> None:

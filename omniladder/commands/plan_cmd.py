@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -20,6 +21,7 @@ from omniladder.commands.common import (
     now_for,
     say,
     user_errors,
+    write_atomic,
 )
 from omniladder.errors import ExitCode
 
@@ -41,6 +43,12 @@ def plan(
         "--fail-on-empty", help="Exit 1 when the pool is empty.")] = False,
     detail: Annotated[bool, typer.Option(
         "--detail", help="Also list not-in-category exclusions in the table view.")] = False,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Also save the JSON plan document to this file (for `diff` and "
+        "--compare).", show_default=False)] = None,
+    compare: Annotated[Path | None, typer.Option(
+        "--compare", help="Compare with this saved plan: print the diff instead of the plan "
+        "and exit 1 when they differ.", show_default=False)] = None,
 ) -> None:
     """Plan an auto id: the ladder, the pool in dispatch order, and why the rest is out."""
     with user_errors():
@@ -49,16 +57,39 @@ def plan(
         from omniladder.rendering import Format, render
 
         parsed = parse_auto_id(auto_id)
+        saved = None
+        if compare is not None:
+            from omniladder.plandiff import load_saved_plan
+
+            saved = load_saved_plan(compare)
         options = InputOptions(config, connections, quota, spend, tuple(catalog or ()),
                                tuple(models_catalog or ()), no_shipped_catalogs)
         inputs = options.load()
         instant, source = now_for(now, inputs)
         result = make_plan(inputs, parsed, instant, source)
-        if json_out:
+        if out is not None:
+            from omniladder.rendering.json_view import plan_json
+
+            write_atomic(out, plan_json(result) + "\n")
+        differs = False
+        if saved is not None and compare is not None:
+            from omniladder.loading import display_path
+            from omniladder.plandiff import diff_plans, parse_saved_plan
+            from omniladder.rendering.diff_view import render_diff
+            from omniladder.rendering.json_view import plan_document
+
+            current = parse_saved_plan(plan_document(result), "(current plan)")
+            changes = diff_plans(saved, current, display_path(compare), "current plan")
+            if not json_out:
+                for warning in result.warnings:
+                    say(f"omniladder: warning: {warning}")
+            render_diff(changes, Format.JSON if json_out else Format.TABLE, sys.stdout)
+            differs = not changes.equal
+        elif json_out:
             render(result, Format.JSON, sys.stdout)
         else:
             for warning in result.warnings:
                 say(f"omniladder: warning: {warning}")
             render(result, Format.TABLE, sys.stdout, detail=detail)
-        if fail_on_empty and not result.pool:
+        if differs or (fail_on_empty and not result.pool):
             raise typer.Exit(int(ExitCode.NO))

@@ -1,0 +1,72 @@
+"""`omniladder check POLICY`: judge a policy's expectations; exit 1 when any fails."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from omniladder.commands.common import (
+    CatalogOpt,
+    ConfigOpt,
+    ConnectionsOpt,
+    InputOptions,
+    ModelsCatalogOpt,
+    NoShippedOpt,
+    NowOpt,
+    QuotaOpt,
+    SpendOpt,
+    now_for,
+    say,
+    user_errors,
+    write_atomic,
+)
+from omniladder.errors import ExitCode
+
+
+def check(
+    policy: Annotated[Path, typer.Argument(
+        help="Policy file (TOML or JSON) of [[expect]] tables.", show_default=False)],
+    config: ConfigOpt = None,
+    connections: ConnectionsOpt = None,
+    quota: QuotaOpt = None,
+    spend: SpendOpt = None,
+    catalog: CatalogOpt = None,
+    models_catalog: ModelsCatalogOpt = None,
+    no_shipped_catalogs: NoShippedOpt = False,
+    now: NowOpt = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the JSON check document.")]
+    = False,
+    junit: Annotated[Path | None, typer.Option(
+        "--junit", help="Also write a JUnit XML report to this file (one testcase per "
+        "expectation).", show_default=False)] = None,
+) -> None:
+    """Check a policy: every expectation, pass or fail with evidence; exit 1 if any fails.
+
+    The policy may name its settings file (top-level config, relative to the policy file);
+    --config overrides it. An expectation's own now wins over --now.
+    """
+    with user_errors():
+        from omniladder.policy import check_connection_ids, evaluate, load_policy
+        from omniladder.rendering import Format
+        from omniladder.rendering.check_view import junit_xml, render_check
+
+        loaded = load_policy(policy)
+        options = InputOptions(config or loaded.settings_path, connections, quota, spend,
+                               tuple(catalog or ()), tuple(models_catalog or ()),
+                               no_shipped_catalogs)
+        inputs = options.load()
+        check_connection_ids(loaded, [c.id for c in inputs.connections],
+                             inputs.files.get("connections", "the connections file"))
+        instant, source = now_for(now, inputs)
+        result = evaluate(loaded, inputs, instant, source)
+        if not json_out:
+            for warning in result.warnings:
+                say(f"omniladder: warning: {warning}")
+        render_check(result, Format.JSON if json_out else Format.TABLE, sys.stdout)
+        if junit is not None:
+            write_atomic(junit, junit_xml(result))
+        if not result.passed:
+            raise typer.Exit(int(ExitCode.NO))

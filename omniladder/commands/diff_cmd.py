@@ -1,0 +1,35 @@
+"""`omniladder diff OLD NEW`: how two saved plans route differently; exit 1 when they do."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from omniladder.commands.common import user_errors
+from omniladder.errors import ExitCode
+
+
+def diff(
+    old: Annotated[Path, typer.Argument(
+        help="The earlier saved plan (JSON from `plan --out`).", show_default=False)],
+    new: Annotated[Path, typer.Argument(
+        help="The later saved plan.", show_default=False)],
+    json_out: Annotated[bool, typer.Option("--json", help="Print the JSON diff document.")]
+    = False,
+) -> None:
+    """Compare two saved plans: pool entries, allowlists, rung states, exclusions, billing."""
+    with user_errors():
+        from omniladder.loading import display_path
+        from omniladder.plandiff import diff_plans, load_saved_plan
+        from omniladder.rendering import Format
+        from omniladder.rendering.diff_view import render_diff
+
+        before = load_saved_plan(old)
+        after = load_saved_plan(new)
+        result = diff_plans(before, after, display_path(old), display_path(new))
+        render_diff(result, Format.JSON if json_out else Format.TABLE, sys.stdout)
+        if not result.equal:
+            raise typer.Exit(int(ExitCode.NO))

@@ -1,0 +1,373 @@
+"""Saved plans and their differences.
+
+A saved plan is the §4.2 JSON document ``omniladder plan --out`` writes. It is read back with
+``json`` and validated here, so a damaged or foreign file is one clear error naming the file
+and the field. Two plans are compared the way an operator reads them: pool entries are
+identified by ``(rung, provider, model)``, exclusions by ``(connection_id, model)``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ConfigDict
+
+from omniladder.errors import InputError
+from omniladder.loading import display_path, validate
+from omniladder.models import StrictModel
+from omniladder.plan import FORMAT_VERSION
+
+# --- the saved document --------------------------------------------------------------------
+
+
+class _SavedModel(StrictModel):
+    # A saved plan is this program's own output: keys added to format 1 by a later release
+    # are ignored rather than refused, so an older omniladder can still compare it.
+    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
+
+
+class SavedRung(_SavedModel):
+    rung: str
+    state: str
+    candidates: int
+    connections: int
+    note: str = ""
+
+
+class SavedEntry(_SavedModel):
+    position: int
+    rung: str
+    provider: str
+    model: str
+    allowed_connection_ids: tuple[str, ...]
+    unverified_connection_ids: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.rung, self.provider, self.model)
+
+
+class SavedExclusion(_SavedModel):
+    connection_id: str
+    provider: str
+    model: str | None
+    rung: str | None
+    reason: str
+    detail: str = ""
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        return (self.connection_id, self.model)
+
+
+class SavedConnection(_SavedModel):
+    id: str
+    provider: str
+    billing: str
+    overage: str
+
+
+class SavedPlan(_SavedModel):
+    format_version: str
+    auto_id: str
+    now: str
+    rungs: tuple[SavedRung, ...]
+    pool: tuple[SavedEntry, ...]
+    excluded: tuple[SavedExclusion, ...]
+    connections: tuple[SavedConnection, ...]
+    summary: str = ""
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _freeze(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(item) for item in value)
+    return value
+
+
+def parse_saved_plan(data: Any, name: str) -> SavedPlan:
+    """Validate a plan document (already parsed JSON); ``name`` is what errors call it."""
+    if not isinstance(data, dict):
+        raise InputError("not a saved omniladder plan: the top level must be an object",
+                         file=name)
+    if "format_version" not in data:
+        raise InputError("not a saved omniladder plan: no format_version (write one with "
+                         "`omniladder plan AUTO_ID --out FILE`)", file=name,
+                         field="format_version")
+    version = data["format_version"]
+    if version != FORMAT_VERSION:
+        raise InputError(f"plan format_version {version!r} is not supported; this omniladder "
+                         f"reads format_version {FORMAT_VERSION!r} (save the plan again with "
+                         "this version's `omniladder plan AUTO_ID --out FILE`)",
+                         file=name, field="format_version")
+    return validate(SavedPlan, _freeze(data), name)
+
+
+def load_saved_plan(path: Path) -> SavedPlan:
+    """Read a saved plan with json and validate it, or raise one clear InputError."""
+    name = display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("file not found", file=name) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a file", file=name) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", file=name) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror})", file=name) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno}); a saved plan is "
+                         "the JSON `omniladder plan --out` writes", file=name,
+                         line=exc.lineno) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", file=name) from None
+    return parse_saved_plan(data, name)
+
+
+# --- the differences -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlanHeader:
+    label: str
+    auto_id: str
+    now: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class EntryRef:
+    """A pool entry present in only one of the plans."""
+
+    position: int
+    rung: str
+    provider: str
+    model: str
+    allowed_connection_ids: tuple[str, ...]
+    unverified_connection_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class EntryMove:
+    """An entry present in both whose place in the dispatch order changed."""
+
+    rung: str
+    provider: str
+    model: str
+    old_position: int
+    new_position: int
+
+
+@dataclass(frozen=True)
+class AllowlistChange:
+    rung: str
+    provider: str
+    model: str
+    old_position: int
+    new_position: int
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    now_unverified: tuple[str, ...]
+    """Kept in the allowlist but no longer verified."""
+    now_verified: tuple[str, ...]
+    """Kept in the allowlist and verified where it was not."""
+
+
+@dataclass(frozen=True)
+class RungChange:
+    rung: str
+    old_state: str
+    new_state: str
+    note: str
+    """The new plan's note on the rung."""
+
+
+@dataclass(frozen=True)
+class ExclusionRef:
+    connection_id: str
+    model: str | None
+    rung: str | None
+    reason: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class ReasonChange:
+    connection_id: str
+    model: str | None
+    old_reason: str
+    new_reason: str
+    detail: str
+    """The new plan's detail."""
+
+
+@dataclass(frozen=True)
+class BillingChange:
+    connection_id: str
+    old_billing: str
+    new_billing: str
+    old_overage: str
+    new_overage: str
+
+
+COUNT_LABELS: dict[str, str] = {
+    "pool_added": "pool entries added",
+    "pool_removed": "pool entries removed",
+    "pool_moved": "pool entries moved",
+    "allowlist_changed": "allowlists changed",
+    "rung_state_changed": "rung states changed",
+    "exclusion_added": "new exclusions",
+    "exclusion_removed": "exclusions cleared",
+    "reason_changed": "reasons changed",
+    "billing_changed": "billing classes changed",
+}
+
+
+@dataclass(frozen=True)
+class PlanDiff:
+    old: PlanHeader
+    new: PlanHeader
+    pool_added: tuple[EntryRef, ...]
+    pool_removed: tuple[EntryRef, ...]
+    pool_moved: tuple[EntryMove, ...]
+    allowlists: tuple[AllowlistChange, ...]
+    rungs: tuple[RungChange, ...]
+    exclusions_added: tuple[ExclusionRef, ...]
+    exclusions_removed: tuple[ExclusionRef, ...]
+    reasons: tuple[ReasonChange, ...]
+    billing: tuple[BillingChange, ...]
+
+    def counts(self) -> dict[str, int]:
+        """How many differences of each kind, keyed as in COUNT_LABELS."""
+        return {
+            "pool_added": len(self.pool_added),
+            "pool_removed": len(self.pool_removed),
+            "pool_moved": len(self.pool_moved),
+            "allowlist_changed": len(self.allowlists),
+            "rung_state_changed": len(self.rungs),
+            "exclusion_added": len(self.exclusions_added),
+            "exclusion_removed": len(self.exclusions_removed),
+            "reason_changed": len(self.reasons),
+            "billing_changed": len(self.billing),
+        }
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts().values())
+
+    @property
+    def equal(self) -> bool:
+        return self.total == 0
+
+    @property
+    def summary(self) -> str:
+        if self.equal:
+            return "no differences: the two plans route the same way"
+        parts = [f"{n} {COUNT_LABELS[kind]}" for kind, n in self.counts().items() if n]
+        total = self.total
+        return f"{total} difference{'s' if total != 1 else ''}: " + ", ".join(parts)
+
+
+def _ref(entry: SavedEntry) -> EntryRef:
+    return EntryRef(entry.position, entry.rung, entry.provider, entry.model,
+                    entry.allowed_connection_ids, entry.unverified_connection_ids)
+
+
+def _exclusion(x: SavedExclusion) -> ExclusionRef:
+    return ExclusionRef(x.connection_id, x.model, x.rung, x.reason, x.detail)
+
+
+def _stable_order(old: Sequence[tuple[str, str, str]],
+                  new: Sequence[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+    """The longest run of shared entries whose relative order both plans agree on (LCS)."""
+    rows, cols = len(old), len(new)
+    table = [[0] * (cols + 1) for _ in range(rows + 1)]
+    for i in range(rows - 1, -1, -1):
+        for j in range(cols - 1, -1, -1):
+            table[i][j] = (table[i + 1][j + 1] + 1 if old[i] == new[j]
+                           else max(table[i + 1][j], table[i][j + 1]))
+    kept: set[tuple[str, str, str]] = set()
+    i = j = 0
+    while i < rows and j < cols:
+        if old[i] == new[j]:
+            kept.add(old[i])
+            i += 1
+            j += 1
+        elif table[i + 1][j] >= table[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return kept
+
+
+def diff_plans(old: SavedPlan, new: SavedPlan, old_label: str = "old",
+               new_label: str = "new") -> PlanDiff:
+    """Every way ``new`` routes differently from ``old``.
+
+    An entry has *moved* when its place relative to the other shared entries changed; a
+    shift caused only by an entry added or removed above it is not a move.
+    """
+    old_pool = {e.key: e for e in old.pool}
+    new_pool = {e.key: e for e in new.pool}
+    added = tuple(_ref(e) for e in new.pool if e.key not in old_pool)
+    removed = tuple(_ref(e) for e in old.pool if e.key not in new_pool)
+    shared_old = [e.key for e in old.pool if e.key in new_pool]
+    shared_new = [e.key for e in new.pool if e.key in old_pool]
+    stable = _stable_order(shared_old, shared_new)
+    moved: list[EntryMove] = []
+    allowlists: list[AllowlistChange] = []
+    for entry in new.pool:
+        before = old_pool.get(entry.key)
+        if before is None:
+            continue
+        if entry.key not in stable:
+            moved.append(EntryMove(entry.rung, entry.provider, entry.model, before.position,
+                                   entry.position))
+        old_ids, new_ids = before.allowed_connection_ids, entry.allowed_connection_ids
+        kept = [cid for cid in new_ids if cid in old_ids]
+        was_unverified = set(before.unverified_connection_ids)
+        is_unverified = set(entry.unverified_connection_ids)
+        change = AllowlistChange(
+            entry.rung, entry.provider, entry.model, before.position, entry.position,
+            tuple(cid for cid in new_ids if cid not in old_ids),
+            tuple(cid for cid in old_ids if cid not in new_ids),
+            tuple(cid for cid in kept if cid in is_unverified and cid not in was_unverified),
+            tuple(cid for cid in kept if cid in was_unverified and cid not in is_unverified))
+        if change.added or change.removed or change.now_unverified or change.now_verified:
+            allowlists.append(change)
+
+    old_rungs = {r.rung: r for r in old.rungs}
+    rungs = tuple(RungChange(r.rung, old_rungs[r.rung].state, r.state, r.note)
+                  for r in new.rungs
+                  if r.rung in old_rungs and old_rungs[r.rung].state != r.state)
+
+    old_excluded = {x.key: x for x in old.excluded}
+    new_excluded = {x.key: x for x in new.excluded}
+    exclusions_added = tuple(_exclusion(x) for x in new.excluded if x.key not in old_excluded)
+    exclusions_removed = tuple(_exclusion(x) for x in old.excluded if x.key not in new_excluded)
+    reasons = tuple(
+        ReasonChange(x.connection_id, x.model, old_excluded[x.key].reason, x.reason, x.detail)
+        for x in new.excluded
+        if x.key in old_excluded and old_excluded[x.key].reason != x.reason)
+
+    old_connections = {c.id: c for c in old.connections}
+    billing = tuple(
+        BillingChange(c.id, old_connections[c.id].billing, c.billing,
+                      old_connections[c.id].overage, c.overage)
+        for c in new.connections
+        if c.id in old_connections and (old_connections[c.id].billing, old_connections[c.id]
+                                        .overage) != (c.billing, c.overage))
+
+    return PlanDiff(
+        PlanHeader(old_label, old.auto_id, old.now, old.summary),
+        PlanHeader(new_label, new.auto_id, new.now, new.summary),
+        added, removed, tuple(moved), tuple(allowlists), rungs, exclusions_added,
+        exclusions_removed, reasons, billing)

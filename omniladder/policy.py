@@ -1,0 +1,451 @@
+"""`omniladder check`: a declarative policy of expectations, and its evaluation.
+
+A policy file lists expectations, each about the plan of one auto id at one instant: pool
+size bounds, the head rung, allowed and forbidden rungs, connections that must or must not
+be in the pool, billing classes that must not appear, a cap on unverified connections and
+the reason codes some connections must be excluded with. Every expectation is judged on the
+``Plan`` that ``make_plan`` returns; nothing here recomputes a routing decision.
+
+The policy is validated as strictly as every other input: unknown keys, unknown connection
+ids, bad reason codes, rungs and billing classes are errors, never silent passes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, model_validator
+
+from omniladder import timefmt
+from omniladder.autoid import NowSource, parse_auto_id
+from omniladder.errors import InputError, UsageError
+from omniladder.loading import LoadedInputs, _toml_line, display_path, load_model
+from omniladder.models import RUNGS, NonBlank, Rung, StrictModel, Timestamp
+from omniladder.plan import REASON_CODES, Plan, make_plan
+
+BillingClassName = Literal["subscription", "metered", "unknown", "keyless"]
+BILLING_CLASSES: tuple[BillingClassName, ...] = ("subscription", "metered", "unknown", "keyless")
+
+CHECK_KEYS: tuple[str, ...] = (
+    "min_pool", "max_pool", "head_rung", "allowed_rungs", "forbidden_rungs", "must_include",
+    "must_exclude", "forbid_billing", "max_unverified", "expect_reason",
+)
+"""Every kind of check an expectation can make, in the order they are judged and shown."""
+
+ExpectationNowSource = Literal["policy", "flag", "snapshot", "clock"]
+
+
+def _valid_auto_id(value: str) -> str:
+    try:
+        parse_auto_id(value)
+    except UsageError as exc:
+        raise ValueError(exc.message) from None
+    return value
+
+
+def _valid_reason(value: str) -> str:
+    if value not in REASON_CODES:
+        raise ValueError(f"unknown reason code {value!r}; reason codes: "
+                         f"{', '.join(REASON_CODES)}")
+    return value
+
+
+def _not_empty(value: Any) -> Any:
+    if value is not None and len(value) == 0:
+        raise ValueError("must not be empty: an empty list checks nothing")
+    return value
+
+
+AutoIdText = Annotated[str, AfterValidator(_valid_auto_id)]
+ReasonCode = Annotated[str, AfterValidator(_valid_reason)]
+Count = Annotated[int, Field(ge=0)]
+RungList = Annotated[tuple[Rung, ...], AfterValidator(_not_empty)]
+IdList = Annotated[tuple[NonBlank, ...], AfterValidator(_not_empty)]
+BillingList = Annotated[tuple[BillingClassName, ...], AfterValidator(_not_empty)]
+ReasonTable = Annotated[dict[NonBlank, ReasonCode], AfterValidator(_not_empty)]
+
+
+class Expectation(StrictModel):
+    """One ``[[expect]]`` table: what must be true of one auto id's plan at one instant."""
+
+    name: NonBlank
+    auto_id: AutoIdText
+    now: Timestamp | None = None
+    min_pool: Count | None = None
+    max_pool: Count | None = None
+    head_rung: Rung | None = None
+    allowed_rungs: RungList | None = None
+    forbidden_rungs: RungList | None = None
+    must_include: IdList | None = None
+    must_exclude: IdList | None = None
+    forbid_billing: BillingList | None = None
+    max_unverified: Count | None = None
+    expect_reason: ReasonTable | None = None
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Expectation:
+        if all(getattr(self, key) is None for key in CHECK_KEYS):
+            raise ValueError(f"expectation {self.name!r} checks nothing; give at least one "
+                             f"of {', '.join(CHECK_KEYS)}")
+        if (self.min_pool is not None and self.max_pool is not None
+                and self.min_pool > self.max_pool):
+            raise ValueError(f"min_pool ({self.min_pool}) is above max_pool ({self.max_pool})")
+        both = set(self.allowed_rungs or ()) & set(self.forbidden_rungs or ())
+        if both:
+            raise ValueError(f"rung {_listing(both)} is both allowed and forbidden")
+        if self.head_rung is not None:
+            if self.head_rung in (self.forbidden_rungs or ()):
+                raise ValueError(f"head_rung {self.head_rung!r} is a forbidden rung")
+            if self.allowed_rungs is not None and self.head_rung not in self.allowed_rungs:
+                raise ValueError(f"head_rung {self.head_rung!r} is not an allowed rung")
+        clash = set(self.must_include or ()) & set(self.must_exclude or ())
+        if clash:
+            raise ValueError(f"connection {_listing(clash)} is in both must_include and "
+                             "must_exclude")
+        return self
+
+
+class Policy(StrictModel):
+    """A policy file: an optional settings file and at least one expectation."""
+
+    config: NonBlank | None = None
+    """Settings file, relative to the policy file; ``--config`` overrides it."""
+    expect: Annotated[tuple[Expectation, ...], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Policy:
+        seen: dict[str, int] = {}
+        for index, expectation in enumerate(self.expect):
+            if expectation.name in seen:
+                raise ValueError(f"duplicate expectation name {expectation.name!r} "
+                                 f"(expect[{seen[expectation.name]}] and expect[{index}])")
+            seen[expectation.name] = index
+        return self
+
+
+def _listing(values: Iterable[str]) -> str:
+    return ", ".join(repr(v) for v in sorted(values))
+
+
+@dataclass(frozen=True)
+class LoadedPolicy:
+    policy: Policy
+    path: Path
+    shown: str
+
+    @property
+    def settings_path(self) -> Path | None:
+        """The policy's own settings file, resolved against the policy file's folder."""
+        return None if self.policy.config is None else self.path.parent / self.policy.config
+
+
+def load_policy(path: Path) -> LoadedPolicy:
+    """Read and validate a policy file (TOML or JSON), or raise one clear InputError."""
+    shown = display_path(path)
+    return LoadedPolicy(load_model(Policy, path, shown), path, shown)
+
+
+def check_connection_ids(loaded: LoadedPolicy, known: Sequence[str],
+                         connections_file: str) -> None:
+    """Every connection id the policy names must be in the connections file."""
+    ids = set(known)
+    for index, expectation in enumerate(loaded.policy.expect):
+        named: list[tuple[tuple[str | int, ...], str]] = []
+        for key in ("must_include", "must_exclude"):
+            values: tuple[str, ...] | None = getattr(expectation, key)
+            named += [((key, at), cid) for at, cid in enumerate(values or ())]
+        named += [(("expect_reason", cid), cid) for cid in (expectation.expect_reason or {})]
+        for loc, cid in named:
+            if cid not in ids:
+                field_path = f"expect[{index}].{loc[0]}"
+                field_path += f"[{loc[1]}]" if isinstance(loc[1], int) else f".{loc[1]}"
+                raise InputError(
+                    f"unknown connection id {cid!r}: it is not in {connections_file}",
+                    file=loaded.shown, field=field_path,
+                    line=_toml_line(loaded.path, ("expect", index, str(loc[0]))))
+
+
+# --- results -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One key of an expectation, judged: what was expected, what was found, and why not."""
+
+    check: str
+    expected: str
+    passed: bool
+    actual: str
+    evidence: tuple[str, ...] = ()
+    """Why it failed, one line per offending item; empty when it passed."""
+
+
+@dataclass(frozen=True)
+class ExpectationResult:
+    index: int
+    name: str
+    auto_id: str
+    now: datetime
+    now_source: ExpectationNowSource
+    checks: tuple[CheckResult, ...]
+    plan_summary: str
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return all(check.passed for check in self.checks)
+
+    @property
+    def failed_checks(self) -> tuple[CheckResult, ...]:
+        return tuple(check for check in self.checks if not check.passed)
+
+
+@dataclass(frozen=True)
+class PolicyResult:
+    policy_file: str
+    expectations: tuple[ExpectationResult, ...]
+    files: dict[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return all(result.passed for result in self.expectations)
+
+    @property
+    def failed(self) -> tuple[ExpectationResult, ...]:
+        return tuple(result for result in self.expectations if not result.passed)
+
+    @property
+    def summary(self) -> str:
+        total = len(self.expectations)
+        failed = self.failed
+        text = f"check: {total - len(failed)} of {total} expectations passed"
+        if failed:
+            text += f", {len(failed)} failed: " + ", ".join(r.name for r in failed)
+        return text
+
+
+# --- evaluation ----------------------------------------------------------------------------
+
+
+def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
+             default_source: NowSource) -> PolicyResult:
+    """Plan every expectation's auto id at its instant and judge each of its checks.
+
+    An expectation's own ``now`` wins; otherwise the instant the command resolved (R14).
+    """
+    results: list[ExpectationResult] = []
+    warnings: dict[str, None] = {}
+    for index, expectation in enumerate(loaded.policy.expect):
+        started = time.perf_counter()
+        auto_id = parse_auto_id(expectation.auto_id)
+        source: ExpectationNowSource
+        if expectation.now is not None:
+            now, source = expectation.now, "policy"
+            plan = make_plan(inputs, auto_id, now, "flag")
+        else:
+            now, source = default_now, default_source
+            plan = make_plan(inputs, auto_id, now, default_source)
+        warnings.update(dict.fromkeys(plan.warnings))
+        results.append(ExpectationResult(
+            index, expectation.name, expectation.auto_id, now, source,
+            judge(expectation, plan), plan.summary, time.perf_counter() - started))
+    return PolicyResult(loaded.shown, tuple(results), dict(inputs.files), tuple(warnings))
+
+
+def judge(expectation: Expectation, plan: Plan) -> tuple[CheckResult, ...]:
+    """Judge every check the expectation makes against one plan, in CHECK_KEYS order."""
+    out: list[CheckResult] = []
+    for key in CHECK_KEYS:
+        value = getattr(expectation, key)
+        if value is not None:
+            out.append(_JUDGES[key](value, plan))
+    return tuple(out)
+
+
+def _entry_text(position: int, plan: Plan) -> str:
+    entry = plan.pool[position - 1]
+    return f"#{entry.position} {entry.rung} {entry.provider}/{entry.model}"
+
+
+def _entries(size: int) -> str:
+    return f"{size} pool entr{'y' if size == 1 else 'ies'}"
+
+
+def _pool_size(plan: Plan) -> str:
+    return _entries(len(plan.pool))
+
+
+def _pool_listing(plan: Plan) -> tuple[str, ...]:
+    if not plan.pool:
+        return (f"the pool is empty: {plan.summary}",)
+    return tuple(f"{_entry_text(e.position, plan)} [{', '.join(e.allowed_connection_ids)}]"
+                 for e in plan.pool)
+
+
+def _min_pool(value: int, plan: Plan) -> CheckResult:
+    passed = len(plan.pool) >= value
+    return CheckResult("min_pool", f"at least {_entries(value)}", passed, _pool_size(plan),
+                       () if passed else _why_small(plan))
+
+
+def _why_small(plan: Plan) -> tuple[str, ...]:
+    lines = [f"the pool has {_pool_size(plan)}: {plan.summary}"]
+    lines += [f"{rung.rung}: {rung.state} — {rung.note}" for rung in plan.rungs
+              if rung.state not in ("serving", "not-in-id")]
+    return tuple(lines)
+
+
+def _max_pool(value: int, plan: Plan) -> CheckResult:
+    passed = len(plan.pool) <= value
+    return CheckResult("max_pool", f"at most {_entries(value)}", passed, _pool_size(plan),
+                       () if passed else _pool_listing(plan))
+
+
+def _head_rung(value: Rung, plan: Plan) -> CheckResult:
+    if not plan.pool:
+        return CheckResult("head_rung", f"position 1 on {value}", False, "pool empty",
+                           _why_small(plan))
+    head = plan.pool[0]
+    passed = head.rung == value
+    evidence: tuple[str, ...] = ()
+    if not passed:
+        evidence = (f"position 1 is {_entry_text(1, plan)} "
+                    f"[{', '.join(head.allowed_connection_ids)}]",)
+        evidence += tuple(f"{rung.rung}: {rung.state} — {rung.note}" for rung in plan.rungs
+                          if rung.rung == value
+                          or RUNGS.index(rung.rung) < RUNGS.index(head.rung))
+    return CheckResult("head_rung", f"position 1 on {value}", passed, f"{head.rung}", evidence)
+
+
+def _rungs_in_pool(plan: Plan) -> str:
+    rungs = dict.fromkeys(entry.rung for entry in plan.pool)
+    return ", ".join(rungs) if rungs else "pool empty"
+
+
+def _allowed_rungs(value: tuple[Rung, ...], plan: Plan) -> CheckResult:
+    offending = [e for e in plan.pool if e.rung not in value]
+    return CheckResult(
+        "allowed_rungs", f"only {', '.join(value)}", not offending, _rungs_in_pool(plan),
+        tuple(f"{_entry_text(e.position, plan)} [{', '.join(e.allowed_connection_ids)}] is on "
+              f"rung {e.rung}" for e in offending))
+
+
+def _forbidden_rungs(value: tuple[Rung, ...], plan: Plan) -> CheckResult:
+    offending = [e for e in plan.pool if e.rung in value]
+    return CheckResult(
+        "forbidden_rungs", f"none on {', '.join(value)}", not offending, _rungs_in_pool(plan),
+        tuple(f"{_entry_text(e.position, plan)} [{', '.join(e.allowed_connection_ids)}] is on "
+              f"forbidden rung {e.rung}" for e in offending))
+
+
+def _positions_of(cid: str, plan: Plan) -> list[str]:
+    return [_entry_text(e.position, plan) for e in plan.pool if cid in e.allowed_connection_ids]
+
+
+def _exclusions_of(cid: str, plan: Plan) -> list[str]:
+    return [f"{x.reason}{f' ({x.model})' if x.model else ''}: {x.detail}"
+            for x in plan.excluded if x.connection_id == cid]
+
+
+def _must_include(value: tuple[str, ...], plan: Plan) -> CheckResult:
+    eligible = set(plan.eligible_connection_ids)
+    missing = [cid for cid in value if cid not in eligible]
+    evidence: list[str] = []
+    for cid in missing:
+        reasons = _exclusions_of(cid, plan) or ["no pool entry lists it"]
+        evidence += [f"{cid} is not in the pool: {reason}" for reason in reasons]
+    return CheckResult("must_include", ", ".join(value), not missing,
+                       f"{len(value) - len(missing)} of {len(value)} in the pool",
+                       tuple(evidence))
+
+
+def _must_exclude(value: tuple[str, ...], plan: Plan) -> CheckResult:
+    eligible = set(plan.eligible_connection_ids)
+    present = [cid for cid in value if cid in eligible]
+    return CheckResult(
+        "must_exclude", f"none of {', '.join(value)}", not present,
+        f"{len(present)} of {len(value)} in the pool",
+        tuple(f"{cid} is in the pool at {', '.join(_positions_of(cid, plan))}"
+              for cid in present))
+
+
+def _forbid_billing(value: tuple[str, ...], plan: Plan) -> CheckResult:
+    eligible = set(plan.eligible_connection_ids)
+    offending = [c for c in plan.connections if c.id in eligible and c.billing in value]
+    evidence = []
+    for record in offending:
+        source = record.billing_source
+        if record.catalog_file:
+            source += f" {record.catalog_file}"
+        evidence.append(f"{record.id} bills as {record.billing} ({source}) and is in the pool "
+                        f"at {', '.join(_positions_of(record.id, plan))}")
+    billing = dict.fromkeys(c.billing for c in plan.connections if c.id in eligible)
+    return CheckResult("forbid_billing", f"no {_either(value)} connection in the pool",
+                       not offending,
+                       "pool billing: " + (", ".join(billing) if billing else "pool empty"),
+                       tuple(evidence))
+
+
+def _either(values: Sequence[str]) -> str:
+    if len(values) == 1:
+        return values[0]
+    return ", ".join(values[:-1]) + " or " + values[-1]
+
+
+def _max_unverified(value: int, plan: Plan) -> CheckResult:
+    unverified = plan.unverified_connection_ids
+    passed = len(unverified) <= value
+    evidence: list[str] = []
+    if not passed:
+        for cid in unverified:
+            why = dict.fromkeys(
+                f"{(d.verdict.reason if d.verdict else None) or 'quota-unknown'}: {d.detail}"
+                for d in plan.decisions
+                if d.connection_id == cid and d.admitted and d.unverified)
+            evidence.append(f"{cid} is admitted unverified: {'; '.join(why)}")
+    return CheckResult("max_unverified", f"at most {value} unverified", passed,
+                       f"{len(unverified)} unverified", tuple(evidence))
+
+
+def _expect_reason(value: dict[str, str], plan: Plan) -> CheckResult:
+    evidence: list[str] = []
+    matched = 0
+    for cid, reason in value.items():
+        mine = [x for x in plan.excluded if x.connection_id == cid]
+        if any(x.reason == reason for x in mine):
+            matched += 1
+            continue
+        if mine:
+            found = "; ".join(_exclusions_of(cid, plan))
+            evidence.append(f"{cid}: expected {reason}, excluded with {found}")
+        else:
+            where = ", ".join(_positions_of(cid, plan))
+            evidence.append(f"{cid}: expected {reason}, but it is not excluded"
+                            + (f" (in the pool at {where})" if where else ""))
+    expected = ", ".join(f"{cid} {reason}" for cid, reason in value.items())
+    return CheckResult("expect_reason", expected, not evidence,
+                       f"{matched} of {len(value)} excluded as expected", tuple(evidence))
+
+
+_JUDGES: dict[str, Callable[[Any, Plan], CheckResult]] = {
+    "min_pool": _min_pool,
+    "max_pool": _max_pool,
+    "head_rung": _head_rung,
+    "allowed_rungs": _allowed_rungs,
+    "forbidden_rungs": _forbidden_rungs,
+    "must_include": _must_include,
+    "must_exclude": _must_exclude,
+    "forbid_billing": _forbid_billing,
+    "max_unverified": _max_unverified,
+    "expect_reason": _expect_reason,
+}
+
+
+def describe_now(result: ExpectationResult) -> str:
+    return f"{timefmt.iso(result.now)} ({result.now_source})"

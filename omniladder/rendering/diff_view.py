@@ -1,0 +1,140 @@
+"""Views of a plan diff: terraform-style lines (+ added, - removed, ~ changed) and JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any, TextIO
+
+from omniladder.plandiff import ExclusionRef, PlanDiff, PlanHeader
+from omniladder.rendering import Format
+
+DIFF_FORMAT_VERSION = "1"
+
+
+def render_diff(diff: PlanDiff, fmt: Format, out: TextIO) -> None:
+    RENDERERS[fmt](diff, out)
+
+
+def _ids(ids: tuple[str, ...]) -> str:
+    return "[" + ", ".join(ids) + "]"
+
+
+def _models(x: ExclusionRef | Any) -> str:
+    model: str | None = x.model
+    return model if model is not None else "all models"
+
+
+def diff_lines(diff: PlanDiff) -> list[tuple[str, str]]:
+    """The human view as (marker, text) pairs; a marker of "" is a heading or a note."""
+    lines: list[tuple[str, str]] = []
+    pool: list[tuple[str, str]] = []
+    for e in diff.pool_added:
+        pool.append(("+", f"#{e.position} {e.rung} {e.provider}/{e.model} "
+                          f"{_ids(e.allowed_connection_ids)}"))
+    for e in diff.pool_removed:
+        pool.append(("-", f"#{e.position} {e.rung} {e.provider}/{e.model} "
+                          f"{_ids(e.allowed_connection_ids)}"))
+    for m in diff.pool_moved:
+        pool.append(("~", f"{m.rung} {m.provider}/{m.model} moved #{m.old_position} → "
+                          f"#{m.new_position}"))
+    for a in diff.allowlists:
+        parts = [f"+{cid}" for cid in a.added] + [f"-{cid}" for cid in a.removed]
+        parts += [f"{cid} now unverified" for cid in a.now_unverified]
+        parts += [f"{cid} now verified" for cid in a.now_verified]
+        pool.append(("~", f"#{a.new_position} {a.rung} {a.provider}/{a.model} allowlist: "
+                          + ", ".join(parts)))
+    if pool:
+        lines += [("", "Pool"), *pool]
+    if diff.rungs:
+        lines.append(("", "Rungs"))
+        lines += [("~", f"{r.rung}: {r.old_state} → {r.new_state}"
+                        + (f" — {r.note}" if r.note else "")) for r in diff.rungs]
+    excluded: list[tuple[str, str]] = []
+    for x in diff.exclusions_added:
+        excluded.append(("+", f"{x.connection_id} ({_models(x)}): {x.reason} — {x.detail}"))
+    for x in diff.exclusions_removed:
+        excluded.append(("-", f"{x.connection_id} ({_models(x)}): no longer excluded "
+                              f"(was {x.reason})"))
+    for r in diff.reasons:
+        excluded.append(("~", f"{r.connection_id} ({_models(r)}): {r.old_reason} → "
+                              f"{r.new_reason} — {r.detail}"))
+    if excluded:
+        lines += [("", "Exclusions"), *excluded]
+    if diff.billing:
+        lines.append(("", "Billing"))
+        for b in diff.billing:
+            parts = []
+            if b.old_billing != b.new_billing:
+                parts.append(f"billing {b.old_billing} → {b.new_billing}")
+            if b.old_overage != b.new_overage:
+                parts.append(f"overage {b.old_overage} → {b.new_overage}")
+            lines.append(("~", f"{b.connection_id}: {', '.join(parts)}"))
+    return lines
+
+
+def _header(h: PlanHeader) -> str:
+    return f"{h.label}: {h.auto_id} at {h.now}"
+
+
+def _table(diff: PlanDiff, out: TextIO) -> None:
+    from rich.text import Text
+
+    from omniladder.rendering.table import make_console
+
+    console = make_console(out)
+    title = Text()
+    title.append("omniladder diff ", style="bold")
+    title.append(f"{diff.old.label} → {diff.new.label}", style="bold cyan")
+    console.print(title, soft_wrap=True)
+    for header in (diff.old, diff.new):
+        console.print(Text(f"  {_header(header)}", style="dim"), soft_wrap=True)
+    if diff.old.auto_id != diff.new.auto_id:
+        console.print(Text(f"note: the plans are for different auto ids ({diff.old.auto_id}, "
+                           f"{diff.new.auto_id})", style="yellow"), soft_wrap=True)
+    console.print()
+    styles = {"+": "green", "-": "red", "~": "yellow"}
+    for marker, text in diff_lines(diff):
+        if marker:
+            console.print(Text(f"  {marker} {text}", style=styles[marker]), soft_wrap=True)
+        else:
+            console.print(Text(text, style="bold"), soft_wrap=True)
+    if not diff.equal:
+        console.print()
+    console.print(Text(diff.summary, style="bold"), soft_wrap=True)
+
+
+def diff_document(diff: PlanDiff) -> dict[str, Any]:
+    return {
+        "format_version": DIFF_FORMAT_VERSION,
+        "equal": diff.equal,
+        "old": asdict(diff.old),
+        "new": asdict(diff.new),
+        "pool": {
+            "added": [asdict(e) for e in diff.pool_added],
+            "removed": [asdict(e) for e in diff.pool_removed],
+            "moved": [asdict(m) for m in diff.pool_moved],
+            "allowlist_changed": [asdict(a) for a in diff.allowlists],
+        },
+        "rungs": [asdict(r) for r in diff.rungs],
+        "excluded": {
+            "added": [asdict(x) for x in diff.exclusions_added],
+            "removed": [asdict(x) for x in diff.exclusions_removed],
+            "reason_changed": [asdict(r) for r in diff.reasons],
+        },
+        "billing": [asdict(b) for b in diff.billing],
+        "counts": diff.counts(),
+        "summary": diff.summary,
+    }
+
+
+def _json(diff: PlanDiff, out: TextIO) -> None:
+    out.write(json.dumps(diff_document(diff), indent=2, ensure_ascii=False))
+    out.write("\n")
+
+
+RENDERERS: dict[Format, Callable[[PlanDiff, TextIO], None]] = {
+    Format.TABLE: _table,
+    Format.JSON: _json,
+}
