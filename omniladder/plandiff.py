@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict
+from pydantic import ConfigDict, model_validator
 
 from omniladder.errors import InputError
 from omniladder.loading import display_path, validate
@@ -80,6 +80,22 @@ class SavedPlan(_SavedModel):
     excluded: tuple[SavedExclusion, ...]
     connections: tuple[SavedConnection, ...]
     summary: str = ""
+
+    @model_validator(mode="after")
+    def _unique_keys(self) -> SavedPlan:
+        seen: dict[Any, int] = {}
+        for index, entry in enumerate(self.pool):
+            if entry.key in seen:
+                raise ValueError(f"pool[{index}] repeats pool[{seen[entry.key]}]: "
+                                 f"{entry.rung} {entry.provider}/{entry.model}")
+            seen[entry.key] = index
+        seen.clear()
+        for index, x in enumerate(self.excluded):
+            if x.key in seen:
+                raise ValueError(f"excluded[{index}] repeats excluded[{seen[x.key]}]: "
+                                 f"{x.connection_id} ({x.model or 'all models'})")
+            seen[x.key] = index
+        return self
 
 
 def _freeze(value: Any) -> Any:

@@ -61,6 +61,12 @@ def _not_empty(value: Any) -> Any:
     return value
 
 
+def _needs_one(value: tuple[Any, ...]) -> tuple[Any, ...]:
+    if not value:
+        raise ValueError("a policy needs at least one [[expect]] table")
+    return value
+
+
 AutoIdText = Annotated[str, AfterValidator(_valid_auto_id)]
 ReasonCode = Annotated[str, AfterValidator(_valid_reason)]
 Count = Annotated[int, Field(ge=0)]
@@ -115,7 +121,7 @@ class Policy(StrictModel):
 
     config: NonBlank | None = None
     """Settings file, relative to the policy file; ``--config`` overrides it."""
-    expect: Annotated[tuple[Expectation, ...], Field(min_length=1)]
+    expect: Annotated[tuple[Expectation, ...], AfterValidator(_needs_one)]
 
     @model_validator(mode="after")
     def _unique_names(self) -> Policy:

@@ -1,0 +1,228 @@
+"""Policy expectations: every check kind passing and failing on the example plans, and the
+policy validation that turns typos and bad ids into errors instead of silent passes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omniladder.autoid import parse_auto_id, parse_instant
+from omniladder.errors import InputError
+from omniladder.loading import LoadedInputs, load_inputs, validate
+from omniladder.plan import Plan, make_plan
+from omniladder.policy import (
+    CHECK_KEYS,
+    Expectation,
+    Policy,
+    check_connection_ids,
+    judge,
+    load_policy,
+)
+from tests.conftest import EXAMPLES
+
+SNAPSHOT = "2026-11-29T12:00:00Z"
+
+
+@cache
+def _inputs() -> LoadedInputs:
+    return load_inputs(EXAMPLES / "omniladder.toml")
+
+
+@cache
+def example_plan(auto_id: str, now: str = SNAPSHOT) -> Plan:
+    return make_plan(_inputs(), parse_auto_id(auto_id), parse_instant(now), "flag")
+
+
+def expectation(**keys: Any) -> Expectation:
+    data: dict[str, Any] = {"name": "e", "auto_id": "auto/thrifty"}
+    data.update({k: tuple(v) if isinstance(v, list) else v for k, v in keys.items()})
+    return validate(Expectation, data, "policy")
+
+
+# Each row: an auto id, one check, whether it passes on the example fleet, and a phrase the
+# evidence must carry when it fails. The examples' thrifty pool has 12 entries: 5 on
+# subscription (3 unverified), 2 keyless, 1 free, 2 cheap, 2 premium.
+CASES: list[tuple[str, str, str, Any, bool, str]] = [
+    ("min_pool-pass", "auto/thrifty", "min_pool", 12, True, ""),
+    ("min_pool-fail", "auto/thrifty", "min_pool", 13, False,
+     "the pool has 12 pool entries: auto/thrifty: 10 of 15"),
+    ("min_pool-fail-empty-R10", "auto/multimodal:subscription", "min_pool", 1, False,
+     "pool empty"),
+    ("max_pool-pass", "auto/thrifty", "max_pool", 12, True, ""),
+    ("max_pool-fail", "auto/thrifty", "max_pool", 11, False,
+     "#12 premium openai/gpt-5.1 [openai-key]"),
+    ("head_rung-pass-R11", "auto/thrifty", "head_rung", "subscription", True, ""),
+    ("head_rung-fail-R11", "auto/thrifty", "head_rung", "keyless", False,
+     "position 1 is #1 subscription claude/claude-sonnet-4-5 [claude-max-work, "
+     "claude-max-extra]"),
+    ("head_rung-fail-empty-R10", "auto/multimodal:subscription", "head_rung", "subscription",
+     False, "the pool has 0 pool entries"),
+    ("allowed_rungs-pass-R10", "auto/subscription", "allowed_rungs", ["subscription"], True,
+     ""),
+    ("allowed_rungs-fail-R11", "auto/thrifty", "allowed_rungs",
+     ["subscription", "keyless", "free"], False,
+     "#9 cheap openai/gpt-5-mini [openai-key] is on rung cheap"),
+    ("forbidden_rungs-pass-R10", "auto/subscription", "forbidden_rungs", ["cheap", "premium"],
+     True, ""),
+    ("forbidden_rungs-fail-R11", "auto/thrifty", "forbidden_rungs", ["premium"], False,
+     "#11 premium claude/claude-sonnet-4-5 [claude-api] is on forbidden rung premium"),
+    ("must_include-pass", "auto/thrifty", "must_include", ["claude-max-work", "ollama-local"],
+     True, ""),
+    ("must_include-fail-R7", "auto/subscription", "must_include", ["claude-pro-personal"],
+     False, "claude-pro-personal is not in the pool: quota-below-reentry: 5h window at 4%"),
+    ("must_exclude-pass-R10", "auto/subscription", "must_exclude", ["claude-api"], True, ""),
+    ("must_exclude-fail-R11", "auto/thrifty", "must_exclude", ["openai-key"], False,
+     "openai-key is in the pool at #9 cheap openai/gpt-5-mini, #12 premium openai/gpt-5.1"),
+    ("forbid_billing-pass-R10", "auto/subscription", "forbid_billing",
+     ["metered", "unknown", "keyless"], True, ""),
+    ("forbid_billing-fail-R1.4", "auto/thrifty", "forbid_billing", ["unknown"], False,
+     "claude-api bills as unknown (uncurated) and is in the pool at #11 premium"),
+    ("forbid_billing-fail-keyless-R1.1", "auto/thrifty", "forbid_billing", ["keyless"], False,
+     "ollama-local bills as keyless (keyless)"),
+    ("max_unverified-pass-R10", "auto/subscription", "max_unverified", 0, True, ""),
+    ("max_unverified-fail-R11", "auto/thrifty", "max_unverified", 2, False,
+     "copilot-seat is admitted unverified: quota-unknown"),
+    ("expect_reason-pass-R10", "auto/subscription", "expect_reason",
+     {"claude-api": "billing-uncurated", "antigravity-main": "quota-stale"}, True, ""),
+    ("expect_reason-pass-one-model-R6", "auto/thrifty", "expect_reason",
+     {"claude-max-work": "quota-below-cutoff"}, True, ""),
+    ("expect_reason-fail-other-reason-R10", "auto/subscription", "expect_reason",
+     {"openai-key": "budget-spent"}, False,
+     "openai-key: expected budget-spent, excluded with billing-not-subscription"),
+    ("expect_reason-fail-in-pool-R8", "auto/thrifty", "expect_reason",
+     {"openai-key": "budget-spent"}, False,
+     "expected budget-spent, but it is not excluded (in the pool at #9 cheap"),
+]
+
+
+@pytest.mark.parametrize(("auto_id", "key", "value", "passes", "evidence"),
+                         [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+def test_each_check_kind(auto_id: str, key: str, value: Any, passes: bool,
+                         evidence: str) -> None:
+    (result,) = judge(expectation(auto_id=auto_id, **{key: value}), example_plan(auto_id))
+    assert result.check == key
+    assert result.passed is passes, result
+    if passes:
+        assert result.evidence == ()
+    else:
+        joined = "\n".join(result.evidence)
+        assert evidence in joined, joined
+
+
+def test_cases_cover_every_check_kind_both_ways() -> None:
+    seen = {(case[2], case[4]) for case in CASES}
+    assert seen == {(key, outcome) for key in CHECK_KEYS for outcome in (True, False)}
+
+
+def test_checks_are_judged_in_the_documented_order() -> None:
+    exp = expectation(expect_reason={"groq-key": "terminal-status"}, max_pool=20, min_pool=1)
+    results = judge(exp, example_plan("auto/thrifty"))
+    assert [r.check for r in results] == ["min_pool", "max_pool", "expect_reason"]
+
+
+def test_a_later_instant_changes_the_verdict_R9() -> None:
+    """codex-plus is cooling down at the snapshot; its cooldown is clamped to 12:30Z."""
+    exp = expectation(must_include=["codex-plus"])
+    (at_snapshot,) = judge(exp, example_plan("auto/thrifty"))
+    (after_reset,) = judge(exp, example_plan("auto/thrifty", "2026-11-29T12:31:00Z"))
+    assert not at_snapshot.passed
+    assert "cooldown" in at_snapshot.evidence[0]
+    assert after_reset.passed
+
+
+# --- validation ----------------------------------------------------------------------------
+
+
+def _policy_error(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "policy.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_policy(path)
+    return str(caught.value)
+
+
+HEAD = '[[expect]]\nname = "a"\nauto_id = "auto/thrifty"\n'
+
+INVALID: list[tuple[str, str, str]] = [
+    ("unknown-key", HEAD + "min_pol = 3\n", "expect[0].min_pol: unknown key 'min_pol'"),
+    ("unknown-top-level-key", 'settings = "x"\n' + HEAD + "min_pool = 1\n",
+     "unknown key 'settings'"),
+    ("bad-reason-code", HEAD + 'expect_reason = { openai-key = "budget-gone" }\n',
+     "expect[0].expect_reason.openai-key: unknown reason code 'budget-gone'"),
+    ("bad-rung", HEAD + 'head_rung = "gold"\n', "expect[0].head_rung: must be one of"),
+    ("bad-rung-in-list", HEAD + 'allowed_rungs = ["subscription", "paid"]\n',
+     "expect[0].allowed_rungs[1]: must be one of"),
+    ("bad-billing-class", HEAD + 'forbid_billing = ["free"]\n',
+     "expect[0].forbid_billing[0]: must be one of 'subscription', 'metered', 'unknown' or "
+     "'keyless', got 'free'"),
+    ("bad-auto-id-R13", '[[expect]]\nname = "a"\nauto_id = "auto/coding"\nmin_pool = 1\n',
+     "expect[0].auto_id: invalid auto id 'auto/coding'"),
+    ("bad-now-R14", HEAD + 'now = "2026-11-29T12:00:00"\nmin_pool = 1\n',
+     "expect[0].now: timestamp has no offset"),
+    ("checks-nothing", HEAD, "expectation 'a' checks nothing"),
+    ("negative-count", HEAD + "max_unverified = -1\n", "expect[0].max_unverified"),
+    ("boolean-count", HEAD + "min_pool = true\n", "expect[0].min_pool: must be a valid integer"),
+    ("min-above-max", HEAD + "min_pool = 3\nmax_pool = 2\n",
+     "min_pool (3) is above max_pool (2)"),
+    ("allowed-and-forbidden", HEAD + 'allowed_rungs = ["free"]\nforbidden_rungs = ["free"]\n',
+     "rung 'free' is both allowed and forbidden"),
+    ("head-forbidden", HEAD + 'head_rung = "free"\nforbidden_rungs = ["free"]\n',
+     "head_rung 'free' is a forbidden rung"),
+    ("head-not-allowed", HEAD + 'head_rung = "free"\nallowed_rungs = ["cheap"]\n',
+     "head_rung 'free' is not an allowed rung"),
+    ("include-and-exclude", HEAD + 'must_include = ["x"]\nmust_exclude = ["x"]\n',
+     "connection 'x' is in both must_include and must_exclude"),
+    ("empty-list", HEAD + "must_include = []\n", "must not be empty"),
+    ("empty-table", HEAD + "expect_reason = {}\n", "must not be empty"),
+    ("no-expectations", 'config = "omniladder.toml"\n', "expect: required field is missing"),
+    ("empty-expectations", "expect = []\n", "at least one [[expect]] table"),
+    ("duplicate-names", HEAD + "min_pool = 1\n" + HEAD + "min_pool = 2\n",
+     "duplicate expectation name 'a' (expect[0] and expect[1])"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), [case[1:] for case in INVALID],
+                         ids=[case[0] for case in INVALID])
+def test_invalid_policies_are_errors(tmp_path: Path, text: str, message: str) -> None:
+    error = _policy_error(tmp_path, text)
+    assert message in error, error
+    assert error.startswith("policy.toml") or "policy.toml" in error
+
+
+def test_an_error_names_the_toml_line(tmp_path: Path) -> None:
+    error = _policy_error(tmp_path, HEAD + "min_pool = 1\n\n" + HEAD.replace('"a"', '"b"')
+                          + 'head_rung = "gold"\n')
+    assert ":9: expect[1].head_rung" in error, error
+
+
+def test_unknown_connection_ids_are_errors(tmp_path: Path) -> None:
+    path = tmp_path / "policy.toml"
+    path.write_text(HEAD + 'must_include = ["claude-max-work"]\n\n' + HEAD.replace('"a"', '"b"')
+                    + 'expect_reason = { claude-maxwork = "inactive" }\n', encoding="utf-8")
+    loaded = load_policy(path)
+    known = [c.id for c in _inputs().connections]
+    with pytest.raises(InputError) as caught:
+        check_connection_ids(loaded, known, "examples/connections.toml")
+    assert str(caught.value).endswith(
+        "expect[1].expect_reason.claude-maxwork: unknown connection id 'claude-maxwork': it is "
+        "not in examples/connections.toml")
+    assert "policy.toml:9: " in str(caught.value)
+
+
+def test_the_policy_names_its_settings_relative_to_itself(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "policy.json"
+    path.parent.mkdir()
+    path.write_text('{"config": "../omniladder.toml", "expect": [{"name": "a", '
+                    '"auto_id": "auto/thrifty", "min_pool": 1}]}', encoding="utf-8")
+    loaded = load_policy(path)
+    assert loaded.settings_path == path.parent / "../omniladder.toml"
+    assert isinstance(loaded.policy, Policy)
+
+
+def test_an_expectation_instant_is_kept_with_its_offset() -> None:
+    exp = expectation(now="2026-11-29T14:00:00+02:00", min_pool=1)
+    assert exp.now == datetime.fromisoformat("2026-11-29T12:00:00+00:00")
