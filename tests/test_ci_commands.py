@@ -1,0 +1,377 @@
+"""The CI commands end to end: `check` (table, JSON, JUnit, exit codes), `plan --out` and
+`--compare`, and `diff`; plus the shipped CI examples."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+from typer.testing import CliRunner
+
+from omniladder.cli import app
+from omniladder.rendering import Format, check_view, diff_view
+from tests.conftest import EXAMPLES, ROOT
+
+runner = CliRunner()
+POLICY = EXAMPLES / "policy.toml"
+FAILING = EXAMPLES / "policy-failing.toml"
+CONFIG = EXAMPLES / "omniladder.toml"
+TIGHT = EXAMPLES / "omniladder-tight.toml"
+SAVED = EXAMPLES / "ci" / "plan-thrifty.json"
+
+
+# --- check ---------------------------------------------------------------------------------
+
+
+def test_the_example_policy_passes() -> None:
+    result = runner.invoke(app, ["check", str(POLICY)])
+    assert result.exit_code == 0, result.output
+    assert "check: 4 of 4 expectations passed" in result.stdout
+    assert "FAIL" not in result.stdout
+
+
+def test_the_failing_example_fails_with_evidence() -> None:
+    result = runner.invoke(app, ["check", str(FAILING)])
+    assert result.exit_code == 1, result.output
+    out = result.stdout
+    assert "check: 1 of 5 expectations passed, 4 failed: auto/thrifty never bills per token" in out
+    assert "✗ FAIL every plan connection is verified" in out
+    assert ("    - antigravity-main is admitted unverified: quota-stale: reading at 11:50Z is "
+            "10m old (max 3m)") in out
+    assert ("    - claude-pro-personal is not in the pool: quota-below-reentry: 5h window at 4% "
+            "(re-entry floor 5%, out since 10:30Z), resets 14:30Z") in out
+    assert "✓ pass auto/subscription never bills" in out
+
+
+def test_check_json_document() -> None:
+    result = runner.invoke(app, ["check", str(FAILING), "--json"])
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    assert doc["passed"] is False
+    assert [e["passed"] for e in doc["expectations"]] == [False, False, False, False, True]
+    verified = doc["expectations"][1]
+    assert verified["now"] == "2026-11-29T12:00:00Z"
+    assert verified["now_source"] == "snapshot"
+    (check,) = verified["checks"]
+    assert check["check"] == "max_unverified"
+    assert check["actual"] == "3 unverified"
+    assert len(check["evidence"]) == 3
+
+
+def _junit(tmp_path: Path, policy: Path, code: int) -> ET.Element:
+    report = tmp_path / "reports" / "junit.xml"
+    report.parent.mkdir()
+    result = runner.invoke(app, ["check", str(policy), "--junit", str(report)])
+    assert result.exit_code == code, result.output
+    assert [p.name for p in report.parent.iterdir()] == ["junit.xml"]  # no temp file left
+    return ET.parse(report).getroot()
+
+
+def test_junit_one_testcase_per_expectation_with_evidence(tmp_path: Path) -> None:
+    root = _junit(tmp_path, FAILING, 1)
+    assert root.tag == "testsuites"
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("5", "4", "0")
+    cases = root.findall("./testsuite/testcase")
+    assert [c.get("name") for c in cases] == [
+        "auto/thrifty never bills per token", "every plan connection is verified",
+        "the personal Pro plan is serving", "the keyless backend leads coding work",
+        "auto/subscription never bills"]
+    assert cases[0].get("classname") == "auto/thrifty"
+    failures = [c.find("failure") for c in cases]
+    assert failures[4] is None
+    first = failures[0]
+    assert first is not None
+    assert first.get("message") == "2 of 2 checks failed: forbidden_rungs, forbid_billing"
+    assert first.text is not None
+    assert "openai-key bills as metered" in first.text
+    assert "#11 premium claude/claude-sonnet-4-5 [claude-api] is on forbidden rung" in first.text
+    pro = failures[2]
+    assert pro is not None
+    assert pro.text is not None
+    assert "openai-key: expected budget-spent, excluded with billing-not-subscription" in pro.text
+    out = cases[4].find("system-out")
+    assert out is not None
+    assert out.text is not None
+    assert "pass allowed_rungs: expected only subscription" in out.text
+
+
+def test_junit_of_a_passing_policy(tmp_path: Path) -> None:
+    root = _junit(tmp_path, POLICY, 0)
+    assert root.get("failures") == "0"
+    assert len(root.findall(".//testcase")) == 4
+    assert root.findall(".//failure") == []
+
+
+def test_junit_is_well_formed_whatever_the_names(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text(
+        f'config = "{CONFIG.as_posix()}"\n[[expect]]\nname = "<&> \\u0001 \\"quoted\\""\n'
+        'auto_id = "auto/thrifty"\nmax_pool = 0\n', encoding="utf-8")
+    root = _junit(tmp_path, policy, 1)
+    (case,) = root.findall(".//testcase")
+    assert case.get("name") == '<&> \ufffd "quoted"'
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('[[expect]]\nname = "a"\nauto_id = "auto/thrifty"\nmin_pol = 1\n',
+     "policy.toml:4: expect[0].min_pol: unknown key 'min_pol'"),
+    ('[[expect]]\nname = "a"\nauto_id = "auto/thrifty"\nmust_exclude = ["openai"]\n',
+     "policy.toml:4: expect[0].must_exclude[0]: unknown connection id 'openai': it is not in "),
+    ('[[expect]]\nname = "a"\nauto_id = "auto/thrifty"\n'
+     'expect_reason = { openai-key = "too-expensive" }\n',
+     "expect[0].expect_reason.openai-key: unknown reason code 'too-expensive'"),
+], ids=["unknown-key", "unknown-connection", "unknown-reason"])
+def test_an_invalid_policy_exits_2_and_writes_no_report(tmp_path: Path, text: str,
+                                                        message: str) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text(f'config = "{CONFIG.as_posix()}"\n' + text, encoding="utf-8")
+    report = tmp_path / "junit.xml"
+    result = runner.invoke(app, ["check", str(policy), "--junit", str(report)])
+    assert result.exit_code == 2, result.output
+    assert "omniladder: error: " in result.output
+    assert message.replace("policy.toml:4", "policy.toml:5") in result.output
+    assert result.stdout == ""
+    assert not report.exists()
+
+
+def test_missing_policy_and_missing_settings_exit_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["check", str(tmp_path / "nope.toml")])
+    assert result.exit_code == 2, result.output
+    assert "nope.toml: file not found" in result.output
+    policy = tmp_path / "policy.toml"
+    policy.write_text('config = "gone.toml"\n[[expect]]\nname = "a"\nauto_id = "auto/thrifty"\n'
+                      "min_pool = 1\n", encoding="utf-8")
+    result = runner.invoke(app, ["check", str(policy)])
+    assert result.exit_code == 2, result.output
+    assert "gone.toml: file not found" in result.output
+
+
+def _small_policy(tmp_path: Path, body: str, config: str | None = None) -> Path:
+    policy = tmp_path / "policy.toml"
+    head = f'config = "{config}"\n' if config else ""
+    policy.write_text(head + '[[expect]]\nname = "a"\nauto_id = "auto/thrifty"\n' + body,
+                      encoding="utf-8")
+    return policy
+
+
+def test_the_policy_config_is_relative_to_the_policy_and_config_overrides_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under the tight settings the paid rungs are out (R8): 8 pool entries, not 12."""
+    fleet = tmp_path / "fleet"
+    shutil.copytree(EXAMPLES, fleet)
+    (fleet / "policies").mkdir()
+    policy = _small_policy(fleet / "policies", "max_pool = 8\n", "../omniladder.toml")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    fails = runner.invoke(app, ["check", str(policy)])
+    assert fails.exit_code == 1, fails.output
+    assert "12 pool entries" in fails.stdout
+    passes = runner.invoke(app, ["check", str(policy), "--config",
+                                 str(fleet / "omniladder-tight.toml")])
+    assert passes.exit_code == 0, passes.output
+
+
+def test_an_expectation_now_wins_over_the_now_flag_R14(tmp_path: Path) -> None:
+    """codex-plus cools down until 12:30Z (clamped, R9)."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text(
+        f'config = "{CONFIG.as_posix()}"\n'
+        '[[expect]]\nname = "own"\nauto_id = "auto/thrifty"\nnow = "2026-11-29T12:31:00Z"\n'
+        'must_include = ["codex-plus"]\n'
+        '[[expect]]\nname = "flag"\nauto_id = "auto/thrifty"\nmust_include = ["codex-plus"]\n',
+        encoding="utf-8")
+    at_snapshot = runner.invoke(app, ["check", str(policy), "--json"])
+    assert at_snapshot.exit_code == 1, at_snapshot.output
+    doc = json.loads(at_snapshot.stdout)
+    assert [(e["name"], e["passed"], e["now_source"]) for e in doc["expectations"]] == [
+        ("own", True, "policy"), ("flag", False, "snapshot")]
+    later = runner.invoke(app, ["check", str(policy), "--json", "--now", "2026-11-29T12:40:00Z"])
+    assert later.exit_code == 0, later.output
+    assert [e["now_source"] for e in json.loads(later.stdout)["expectations"]] == [
+        "policy", "flag"]
+    bad = runner.invoke(app, ["check", str(policy), "--now", "noon"])
+    assert bad.exit_code == 2, bad.output
+
+
+# --- plan --out / --compare, diff ----------------------------------------------------------
+
+
+def test_plan_out_writes_the_json_document(tmp_path: Path) -> None:
+    out = tmp_path / "plan.json"
+    shown = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(CONFIG), "--json"])
+    saved = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(CONFIG), "--out",
+                                str(out)])
+    assert saved.exit_code == 0, saved.output
+    assert "Pool, in dispatch order" in saved.stdout  # the normal view still prints
+    assert out.read_text(encoding="utf-8") == shown.stdout
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.json"]
+    assert out.stat().st_mode & 0o044  # readable by others, like any file the user makes
+
+
+def test_plan_out_replaces_an_existing_file_and_fails_cleanly(tmp_path: Path) -> None:
+    out = tmp_path / "plan.json"
+    out.write_text("old", encoding="utf-8")
+    result = runner.invoke(app, ["plan", "auto/subscription", "--config", str(CONFIG),
+                                 "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text(encoding="utf-8"))["auto_id"] == "auto/subscription"
+    missing = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(CONFIG), "--out",
+                                  str(tmp_path / "no-such-dir" / "plan.json")])
+    assert missing.exit_code == 2, missing.output
+    assert "no-such-dir/plan.json: cannot write file" in missing.output
+
+
+def test_plan_compare_against_the_committed_saved_plan() -> None:
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(CONFIG), "--compare",
+                                 str(SAVED)])
+    assert result.exit_code == 0, result.output
+    assert "no differences" in result.stdout
+
+
+def test_plan_compare_exits_1_when_the_routing_changed() -> None:
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(TIGHT), "--compare",
+                                 str(SAVED)])
+    assert result.exit_code == 1, result.output
+    assert "  - #11 premium claude/claude-sonnet-4-5 [claude-api]" in result.stdout
+    assert "  ~ cheap: serving → budget-spent — cheap budget spent: $3.20 of $3.00" in result.stdout
+    assert "  + deepseek-key (all models): budget-spent" in result.stdout
+    as_json = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(TIGHT), "--compare",
+                                  str(SAVED), "--json"])
+    assert as_json.exit_code == 1, as_json.output
+    doc = json.loads(as_json.stdout)
+    assert doc["equal"] is False
+    assert doc["counts"]["pool_removed"] == 4
+    assert doc["new"]["label"] == "current plan"
+
+
+def test_plan_compare_with_out_to_the_same_file(tmp_path: Path) -> None:
+    saved = tmp_path / "plan.json"
+    saved.write_text(SAVED.read_text(encoding="utf-8"), encoding="utf-8")
+    args = ["plan", "auto/thrifty", "--config", str(TIGHT), "--compare", str(saved), "--out",
+            str(saved)]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 1, first.output
+    second = runner.invoke(app, args)
+    assert second.exit_code == 0, second.output
+
+
+def test_plan_compare_refuses_another_format_version(tmp_path: Path) -> None:
+    saved = tmp_path / "plan.json"
+    saved.write_text('{"format_version": "2"}', encoding="utf-8")
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(CONFIG), "--compare",
+                                 str(saved)])
+    assert result.exit_code == 2, result.output
+    assert "plan format_version '2' is not supported" in result.output
+
+
+def _save(tmp_path: Path, name: str, config: Path, *extra: str) -> Path:
+    out = tmp_path / name
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(config), "--out",
+                                 str(out), *extra])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_diff_exit_codes_and_views(tmp_path: Path) -> None:
+    old = _save(tmp_path, "old.json", CONFIG)
+    same = runner.invoke(app, ["diff", str(old), str(SAVED)])
+    assert same.exit_code == 0, same.output
+    assert same.stdout.rstrip().endswith("no differences: the two plans route the same way")
+
+    later = _save(tmp_path, "later.json", CONFIG, "--now", "2026-11-29T12:31:00Z")
+    changed = runner.invoke(app, ["diff", str(old), str(later)])
+    assert changed.exit_code == 1, changed.output
+    out = changed.stdout
+    assert "  + #5 subscription codex/gpt-5.1 [codex-plus]" in out
+    assert "  ~ #4 subscription codex/gpt-5.1-codex allowlist: +codex-plus" in out
+    assert "  - codex-plus (all models): no longer excluded (was cooldown)" in out
+    assert "allowlist: ollama-local now unverified" in out
+    assert out.rstrip().endswith(
+        "13 differences: 4 pool entries added, 5 allowlists changed, 4 exclusions cleared")
+
+    as_json = runner.invoke(app, ["diff", str(old), str(later), "--json"])
+    assert as_json.exit_code == 1, as_json.output
+    doc = json.loads(as_json.stdout)
+    assert [e["model"] for e in doc["pool"]["added"]] == [
+        "claude-opus-4-1", "claude-haiku-4-5", "gpt-5.1", "gemini-2.5-flash"]
+    assert doc["excluded"]["removed"][2] == {
+        "connection_id": "codex-plus", "model": None, "rung": "subscription",
+        "reason": "cooldown",
+        "detail": "rate limited until 12:30Z (clamped from 18:00Z to its own quota reset)"}
+
+
+def test_diff_unreadable_input_exits_2(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"format_version": "1", "pool": [}', encoding="utf-8")
+    result = runner.invoke(app, ["diff", str(SAVED), str(broken)])
+    assert result.exit_code == 2, result.output
+    assert "broken.json:1: invalid JSON" in result.output
+    result = runner.invoke(app, ["diff", str(tmp_path / "none.json"), str(SAVED)])
+    assert result.exit_code == 2, result.output
+    assert "none.json: file not found" in result.output
+
+
+def test_every_format_has_a_renderer() -> None:
+    assert set(check_view.RENDERERS) == set(Format)
+    assert set(diff_view.RENDERERS) == set(Format)
+
+
+def test_the_new_core_modules_import_neither_typer_nor_rich() -> None:
+    code = ("import sys, omniladder.policy, omniladder.plandiff; "
+            "print(sorted(m for m in ('typer', 'rich') if m in sys.modules))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+# --- the shipped CI example and the README -------------------------------------------------
+
+
+def test_the_workflow_names_files_that_exist_and_runs_both_gates() -> None:
+    workflow = (EXAMPLES / "ci" / "omniladder.yml").read_text(encoding="utf-8")
+    env = dict(re.findall(r"^  ([A-Z_]+): (\S+)", workflow, flags=re.MULTILINE))
+    for key in ("POLICY", "CONFIG", "SAVED_PLAN"):
+        assert (ROOT / env[key]).is_file(), key
+    assert env["AUTO_ID"] == "auto/thrifty"
+    assert 'omniladder check "$POLICY" --junit' in workflow
+    assert '--compare "$SAVED_PLAN"' in workflow
+    assert "pip install" in workflow
+
+
+def test_the_workflow_commands_pass_on_the_examples(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    check = runner.invoke(app, ["check", "examples/policy.toml"])
+    assert check.exit_code == 0, check.output
+    compare = runner.invoke(app, ["plan", "auto/thrifty", "--config", "examples/omniladder.toml",
+                                  "--compare", "examples/ci/plan-thrifty.json"])
+    assert compare.exit_code == 0, compare.output
+
+
+def test_the_readme_policy_passes_on_the_examples(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## In CI: policy checks, saved plans and diffs", 1)[1]
+    snippet = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    policy = tmp_path / "policy.toml"
+    policy.write_text(snippet, encoding="utf-8")
+    result = runner.invoke(app, ["check", str(policy), "--config", str(CONFIG)])
+    assert result.exit_code == 0, result.output
+
+
+def test_the_readme_lists_the_new_commands_and_flags() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "| `omniladder check POLICY` |" in readme
+    assert "| `omniladder diff OLD NEW` |" in readme
+    assert "`--out FILE`" in readme
+    assert "`--compare FILE`" in readme
+    for command in ("check", "diff"):
+        result = runner.invoke(app, [command, "--help"])
+        assert result.exit_code == 0, result.output
