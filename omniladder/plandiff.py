@@ -301,23 +301,33 @@ def _exclusion(x: SavedExclusion) -> ExclusionRef:
     return ExclusionRef(x.connection_id, x.model, x.rung, x.reason, x.detail)
 
 
-def _stable_order(old: Sequence[tuple[str, str, str]],
-                  new: Sequence[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
-    """The longest run of shared entries whose relative order both plans agree on (LCS)."""
+def _stable_order(old: Sequence[tuple[tuple[str, str, str], int]],
+                  new: Sequence[tuple[tuple[str, str, str], int]]) -> set[tuple[str, str, str]]:
+    """The longest run of shared entries whose relative order both plans agree on (LCS).
+
+    Among equally long runs, the one keeping the most entries at their old position wins, so
+    a swap reports the two swapped entries, not a bystander.
+    """
     rows, cols = len(old), len(new)
-    table = [[0] * (cols + 1) for _ in range(rows + 1)]
+    table = [[(0, 0)] * (cols + 1) for _ in range(rows + 1)]
     for i in range(rows - 1, -1, -1):
         for j in range(cols - 1, -1, -1):
-            table[i][j] = (table[i + 1][j + 1] + 1 if old[i] == new[j]
-                           else max(table[i + 1][j], table[i][j + 1]))
+            best = max(table[i + 1][j], table[i][j + 1])
+            if old[i][0] == new[j][0]:
+                after = table[i + 1][j + 1]
+                best = max(best, (after[0] + 1, after[1] + (old[i][1] == new[j][1])))
+            table[i][j] = best
     kept: set[tuple[str, str, str]] = set()
     i = j = 0
     while i < rows and j < cols:
-        if old[i] == new[j]:
-            kept.add(old[i])
-            i += 1
-            j += 1
-        elif table[i + 1][j] >= table[i][j + 1]:
+        if old[i][0] == new[j][0]:
+            after = table[i + 1][j + 1]
+            if table[i][j] == (after[0] + 1, after[1] + (old[i][1] == new[j][1])):
+                kept.add(old[i][0])
+                i += 1
+                j += 1
+                continue
+        if table[i + 1][j] >= table[i][j + 1]:
             i += 1
         else:
             j += 1
@@ -335,8 +345,8 @@ def diff_plans(old: SavedPlan, new: SavedPlan, old_label: str = "old",
     new_pool = {e.key: e for e in new.pool}
     added = tuple(_ref(e) for e in new.pool if e.key not in old_pool)
     removed = tuple(_ref(e) for e in old.pool if e.key not in new_pool)
-    shared_old = [e.key for e in old.pool if e.key in new_pool]
-    shared_new = [e.key for e in new.pool if e.key in old_pool]
+    shared_old = [(e.key, e.position) for e in old.pool if e.key in new_pool]
+    shared_new = [(e.key, e.position) for e in new.pool if e.key in old_pool]
     stable = _stable_order(shared_old, shared_new)
     moved: list[EntryMove] = []
     allowlists: list[AllowlistChange] = []

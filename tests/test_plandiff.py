@@ -104,6 +104,14 @@ def test_pool_entry_moved() -> None:
     assert result.pool_added == result.pool_removed == ()
 
 
+def test_a_swap_moves_the_swapped_entries_not_a_bystander() -> None:
+    new = document()
+    new["pool"][1], new["pool"][3] = new["pool"][3], new["pool"][1]
+    result = diff(document(), renumber(new))
+    assert sorted((m.model, m.old_position, m.new_position) for m in result.pool_moved) == [
+        ("claude-sonnet-4-5", 4, 2), ("gpt-5.1-codex", 2, 4)]
+
+
 def test_allowlist_changes_per_entry() -> None:
     new = document()
     head = new["pool"][0]
