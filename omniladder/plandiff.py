@@ -234,16 +234,16 @@ class BillingChange:
     new_overage: str
 
 
-COUNT_LABELS: dict[str, str] = {
-    "pool_added": "pool entries added",
-    "pool_removed": "pool entries removed",
-    "pool_moved": "pool entries moved",
-    "allowlist_changed": "allowlists changed",
-    "rung_state_changed": "rung states changed",
-    "exclusion_added": "new exclusions",
-    "exclusion_removed": "exclusions cleared",
-    "reason_changed": "reasons changed",
-    "billing_changed": "billing classes changed",
+COUNT_LABELS: dict[str, tuple[str, str]] = {
+    "pool_added": ("pool entry added", "pool entries added"),
+    "pool_removed": ("pool entry removed", "pool entries removed"),
+    "pool_moved": ("pool entry moved", "pool entries moved"),
+    "allowlist_changed": ("allowlist changed", "allowlists changed"),
+    "rung_state_changed": ("rung state changed", "rung states changed"),
+    "exclusion_added": ("new exclusion", "new exclusions"),
+    "exclusion_removed": ("exclusion cleared", "exclusions cleared"),
+    "reason_changed": ("reason changed", "reasons changed"),
+    "billing_changed": ("billing class changed", "billing classes changed"),
 }
 
 
@@ -287,7 +287,7 @@ class PlanDiff:
     def summary(self) -> str:
         if self.equal:
             return "no differences: the two plans route the same way"
-        parts = [f"{n} {COUNT_LABELS[kind]}" for kind, n in self.counts().items() if n]
+        parts = [f"{n} {COUNT_LABELS[kind][n != 1]}" for kind, n in self.counts().items() if n]
         total = self.total
         return f"{total} difference{'s' if total != 1 else ''}: " + ", ".join(parts)
 

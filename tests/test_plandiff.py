@@ -168,7 +168,7 @@ def test_changed_reasons() -> None:
     assert [(r.connection_id, r.model, r.old_reason, r.new_reason, r.detail)
             for r in result.reasons] == [
         ("groq-key", None, "terminal-status", "inactive", "switched off (active = false)")]
-    assert result.summary == "1 difference: 1 reasons changed"
+    assert result.summary == "1 difference: 1 reason changed"
 
 
 def test_billing_class_changes() -> None:
