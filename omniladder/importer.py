@@ -214,9 +214,10 @@ def _require(db: sqlite3.Connection, table: str, needed: Sequence[str], shown: s
 
 
 def _select(db: sqlite3.Connection, table: str, columns: Sequence[str],
-            shown: str, order: str) -> list[dict[str, Any]]:
+            shown: str) -> list[dict[str, Any]]:
+    """The named columns of every row, in the table's storage order."""
     listed = ", ".join(_quote(name) for name in columns)
-    query = f"SELECT {listed} FROM {_quote(table)} ORDER BY {order}"
+    query = f"SELECT {listed} FROM {_quote(table)}"
     try:
         cursor = db.execute(query)
         return [dict(zip(columns, row, strict=True)) for row in cursor]
@@ -235,8 +236,8 @@ def read_database(path: Path, shown: str) -> tuple[list[dict[str, Any]], list[di
         except sqlite3.DatabaseError as exc:
             raise InputError(f"cannot read the SQLite database ({exc})", file=shown) from None
         try:
-            connections = _select(db, CONNECTIONS_TABLE, CONNECTION_COLUMNS, shown, "rowid")
-            snapshots = _select(db, SNAPSHOTS_TABLE, SNAPSHOT_COLUMNS, shown, "rowid")
+            connections = _select(db, CONNECTIONS_TABLE, CONNECTION_COLUMNS, shown)
+            snapshots = _select(db, SNAPSHOTS_TABLE, SNAPSHOT_COLUMNS, shown)
         finally:
             db.execute("COMMIT")
     finally:
@@ -483,7 +484,7 @@ def render_files(result: ImportResult, source: str) -> dict[str, str]:
     header = (f"# Imported by `omniladder import omniroute` from {source}\n"
               f"# at {result.quota['taken_at']}. No credential was read.\n\n")
     connections = header + tomli_w.dumps(result.connections)
-    quota = json.dumps(result.quota, indent=1, ensure_ascii=False) + "\n"
+    quota = json.dumps(result.quota, indent=2, ensure_ascii=False) + "\n"
     settings = header + (
         "# Readings keep their real created_at. The gateway writes a row only when a value\n"
         "# changes, so an unchanged window looks old: raise [ladder] max_reading_age_seconds\n"

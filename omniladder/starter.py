@@ -58,7 +58,7 @@ label = "Claude Max plan"
 id = "local-ollama"
 provider = "ollama"
 auth_type = "none"                   # keyless: nothing to bill
-models = ["qwen3-coder"]
+models = ["qwen2.5-coder:32b"]
 label = "Local backend"
 """
 
