@@ -20,10 +20,12 @@ import_app = typer.Typer(
 @import_app.command("omniroute")
 def omniroute(
     db: Annotated[Path, typer.Argument(
+        metavar="DB",
         help="The OmniRoute SQLite database; opened read-only, credentials never read.",
         show_default=False)],
     out: Annotated[Path, typer.Option(
-        "--out", "-o", help="Directory for connections.toml, quota.json and omniladder.toml.",
+        "--out", "-o", metavar="DIR",
+        help="Directory for connections.toml, quota.json and omniladder.toml.",
         show_default=False)],
     since: Annotated[str, typer.Option(
         "--since", help="History to import: 'all', a duration back from the import instant "

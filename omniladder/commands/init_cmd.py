@@ -12,7 +12,7 @@ from omniladder.commands.common import say, user_errors
 
 def init(
     directory: Annotated[Path, typer.Argument(
-        help="Where to write omniladder.toml and connections.toml.")] = Path("."),
+        metavar="DIR", help="Where to write omniladder.toml and connections.toml.")] = Path("."),
 ) -> None:
     """Write a commented starter omniladder.toml and connections.toml (never overwriting)."""
     with user_errors():

@@ -20,7 +20,8 @@ class Kind(StrEnum):
 
 
 def schema(
-    kind: Annotated[Kind, typer.Argument(help="Which input file's schema to print.")],
+    kind: Annotated[Kind, typer.Argument(
+        metavar="KIND", help="Which input file's schema to print.")],
 ) -> None:
     """Print the JSON Schema of an input kind, generated from the loaders' own models."""
     with user_errors():
