@@ -7,8 +7,12 @@ from typing import Annotated
 import typer
 
 from omniladder import __version__
+from omniladder.commands.catalog_cmd import catalog_app
 from omniladder.commands.ids_cmd import ids
+from omniladder.commands.import_cmd import import_app
+from omniladder.commands.init_cmd import init
 from omniladder.commands.plan_cmd import plan
+from omniladder.commands.schema_cmd import schema
 
 app = typer.Typer(
     name="omniladder",
@@ -38,6 +42,10 @@ def _root(
 
 app.command("plan")(plan)
 app.command("ids")(ids)
+app.add_typer(import_app, name="import")
+app.add_typer(catalog_app, name="catalog")
+app.command("init")(init)
+app.command("schema")(schema)
 
 
 def main() -> None:
