@@ -9,6 +9,7 @@ import typer
 from omniladder import __version__
 from omniladder.commands.ids_cmd import ids
 from omniladder.commands.plan_cmd import plan
+from omniladder.commands.why_cmd import why
 
 app = typer.Typer(
     name="omniladder",
@@ -38,6 +39,7 @@ def _root(
 
 app.command("plan")(plan)
 app.command("ids")(ids)
+app.command("why")(why)
 
 
 def main() -> None:
