@@ -9,6 +9,7 @@ import typer
 from omniladder import __version__
 from omniladder.commands.ids_cmd import ids
 from omniladder.commands.plan_cmd import plan
+from omniladder.commands.simulate_cmd import simulate
 from omniladder.commands.why_cmd import why
 
 app = typer.Typer(
@@ -40,6 +41,7 @@ def _root(
 app.command("plan")(plan)
 app.command("ids")(ids)
 app.command("why")(why)
+app.command("simulate")(simulate)
 
 
 def main() -> None:
