@@ -13,6 +13,8 @@ from omniladder.commands.import_cmd import import_app
 from omniladder.commands.init_cmd import init
 from omniladder.commands.plan_cmd import plan
 from omniladder.commands.schema_cmd import schema
+from omniladder.commands.simulate_cmd import simulate
+from omniladder.commands.why_cmd import why
 
 app = typer.Typer(
     name="omniladder",
@@ -46,6 +48,8 @@ app.add_typer(import_app, name="import")
 app.add_typer(catalog_app, name="catalog")
 app.command("init")(init)
 app.command("schema")(schema)
+app.command("why")(why)
+app.command("simulate")(simulate)
 
 
 def main() -> None:
