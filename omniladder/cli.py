@@ -7,10 +7,16 @@ from typing import Annotated
 import typer
 
 from omniladder import __version__
+from omniladder.commands.catalog_cmd import catalog_app
 from omniladder.commands.check_cmd import check
 from omniladder.commands.diff_cmd import diff
 from omniladder.commands.ids_cmd import ids
+from omniladder.commands.import_cmd import import_app
+from omniladder.commands.init_cmd import init
 from omniladder.commands.plan_cmd import plan
+from omniladder.commands.schema_cmd import schema
+from omniladder.commands.simulate_cmd import simulate
+from omniladder.commands.why_cmd import why
 
 app = typer.Typer(
     name="omniladder",
@@ -40,6 +46,12 @@ def _root(
 
 app.command("plan")(plan)
 app.command("ids")(ids)
+app.add_typer(import_app, name="import")
+app.add_typer(catalog_app, name="catalog")
+app.command("init")(init)
+app.command("schema")(schema)
+app.command("why")(why)
+app.command("simulate")(simulate)
 app.command("check")(check)
 app.command("diff")(diff)
 

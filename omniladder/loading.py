@@ -180,6 +180,17 @@ def _lookup(data: Any, loc: Sequence[str | int]) -> tuple[bool, Any]:
     return True, current
 
 
+def describe_errors(exc: ValidationError, data: dict[str, Any]
+                    ) -> list[tuple[tuple[str | int, ...], str, str]]:
+    """Every problem of a validation error as (field path, error type, readable message)."""
+    out: list[tuple[tuple[str | int, ...], str, str]] = []
+    for error in exc.errors(include_url=False, include_input=False):
+        loc = tuple(part for part in error["loc"] if isinstance(part, str | int))
+        out.append((loc, error["type"],
+                    _explain(error["type"], error["msg"], loc, error.get("ctx"), data)))
+    return out
+
+
 def _explain(kind: str, msg: str, loc: Sequence[str | int], ctx: dict[str, Any] | None,
              data: dict[str, Any]) -> str:
     if kind == "missing":
@@ -272,8 +283,10 @@ class Catalogs:
         return tuple(model for (prov, model) in self.models if prov == provider)
 
 
-def load_catalogs(billing_files: Iterable[Path], model_files: Iterable[Path],
-                  include_shipped: bool = True) -> Catalogs:
+def catalog_paths(billing_files: Iterable[Path], model_files: Iterable[Path],
+                  include_shipped: bool = True
+                  ) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]]]:
+    """The billing and model catalog files in override order, with their display names."""
     billing_paths: list[tuple[Path, str]] = []
     model_paths: list[tuple[Path, str]] = []
     if include_shipped:
@@ -283,6 +296,12 @@ def load_catalogs(billing_files: Iterable[Path], model_files: Iterable[Path],
         model_paths.append((shipped / MODEL_CATALOG_NAME, f"{SHIPPED_PREFIX}/{MODEL_CATALOG_NAME}"))
     billing_paths += [(path, display_path(path)) for path in billing_files]
     model_paths += [(path, display_path(path)) for path in model_files]
+    return billing_paths, model_paths
+
+
+def load_catalogs(billing_files: Iterable[Path], model_files: Iterable[Path],
+                  include_shipped: bool = True) -> Catalogs:
+    billing_paths, model_paths = catalog_paths(billing_files, model_files, include_shipped)
 
     billing: dict[tuple[str, str | None], SourcedBillingEntry] = {}
     for path, shown in billing_paths:

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Literal, TypedDict
 
 from omniladder import timefmt
 from omniladder.autoid import AutoId, NowSource
@@ -63,6 +63,18 @@ def reason_phrase(reason: str, detail: str = "") -> str:
 
 
 # --- the plan object -----------------------------------------------------------------------
+
+
+class PlanSettings(TypedDict):
+    """The effective settings a plan was made with, echoed in its JSON document."""
+
+    exit_cutoff_percent: float
+    reentry_min_remaining_percent: float
+    max_reading_age_seconds: float
+    rung_budget_usd: dict[str, float]
+    budget_period: str
+    clamp_cooldown_to_reset: bool
+    cheap_max_input_usd_per_mtok: float
 
 
 @dataclass(frozen=True)
@@ -150,7 +162,7 @@ class Plan:
     auto_id: AutoId
     now: datetime
     now_source: NowSource
-    settings: dict[str, object]
+    settings: PlanSettings
     rungs: tuple[RungStatus, ...]
     pool: tuple[PoolEntry, ...]
     excluded: tuple[Exclusion, ...]
@@ -371,12 +383,12 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
         if position.state == "unenforced":
             warnings.append(f"the {position.rung} budget of {timefmt.usd(position.budget_usd or 0)}"
                             " is not enforced: no spend ledger was given")
-    settings_view: dict[str, object] = {
+    settings_view: PlanSettings = {
         "exit_cutoff_percent": ladder.exit_cutoff_percent,
         "reentry_min_remaining_percent": ladder.reentry_floor,
         "max_reading_age_seconds": ladder.max_reading_age_seconds,
-        "rung_budget_usd": {rung: budgets[rung].budget_usd for rung in budgets
-                            if budgets[rung].budget_usd is not None},
+        "rung_budget_usd": {rung: budget for rung, position in budgets.items()
+                            if (budget := position.budget_usd) is not None},
         "budget_period": settings.budgets.period,
         "clamp_cooldown_to_reset": ladder.clamp_cooldown_to_reset,
         "cheap_max_input_usd_per_mtok": settings.tiers.cheap_max_input_usd_per_mtok,

@@ -1,0 +1,226 @@
+"""Lint the curated catalogs, and list what a fleet uses that nobody curated.
+
+The strict loader stops at the first invalid entry. The linter reads each file as a raw
+document and validates entry by entry with the same models, so every problem of every entry
+is reported at once; the valid entries then form the effective catalogs (later files
+override earlier ones, as when loading) that the fleet is checked against.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from omniladder.billing import classify
+from omniladder.loading import (
+    Catalogs,
+    SourcedBillingEntry,
+    SourcedModelEntry,
+    describe_errors,
+    format_loc,
+    read_document,
+)
+from omniladder.models import BillingEntry, Connection, ModelEntry
+
+ProblemCode = Literal[
+    "not-a-catalog", "unknown-key", "invalid-entry", "duplicate-key", "missing-reason",
+    "missing-source", "missing-reviewed", "missing-as-of", "review-stale", "review-in-future",
+    "unknown-category", "negative-price", "uncurated", "model-not-in-catalog",
+]
+CatalogKind = Literal["billing", "models"]
+
+DEFAULT_MAX_AGE_DAYS = 180
+
+_PRICE_FIELDS = ("input_usd_per_mtok", "output_usd_per_mtok")
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    where: str
+    """The field path inside the file (``entries[3].reviewed``); empty for a whole file."""
+    key: str
+    """What the problem is about: ``provider/auth_type``, ``provider/model``, ..."""
+    code: ProblemCode
+    message: str
+
+
+@dataclass(frozen=True)
+class LintResult:
+    problems: tuple[Problem, ...]
+    catalogs: Catalogs
+    """The effective catalogs built from every entry that validated."""
+
+
+@dataclass(frozen=True)
+class _Spec:
+    kind: CatalogKind
+    table: str
+    model: type[BaseModel]
+    required: tuple[tuple[str, ProblemCode], ...]
+    dated: str
+
+
+_SPECS: Mapping[CatalogKind, _Spec] = {
+    "billing": _Spec("billing", "entries", BillingEntry,
+                     (("reason", "missing-reason"), ("source", "missing-source"),
+                      ("reviewed", "missing-reviewed")), "reviewed"),
+    "models": _Spec("models", "models", ModelEntry,
+                    (("source", "missing-source"), ("as_of", "missing-as-of")), "as_of"),
+}
+
+
+def _key(kind: CatalogKind, item: Mapping[str, Any]) -> tuple[Any, ...]:
+    if kind == "billing":
+        return (item.get("provider"), item.get("auth_type"))
+    return (item.get("provider"), item.get("model"))
+
+
+def key_text(kind: CatalogKind, key: tuple[Any, ...]) -> str:
+    first, second = key
+    if kind == "billing" and second is None:
+        return f"{first}/*"
+    return f"{first}/{second}"
+
+
+def _as_date(value: Any) -> date | None:
+    if isinstance(value, datetime):
+        return None
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def lint_file(kind: CatalogKind, path: Path, shown: str, today: date,
+              max_age_days: int) -> tuple[list[Problem], list[BaseModel]]:
+    """Every problem of one catalog file, and its entries that validated, in file order."""
+    spec = _SPECS[kind]
+    document = read_document(path, shown)
+    problems: list[Problem] = []
+    for name in document:
+        if name != spec.table:
+            problems.append(Problem(shown, name, "", "unknown-key",
+                                    f"unknown top-level key {name!r}; a {kind} catalog holds "
+                                    f"only [[{spec.table}]]"))
+    items = document.get(spec.table, ())
+    if not isinstance(items, tuple):
+        problems.append(Problem(shown, spec.table, "", "not-a-catalog",
+                                f"{spec.table} must be an array of tables"))
+        return problems, []
+    valid: list[BaseModel] = []
+    seen: dict[tuple[Any, ...], int] = {}
+    for index, item in enumerate(items):
+        where = f"{spec.table}[{index}]"
+        if not isinstance(item, dict):
+            problems.append(Problem(shown, where, "", "not-a-catalog", "must be a table"))
+            continue
+        key = _key(kind, item)
+        label = key_text(kind, key)
+
+        def add(code: ProblemCode, message: str, field: str | None = None,
+                where: str = where, label: str = label) -> None:
+            problems.append(Problem(shown, f"{where}.{field}" if field else where, label,
+                                    code, message))
+
+        if key in seen:
+            add("duplicate-key", f"same key as {spec.table}[{seen[key]}] in this file; the "
+                "later entry silently replaces the earlier one")
+        else:
+            seen[key] = index
+        for field, code in spec.required:
+            if _blank(item.get(field)):
+                add(code, f"{field} is missing: every curated fact says "
+                    + {"reason": "why it holds", "source": "where it comes from",
+                       "reviewed": "when it was last checked",
+                       "as_of": "when the price was last checked"}[field], field)
+        when = _as_date(item.get(spec.dated))
+        if when is not None:
+            age = (today - when).days
+            if age > max_age_days:
+                add("review-stale", f"{spec.dated} {when.isoformat()} is {age} days old "
+                    f"(more than {max_age_days}); check the fact again", spec.dated)
+            elif age < 0:
+                add("review-in-future", f"{spec.dated} {when.isoformat()} is after today "
+                    f"({today.isoformat()})", spec.dated)
+        try:
+            valid.append(spec.model.model_validate(item))
+        except ValidationError as exc:
+            for loc, kind_of_error, message in describe_errors(exc, item):
+                field = format_loc(loc)
+                if loc[:1] == ("categories",) and kind_of_error == "literal_error":
+                    add("unknown-category", message, field)
+                elif (loc[:1] and loc[0] in _PRICE_FIELDS
+                      and kind_of_error == "greater_than_equal"):
+                    add("negative-price", message, field)
+                else:
+                    add("invalid-entry", message, field or None)
+    return problems, valid
+
+
+def lint_catalogs(billing_paths: Sequence[tuple[Path, str]],
+                  model_paths: Sequence[tuple[Path, str]], today: date,
+                  max_age_days: int = DEFAULT_MAX_AGE_DAYS) -> LintResult:
+    """Lint every catalog file; build the effective catalogs from the valid entries."""
+    problems: list[Problem] = []
+    billing: dict[tuple[str, str | None], SourcedBillingEntry] = {}
+    models: dict[tuple[str, str], SourcedModelEntry] = {}
+    for path, shown in billing_paths:
+        found, entries = lint_file("billing", path, shown, today, max_age_days)
+        problems += found
+        for entry in entries:
+            assert isinstance(entry, BillingEntry)
+            billing[(entry.provider, entry.auth_type)] = SourcedBillingEntry(entry, shown)
+    for path, shown in model_paths:
+        found, entries = lint_file("models", path, shown, today, max_age_days)
+        problems += found
+        for entry in entries:
+            assert isinstance(entry, ModelEntry)
+            models[(entry.provider, entry.model)] = SourcedModelEntry(entry, shown)
+    catalogs = Catalogs(billing, models, tuple(s for _, s in billing_paths),
+                        tuple(s for _, s in model_paths))
+    return LintResult(tuple(problems), catalogs)
+
+
+def lint_fleet(connections: Sequence[Connection], catalogs: Catalogs,
+               connections_file: str) -> list[Problem]:
+    """Providers and auth types in use that no catalog entry covers (R1.4: treated as
+    metered), and models of metered connections missing from the model catalog (R3:
+    treated as premium)."""
+    uncurated: dict[tuple[str, str], list[str]] = {}
+    missing: dict[tuple[str, str], list[str]] = {}
+    for connection in connections:
+        info = classify(connection, catalogs, connections_file)
+        if info.step == 4:
+            uncurated.setdefault((connection.provider, connection.auth_type),
+                                 []).append(connection.id)
+        if info.treated_as_metered and connection.models is not None:
+            for model in connection.models:
+                if (connection.provider, model) not in catalogs.models:
+                    missing.setdefault((connection.provider, model), []).append(connection.id)
+    problems = [
+        Problem(connections_file, "", f"{provider}/{auth_type}", "uncurated",
+                f"no billing catalog entry for provider {provider!r}, auth_type "
+                f"{auth_type!r}: treated as metered; used by {', '.join(ids)}")
+        for (provider, auth_type), ids in uncurated.items()
+    ]
+    problems += [
+        Problem(connections_file, "", f"{provider}/{model}", "model-not-in-catalog",
+                f"model {model!r} of provider {provider!r} is not in the model catalog: its "
+                f"metered connections are treated as premium; used by {', '.join(ids)}")
+        for (provider, model), ids in missing.items()
+    ]
+    return problems

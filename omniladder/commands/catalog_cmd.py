@@ -1,0 +1,120 @@
+"""`omniladder catalog show|check`: the effective curated catalogs, and their lint."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from omniladder.commands.common import (
+    CatalogOpt,
+    ConfigOpt,
+    ConnectionsOpt,
+    ModelsCatalogOpt,
+    NoShippedOpt,
+    user_errors,
+)
+from omniladder.errors import ExitCode
+
+catalog_app = typer.Typer(
+    name="catalog",
+    help="Show and lint the curated billing and model catalogs.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON document.")]
+
+
+def _files(config: Path | None, connections: Path | None, catalog: list[Path] | None,
+           models_catalog: list[Path] | None, no_shipped_catalogs: bool) -> tuple[Any, Any]:
+    """(settings, InputFiles) as plan would resolve them."""
+    from omniladder.loading import find_settings, load_settings, resolve_files
+
+    settings_path = find_settings(config)
+    settings = load_settings(settings_path)
+    files = resolve_files(settings_path, settings, connections=connections,
+                          catalogs=tuple(catalog or ()),
+                          models_catalogs=tuple(models_catalog or ()),
+                          no_shipped_catalogs=no_shipped_catalogs)
+    return settings, files
+
+
+@catalog_app.command("show")
+def show(
+    config: ConfigOpt = None,
+    catalog: CatalogOpt = None,
+    models_catalog: ModelsCatalogOpt = None,
+    no_shipped_catalogs: NoShippedOpt = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """List the effective billing and model catalogs, each entry with its file."""
+    with user_errors():
+        import json
+
+        from omniladder.loading import load_catalogs
+        from omniladder.rendering.catalog_view import catalog_document, render_catalog_table
+
+        settings, files = _files(config, None, catalog, models_catalog, no_shipped_catalogs)
+        catalogs = load_catalogs(files.billing_catalogs, files.model_catalogs,
+                                 include_shipped=not files.no_shipped_catalogs)
+        if json_out:
+            sys.stdout.write(json.dumps(catalog_document(catalogs, settings.tiers)) + "\n")
+        else:
+            render_catalog_table(catalogs, settings.tiers, sys.stdout)
+
+
+@catalog_app.command("check")
+def check(
+    config: ConfigOpt = None,
+    connections: ConnectionsOpt = None,
+    catalog: CatalogOpt = None,
+    models_catalog: ModelsCatalogOpt = None,
+    no_shipped_catalogs: NoShippedOpt = False,
+    max_age_days: Annotated[int, typer.Option(
+        "--max-age-days", min=0, help="Flag reviewed / as_of dates older than this.")] = 180,
+    today: Annotated[str | None, typer.Option(
+        "--today", help="Judge review ages as of this date (YYYY-MM-DD); default: today (UTC).",
+        show_default=False)] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Lint the catalogs and list uncurated providers in use; exit 1 on any problem."""
+    with user_errors():
+        import json
+        from datetime import UTC, date, datetime
+
+        from omniladder.catalog_lint import lint_catalogs, lint_fleet
+        from omniladder.errors import UsageError
+        from omniladder.loading import catalog_paths, display_path, load_model
+        from omniladder.models import ConnectionsFile
+        from omniladder.rendering.catalog_view import lint_document, lint_lines
+
+        if today is None:
+            day = datetime.now(UTC).date()
+        else:
+            try:
+                day = date.fromisoformat(today.strip())
+            except ValueError:
+                raise UsageError(f"not a date: {today!r} (expected e.g. 2026-11-29)",
+                                 field="--today") from None
+        _, files = _files(config, connections, catalog, models_catalog, no_shipped_catalogs)
+        billing_paths, model_paths = catalog_paths(
+            files.billing_catalogs, files.model_catalogs,
+            include_shipped=not files.no_shipped_catalogs)
+        result = lint_catalogs(billing_paths, model_paths, day, max_age_days)
+        problems = list(result.problems)
+        fleet: str | None = None
+        if files.connections is not None:
+            fleet = display_path(files.connections)
+            fleet_connections = load_model(ConnectionsFile, files.connections).connections
+            problems += lint_fleet(fleet_connections, result.catalogs, fleet)
+        shown = [s for _, s in billing_paths] + [s for _, s in model_paths]
+        if json_out:
+            sys.stdout.write(json.dumps(lint_document(problems, shown, day, max_age_days,
+                                                      fleet)) + "\n")
+        else:
+            sys.stdout.write("\n".join(lint_lines(problems, shown, fleet)) + "\n")
+        if problems:
+            raise typer.Exit(int(ExitCode.NO))

@@ -1,0 +1,32 @@
+"""`omniladder schema KIND`: the JSON Schema of an input kind, for editors and CI."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+from omniladder.commands.common import user_errors
+
+
+class Kind(StrEnum):
+    CONNECTIONS = "connections"
+    QUOTA = "quota"
+    SETTINGS = "settings"
+    SPEND = "spend"
+    BILLING_CATALOG = "billing-catalog"
+    MODEL_CATALOG = "model-catalog"
+
+
+def schema(
+    kind: Annotated[Kind, typer.Argument(
+        metavar="KIND", help="Which input file's schema to print.")],
+) -> None:
+    """Print the JSON Schema of an input kind, generated from the loaders' own models."""
+    with user_errors():
+        import sys
+
+        from omniladder.schemas import schema_text
+
+        sys.stdout.write(schema_text(kind.value))

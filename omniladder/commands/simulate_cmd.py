@@ -1,0 +1,82 @@
+"""`omniladder simulate AUTO_ID --from T1 --to T2`: plan at every step and chart the day."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from omniladder.commands.common import (
+    CatalogOpt,
+    ConfigOpt,
+    ConnectionsOpt,
+    InputOptions,
+    ModelsCatalogOpt,
+    NoShippedOpt,
+    QuotaOpt,
+    SpendOpt,
+    say,
+    user_errors,
+)
+
+
+def simulate(
+    auto_id: Annotated[str, typer.Argument(
+        help="auto/subscription, auto/thrifty or auto/<category>:<tier>.")],
+    start: Annotated[str, typer.Option(
+        "--from", help="First instant (RFC 3339 with offset).", show_default=False)],
+    end: Annotated[str, typer.Option(
+        "--to", help="Last instant (RFC 3339 with offset).", show_default=False)],
+    step: Annotated[str, typer.Option(
+        "--step", help="Time between plans: 30s, 5m, 1h, 1h30m.")] = "5m",
+    config: ConfigOpt = None,
+    connections: ConnectionsOpt = None,
+    quota: QuotaOpt = None,
+    spend: SpendOpt = None,
+    catalog: CatalogOpt = None,
+    models_catalog: ModelsCatalogOpt = None,
+    no_shipped_catalogs: NoShippedOpt = False,
+    svg: Annotated[Path | None, typer.Option(
+        "--svg", help="Also write the chart as an SVG picture to FILE.", show_default=False)]
+    = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the series as JSON.")]
+    = False,
+) -> None:
+    """Plan at every step between two instants: head rung, pool per rung, transitions, flaps."""
+    with user_errors():
+        from omniladder.autoid import parse_auto_id, parse_instant
+        from omniladder.errors import UsageError
+        from omniladder.simulate import parse_step, simulate, step_instants
+
+        parsed = parse_auto_id(auto_id)
+        first = parse_instant(start, "--from")
+        last = parse_instant(end, "--to")
+        every = parse_step(step)
+        step_instants(first, last, every)  # usage errors before any file is read
+        options = InputOptions(config, connections, quota, spend, tuple(catalog or ()),
+                               tuple(models_catalog or ()), no_shipped_catalogs)
+        inputs = options.load()
+        series = simulate(inputs, parsed, first, last, every)
+        if svg is not None:
+            from omniladder.rendering.timeline import timeline_svg
+
+            try:
+                svg.write_text(timeline_svg(series), encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"cannot write the SVG ({exc.strerror})",
+                                 file=str(svg)) from None
+        if json_out:
+            from omniladder.rendering.timeline import series_json
+
+            sys.stdout.write(series_json(series) + "\n")
+        else:
+            from omniladder.rendering.timeline import render_timeline
+
+            for warning in series.warnings:
+                say(f"omniladder: warning: {warning}")
+            render_timeline(series, sys.stdout)
+            sys.stdout.flush()
+            if svg is not None:
+                say(f"omniladder: wrote {svg}")

@@ -1,0 +1,426 @@
+"""`why`: the step-by-step trace of one connection, read from the plans of one or more ids.
+
+Nothing here decides anything. The trace reads billing, gates, tiers, rungs, quota verdicts
+with their R7 replay, and budget positions from ``Plan`` objects made by ``make_plan``. The
+earliest comeback of a connection that is out is found the same way: by planning at the
+instants where something could change (a cooldown end, a window reset, a reading going
+stale, a budget period starting), first with no new reading and then with a fresh one.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Literal
+
+from omniladder import timefmt
+from omniladder.autoid import AutoId
+from omniladder.billing import BillingInfo
+from omniladder.budgets import BudgetPosition, period_start
+from omniladder.errors import UsageError
+from omniladder.loading import LoadedInputs
+from omniladder.models import Reading, Rung, Window
+from omniladder.plan import ConnectionFacts, PairDecision, Plan, make_plan
+from omniladder.quota import Cooldown, ReplayStep, Verdict, readings_until, window_views
+from omniladder.tiers import TierInfo
+
+R1_STEPS: dict[int, str] = {
+    1: "R1.1 auth_type none: keyless",
+    2: "R1.2 catalog entry for the provider and auth type",
+    3: "R1.3 provider-wide catalog entry",
+    4: "R1.4 no catalog entry: uncurated, treated as metered",
+}
+
+COMEBACK_REASONS: frozenset[str] = frozenset({
+    "cooldown", "quota-missing", "quota-unknown", "quota-stale", "quota-reset-since-reading",
+    "quota-exhausted", "quota-below-cutoff", "quota-below-reentry", "budget-spent",
+})
+"""Reasons a connection can come back from by time passing or a fresh reading."""
+
+_EPSILON = timedelta(microseconds=1)
+
+
+# --- the trace -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WindowMark:
+    """One window of the reading, as R6 sees it for one model at now."""
+
+    window: Window
+    applies: bool
+    current: bool
+    limiting: bool
+
+    @property
+    def mark(self) -> str:
+        if not self.applies:
+            return "not applicable"
+        return "current" if self.current else "outdated"
+
+
+@dataclass(frozen=True)
+class ModelTrace:
+    model: str
+    tier: TierInfo
+    rung: Rung
+    verdict: Verdict | None
+    windows: tuple[WindowMark, ...]
+    budget: BudgetPosition | None
+    """The budget position of the rung; None on a quota rung (R8 gates only paid rungs)."""
+
+    @property
+    def replay(self) -> tuple[ReplayStep, ...]:
+        return self.verdict.replay if self.verdict is not None else ()
+
+
+@dataclass(frozen=True)
+class PoolSeat:
+    model: str
+    position: int
+    rung: Rung
+    unverified: bool
+
+
+@dataclass(frozen=True)
+class Left:
+    model: str
+    rung: Rung
+    reason: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Route:
+    """One way back: the instant, whether a fresh reading is needed, and what happens first."""
+
+    at: datetime
+    exclusive: bool
+    """True when it is back only just after ``at`` (a reading goes stale after its max age)."""
+    needs_reading: bool
+    unverified: bool
+    """It comes back unverified (quota unknown), admitted by auto/thrifty's fail-open rule."""
+    threshold: float | None
+    """The figure a fresh reading must exceed (R7), when one is needed."""
+    threshold_kind: Literal["exit cutoff", "re-entry floor"] | None
+    steps: tuple[str, ...]
+    """What must happen first, in order."""
+
+
+@dataclass(frozen=True)
+class Comeback:
+    """The earliest instant a left-out (connection, model) could be back, and what first."""
+
+    model: str
+    reason: str
+    without_reading: Route | None
+    """Back by time alone (a cooldown end, a reset, a stale reading, a new budget period)."""
+    with_reading: Route | None
+    """Back on a fresh reading (one showing every window full is what is tried)."""
+
+    @property
+    def earliest(self) -> Route | None:
+        routes = [r for r in (self.without_reading, self.with_reading) if r is not None]
+        return min(routes, key=lambda r: (r.at, r.exclusive, r.needs_reading), default=None)
+
+
+@dataclass(frozen=True)
+class IdVerdict:
+    auto_id: str
+    seats: tuple[PoolSeat, ...]
+    left: tuple[Left, ...]
+    comebacks: tuple[Comeback, ...]
+
+    @property
+    def in_pool(self) -> bool:
+        return bool(self.seats)
+
+
+@dataclass(frozen=True)
+class Trace:
+    connection_id: str
+    now: datetime
+    now_source: str
+    facts: ConnectionFacts
+    reading: Reading | None
+    reading_age_seconds: float | None
+    reading_stale: bool | None
+    max_reading_age_seconds: float
+    exit_cutoff_percent: float
+    reentry_floor_percent: float
+    models: tuple[ModelTrace, ...]
+    verdicts: tuple[IdVerdict, ...]
+    files: dict[str, str]
+
+    @property
+    def billing(self) -> BillingInfo:
+        return self.facts.billing
+
+    @property
+    def cooldown(self) -> Cooldown | None:
+        return self.facts.cooldown
+
+
+def find_connection(plan: Plan, connection_id: str) -> ConnectionFacts:
+    """The connection's facts, or a UsageError suggesting the closest known ids."""
+    for facts in plan.facts:
+        if facts.connection.id == connection_id:
+            return facts
+    known = [f.connection.id for f in plan.facts]
+    close = difflib.get_close_matches(connection_id, known, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    listed = "" if close else f"; known ids: {', '.join(known) or '(none)'}"
+    raise UsageError(f"unknown connection id {connection_id!r}{hint}{listed}",
+                     field="CONNECTION_ID")
+
+
+def explain(inputs: LoadedInputs, plans: Sequence[Plan], connection_id: str,
+            model: str | None = None) -> Trace:
+    """The trace of one connection across the plans of one or more auto ids (same now).
+
+    ``inputs`` are the ones the plans were made from; each left-out (connection, model) of a
+    quota, cooldown or budget reason also gets its earliest comeback.
+    """
+    if not plans:
+        raise ValueError("explain needs at least one plan")
+    first = plans[0]
+    facts = find_connection(first, connection_id)
+    if model is not None and model not in facts.models:
+        close = difflib.get_close_matches(model, facts.models, n=3, cutoff=0.5)
+        serves = ", ".join(facts.models) or "no model"
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise UsageError(f"connection {connection_id!r} does not serve model {model!r}{hint} "
+                         f"(it serves {serves})", field="--model")
+    wanted = (model,) if model is not None else facts.models
+    decisions = {d.model: d for d in first.decisions if d.connection_id == connection_id}
+
+    ladder = inputs.settings.ladder
+    models: list[ModelTrace] = []
+    reading: Reading | None = None
+    for name in wanted:
+        decision = decisions.get(name)
+        if decision is None:  # pragma: no cover - every served model has a decision
+            continue
+        verdict = decision.verdict
+        if verdict is not None and verdict.reading is not None:
+            reading = verdict.reading
+        marks: tuple[WindowMark, ...] = ()
+        if verdict is not None and verdict.reading is not None:
+            marks = tuple(
+                WindowMark(view.window, view.applies, view.current,
+                           verdict.window is not None and view.window == verdict.window)
+                for view in window_views(verdict.reading, name, first.now))
+        budget = first.budgets.get(decision.rung)
+        models.append(ModelTrace(name, decision.tier, decision.rung, verdict, marks, budget))
+
+    age: float | None = None
+    stale: bool | None = None
+    max_age = ladder.max_reading_age_seconds
+    if reading is not None:
+        age = (first.now - reading.checked_at).total_seconds()
+        stale = age > max_age
+
+    verdicts = tuple(_id_verdict(p, connection_id, wanted, inputs) for p in plans)
+    return Trace(connection_id, first.now, first.now_source, facts, reading, age, stale,
+                 max_age, ladder.exit_cutoff_percent, ladder.reentry_floor, tuple(models),
+                 verdicts, dict(first.files))
+
+
+def _id_verdict(plan: Plan, connection_id: str, models: Sequence[str],
+                inputs: LoadedInputs) -> IdVerdict:
+    seats: list[PoolSeat] = []
+    for entry in plan.pool:
+        if connection_id in entry.allowed_connection_ids and entry.model in models:
+            seats.append(PoolSeat(entry.model, entry.position, entry.rung,
+                                  connection_id in entry.unverified_connection_ids))
+    left: list[Left] = []
+    comebacks: list[Comeback] = []
+    for decision in plan.decisions:
+        if (decision.connection_id != connection_id or decision.admitted
+                or decision.model not in models):
+            continue
+        assert decision.reason is not None
+        left.append(Left(decision.model, decision.rung, decision.reason, decision.detail))
+        if decision.reason in COMEBACK_REASONS:
+            comebacks.append(earliest_comeback(inputs, plan, decision))
+    return IdVerdict(plan.auto_id.text, tuple(seats), tuple(left), tuple(comebacks))
+
+
+# --- earliest comeback ---------------------------------------------------------------------
+
+
+def _frozen_at(inputs: LoadedInputs, now: datetime) -> LoadedInputs:
+    """The inputs as they stand at now: no reading or spend event from after it."""
+    readings = {cid: tuple(readings_until(history, now))
+                for cid, history in inputs.readings.items()}
+    spend = (tuple(e for e in inputs.spend if e.at <= now)
+             if inputs.spend is not None else None)
+    return replace(inputs, readings=readings, spend=spend)
+
+
+def _with_reading(inputs: LoadedInputs, reading: Reading) -> LoadedInputs:
+    readings = dict(inputs.readings)
+    readings[reading.connection] = (*readings.get(reading.connection, ()), reading)
+    return replace(inputs, readings=readings)
+
+
+def _decision_at(inputs: LoadedInputs, auto_id: AutoId, at: datetime, connection_id: str,
+                 model: str) -> PairDecision:
+    plan = make_plan(inputs, auto_id, at, "flag")
+    for decision in plan.decisions:
+        if decision.connection_id == connection_id and decision.model == model:
+            return decision
+    raise AssertionError("a served model always has a decision")  # pragma: no cover
+
+
+def change_instants(inputs: LoadedInputs, plan: Plan, connection_id: str
+                    ) -> list[tuple[datetime, bool]]:
+    """Every instant after now where the plan of this connection could change by time alone.
+
+    (instant, exclusive): a cooldown's configured and clamped ends, each reset of the latest
+    reading and of its windows, the moment the latest reading goes stale (just after its max
+    age), and the start of the next budget period.
+    """
+    now = plan.now
+    found: dict[datetime, bool] = {}
+    facts = find_connection(plan, connection_id)
+    if facts.cooldown is not None:
+        found[facts.cooldown.until] = False
+        found[facts.cooldown.end] = False
+    history = readings_until(inputs.readings.get(connection_id, ()), now)
+    if history:
+        latest = history[-1]
+        if latest.reset_at is not None:
+            found[latest.reset_at] = False
+        for window in latest.all_windows():
+            if window.reset_at is not None:
+                found[window.reset_at] = False
+        stale_at = latest.checked_at + timedelta(
+            seconds=inputs.settings.ladder.max_reading_age_seconds)
+        found.setdefault(stale_at, True)
+    found.setdefault(_next_period(now, inputs.settings.budgets.period), False)
+    return sorted((at, exclusive) for at, exclusive in found.items() if at > now)
+
+
+def _next_period(now: datetime, period: str) -> datetime:
+    start = period_start(now, period)
+    if period == "day":
+        return start + timedelta(days=1)
+    if period == "week":
+        return start + timedelta(days=7)
+    year, month = (start.year + 1, 1) if start.month == 12 else (start.year, start.month + 1)
+    return start.replace(year=year, month=month)
+
+
+def earliest_comeback(inputs: LoadedInputs, plan: Plan, decision: PairDecision) -> Comeback:
+    """Plan forward to find when a left-out pair could be back, and what must happen first.
+
+    First with no new reading, at each instant where something changes by time alone; then
+    with a fresh reading (every window at 100%) at now and at each of those instants. The
+    earlier of the two wins; the plan decides each probe, nothing is recomputed here.
+    """
+    frozen = _frozen_at(inputs, plan.now)
+    cid, model = decision.connection_id, decision.model
+    instants = change_instants(frozen, plan, cid)
+
+    without: tuple[datetime, bool, PairDecision] | None = None
+    for at, exclusive in instants:
+        probe = _decision_at(frozen, plan.auto_id, at + _EPSILON if exclusive else at, cid,
+                             model)
+        if probe.admitted:
+            without = (at, exclusive, probe)
+            break
+
+    fresh: tuple[datetime, bool, PairDecision] | None = None
+    for at, exclusive in [(plan.now, False), *instants]:
+        when = at + _EPSILON if exclusive else at
+        probed = _with_reading(frozen, _fresh_reading(frozen, cid, when))
+        probe = _decision_at(probed, plan.auto_id, when, cid, model)
+        if probe.admitted:
+            fresh = (at, exclusive, probe)
+            break
+
+    without_route: Route | None = None
+    if without is not None:
+        at, exclusive, probe = without
+        without_route = Route(at, exclusive, False, probe.unverified, None, None,
+                              _steps(plan, decision, probe, at, fresh_reading=False))
+    fresh_route: Route | None = None
+    if fresh is not None:
+        at, exclusive, probe = fresh
+        verdict = probe.verdict
+        threshold = verdict.threshold if verdict is not None else None
+        kind: Literal["exit cutoff", "re-entry floor"] | None = None
+        if verdict is not None and threshold is not None:
+            kind = "re-entry floor" if verdict.floor_applied else "exit cutoff"
+        fresh_route = Route(at, exclusive, True, probe.unverified, threshold, kind,
+                            _steps(plan, decision, probe, at, fresh_reading=True))
+    return Comeback(model, decision.reason or "", without_route, fresh_route)
+
+
+def _fresh_reading(inputs: LoadedInputs, connection_id: str, at: datetime) -> Reading:
+    """A hypothetical reading at ``at`` showing every window full (no reset known)."""
+    history = inputs.readings.get(connection_id, ())
+    names = [w.name for w in history[-1].all_windows()] if history else []
+    windows = tuple(Window(name=name, remaining_percent=100.0) for name in names or ["quota"])
+    return Reading(connection=connection_id, checked_at=at, windows=windows)
+
+
+def _steps(plan: Plan, before: PairDecision, after: PairDecision, at: datetime,
+           *, fresh_reading: bool) -> tuple[str, ...]:
+    """What changes between now and the comeback, in order, as an operator reads it."""
+    now = plan.now
+    max_age = plan.settings["max_reading_age_seconds"]
+    steps: list[str] = []
+    facts = find_connection(plan, before.connection_id)
+    cool = facts.cooldown
+    if cool is not None and cool.cooling and cool.end <= at:
+        if fresh_reading and cool.clamped and cool.until <= at:
+            steps.append(f"the cooldown runs to its configured end "
+                         f"{timefmt.short(cool.until, now)}: a fresh reading with no exhausted "
+                         "window leaves no reset to clamp it to (R9)")
+        else:
+            clamp = (f" (clamped from {timefmt.short(cool.until, now)} to its own reset)"
+                     if cool.clamped else "")
+            steps.append(f"the cooldown ends at {timefmt.short(cool.end, now)}{clamp}")
+    verdict = before.verdict
+    reading = verdict.reading if verdict is not None else None
+    if reading is not None:
+        if (reading.status == "exhausted" and reading.reset_at is not None
+                and now < reading.reset_at <= at):
+            steps.append(f"the exhausted reading's reset passes at "
+                         f"{timefmt.short(reading.reset_at, now)}")
+        threshold = verdict.threshold if verdict is not None else None
+        for window in reading.all_windows():
+            if (window.applies_to(before.model) and window.reset_at is not None
+                    and now < window.reset_at <= at and threshold is not None
+                    and window.figure <= threshold):
+                steps.append(f"the {window.name} window resets at "
+                             f"{timefmt.short(window.reset_at, now)}")
+    if before.reason == "budget-spent" and not after.reason:
+        steps.append(f"the {before.rung} budget period starts again at "
+                     f"{timefmt.short(at, now)}")
+    probe = after.verdict
+    if fresh_reading:
+        assert probe is not None
+        kind = "re-entry floor" if probe.floor_applied else "exit cutoff"
+        when = "now" if at <= now else f"at or after {timefmt.short(at, now)}"
+        steps.append(f"a fresh reading {when} whose figure is above the {kind} "
+                     f"{timefmt.pct(probe.threshold or 0)}")
+    elif probe is not None and after.unverified:
+        if probe.reason == "quota-stale" and reading is not None:
+            stale_at = reading.checked_at + timedelta(seconds=max_age)
+            if stale_at >= at:
+                steps.append(f"its reading of {timefmt.short(reading.checked_at, now)} goes "
+                             f"stale just after {timefmt.short(stale_at, now)} (max age "
+                             f"{timefmt.duration(max_age)})")
+            steps.append(f"{plan.auto_id.text} then admits it unverified: quota unknown, "
+                         "reading stale")
+        else:
+            steps.append(f"{plan.auto_id.text} then admits it unverified ({probe.reason}: "
+                         f"{probe.detail})")
+    if not steps:
+        steps.append(f"admitted at {timefmt.short(at, now)}")
+    return tuple(steps)

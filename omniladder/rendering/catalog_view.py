@@ -1,0 +1,107 @@
+"""Views of the effective catalogs (`catalog show`) and of lint findings (`catalog check`).
+
+JSON documents are plain data for json.dumps; tables go through rich with every
+user-supplied string as ``Text``; lint findings are plain, grep-able lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from typing import Any, TextIO
+
+from omniladder.catalog_lint import Problem
+from omniladder.loading import Catalogs
+from omniladder.models import TierSettings
+from omniladder.tiers import economic_tier
+
+FORMAT_VERSION = "1"
+
+
+def catalog_document(catalogs: Catalogs, tiers: TierSettings) -> dict[str, Any]:
+    """The effective catalogs, each entry with the file it came from."""
+    billing = [
+        {"provider": s.entry.provider, "auth_type": s.entry.auth_type,
+         "billing": s.entry.billing, "overage": s.entry.overage, "reason": s.entry.reason,
+         "source": s.entry.source,
+         "reviewed": s.entry.reviewed.isoformat() if s.entry.reviewed else None,
+         "file": s.file}
+        for s in catalogs.billing.values()
+    ]
+    models = []
+    for (provider, model), s in catalogs.models.items():
+        tier = economic_tier(provider, model, catalogs, tiers)
+        models.append(
+            {"provider": provider, "model": model,
+             "input_usd_per_mtok": s.entry.input_usd_per_mtok,
+             "output_usd_per_mtok": s.entry.output_usd_per_mtok,
+             "categories": list(s.entry.categories), "tier": s.entry.tier,
+             "effective_tier": tier.tier, "tier_source": tier.source,
+             "as_of": s.entry.as_of.isoformat() if s.entry.as_of else None,
+             "source": s.entry.source, "file": s.file})
+    return {"format_version": FORMAT_VERSION, "billing_files": list(catalogs.billing_files),
+            "model_files": list(catalogs.model_files), "billing": billing, "models": models}
+
+
+def render_catalog_table(catalogs: Catalogs, tiers: TierSettings, out: TextIO) -> None:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from omniladder.rendering.table import make_console
+
+    document = catalog_document(catalogs, tiers)
+    console = make_console(out)
+    billing = Table(title="Billing catalog (R1)", title_justify="left", box=box.SIMPLE_HEAD,
+                    pad_edge=False)
+    for name in ("provider", "auth_type", "billing", "overage", "reviewed", "file"):
+        billing.add_column(name, no_wrap=name != "file", overflow="fold")
+    for row in document["billing"]:
+        billing.add_row(Text(row["provider"]), Text(row["auth_type"] or "* (provider-wide)"),
+                        row["billing"], row["overage"], row["reviewed"] or "-",
+                        Text(row["file"]))
+    console.print(billing)
+    models = Table(title="Model catalog (R3)", title_justify="left", box=box.SIMPLE_HEAD,
+                   pad_edge=False)
+    for name in ("provider", "model", "in $/Mtok", "out $/Mtok", "tier", "categories",
+                 "file"):
+        models.add_column(name, no_wrap=name in ("provider", "model", "tier"),
+                          justify="right" if "$" in name else "left", overflow="fold")
+    for row in document["models"]:
+        tier = row["effective_tier"] + (" (set)" if row["tier"] else "")
+        models.add_row(Text(row["provider"]), Text(row["model"]),
+                       f"{row['input_usd_per_mtok']:g}", f"{row['output_usd_per_mtok']:g}",
+                       tier, ", ".join(row["categories"]) or "-", Text(row["file"]))
+    console.print(models)
+    console.print(Text(f"{len(document['billing'])} billing entries from "
+                       f"{len(catalogs.billing_files)} file(s), {len(document['models'])} "
+                       f"models from {len(catalogs.model_files)} file(s)"))
+
+
+def lint_document(problems: Sequence[Problem], files: Sequence[str], today: date,
+                  max_age_days: int, connections: str | None) -> dict[str, Any]:
+    return {
+        "format_version": FORMAT_VERSION,
+        "ok": not problems,
+        "today": today.isoformat(),
+        "max_age_days": max_age_days,
+        "files": list(files),
+        "connections": connections,
+        "problems": [{"file": p.file, "where": p.where, "key": p.key, "code": p.code,
+                      "message": p.message} for p in problems],
+    }
+
+
+def lint_lines(problems: Sequence[Problem], files: Sequence[str],
+               connections: str | None) -> list[str]:
+    """One line per problem, then the verdict."""
+    lines = []
+    for p in problems:
+        parts = [p.file] + [part for part in (p.where, p.key) if part] + [p.code, p.message]
+        lines.append(": ".join(parts))
+    checked = f"{len(files)} catalog file(s)" + (f" and {connections}" if connections else "")
+    if problems:
+        lines.append(f"catalog check: {len(problems)} problem(s) in {checked}")
+    else:
+        lines.append(f"catalog check: ok, no problems in {checked}")
+    return lines

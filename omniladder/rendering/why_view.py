@@ -1,0 +1,435 @@
+"""Views of a `why` trace: a readable tree, in the spirit of ``cargo tree -i``, and JSON."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, TextIO
+
+from rich.text import Text
+
+from omniladder import timefmt
+from omniladder.explain import R1_STEPS, Comeback, IdVerdict, ModelTrace, Route, Trace
+from omniladder.plan import FORMAT_VERSION
+from omniladder.rendering.table import make_console
+
+_NOW_SOURCE = {"flag": "from --now", "snapshot": "from the quota snapshot",
+               "clock": "from the clock"}
+
+
+# --- JSON ----------------------------------------------------------------------------------
+
+
+def _iso(value: datetime | None) -> str | None:
+    return timefmt.iso(value) if value is not None else None
+
+
+def _route(route: Route | None) -> dict[str, Any] | None:
+    if route is None:
+        return None
+    return {"at": timefmt.iso(route.at), "just_after": route.exclusive,
+            "needs_fresh_reading": route.needs_reading, "unverified": route.unverified,
+            "threshold_percent": route.threshold, "threshold_kind": route.threshold_kind,
+            "steps": list(route.steps)}
+
+
+def _comeback(comeback: Comeback) -> dict[str, Any]:
+    earliest = comeback.earliest
+    return {"model": comeback.model, "reason": comeback.reason,
+            "earliest": _route(earliest),
+            "without_new_reading": _route(comeback.without_reading),
+            "with_fresh_reading": _route(comeback.with_reading)}
+
+
+def _model(trace: Trace, model: ModelTrace) -> dict[str, Any]:
+    verdict = model.verdict
+    budget = model.budget
+    last: dict[str, Any] | None = None
+    if verdict is not None and verdict.reading is not None:
+        last = {"checked_at": timefmt.iso(verdict.reading.checked_at),
+                "status": verdict.reading.status, "figure": verdict.figure,
+                "threshold": verdict.threshold,
+                "judged": verdict.kind, "reason": verdict.reason}
+    return {
+        "model": model.model,
+        "tier": {"tier": model.tier.tier, "source": model.tier.source,
+                 "input_usd_per_mtok": model.tier.input_usd_per_mtok},
+        "rung": model.rung,
+        "windows": [
+            {"name": m.window.name, "remaining_percent": m.window.remaining_percent,
+             "unlimited": m.window.unlimited, "reset_at": _iso(m.window.reset_at),
+             "models": list(m.window.models) if m.window.models is not None else None,
+             "applicable": m.applies, "current": m.applies and m.current,
+             "outdated": m.applies and not m.current, "limiting": m.limiting}
+            for m in model.windows
+        ],
+        "figure": verdict.figure if verdict is not None else None,
+        "limiting_window": verdict.window.name if verdict and verdict.window else None,
+        "replay": [
+            {"checked_at": timefmt.iso(step.checked_at), "status": step.status,
+             "figure": step.figure, "threshold": step.threshold,
+             "state_before": "in play" if step.in_play_before else "out",
+             "state_after": "in play" if step.in_play_after else "out"}
+            for step in model.replay
+        ],
+        "latest": last,
+        "threshold": verdict.threshold if verdict is not None else None,
+        "threshold_kind": (None if verdict is None or verdict.threshold is None
+                           else "re-entry floor" if verdict.floor_applied else "exit cutoff"),
+        "out_since": _iso(verdict.out_since) if verdict is not None else None,
+        "quota": ({"kind": verdict.kind, "reason": verdict.reason, "detail": verdict.detail}
+                  if verdict is not None else None),
+        "budget": ({"rung": budget.rung, "state": budget.state, "budget_usd": budget.budget_usd,
+                    "spent_usd": budget.spent_usd,
+                    "remaining_usd": _remaining(budget.budget_usd, budget.spent_usd),
+                    "period": budget.period, "since": timefmt.iso(budget.since)}
+                   if budget is not None else None),
+    }
+
+
+def _remaining(budget: float | None, spent: float | None) -> float | None:
+    if budget is None or spent is None:
+        return None
+    return round(max(budget - spent, 0.0), 6)
+
+
+def _verdict(verdict: IdVerdict) -> dict[str, Any]:
+    return {
+        "auto_id": verdict.auto_id,
+        "in_pool": verdict.in_pool,
+        "pool": [{"model": s.model, "position": s.position, "rung": s.rung,
+                  "unverified": s.unverified} for s in verdict.seats],
+        "excluded": [{"model": x.model, "rung": x.rung, "reason": x.reason,
+                      "detail": x.detail} for x in verdict.left],
+        "comeback": [_comeback(c) for c in verdict.comebacks],
+    }
+
+
+def why_document(trace: Trace) -> dict[str, Any]:
+    facts = trace.facts
+    connection = facts.connection
+    billing = facts.billing
+    matched = billing.matched
+    cool = facts.cooldown
+    reading = trace.reading
+    return {
+        "format_version": FORMAT_VERSION,
+        "connection_id": trace.connection_id,
+        "now": timefmt.iso(trace.now),
+        "now_source": trace.now_source,
+        "connection": {"id": connection.id, "provider": connection.provider,
+                       "auth_type": connection.auth_type, "label": connection.label,
+                       "models": list(facts.models)},
+        "billing": {
+            "step": billing.step, "rule": R1_STEPS[billing.step],
+            "billing": billing.billing, "overage": billing.overage,
+            "billing_source": billing.source,
+            "catalog_entry": None if matched is None else {
+                "provider": matched.entry.provider, "auth_type": matched.entry.auth_type,
+                "billing": matched.entry.billing, "overage": matched.entry.overage,
+                "file": matched.file, "reason": matched.entry.reason,
+                "source": matched.entry.source,
+                "reviewed": (matched.entry.reviewed.isoformat()
+                             if matched.entry.reviewed is not None else None)},
+            "override": dict(billing.override) if billing.override else None,
+        },
+        "gates": {
+            "active": connection.active, "status": connection.status,
+            "reason": facts.gate_reason, "detail": facts.gate_detail,
+            "cooldown": None if cool is None else {
+                "rate_limited_until": timefmt.iso(cool.until),
+                "own_reset_at": _iso(cool.reset_at), "clamped": cool.clamped,
+                "ends_at": timefmt.iso(cool.end), "cooling": cool.cooling},
+        },
+        "reading": None if reading is None else {
+            "checked_at": timefmt.iso(reading.checked_at),
+            "age_seconds": trace.reading_age_seconds, "stale": trace.reading_stale,
+            "max_reading_age_seconds": trace.max_reading_age_seconds,
+            "status": reading.status},
+        "models": [_model(trace, m) for m in trace.models],
+        "verdicts": [_verdict(v) for v in trace.verdicts],
+    }
+
+
+def why_json(trace: Trace) -> str:
+    return json.dumps(why_document(trace), indent=2, ensure_ascii=False)
+
+
+# --- the tree ------------------------------------------------------------------------------
+
+
+class _Tree:
+    """Lines with ``├──`` / ``└──`` guides, built from nested (label, children) nodes."""
+
+    def __init__(self) -> None:
+        self.lines: list[Text] = []
+
+    def add(self, node: tuple[Text | str, list[Any]], prefix: str = "", last: bool = True,
+            root: bool = False) -> None:
+        label, children = node
+        text = Text(prefix if root else prefix + ("└── " if last else "├── "))
+        text.append(label if isinstance(label, Text) else Text(label))
+        self.lines.append(text)
+        inner = prefix if root else prefix + ("    " if last else "│   ")
+        for index, child in enumerate(children):
+            self.add(child, inner, index == len(children) - 1)
+
+
+def _leaf(label: Text | str) -> tuple[Text | str, list[Any]]:
+    return (label, [])
+
+
+def _styled(text: str, style: str) -> Text:
+    return Text(text, style=style)
+
+
+def _when(at: datetime, now: datetime, exclusive: bool) -> str:
+    return ("just after " if exclusive else "") + timefmt.short(at, now)
+
+
+def _billing_node(trace: Trace) -> tuple[Text | str, list[Any]]:
+    billing = trace.billing
+    children: list[Any] = [_leaf(f"{R1_STEPS[billing.step]}")]
+    matched = billing.matched
+    if matched is not None:
+        entry = matched.entry
+        scope = f"{entry.provider}/{entry.auth_type}" if entry.auth_type else entry.provider
+        details: list[Any] = [_leaf(f"file: {matched.file}"),
+                              _leaf(f"billing {entry.billing}, overage {entry.overage}")]
+        if entry.reason:
+            details.append(_leaf(f"reason: {entry.reason}"))
+        if entry.source:
+            details.append(_leaf(f"source: {entry.source}"))
+        if entry.reviewed:
+            details.append(_leaf(f"reviewed: {entry.reviewed.isoformat()}"))
+        children.append((f"catalog entry {scope}", details))
+    if billing.override:
+        keys = ", ".join(f"{k} = {v!r}" for k, v in billing.override.items())
+        children.append(_leaf(f"override (R2, narrowing): {keys}"))
+    else:
+        children.append(_leaf("override (R2): none"))
+    label = Text("billing (R1, R2): ")
+    label.append(f"{billing.billing}, overage {billing.overage}", style="bold")
+    return (label, children)
+
+
+def _gates_node(trace: Trace) -> tuple[Text | str, list[Any]]:
+    facts = trace.facts
+    connection = facts.connection
+    cool = facts.cooldown
+    children: list[Any] = [
+        _leaf(f"active: {'yes' if connection.active else 'no (active = false)'}"),
+        _leaf(f"status: {connection.status or 'none'}"),
+    ]
+    now = trace.now
+    if cool is None:
+        children.append(_leaf("cooldown: none"))
+    else:
+        lines: list[Any] = [_leaf(f"rate_limited_until {timefmt.iso(cool.until)}")]
+        if cool.clamped:
+            lines.append(_leaf(f"clamped (R9) to its own reset {timefmt.iso(cool.end)}"))
+        elif cool.reset_at is not None:
+            lines.append(_leaf(f"own reset {timefmt.iso(cool.reset_at)}: no clamp (R9 only "
+                               "shortens, and only to a reset after the reading)"))
+        else:
+            lines.append(_leaf("no own reset instant: no clamp (R9)"))
+        state = (f"cooling until {timefmt.short(cool.end, now)}" if cool.cooling
+                 else f"over since {timefmt.short(cool.end, now)}")
+        children.append((f"cooldown: {state}", lines))
+    if facts.gate_reason is None:
+        label = Text("gates (R5): ")
+        label.append("pass", style="green")
+    else:
+        label = Text("gates (R5): ")
+        label.append(facts.gate_reason, style="yellow")
+        label.append(f" — {facts.gate_detail}")
+    return (label, children)
+
+
+def _reading_node(trace: Trace) -> tuple[Text | str, list[Any]]:
+    reading = trace.reading
+    if reading is None:
+        return _leaf(Text("reading: none at or before now (quota-missing)", style="yellow"))
+    age = trace.reading_age_seconds or 0.0
+    fresh = ("stale" if trace.reading_stale else "fresh")
+    text = (f"reading used: checked {timefmt.short(reading.checked_at, trace.now)}, "
+            f"{timefmt.duration(age)} old ({fresh}; max "
+            f"{timefmt.duration(trace.max_reading_age_seconds)})")
+    if reading.status:
+        text += f", status {reading.status}"
+    return _leaf(text)
+
+
+def _model_node(trace: Trace, model: ModelTrace) -> tuple[Text | str, list[Any]]:
+    now = trace.now
+    tier = model.tier
+    price = (f", input {timefmt.usd(tier.input_usd_per_mtok)}/Mtok"
+             if tier.input_usd_per_mtok is not None else "")
+    label = Text(f"model {model.model}: ", style="bold")
+    label.append(f"tier {tier.tier} ({tier.source}{price}) → rung ")
+    label.append(model.rung, style="bold")
+    label.append(" (R3, R4)")
+    children: list[Any] = []
+    verdict = model.verdict
+    if model.windows:
+        rows: list[Any] = []
+        for mark in model.windows:
+            window = mark.window
+            figure = "unlimited" if window.unlimited else timefmt.pct(window.figure)
+            resets = (f", resets {timefmt.short(window.reset_at, now)}"
+                      if window.reset_at is not None else "")
+            line = Text(f"{window.name} {figure}{resets} — {mark.mark}")
+            if mark.limiting:
+                line.append("  ← the figure", style="bold")
+            rows.append(_leaf(line))
+        children.append(("windows (R6)", rows))
+    if verdict is not None:
+        if verdict.figure is not None:
+            children.append(_leaf(f"figure: {timefmt.pct(verdict.figure)}"))
+        if verdict.reading is not None:
+            children.append(_replay_node(trace, model))
+        style = {"usable": "green", "unknown": "yellow", "exhausted": "red"}[verdict.kind]
+        line = Text("quota verdict (R6): ")
+        line.append(verdict.kind, style=style)
+        if verdict.reason:
+            line.append(f" — {verdict.reason}")
+        line.append(f": {verdict.detail}" if verdict.detail else "")
+        children.append(_leaf(line))
+    budget = model.budget
+    if budget is None:
+        children.append(_leaf(f"budget (R8): {model.rung} is a quota rung, no budget"))
+    elif budget.state == "none":
+        children.append(_leaf(f"budget (R8): no {budget.rung} budget set"))
+    elif budget.state == "disabled":
+        children.append(_leaf(f"budget (R8): {budget.rung} rung disabled (budget "
+                              f"{timefmt.usd(budget.budget_usd or 0)})"))
+    elif budget.state == "unenforced":
+        children.append(_leaf(f"budget (R8): {timefmt.usd(budget.budget_usd or 0)} per "
+                              f"{budget.period}, not enforced (no spend ledger)"))
+    else:
+        spent = budget.spent_usd or 0.0
+        remaining = _remaining(budget.budget_usd, spent) or 0.0
+        children.append(_leaf(
+            f"budget (R8): {timefmt.usd(spent)} of {timefmt.usd(budget.budget_usd or 0)} "
+            f"spent this {budget.period} (since {timefmt.short(budget.since, now)}), "
+            f"{timefmt.usd(remaining)} remaining — {budget.state}"))
+    return (label, children)
+
+
+def _replay_node(trace: Trace, model: ModelTrace) -> tuple[Text | str, list[Any]]:
+    now = trace.now
+    verdict = model.verdict
+    assert verdict is not None
+    assert verdict.reading is not None
+    rows: list[tuple[str, str, str, str]] = [("reading", "figure", "threshold", "state")]
+    for step in model.replay:
+        figure = step.status if step.status == "exhausted" else (
+            timefmt.pct(step.figure) if step.figure is not None else "-")
+        before = "in play" if step.in_play_before else "out"
+        after = "in play" if step.in_play_after else "out"
+        rows.append((timefmt.short(step.checked_at, now), figure, timefmt.pct(step.threshold),
+                     f"{before} → {after}"))
+    latest = verdict.reading
+    latest_figure = (latest.status if latest.status in ("exhausted", "unknown") else
+                     timefmt.pct(verdict.figure) if verdict.figure is not None else "-")
+    judged = verdict.kind + (f" ({verdict.reason})" if verdict.reason else "")
+    rows.append((timefmt.short(latest.checked_at, now) + " (latest)", latest_figure,
+                 timefmt.pct(verdict.threshold) if verdict.threshold is not None else "-",
+                 f"judged at now: {judged}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines: list[Any] = [
+        _leaf("  ".join(cell.ljust(widths[i]) if i < 3 else cell
+                        for i, cell in enumerate(row)).rstrip())
+        for row in rows
+    ]
+    if verdict.threshold is not None:
+        kind = "re-entry floor" if verdict.floor_applied else "exit cutoff"
+        since = (f", out since {timefmt.short(verdict.out_since, now)}"
+                 if verdict.out_since is not None else "")
+        lines.append(_leaf(Text(f"threshold that applied: {kind} "
+                                f"{timefmt.pct(verdict.threshold)}{since}", style="bold")))
+    return ("hysteresis replay (R7)", lines)
+
+
+def _verdict_node(trace: Trace, verdict: IdVerdict) -> tuple[Text | str, list[Any]]:
+    now = trace.now
+    label = Text(f"{verdict.auto_id}: ", style="bold")
+    total = len(verdict.seats) + len(verdict.left)
+    if verdict.seats and not verdict.left:
+        label.append("in the pool", style="green")
+    elif verdict.seats:
+        label.append(f"in the pool for {len(verdict.seats)} of {total} models", style="green")
+    else:
+        label.append("out", style="red")
+    children: list[Any] = []
+    for seat in verdict.seats:
+        mark = " (unverified)" if seat.unverified else ""
+        children.append(_leaf(f"#{seat.position} {seat.rung} {seat.model}{mark}"))
+    comebacks = {c.model: c for c in verdict.comebacks}
+    groups: dict[tuple[str, str, Comeback | None], list[str]] = {}
+    for left in verdict.left:
+        comeback = comebacks.get(left.model)
+        key = (left.reason, left.detail,
+               replace(comeback, model="") if comeback is not None else None)
+        groups.setdefault(key, []).append(left.model)
+    for (reason, detail, _), models in groups.items():
+        every = len(models) == total and len(models) > 1
+        line = Text(f"{'all models' if every else ', '.join(models)}: ")
+        line.append(reason, style="yellow")
+        line.append(f" — {detail}")
+        sub: list[Any] = []
+        comeback = comebacks.get(models[0])
+        if comeback is not None:
+            sub.append(_comeback_node(comeback, now))
+        children.append((line, sub))
+    if not children:
+        children.append(_leaf("serves no model"))
+    return (label, children)
+
+
+def _comeback_node(comeback: Comeback, now: datetime) -> tuple[Text | str, list[Any]]:
+    earliest = comeback.earliest
+    if earliest is None:
+        return _leaf("earliest comeback: none found")
+    label = Text("earliest comeback: ")
+    label.append(_when(earliest.at, now, earliest.exclusive), style="bold")
+    label.append(" with a fresh reading" if earliest.needs_reading else " with no new reading")
+    if earliest.unverified:
+        label.append(", unverified")
+    children: list[Any] = [_leaf(f"{n}. {step}") for n, step in enumerate(earliest.steps, 1)]
+    other = (comeback.with_reading if earliest is comeback.without_reading
+             else comeback.without_reading)
+    if other is not None:
+        how = "with a fresh reading" if other.needs_reading else "with no new reading"
+        tail = ", unverified" if other.unverified else ""
+        children.append((f"else {how}: {_when(other.at, now, other.exclusive)}{tail}",
+                         [_leaf(f"{n}. {step}") for n, step in enumerate(other.steps, 1)]))
+    elif earliest.needs_reading:
+        children.append(_leaf("with no new reading: never (the reading alone keeps it out)"))
+    return (label, children)
+
+
+def render_why(trace: Trace, out: TextIO) -> None:
+    console = make_console(out)
+    connection = trace.facts.connection
+    header = Text("omniladder why ", style="bold")
+    header.append(trace.connection_id, style="bold cyan")
+    console.print(header)
+    console.print(Text(f"now {timefmt.iso(trace.now)} ({_NOW_SOURCE.get(trace.now_source, '')})"
+                       f" · settings: exit cutoff {timefmt.pct(trace.exit_cutoff_percent)}, "
+                       f"re-entry floor {timefmt.pct(trace.reentry_floor_percent)}, max "
+                       f"reading age {timefmt.duration(trace.max_reading_age_seconds)}"))
+    title = Text(f"{connection.id} — provider {connection.provider}, auth_type "
+                 f"{connection.auth_type}", style="bold")
+    if connection.label:
+        title.append(f' "{connection.label}"', style="dim")
+    children: list[Any] = [_billing_node(trace), _gates_node(trace), _reading_node(trace)]
+    children += [_model_node(trace, m) for m in trace.models]
+    if not trace.models:
+        children.append(_leaf("models: none (no models listed and none in the model catalog)"))
+    children.append(("verdicts", [_verdict_node(trace, v) for v in trace.verdicts]))
+    tree = _Tree()
+    tree.add((title, children), root=True)
+    for line in tree.lines:
+        console.print(line, overflow="fold", no_wrap=False, crop=False, soft_wrap=True)

@@ -1,0 +1,267 @@
+"""`simulate`: plan at every step between two instants, and read the day off the plans.
+
+``now`` moves (R14); at each step only the readings and spend events at or before it count,
+which ``make_plan`` already guarantees. The series records which rung heads the pool and how
+many pool entries each rung has; transitions of the head rung are explained from the
+difference between two consecutive plans. Flaps avoided by the re-entry floor are counted by
+planning the same steps once more with a single threshold (the floor set to the cutoff).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from omniladder import timefmt
+from omniladder.autoid import AutoId
+from omniladder.errors import UsageError
+from omniladder.loading import LoadedInputs
+from omniladder.models import RUNGS, Rung
+from omniladder.plan import PairDecision, Plan, PlanSettings, make_plan
+
+MAX_STEPS = 100_000
+
+_STEP = re.compile(r"(?P<count>\d+)(?P<unit>[smhd])")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_step(text: str) -> timedelta:
+    """``30s``, ``5m``, ``1h``, ``1d`` (or several, ``1h30m``) as a positive duration."""
+    cleaned = text.strip()
+    parts = list(_STEP.finditer(cleaned))
+    if not parts or "".join(p.group(0) for p in parts) != cleaned:
+        raise UsageError(f"not a step: {text!r} (expected e.g. 30s, 5m, 1h or 1h30m)",
+                         field="--step")
+    seconds = sum(int(p.group("count")) * _UNITS[p.group("unit")] for p in parts)
+    if seconds <= 0:
+        raise UsageError(f"the step must be longer than zero, got {text!r}", field="--step")
+    return timedelta(seconds=seconds)
+
+
+def step_instants(start: datetime, end: datetime, step: timedelta) -> list[datetime]:
+    """Every instant from start to end inclusive, ``step`` apart; usage errors when absurd."""
+    if end < start:
+        raise UsageError(f"--to {timefmt.iso(end)} is before --from {timefmt.iso(start)}",
+                         field="--to")
+    count = int((end - start) / step) + 1
+    if count > MAX_STEPS:
+        raise UsageError(f"{count:,} steps from {timefmt.iso(start)} to {timefmt.iso(end)} "
+                         f"every {timefmt.duration(step.total_seconds())}; at most "
+                         f"{MAX_STEPS:,} — use a longer --step", field="--step")
+    return [start + step * index for index in range(count)]
+
+
+# --- the series ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RungPoint:
+    rung: Rung
+    state: str
+    entries: int
+    """Pool entries on the rung."""
+    connections: int
+
+
+@dataclass(frozen=True)
+class Point:
+    """One step: which rung heads the pool and the pool per rung."""
+
+    at: datetime
+    head: Rung | None
+    """The rung of the first pool entry; None when the pool is empty."""
+    pool_size: int
+    rungs: tuple[RungPoint, ...]
+    eligible: tuple[str, ...]
+    unverified: tuple[str, ...]
+
+    def entries_on(self, rung: str) -> int:
+        return next((r.entries for r in self.rungs if r.rung == rung), 0)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One (connection, model) pair that entered or left the head rung, and why."""
+
+    connection_id: str
+    model: str
+    rung: Rung
+    admitted: bool
+    """True when it entered (or came back), False when it left."""
+    cause: str
+
+
+@dataclass(frozen=True)
+class Transition:
+    at: datetime
+    previous: Rung | None
+    head: Rung | None
+    cause: str
+    changes: tuple[Change, ...]
+
+    @property
+    def escalation(self) -> bool:
+        return _rank(self.head) > _rank(self.previous)
+
+
+@dataclass(frozen=True)
+class Flaps:
+    """Head-rung transitions with the re-entry floor and with a single threshold."""
+
+    with_floor: int
+    single_threshold: int
+    suppressed: tuple[Transition, ...]
+    """Single-threshold transitions with no same transition at the same step with the floor."""
+
+    @property
+    def avoided(self) -> int:
+        return max(self.single_threshold - self.with_floor, 0)
+
+
+@dataclass(frozen=True)
+class Series:
+    auto_id: AutoId
+    start: datetime
+    end: datetime
+    step: timedelta
+    points: tuple[Point, ...]
+    transitions: tuple[Transition, ...]
+    flaps: Flaps
+    settings: PlanSettings
+    warnings: tuple[str, ...]
+    files: dict[str, str]
+
+
+def _rank(rung: str | None) -> int:
+    """Escalation order; an empty pool ranks past premium."""
+    return RUNGS.index(rung) if rung in RUNGS else len(RUNGS)
+
+
+def _point(plan: Plan) -> Point:
+    head = plan.pool[0].rung if plan.pool else None
+    rungs = tuple(RungPoint(r.rung, r.state, r.candidates, r.connections) for r in plan.rungs)
+    return Point(plan.now, head, len(plan.pool), rungs, plan.eligible_connection_ids,
+                 plan.unverified_connection_ids)
+
+
+def single_threshold(inputs: LoadedInputs) -> LoadedInputs:
+    """The same inputs with the re-entry floor at the exit cutoff: no hysteresis."""
+    settings = inputs.settings
+    ladder = settings.ladder.model_copy(
+        update={"reentry_min_remaining_percent": settings.ladder.exit_cutoff_percent})
+    return replace(inputs, settings=settings.model_copy(update={"ladder": ladder}),
+                   warnings=())
+
+
+def simulate(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: datetime,
+             step: timedelta) -> Series:
+    """Plan at every step; the series, its head-rung transitions with causes, and flaps."""
+    instants = step_instants(start, end, step)
+    plans = [make_plan(inputs, auto_id, at, "flag") for at in instants]
+    points = tuple(_point(plan) for plan in plans)
+    transitions = tuple(_transitions(plans, points))
+
+    flat = single_threshold(inputs)
+    flat_plans = [make_plan(flat, auto_id, at, "flag") for at in instants]
+    flat_transitions = _transitions(flat_plans, tuple(_point(p) for p in flat_plans))
+    ours = {(t.at, t.previous, t.head) for t in transitions}
+    suppressed = tuple(t for t in flat_transitions if (t.at, t.previous, t.head) not in ours)
+    flaps = Flaps(len(transitions), len(flat_transitions), suppressed)
+
+    warnings: dict[str, None] = {}
+    for plan in (plans[0], plans[-1]):
+        for warning in plan.warnings:
+            warnings[warning] = None
+    return Series(auto_id, start, end, step, points, transitions, flaps, plans[0].settings,
+                  tuple(warnings), dict(plans[0].files))
+
+
+def _transitions(plans: list[Plan], points: tuple[Point, ...]) -> list[Transition]:
+    out: list[Transition] = []
+    for index in range(1, len(plans)):
+        before, after = points[index - 1], points[index]
+        if before.head == after.head:
+            continue
+        changes = explain_change(plans[index - 1], plans[index], before.head, after.head)
+        out.append(Transition(after.at, before.head, after.head, _cause(changes, after.head),
+                              changes))
+    return out
+
+
+def explain_change(previous: Plan, current: Plan, old_head: Rung | None,
+                   new_head: Rung | None) -> tuple[Change, ...]:
+    """Which pairs made the head rung change, read from the two plans' decisions.
+
+    On an escalation, the pairs of the old head rung that left; on a return, the pairs of the
+    new head rung that came in.
+    """
+    was = {(d.connection_id, d.model): d for d in previous.decisions}
+    changes: list[Change] = []
+    escalation = _rank(new_head) > _rank(old_head)
+    watched = old_head if escalation else new_head
+    for decision in current.decisions:
+        prior = was.get((decision.connection_id, decision.model))
+        if prior is None or decision.rung != watched:
+            continue
+        if escalation and prior.admitted and not decision.admitted:
+            changes.append(Change(decision.connection_id, decision.model, decision.rung, False,
+                                  _left_cause(decision)))
+        elif not escalation and decision.admitted and not prior.admitted:
+            changes.append(Change(decision.connection_id, decision.model, decision.rung, True,
+                                  _back_cause(prior, decision, current.now)))
+    return tuple(changes)
+
+
+def _left_cause(decision: PairDecision) -> str:
+    verdict = decision.verdict
+    reason = decision.reason or ""
+    if reason.startswith("quota-below") and verdict is not None and verdict.window is not None \
+            and verdict.figure is not None:
+        return f"{verdict.window.name} window at {timefmt.pct(verdict.figure)}"
+    if reason == "quota-exhausted":
+        return "reading says exhausted"
+    if reason == "cooldown":
+        return "rate limited"
+    if reason in ("budget-spent", "budget-disabled"):
+        return reason.replace("-", " ")
+    return reason
+
+
+def _back_cause(prior: PairDecision, decision: PairDecision, now: datetime) -> str:
+    old, new = prior.verdict, decision.verdict
+    if prior.reason == "cooldown":
+        text = "cooldown over"
+    elif prior.reason in ("budget-spent", "budget-disabled"):
+        text = "budget period restarted"
+    elif (old is not None and old.window is not None and old.window.reset_at is not None
+          and old.window.reset_at <= now):
+        text = f"{old.window.name} window reset"
+    elif (old is not None and old.reading is not None and old.reading.reset_at is not None
+          and old.reading.reset_at <= now):
+        text = "reset since the exhausted reading"
+    elif (new is not None and new.figure is not None and new.window is not None
+          and old is not None and new.reading is not old.reading):
+        floor = (f", above the re-entry floor {timefmt.pct(new.threshold)}"
+                 if new.floor_applied and new.threshold is not None else "")
+        text = f"{new.window.name} window at {timefmt.pct(new.figure)}{floor}"
+    elif new is not None and new.reason is not None:
+        text = f"{new.reason}"
+    else:
+        text = f"{prior.reason} cleared"
+    if decision.unverified:
+        text += ", unverified"
+    return text
+
+
+def _cause(changes: tuple[Change, ...], head: Rung | None) -> str:
+    if not changes:
+        return "pool empty" if head is None else "the ladder changed"
+    by_connection: dict[str, list[Change]] = {}
+    for change in changes:
+        by_connection.setdefault(change.connection_id, []).append(change)
+    parts: list[str] = []
+    for cid, mine in by_connection.items():
+        causes = list(dict.fromkeys(c.cause for c in mine))
+        parts.append(f"{cid} {'; '.join(causes)}")
+    return ", ".join(parts)

@@ -1,0 +1,100 @@
+"""Build a small OmniRoute-shaped SQLite database for the importer's tests.
+
+Every credential column, and the provider-specific JSON, holds a canary value that must
+never appear in anything omniladder writes or prints.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+CANARIES = ("CANARY-ACCESS-7f3a", "CANARY-REFRESH-91bc", "CANARY-APIKEY-d00d",
+            "CANARY-IDTOKEN-5e5e", "CANARY-PSD-c0ffee")
+
+CONNECTIONS_DDL = """
+CREATE TABLE provider_connections (
+  id TEXT PRIMARY KEY, provider TEXT NOT NULL, auth_type TEXT, name TEXT,
+  display_name TEXT, email TEXT, is_active INTEGER DEFAULT 1, test_status TEXT,
+  rate_limited_until TEXT, default_model TEXT, priority INTEGER,
+  provider_specific_data TEXT, access_token TEXT, refresh_token TEXT, api_key TEXT,
+  id_token TEXT, created_at TEXT, updated_at TEXT
+)"""
+
+SNAPSHOTS_DDL = """
+CREATE TABLE quota_snapshots (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, provider TEXT, connection_id TEXT, window_key TEXT,
+  remaining_percentage REAL, is_exhausted INTEGER DEFAULT 0, next_reset_at TEXT,
+  window_duration_ms INTEGER, created_at TEXT
+)"""
+
+# (id, provider, auth_type, name, display_name, is_active, test_status, rate_limited_until,
+#  default_model, priority)
+CONNECTIONS: tuple[tuple[Any, ...], ...] = (
+    ("conn-codex-banned", "codex", "oauth", "codex old", None, 1, "banned", None, None, 5),
+    ("conn-claude-work", "claude", "oauth", "claude-work", "Max plan, work", 1, "active",
+     None, None, 1),
+    ("conn-claude-home", "claude", "oauth", "claude-home", "", 1, "success", None, None, 2),
+    ("conn-codex-cool", "codex", "oauth", "codex plus", None, 1, None,
+     "2026-11-29T14:00:00", None, 3),
+    ("conn-openai", "openai", "apikey", "openai key", None, 1, "testing", None, "gpt-5-mini",
+     None),
+    ("conn-mystery", "mystery", "cookie", "mystery", None, 1, "unknown", None, "mystery-1",
+     4),
+    ("conn-nomodel", "nowhere", "apikey", "nowhere", None, 1, None, None, None, 6),
+    ("conn-off", "claude", "oauth", "switched off", None, 0, "active", None, None, 7),
+)
+
+# (connection_id, window_key, remaining_percentage, is_exhausted, next_reset_at, created_at)
+SNAPSHOTS: tuple[tuple[Any, ...], ...] = (
+    ("conn-claude-work", "5h", 90, 0, "2026-11-19T15:00:00Z", "2026-11-19 10:00:00"),
+    ("conn-claude-work", "5h", 50, 0, "2026-11-29T15:00:00Z", "2026-11-29 11:00:00"),
+    ("conn-claude-work", "weekly", 80, 0, "2026-12-02T00:00:00Z", "2026-11-29 11:00:01"),
+    ("conn-claude-work", "5h", 40, 0, "2026-11-29T15:00:00Z", "2026-11-29T11:59:30Z"),
+    ("conn-claude-home", "5h", 12.5, 1, "2026-11-29T14:30:00Z", "2026-11-29 11:59:00"),
+    ("conn-ghost", "5h", 10, 0, None, "2026-11-29 11:00:00"),
+    ("conn-openai", "monthly", None, 0, None, 1795953540000),
+)
+
+
+def build_db(path: Path, *, connections: Sequence[tuple[Any, ...]] = CONNECTIONS,
+             snapshots: Sequence[tuple[Any, ...]] = SNAPSHOTS,
+             connections_ddl: str = CONNECTIONS_DDL,
+             snapshots_ddl: str | None = SNAPSHOTS_DDL) -> Path:
+    """Create the database at path, secrets filled with canaries."""
+    db = sqlite3.connect(path)
+    try:
+        db.execute(connections_ddl)
+        if snapshots_ddl is not None:
+            db.execute(snapshots_ddl)
+        columns = [row[1] for row in db.execute("PRAGMA table_info(provider_connections)")]
+        for row in connections:
+            values = dict(zip(
+                ("id", "provider", "auth_type", "name", "display_name", "is_active",
+                 "test_status", "rate_limited_until", "default_model", "priority"), row,
+                strict=True))
+            values.update({
+                "access_token": CANARIES[0], "refresh_token": CANARIES[1],
+                "api_key": CANARIES[2], "id_token": CANARIES[3],
+                "provider_specific_data": f'{{"cookie": "{CANARIES[4]}"}}',
+                "email": "someone@example.com",
+            })
+            values = {k: v for k, v in values.items() if k in columns}
+            names = ", ".join(values)
+            marks = ", ".join("?" for _ in values)
+            db.execute(f"INSERT INTO provider_connections ({names}) VALUES ({marks})",
+                       tuple(values.values()))
+        if snapshots_ddl is not None:
+            for connection_id, window, remaining, exhausted, reset, created in snapshots:
+                db.execute(
+                    "INSERT INTO quota_snapshots (provider, connection_id, window_key, "
+                    "remaining_percentage, is_exhausted, next_reset_at, window_duration_ms, "
+                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    ("x", connection_id, window, remaining, exhausted, reset, 18000000,
+                     created))
+        db.commit()
+    finally:
+        db.close()
+    return path

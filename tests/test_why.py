@@ -1,0 +1,267 @@
+"""`why` agrees with `plan`, explains every step, finds the earliest comeback, fails clearly."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from omniladder.autoid import parse_auto_id
+from omniladder.cli import app
+from omniladder.explain import explain
+from omniladder.loading import LoadedInputs, load_catalogs
+from omniladder.models import (
+    Connection,
+    LadderSettings,
+    Reading,
+    ReadingStatus,
+    Settings,
+    Window,
+)
+from omniladder.plan import Plan, make_plan
+from tests.conftest import EXAMPLES
+
+runner = CliRunner()
+CONFIG = str(EXAMPLES / "omniladder.toml")
+FLAT_IDS = ("auto/subscription", "auto/thrifty")
+EXAMPLE_IDS = (
+    "claude-max-work", "claude-pro-personal", "claude-max-extra", "claude-api", "codex-plus",
+    "codex-team", "copilot-seat", "devin-team", "antigravity-main", "ollama-local",
+    "openrouter-free", "gemini-free", "openai-key", "deepseek-key", "groq-key",
+)
+
+
+def _invoke(*args: str) -> Any:
+    result = runner.invoke(app, [*args, "--config", CONFIG, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _plan_view(plan_doc: dict[str, Any], cid: str) -> tuple[list[Any], list[Any]]:
+    """Where the plan puts a connection: its pool positions and its exclusions."""
+    seats = sorted((e["model"], e["position"], e["rung"],
+                    cid in e["unverified_connection_ids"])
+                   for e in plan_doc["pool"] if cid in e["allowed_connection_ids"])
+    left = sorted((x["model"], x["reason"], x["detail"])
+                  for x in plan_doc["excluded"] if x["connection_id"] == cid)
+    return seats, left
+
+
+@pytest.mark.parametrize("auto_id", FLAT_IDS)
+def test_why_agrees_with_plan_on_every_example_connection(auto_id: str) -> None:
+    """R10/R11: why reports exactly the pool seats and exclusions the plan reports."""
+    plan_doc = _invoke("plan", auto_id)
+    assert {c["id"] for c in plan_doc["connections"]} == set(EXAMPLE_IDS)
+    for cid in EXAMPLE_IDS:
+        why_doc = _invoke("why", cid, auto_id)
+        (verdict,) = why_doc["verdicts"]
+        assert verdict["auto_id"] == auto_id
+        seats = sorted((s["model"], s["position"], s["rung"], s["unverified"])
+                       for s in verdict["pool"])
+        plan_seats, plan_left = _plan_view(plan_doc, cid)
+        assert seats == plan_seats, cid
+        assert verdict["in_pool"] == bool(plan_seats)
+        models = why_doc["connection"]["models"]
+        for model, reason, detail in plan_left:
+            # A plan exclusion with model null covers every model of the connection.
+            expected = models if model is None else [model]
+            got = sorted((x["model"], x["reason"], x["detail"]) for x in verdict["excluded"]
+                         if x["model"] in expected)
+            assert got == sorted((m, reason, detail) for m in expected), cid
+        assert len(verdict["excluded"]) + len(verdict["pool"]) == len(models), cid
+
+
+def test_why_defaults_to_both_flat_ids() -> None:
+    document = _invoke("why", "claude-max-extra")
+    verdicts = {v["auto_id"]: v for v in document["verdicts"]}
+    assert list(verdicts) == list(FLAT_IDS)
+    assert verdicts["auto/subscription"]["excluded"][0]["reason"] == "overage-not-hard-stop"
+    assert verdicts["auto/thrifty"]["pool"][0]["position"] == 1
+
+
+def test_billing_resolution_names_the_catalog_entry_and_override() -> None:
+    """R1.2 match with its file, reason, source and reviewed; the R2 override shown."""
+    billing = _invoke("why", "claude-max-extra")["billing"]
+    assert billing["step"] == 2
+    entry = billing["catalog_entry"]
+    assert entry["file"] == "<shipped>/connection-billing.toml"
+    assert entry["reviewed"] == "2026-08-22"
+    assert entry["reason"]
+    assert entry["source"]
+    assert billing["override"] == {"overage": "meters-to-paid"}
+    assert billing["overage"] == "meters-to-paid"
+    uncurated = _invoke("why", "claude-api")["billing"]
+    assert (uncurated["step"], uncurated["catalog_entry"]) == (4, None)
+    assert _invoke("why", "ollama-local")["billing"]["step"] == 1
+    overlay = _invoke("why", "openai-key")["billing"]
+    assert overlay["step"] == 3
+    assert overlay["catalog_entry"]["file"].endswith("billing-overlay.toml")
+
+
+def test_replay_table_ends_in_the_reentry_floor() -> None:
+    """R7: 1.5% drops it out, 3% keeps it out, 4% is judged against the 5% floor."""
+    (model, *_) = _invoke("why", "claude-pro-personal", "--model", "claude-sonnet-4-5")["models"]
+    assert [(s["figure"], s["state_before"], s["state_after"]) for s in model["replay"]] == [
+        (30, "in play", "in play"), (1.5, "in play", "out"), (3, "out", "out")]
+    assert model["latest"]["figure"] == 4
+    assert (model["threshold"], model["threshold_kind"]) == (5, "re-entry floor")
+    assert model["out_since"] == "2026-11-29T10:30:00Z"
+    assert model["quota"]["reason"] == "quota-below-reentry"
+
+
+def test_windows_are_marked_per_model() -> None:
+    """R6: weekly-opus applies to opus only; the limiting window is marked."""
+    document = _invoke("why", "claude-max-work")
+    by_model = {m["model"]: {w["name"]: w for w in m["windows"]} for m in document["models"]}
+    assert not by_model["claude-sonnet-4-5"]["weekly-opus"]["applicable"]
+    opus = by_model["claude-opus-4-1"]["weekly-opus"]
+    assert (opus["applicable"], opus["current"], opus["limiting"]) == (True, True, True)
+    assert by_model["claude-sonnet-4-5"]["5h"]["limiting"]
+    assert document["reading"]["age_seconds"] == 50
+    assert document["reading"]["stale"] is False
+
+
+def test_budget_position_of_a_paid_rung() -> None:
+    """R8: spent and remaining of the rung the model lands on."""
+    models = {m["model"]: m for m in _invoke("why", "openai-key")["models"]}
+    cheap = models["gpt-5-mini"]["budget"]
+    assert (cheap["rung"], cheap["spent_usd"], cheap["remaining_usd"]) == ("cheap", 3.2, 1.8)
+    assert models["gpt-5.1"]["budget"]["rung"] == "premium"
+    assert _invoke("why", "codex-team")["models"][0]["budget"] is None
+
+
+def test_cooldown_shows_both_instants_and_the_comeback() -> None:
+    """R9: configured and clamped ends; thrifty readmits at the clamped reset, unverified."""
+    document = _invoke("why", "codex-plus", "auto/thrifty")
+    cooldown = document["gates"]["cooldown"]
+    assert cooldown["rate_limited_until"] == "2026-11-29T18:00:00Z"
+    assert cooldown["ends_at"] == "2026-11-29T12:30:00Z"
+    assert (cooldown["clamped"], cooldown["cooling"]) == (True, True)
+    (comeback, _) = document["verdicts"][0]["comeback"]
+    earliest = comeback["earliest"]
+    assert earliest["at"] == "2026-11-29T12:30:00Z"
+    assert not earliest["needs_fresh_reading"]
+    assert earliest["unverified"]
+
+
+def test_comeback_under_subscription_needs_a_fresh_reading_above_the_floor() -> None:
+    document = _invoke("why", "claude-pro-personal", "auto/subscription")
+    for comeback in document["verdicts"][0]["comeback"]:
+        assert comeback["without_new_reading"] is None
+        fresh = comeback["with_fresh_reading"]
+        assert fresh["needs_fresh_reading"]
+        assert (fresh["threshold_percent"], fresh["threshold_kind"]) == (5, "re-entry floor")
+
+
+def test_tree_view_walks_every_step() -> None:
+    result = runner.invoke(app, ["why", "claude-pro-personal", "--config", CONFIG])
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    for needle in ("billing (R1, R2): subscription, overage hard-stop", "reviewed: 2026-08-22",
+                   "gates (R5): pass", "hysteresis replay (R7)",
+                   "threshold that applied: re-entry floor 5%, out since 10:30Z",
+                   "auto/subscription: out", "auto/thrifty: out", "earliest comeback"):
+        assert needle in text, needle
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["why", "codex-plu"], "did you mean codex-plus"),
+    (["why", "nobody-at-all-xyz"], "known ids: claude-max-work"),
+    (["why", "codex-plus", "auto/Coding:thrifty"], "unknown category"),
+    (["why", "codex-plus", "--model", "gpt-5.2"], "did you mean gpt-5.1"),
+    (["why", "codex-plus", "--now", "2026-11-29T12:00:00"], "has no offset"),
+])
+def test_bad_input_is_exit_2_with_one_clear_line(args: list[str], message: str) -> None:
+    result = runner.invoke(app, [*args, "--config", CONFIG])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+# --- property: generated fleets ------------------------------------------------------------
+
+CATALOGS = load_catalogs((), ())
+T0 = datetime(2026, 11, 29, 12, tzinfo=UTC)
+_PROVIDERS = [("claude", "oauth", "claude-sonnet-4-5"), ("codex", "oauth", "gpt-5.1-codex"),
+              ("copilot-web", "apikey", "gpt-4.1"), ("openai", "apikey", "gpt-5-mini"),
+              ("ollama", "none", "llama3.3:70b"), ("claude", "apikey", "claude-sonnet-4-5")]
+
+
+@st.composite
+def fleets(draw: st.DrawFn) -> tuple[LoadedInputs, datetime]:
+    count = draw(st.integers(1, 5))
+    connections: list[Connection] = []
+    readings: dict[str, tuple[Reading, ...]] = {}
+    for index in range(count):
+        provider, auth, model = draw(st.sampled_from(_PROVIDERS))
+        cid = f"c{index}"
+        cooldown = draw(st.one_of(st.none(), st.integers(-60, 600)))
+        connections.append(Connection(
+            id=cid, provider=provider, auth_type=auth, models=(model,),
+            active=draw(st.booleans()) or draw(st.booleans()),
+            rate_limited_until=None if cooldown is None else T0 + timedelta(minutes=cooldown)))
+        history: list[Reading] = []
+        for minutes in sorted(draw(st.lists(st.integers(-300, 0), max_size=4, unique=True))):
+            status: ReadingStatus | None = draw(
+                st.sampled_from([None, None, None, "exhausted", "unknown"]))
+            figure = draw(st.sampled_from([0.0, 1.5, 2.0, 3.0, 5.0, 6.0, 50.0]))
+            reset = T0 + timedelta(minutes=draw(st.integers(-30, 300)))
+            history.append(Reading(
+                connection=cid, checked_at=T0 + timedelta(minutes=minutes), status=status,
+                reset_at=reset if status == "exhausted" else None,
+                windows=None if status else (
+                    Window(name="5h", remaining_percent=figure, reset_at=reset),)))
+        readings[cid] = tuple(history)
+    ladder = LadderSettings(max_reading_age_seconds=draw(st.sampled_from([180.0, 3600.0])))
+    inputs = LoadedInputs(settings=Settings(ladder=ladder), connections=tuple(connections),
+                          readings=readings, quota=None, spend=None, catalogs=CATALOGS,
+                          files={})
+    return inputs, T0
+
+
+def _admitted(plan: Plan, cid: str) -> bool:
+    return any(cid in e.allowed_connection_ids for e in plan.pool)
+
+
+@settings(max_examples=60, deadline=None)
+@given(fleets())
+def test_why_agrees_with_plan_on_generated_fleets(fleet: tuple[LoadedInputs, datetime]) -> None:
+    """For both flat ids, why's seats and exclusions are the plan's; and each comeback is
+    the first instant the plan (with no new reading) admits the pair."""
+    inputs, now = fleet
+    plans = [make_plan(inputs, parse_auto_id(a), now, "flag") for a in FLAT_IDS]
+    for connection in inputs.connections:
+        trace = explain(inputs, plans, connection.id)
+        for plan, verdict in zip(plans, trace.verdicts, strict=True):
+            assert verdict.in_pool == _admitted(plan, connection.id)
+            seats = {(e.model, e.position) for e in plan.pool
+                     if connection.id in e.allowed_connection_ids}
+            assert {(s.model, s.position) for s in verdict.seats} == seats
+            reasons = {(x.model, x.reason) for x in plan.excluded
+                       if x.connection_id == connection.id and x.model is not None}
+            reasons |= {(m, x.reason) for x in plan.excluded
+                        if x.connection_id == connection.id and x.model is None
+                        for m in trace.facts.models}
+            assert {(x.model, x.reason) for x in verdict.left} == reasons
+            for comeback in verdict.comebacks:
+                route = comeback.without_reading
+                if route is None:
+                    continue
+                frozen = replace(inputs, readings={
+                    cid: tuple(r for r in h if r.checked_at <= now)
+                    for cid, h in inputs.readings.items()})
+                before = route.at - timedelta(seconds=1) if not route.exclusive else route.at
+                for probe in (now + (before - now) / 2, before):
+                    if probe <= now:
+                        continue
+                    later = make_plan(frozen, plan.auto_id, probe, "flag")
+                    assert not _admitted(later, connection.id), (probe, route)
+                after = route.at + timedelta(microseconds=1 if route.exclusive else 0)
+                assert _admitted(make_plan(frozen, plan.auto_id, after, "flag"),
+                                 connection.id)
