@@ -164,7 +164,7 @@ def validate(model: type[M], data: dict[str, Any], name: str, text_path: Path | 
         more = len(errors) - 1
         if more:
             message += f" (and {more} more problem{'s' if more > 1 else ''})"
-        line = _toml_line(text_path, loc) if text_path is not None else None
+        line = toml_line(text_path, loc) if text_path is not None else None
         raise InputError(message, file=name, field=format_loc(loc) or None, line=line) from None
 
 
@@ -217,7 +217,7 @@ def _explain(kind: str, msg: str, loc: Sequence[str | int], ctx: dict[str, Any] 
 _HEADER = re.compile(r"^\s*\[\[\s*([A-Za-z0-9_.\-]+)\s*\]\]\s*(#.*)?$")
 
 
-def _toml_line(path: Path | None, loc: Sequence[str | int]) -> int | None:
+def toml_line(path: Path | None, loc: Sequence[str | int]) -> int | None:
     """Best effort: the line of an array-of-tables item, or of its key, in a TOML file."""
     if path is None or path.suffix.lower() != ".toml" or len(loc) < 2:
         return None

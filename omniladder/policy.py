@@ -24,7 +24,7 @@ from pydantic import AfterValidator, Field, model_validator
 from omniladder import timefmt
 from omniladder.autoid import NowSource, parse_auto_id
 from omniladder.errors import InputError, UsageError
-from omniladder.loading import LoadedInputs, _toml_line, display_path, load_model
+from omniladder.loading import LoadedInputs, display_path, load_model, toml_line
 from omniladder.models import RUNGS, NonBlank, Rung, StrictModel, Timestamp
 from omniladder.plan import REASON_CODES, Plan, make_plan
 
@@ -173,7 +173,7 @@ def check_connection_ids(loaded: LoadedPolicy, known: Sequence[str],
                 raise InputError(
                     f"unknown connection id {cid!r}: it is not in {connections_file}",
                     file=loaded.shown, field=field_path,
-                    line=_toml_line(loaded.path, ("expect", index, str(loc[0]))))
+                    line=toml_line(loaded.path, ("expect", index, str(loc[0]))))
 
 
 # --- results -------------------------------------------------------------------------------
