@@ -126,13 +126,21 @@ def window(name: str, remaining: float | None = None, reset: str | None = None, 
     return data
 
 
-def reading(cid: str, checked_at: str | None = None, *windows: dict[str, Any],
-            **fields: Any) -> dict[str, Any]:
-    """A reading dict; ``checked_at`` defaults to ten seconds before NOW."""
-    data: dict[str, Any] = {"connection": cid, "checked_at": checked_at or at(seconds=-10),
-                            **fields}
+def reading(cid: str, *parts: str | dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """A reading dict: an optional ``checked_at`` text first, then windows.
+
+    ``checked_at`` defaults to ten seconds before NOW (fresh under any usual max age).
+    """
+    checked_at = at(seconds=-10)
+    windows: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, str):
+            checked_at = part
+        else:
+            windows.append(part)
+    data: dict[str, Any] = {"connection": cid, "checked_at": checked_at, **fields}
     if windows:
-        data["windows"] = list(windows)
+        data["windows"] = windows
     return data
 
 
