@@ -114,6 +114,10 @@ CASES = {
         edit("connections.toml", 'rate_limited_until = "2026-11-29T18:00:00Z"',
              'rate_limited_until = "2026-11-29T18:00:00"'),
         "connections.toml", "connections[4].rate_limited_until", ("offset",)),
+    "toml-local-datetime-without-offset": Case(
+        edit("connections.toml", 'rate_limited_until = "2026-11-29T18:00:00Z"',
+             "rate_limited_until = 2026-11-29T18:00:00"),
+        "connections.toml", "connections[4].rate_limited_until", ("offset",)),
     "timestamp-not-a-timestamp": Case(
         edit("spend.json", '"2026-11-29T09:12:00Z"', '"yesterday"'),
         "spend.json", "events[5].at", ("RFC 3339",)),
@@ -137,6 +141,13 @@ CASES = {
     "secret-looking-key-in-json": Case(
         edit("quota.json", '"status": "unknown"}', f'"status": "unknown", "token": "{CANARY}"}}'),
         "quota.json", "readings[9].token", ("secret",), absent=(CANARY,)),
+    **{f"secret-key-{key}": Case(
+        edit("connections.toml", 'label = "Workstation GPU"', f'{key} = "{CANARY}"'),
+        "connections.toml", f"connections[9].{key}", ("secret",), absent=(CANARY,))
+       for key in ("access_token", "refresh_token", "token", "password", "cookie")},
+    "secret-looking-key-in-settings": Case(
+        edit("omniladder.toml", "[ladder]\n", f'[ladder]\nPassword = "{CANARY}"\n'),
+        "omniladder.toml", "ladder.Password", ("secret",), absent=(CANARY,)),
     "widening-billing-override": Case(
         edit("connections.toml", 'id = "deepseek-key"\n',
              'id = "deepseek-key"\nbilling = "subscription"\n'),

@@ -268,3 +268,37 @@ def test_R7_floor_below_cutoff_warns_and_reports_the_effective_floor(tmp_path: P
                in w for w in inputs.warnings), inputs.warnings
     result = plan(inputs)
     assert result.settings["reentry_min_remaining_percent"] == 3
+
+
+def test_a_reading_for_an_unknown_connection_is_a_warning(tmp_path: Path) -> None:
+    """SPEC §2.2: a reading for a connection id not in the connections file only warns."""
+    (tmp_path / "connections.toml").write_text(
+        '[[connections]]\nid = "c"\nprovider = "claude"\nauth_type = "oauth"\n',
+        encoding="utf-8")
+    (tmp_path / "quota.json").write_text(
+        '{"readings": [{"connection": "ghost", "checked_at": "2026-11-29T11:59:00Z", '
+        '"remaining_percent": 50}, {"connection": "c", "checked_at": "2026-11-29T11:59:00Z", '
+        '"remaining_percent": 50}]}', encoding="utf-8")
+    settings = tmp_path / "omniladder.toml"
+    settings.write_text('[inputs]\nconnections = "connections.toml"\nquota = "quota.json"\n',
+                        encoding="utf-8")
+    inputs = load_inputs(settings)
+    assert [w for w in inputs.warnings if "ghost" in w]
+    assert set(inputs.readings) == {"c"}
+
+
+def test_history_is_sorted_whatever_the_file_order(tmp_path: Path) -> None:
+    """SPEC §2.2: readings may come in any order; the planner sorts them by checked_at."""
+    (tmp_path / "connections.toml").write_text(
+        '[[connections]]\nid = "c"\nprovider = "claude"\nauth_type = "oauth"\n'
+        'models = ["claude-sonnet-4-5"]\n', encoding="utf-8")
+    (tmp_path / "quota.json").write_text(
+        '{"readings": ['
+        '{"connection": "c", "checked_at": "2026-11-29T11:59:50Z", "remaining_percent": 4},'
+        '{"connection": "c", "checked_at": "2026-11-29T10:00:00Z", "remaining_percent": 1}]}',
+        encoding="utf-8")
+    settings = tmp_path / "omniladder.toml"
+    settings.write_text('[inputs]\nconnections = "connections.toml"\nquota = "quota.json"\n',
+                        encoding="utf-8")
+    result = plan(load_inputs(settings), "auto/subscription")
+    assert [x.reason for x in result.excluded] == ["quota-below-reentry"]
