@@ -193,3 +193,15 @@ def test_fail_on_empty(auto_id: str, flag: bool, code: int, json_out: bool) -> N
         empty = "multimodal" in auto_id
         assert ("Pool: empty" in result.stdout) == empty
         assert ("pool empty" in " ".join(result.stdout.split())) == empty
+
+
+def test_piped_output_has_a_fixed_width_without_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Piped text does not depend on the environment: no COLUMNS means the same 120 columns."""
+    monkeypatch.chdir(ROOT)
+    args = ["plan", "auto/subscription", "--config", "examples/omniladder.toml"]
+    pinned = runner.invoke(app, args)
+    monkeypatch.delenv("COLUMNS")
+    unpinned = runner.invoke(app, args)
+    assert unpinned.exit_code == 0, unpinned.output
+    assert unpinned.stdout == pinned.stdout
+    assert max(len(line) for line in unpinned.stdout.splitlines()) <= 120

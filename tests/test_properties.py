@@ -7,10 +7,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from omniladder.billing import classify
 from omniladder.loading import LoadedInputs
-from omniladder.models import RUNGS
+from omniladder.models import QUOTA_RUNGS, RUNGS, TERMINAL_STATUSES
 from omniladder.plan import REASON_CODES, Plan
-from omniladder.quota import verdict
+from omniladder.quota import cooldown, verdict
+from omniladder.tiers import economic_tier, rung_of
 from tests.builders import MODELS, NOW, at, fleet, plan
 from tests.test_autoid import VALID
 
@@ -199,12 +201,73 @@ def check_every_connection_left_out_has_a_reason(
     assert admitted == pooled
 
 
+def expected_pairs(inputs: LoadedInputs, result: Plan
+                   ) -> dict[tuple[str, str, str], str | None]:
+    """R5, R10, R11 and R13 straight from the SPEC: (connection, provider, model) -> the
+    reason the pair is left out (None when kept), the first failing check in SPEC order."""
+    ladder = inputs.settings.ladder
+    category = result.auto_id.category
+    out: dict[tuple[str, str, str], str | None] = {}
+    for (provider, model), members in candidates_of(inputs).items():
+        entry = inputs.catalogs.models.get((provider, model))
+        in_category = category is None or (entry is not None
+                                           and category in entry.entry.categories)
+        for cid in members:
+            connection = next(c for c in inputs.connections if c.id == cid)
+            info = classify(connection, inputs.catalogs)
+            history = inputs.readings.get(cid, ())
+            cool = cooldown(connection, history, NOW, ladder)
+            gate = ("inactive" if not connection.active
+                    else "terminal-status" if connection.status in TERMINAL_STATUSES
+                    else "cooldown" if cool is not None and cool.cooling
+                    else None)
+            quota = verdict(history, model, NOW, ladder)
+            rung = rung_of(info, economic_tier(provider, model, inputs.catalogs,
+                                               inputs.settings.tiers))
+            reason: str | None
+            if not in_category:
+                reason = "not-in-category"
+            elif result.auto_id.tier == "subscription":
+                reason = ("keyless-not-subscription" if info.billing == "keyless"
+                          else "billing-uncurated" if info.billing == "unknown"
+                          else "billing-not-subscription" if info.billing != "subscription"
+                          else "overage-not-hard-stop" if info.overage != "hard-stop"
+                          else gate if gate is not None
+                          else quota.reason if quota.kind != "usable"
+                          else None)
+            elif gate is not None:
+                reason = gate
+            elif rung in QUOTA_RUNGS:
+                reason = quota.reason if quota.kind == "exhausted" else None
+            else:
+                reason = result.budgets[rung].reason
+            out[(cid, provider, model)] = reason
+    return out
+
+
+def check_every_decision_follows_the_spec(inputs: LoadedInputs, result: Plan) -> None:
+    """Each pair is kept or left out exactly as R5/R10/R11/R13 say, with the first failing
+    check as its reason; kept pairs are in the pool, unverified exactly when a quota rung's
+    R6 verdict is unknown."""
+    expected = expected_pairs(inputs, result)
+    actual = {(d.connection_id, d.provider, d.model): d.reason for d in result.decisions}
+    assert actual == expected
+    pooled = {(cid, e.provider, e.model): (e.rung, cid in e.unverified_connection_ids)
+              for e in result.pool for cid in e.allowed_connection_ids}
+    assert set(pooled) == {key for key, reason in expected.items() if reason is None}
+    ladder = inputs.settings.ladder
+    for (cid, _provider, model), (rung, unverified) in pooled.items():
+        quota = verdict(inputs.readings.get(cid, ()), model, NOW, ladder)
+        assert unverified == (rung in QUOTA_RUNGS and quota.kind == "unknown")
+
+
 CHECKS = (
     check_subscription_pool_holds_only_usable_hard_stop_plans,
     check_allowlists_are_non_empty_ordered_subsets,
     check_pool_is_ordered_by_rung_and_stable_within,
     check_no_pool_entry_mixes_rungs,
     check_every_connection_left_out_has_a_reason,
+    check_every_decision_follows_the_spec,
 )
 
 
