@@ -261,6 +261,45 @@ def check_every_decision_follows_the_spec(inputs: LoadedInputs, result: Plan) ->
         assert unverified == (rung in QUOTA_RUNGS and quota.kind == "unknown")
 
 
+def check_rung_states(inputs: LoadedInputs, result: Plan) -> None:
+    """SPEC §4.2: all five rungs in order; serving exactly when the pool uses the rung."""
+    assert [r.rung for r in result.rungs] == list(RUNGS)
+    for status in result.rungs:
+        on_rung = [d for d in result.decisions
+                   if d.rung == status.rung and d.reason != "not-in-category"]
+        entries = [e for e in result.pool if e.rung == status.rung]
+        budget = result.budgets.get(status.rung)
+        if result.auto_id.tier == "subscription" and status.rung != "subscription":
+            expected = "not-in-id"
+        elif budget is not None and budget.state == "disabled":
+            expected = "disabled"
+        elif budget is not None and budget.state == "spent":
+            expected = "budget-spent"
+        elif not on_rung:
+            expected = "empty"
+        else:
+            expected = "serving" if entries else "exhausted"
+        assert status.state == expected, status
+        assert status.candidates == len(entries)
+
+
+def check_exclusions_match_the_decisions(inputs: LoadedInputs, result: Plan) -> None:
+    """An exclusion names a failed pair, or (model null) a reason true of every model."""
+    by_connection: dict[str, list[Any]] = {}
+    for d in result.decisions:
+        by_connection.setdefault(d.connection_id, []).append(d)
+    for x in result.excluded:
+        mine = by_connection.get(x.connection_id, [])
+        if x.model is None:
+            if x.reason == "no-models":
+                assert mine == []
+            else:
+                assert mine
+                assert all(d.reason == x.reason for d in mine)
+        else:
+            assert [d.reason for d in mine if d.model == x.model] == [x.reason]
+
+
 CHECKS = (
     check_subscription_pool_holds_only_usable_hard_stop_plans,
     check_allowlists_are_non_empty_ordered_subsets,
@@ -268,6 +307,8 @@ CHECKS = (
     check_no_pool_entry_mixes_rungs,
     check_every_connection_left_out_has_a_reason,
     check_every_decision_follows_the_spec,
+    check_rung_states,
+    check_exclusions_match_the_decisions,
 )
 
 
