@@ -242,7 +242,9 @@ def test_bad_input_in_a_real_process(name: str, scratch: Path) -> None:
 
 
 def test_input_files_are_never_modified(scratch: Path) -> None:
-    CASES["widening-billing-override"].break_it(scratch)  # type: ignore[misc]
+    break_it = CASES["widening-billing-override"].break_it
+    assert break_it is not None
+    break_it(scratch)
     before = {p.name: p.read_bytes() for p in scratch.iterdir()}
     CliRunner().invoke(app, ["plan", "auto/thrifty", "--config", str(scratch / "omniladder.toml")])
     assert {p.name: p.read_bytes() for p in scratch.iterdir()} == before
