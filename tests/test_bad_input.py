@@ -257,3 +257,12 @@ def test_every_case_breaks_a_file_the_examples_really_have() -> None:
         if case.file is not None and not re.search(r"(nope|absent|gone)\.toml|\.yaml$",
                                                     case.file):
             assert case.file in names, case.file
+
+
+def test_no_inputs_at_all_is_a_usage_error(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["plan", "auto/thrifty"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("omniladder: error: no connections file")
+    assert result.stderr.count("\n") == 1

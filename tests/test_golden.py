@@ -111,3 +111,16 @@ def test_every_golden_file_belongs_to_a_plan() -> None:
     """A renamed or dropped plan must not leave a stale golden file behind."""
     expected = {f"{name}.{ext}" for name in PLANS for ext in ("txt", "json")}
     assert {p.name for p in GOLDEN.iterdir()} == expected
+
+
+def test_the_same_inputs_as_json_plan_the_same(tmp_path: Path) -> None:
+    """SPEC §2: TOML and JSON carry the same shapes, chosen by extension."""
+    import tomllib
+
+    connections = tomllib.loads((ROOT / "examples" / "connections.toml").read_text("utf-8"))
+    as_json = tmp_path / "connections.json"
+    as_json.write_text(json.dumps(connections), encoding="utf-8")
+    for name in PLANS:
+        expected = run(name, "--json")[0]
+        assert run(name, "--json", "--connections", str(as_json))[0] == expected
+
