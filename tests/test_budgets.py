@@ -1,0 +1,176 @@
+"""R8 rung budgets, enforced from a spend ledger over the current UTC calendar period."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from omniladder.budgets import period_start
+from tests.builders import at, conn, fleet, plan, reading, reason, rung_state
+
+
+def utc(text: str) -> datetime:
+    return datetime.fromisoformat(text).astimezone(UTC)
+
+
+@pytest.mark.parametrize(
+    ("now", "period", "start"),
+    [
+        pytest.param("2026-11-29T12:00:00Z", "day", "2026-11-29T00:00:00Z", id="R8-day"),
+        pytest.param("2026-11-29T00:00:00Z", "day", "2026-11-29T00:00:00Z",
+                     id="R8-day-at-midnight"),
+        pytest.param("2026-11-29T12:00:00Z", "week", "2026-11-23T00:00:00Z",
+                     id="R8-iso-week-from-monday-on-a-sunday"),
+        pytest.param("2026-11-23T00:00:00Z", "week", "2026-11-23T00:00:00Z",
+                     id="R8-iso-week-monday-midnight-is-the-start"),
+        pytest.param("2026-11-22T23:59:59Z", "week", "2026-11-16T00:00:00Z",
+                     id="R8-iso-week-sunday-night-is-the-previous-week"),
+        pytest.param("2026-12-02T08:00:00Z", "week", "2026-11-30T00:00:00Z",
+                     id="R8-iso-week-across-a-month"),
+        pytest.param("2026-11-29T12:00:00Z", "month", "2026-11-01T00:00:00Z", id="R8-month"),
+        pytest.param("2026-12-01T01:00:00+02:00", "month", "2026-11-01T00:00:00Z",
+                     id="R8-month-in-utc-not-local-time"),
+        pytest.param("2026-11-29T23:30:00-05:00", "day", "2026-11-30T00:00:00Z",
+                     id="R8-day-in-utc-not-local-time"),
+    ],
+)
+def test_R8_period_start(now: str, period: str, start: str) -> None:
+    assert period_start(utc(now), period) == utc(start)
+
+
+# Three paid connections: cheap (gpt-mini via a provider-wide entry), premium (gpt-big), and a
+# keyless backend that budgets must never touch.
+FLEET = [
+    conn("mini", "openai", "apikey", models=["gpt-mini"]),
+    conn("big", "openai", "apikey", models=["gpt-big"]),
+    conn("local", "ollama", "none", models=["qwen"]),
+    conn("plan", "claude", "oauth", models=["sonnet"]),
+]
+READINGS = [reading("local", remaining_percent=90), reading("plan", remaining_percent=90)]
+
+
+def event(cost: float, when: str, **fields: Any) -> dict[str, Any]:
+    return {"at": when, "cost_usd": cost, **fields}
+
+
+def budget_plan(budgets: dict[str, float], spend: list[dict[str, Any]] | None,
+                period: str = "month", auto_id: str = "auto/thrifty") -> Any:
+    settings = {"budgets": {"period": period, "rung_budget_usd": budgets}}
+    return plan(fleet(FLEET, READINGS, settings=settings, spend=spend), auto_id)
+
+
+CHEAP_EVENT = {"connection": "mini", "model": "gpt-mini"}
+
+
+@pytest.mark.parametrize(
+    ("budgets", "spend", "period", "cheap", "premium"),
+    [
+        pytest.param({}, None, "month", "serving", "serving", id="R8-no-budget-no-gate"),
+        pytest.param({"cheap": 0}, None, "month", "disabled", "serving",
+                     id="R8-budget-0-disables-without-a-ledger"),
+        pytest.param({"cheap": 0, "premium": -1}, [], "month", "disabled", "disabled",
+                     id="R8-budget-below-0-disables"),
+        pytest.param({"cheap": 5}, [event(4.99, at(hours=-1), **CHEAP_EVENT)], "month",
+                     "serving", "serving", id="R8-below-budget-serves"),
+        pytest.param({"cheap": 5}, [event(5, at(hours=-1), **CHEAP_EVENT)], "month",
+                     "budget-spent", "serving", id="R8-spent-equal-to-budget-is-spent"),
+        pytest.param({"cheap": 5}, [event(3, at(hours=-1), **CHEAP_EVENT),
+                                    event(3, at(days=-20), **CHEAP_EVENT)], "month",
+                     "budget-spent", "serving", id="R8-events-add-up-in-the-period"),
+        pytest.param({"cheap": 5}, [event(3, at(hours=-1), **CHEAP_EVENT),
+                                    event(3, at(days=-30), **CHEAP_EVENT)], "month",
+                     "serving", "serving", id="R8-events-before-the-period-ignored"),
+        pytest.param({"cheap": 5}, [event(3, at(hours=-1), **CHEAP_EVENT),
+                                    event(3, at(seconds=1), **CHEAP_EVENT)], "month",
+                     "serving", "serving", id="R8-events-after-now-ignored"),
+        pytest.param({"cheap": 5}, [event(3, at(hours=-1), **CHEAP_EVENT),
+                                    event(3, at(), **CHEAP_EVENT)], "month",
+                     "budget-spent", "serving", id="R8-event-at-now-counts"),
+        pytest.param({"cheap": 5}, [event(3, at(hours=-1), **CHEAP_EVENT),
+                                    event(3, "2026-11-01T00:00:00Z", **CHEAP_EVENT)], "month",
+                     "budget-spent", "serving", id="R8-event-at-period-start-counts"),
+        pytest.param({"cheap": 5}, [event(3, at(hours=-1), **CHEAP_EVENT),
+                                    event(3, "2026-11-22T23:00:00Z", **CHEAP_EVENT)], "week",
+                     "serving", "serving", id="R8-week-excludes-last-sunday"),
+        pytest.param({"cheap": 5}, [event(3, at(hours=-1), **CHEAP_EVENT),
+                                    event(3, "2026-11-23T01:00:00Z", **CHEAP_EVENT)], "week",
+                     "budget-spent", "serving", id="R8-week-includes-monday"),
+        pytest.param({"cheap": 5}, [event(3, at(hours=-1), **CHEAP_EVENT),
+                                    event(3, "2026-11-28T23:00:00Z", **CHEAP_EVENT)], "day",
+                     "serving", "serving", id="R8-day-excludes-yesterday"),
+        pytest.param({"premium": 2}, [event(2, at(hours=-1), rung="premium")], "month",
+                     "serving", "budget-spent", id="R8-explicit-rung-event"),
+        pytest.param({"premium": 2}, [event(2, at(hours=-1), connection="mini",
+                                            model="gpt-big")], "month",
+                     "serving", "budget-spent",
+                     id="R8-event-counts-toward-the-rung-of-its-pair"),
+        pytest.param({"cheap": 2, "premium": 2},
+                     [event(9, at(hours=-1), connection="plan", model="sonnet"),
+                      event(9, at(hours=-1), connection="local", model="qwen"),
+                      event(9, at(hours=-1), rung="subscription")], "month",
+                     "serving", "serving", id="R8-spend-on-quota-rungs-counts-nowhere"),
+        pytest.param({"cheap": 2}, [event(9, at(hours=-1), connection="gone", model="x")],
+                     "month", "serving", "serving",
+                     id="R8-event-for-an-unknown-connection-counts-nowhere"),
+    ],
+)
+def test_R8_budget_states(budgets: dict[str, float], spend: list[dict[str, Any]] | None,
+                          period: str, cheap: str, premium: str) -> None:
+    result = budget_plan(budgets, spend, period)
+    assert (rung_state(result, "cheap"), rung_state(result, "premium")) == (cheap, premium)
+    # quota rungs are never gated by a budget
+    assert rung_state(result, "keyless") == "serving"
+    assert rung_state(result, "subscription") == "serving"
+    served = {cid for entry in result.pool for cid in entry.allowed_connection_ids}
+    assert ("mini" in served) == (cheap == "serving")
+    assert ("big" in served) == (premium == "serving")
+
+
+@pytest.mark.parametrize(
+    ("budgets", "spend", "code"),
+    [
+        pytest.param({"cheap": 0}, None, "budget-disabled", id="R8-disabled-reason"),
+        pytest.param({"cheap": 1}, [event(1, at(hours=-1), **CHEAP_EVENT)], "budget-spent",
+                     id="R8-spent-reason"),
+    ],
+)
+def test_R8_reason_codes(budgets: dict[str, float], spend: list[dict[str, Any]] | None,
+                         code: str) -> None:
+    result = budget_plan(budgets, spend)
+    assert reason(result, "mini") == code
+    assert reason(result, "big") is None
+
+
+def test_R8_budget_without_a_ledger_gates_nothing_and_warns() -> None:
+    result = budget_plan({"cheap": 1, "premium": 1}, None)
+    assert rung_state(result, "cheap") == "serving"
+    assert rung_state(result, "premium") == "serving"
+    unenforced = [w for w in result.warnings if "not enforced" in w]
+    assert len(unenforced) == 2, result.warnings
+    assert result.budgets["cheap"].spent_usd is None
+
+
+def test_R8_an_empty_ledger_enforces_without_warning() -> None:
+    result = budget_plan({"cheap": 1}, [])
+    assert not [w for w in result.warnings if "not enforced" in w]
+    assert result.budgets["cheap"].spent_usd == 0
+
+
+def test_R8_spend_is_reported_per_rung() -> None:
+    result = budget_plan({"cheap": 5, "premium": 10},
+                         [event(1.25, at(hours=-1), **CHEAP_EVENT),
+                          event(2.5, at(hours=-2), rung="premium"),
+                          event(0.5, at(hours=-3), connection="big", model="gpt-big")])
+    rungs = {r.rung: (r.budget_usd, r.spent_usd) for r in result.rungs}
+    assert rungs["cheap"] == (5, 1.25)
+    assert rungs["premium"] == (10, 3.0)
+    assert rungs["subscription"] == (None, None)
+
+
+def test_R8_budgets_do_not_touch_auto_subscription() -> None:
+    result = budget_plan({"cheap": 0, "premium": 0}, [], auto_id="auto/subscription")
+    assert [(e.rung, e.allowed_connection_ids) for e in result.pool] == [
+        ("subscription", ("plan",))]
+    assert reason(result, "mini") == "billing-not-subscription"

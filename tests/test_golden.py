@@ -1,0 +1,126 @@
+"""Golden output for the shipped examples: the exact human view and the exact JSON.
+
+The terminal is pinned by conftest (COLUMNS=120, NO_COLOR). To accept a deliberate change of
+output, regenerate and review the diff:
+
+    OMNILADDER_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from omniladder.cli import app
+from omniladder.plan import REASON_CODES
+from tests.conftest import ROOT
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+UPDATE = os.environ.get("OMNILADDER_UPDATE_GOLDEN") == "1"
+
+PLANS: dict[str, tuple[str, str]] = {
+    "thrifty": ("auto/thrifty", "examples/omniladder.toml"),
+    "subscription": ("auto/subscription", "examples/omniladder.toml"),
+    "coding-thrifty": ("auto/coding:thrifty", "examples/omniladder.toml"),
+    "tight-thrifty": ("auto/thrifty", "examples/omniladder-tight.toml"),
+}
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _at_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Paths in the output are shown relative to the working directory: make it the root."""
+    monkeypatch.chdir(ROOT)
+
+
+def run(name: str, *extra: str) -> tuple[str, str]:
+    auto_id, config = PLANS[name]
+    result = runner.invoke(app, ["plan", auto_id, "--config", config, *extra])
+    assert result.exit_code == 0, result.output
+    return result.stdout, result.stderr
+
+
+def compare(path: Path, actual: str) -> None:
+    if UPDATE:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(actual, encoding="utf-8")
+    assert path.is_file(), f"{path} is missing; run with OMNILADDER_UPDATE_GOLDEN=1"
+    expected = path.read_text(encoding="utf-8")
+    assert actual == expected, (
+        f"{path.name} differs; if the change is deliberate, regenerate with "
+        "OMNILADDER_UPDATE_GOLDEN=1 and review the diff")
+
+
+@pytest.mark.parametrize("name", list(PLANS))
+def test_human_view(name: str) -> None:
+    stdout, stderr = run(name)
+    compare(GOLDEN / f"{name}.txt", stdout)
+    document = json.loads(run(name, "--json")[0])
+    assert stderr.splitlines() == [f"omniladder: warning: {w}" for w in document["warnings"]]
+
+
+@pytest.mark.parametrize("name", list(PLANS))
+def test_json_view(name: str) -> None:
+    stdout, stderr = run(name, "--json")
+    assert stderr == ""
+    compare(GOLDEN / f"{name}.json", stdout)
+
+
+def documents() -> dict[str, dict[str, Any]]:
+    return {name: json.loads(run(name, "--json")[0]) for name in PLANS}
+
+
+def test_examples_show_every_rung_serving_under_thrifty() -> None:
+    document = documents()["thrifty"]
+    assert [(r["rung"], r["state"]) for r in document["rungs"]] == [
+        (rung, "serving") for rung in ("subscription", "keyless", "free", "cheap", "premium")]
+    assert {entry["rung"] for entry in document["pool"]} == {
+        "subscription", "keyless", "free", "cheap", "premium"}
+
+
+def test_examples_show_at_least_eight_reason_codes() -> None:
+    codes = {x["reason"] for d in documents().values() for x in d["excluded"]}
+    assert codes <= set(REASON_CODES)
+    assert len(codes) >= 8, sorted(codes)
+
+
+def test_examples_show_hysteresis_a_clamp_and_a_spent_budget() -> None:
+    found = documents()
+    reentry = [x for x in found["thrifty"]["excluded"] if x["reason"] == "quota-below-reentry"]
+    assert [x["connection_id"] for x in reentry] == ["claude-pro-personal"]
+    assert "re-entry floor 5%" in reentry[0]["detail"]
+    clamps = found["thrifty"]["clamps"]
+    assert clamps == [{"connection_id": "codex-plus",
+                       "rate_limited_until": "2026-11-29T18:00:00Z",
+                       "clamped_to": "2026-11-29T12:30:00Z", "cooling": True}]
+    tight = {r["rung"]: r for r in found["tight-thrifty"]["rungs"]}
+    assert tight["cheap"]["state"] == "budget-spent"
+    assert tight["cheap"]["spent_usd"] >= tight["cheap"]["budget_usd"]
+    assert tight["premium"]["state"] == "disabled"
+    assert {x["rung"] for x in found["tight-thrifty"]["pool"]} <= {
+        "subscription", "keyless", "free"}
+
+
+def test_every_golden_file_belongs_to_a_plan() -> None:
+    """A renamed or dropped plan must not leave a stale golden file behind."""
+    expected = {f"{name}.{ext}" for name in PLANS for ext in ("txt", "json")}
+    assert {p.name for p in GOLDEN.iterdir()} == expected
+
+
+def test_the_same_inputs_as_json_plan_the_same(tmp_path: Path) -> None:
+    """SPEC §2: TOML and JSON carry the same shapes, chosen by extension."""
+    import tomllib
+
+    connections = tomllib.loads((ROOT / "examples" / "connections.toml").read_text("utf-8"))
+    as_json = tmp_path / "connections.json"
+    as_json.write_text(json.dumps(connections), encoding="utf-8")
+    for name in PLANS:
+        expected = run(name, "--json")[0]
+        assert run(name, "--json", "--connections", str(as_json))[0] == expected
+

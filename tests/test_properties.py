@@ -1,0 +1,323 @@
+"""Invariants of every plan, over generated fleets (R10, R11, R12 and the reason contract)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from omniladder.billing import classify
+from omniladder.loading import LoadedInputs
+from omniladder.models import QUOTA_RUNGS, RUNGS, TERMINAL_STATUSES
+from omniladder.plan import REASON_CODES, Plan
+from omniladder.quota import cooldown, verdict
+from omniladder.tiers import economic_tier, rung_of
+from tests.builders import MODELS, NOW, at, fleet, plan
+from tests.test_autoid import VALID
+
+PROFILES: tuple[tuple[str, str], ...] = (
+    ("claude", "oauth"), ("codex", "oauth"), ("openai", "apikey"), ("claude", "apikey"),
+    ("ollama", "none"), ("openrouter", "apikey"), ("claude", "oauth"), ("copilot-web", "apikey"),
+    ("devin-desktop", "oauth"), ("mystery", "apikey"), ("cursor", "oauth"),
+)
+"""Plan connections come first and twice: hypothesis leans to the first choices."""
+MODELS_OF: dict[str, list[str]] = {}
+for _entry in MODELS:
+    MODELS_OF.setdefault(_entry["provider"], []).append(_entry["model"])
+
+
+def _offset(low: int, high: int) -> st.SearchStrategy[str]:
+    return st.integers(low, high).map(lambda minutes: at(minutes=minutes))
+
+
+PERCENT = st.one_of(st.sampled_from([60, 0, 1, 2, 3, 4, 5, 6, 100]), st.floats(0, 100))
+
+
+@st.composite
+def windows(draw: st.DrawFn, models: list[str]) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": draw(st.sampled_from(["5h", "weekly", "daily", "opus"]))}
+    if draw(st.integers(0, 3)) == 3:
+        data["unlimited"] = True
+    else:
+        data["remaining_percent"] = draw(PERCENT)
+    reset = draw(st.none() | _offset(-240, 1440))
+    if reset is not None:
+        data["reset_at"] = reset
+    scoped = draw(st.booleans())
+    if scoped and models:
+        data["models"] = [draw(st.sampled_from(models))]
+    return data
+
+
+@st.composite
+def readings(draw: st.DrawFn, cid: str, models: list[str]) -> dict[str, Any]:
+    checked_at = draw(st.one_of(_offset(-2, 0), _offset(-240, 10)))
+    data: dict[str, Any] = {"connection": cid, "checked_at": checked_at}
+    status = draw(st.sampled_from([None, None, None, "ok", "exhausted", "unknown"]))
+    if status is not None:
+        data["status"] = status
+    shape = draw(st.sampled_from(["windows", "top", "none"]))
+    if shape == "windows":
+        data["windows"] = draw(st.lists(windows(models), max_size=3))
+    elif shape == "top":
+        data["remaining_percent"] = draw(PERCENT)
+    reset = draw(st.none() | _offset(-240, 1440))
+    if reset is not None and shape != "windows":
+        data["reset_at"] = reset
+    return data
+
+
+@st.composite
+def fleets(draw: st.DrawFn) -> LoadedInputs:
+    connections: list[dict[str, Any]] = []
+    history: list[dict[str, Any]] = []
+    for index in range(draw(st.integers(0, 8))):
+        provider, auth_type = draw(st.sampled_from(PROFILES))
+        known = MODELS_OF.get(provider, [])
+        data: dict[str, Any] = {"id": f"c{index}", "provider": provider,
+                                "auth_type": auth_type}
+        if draw(st.booleans()):
+            data["models"] = draw(st.lists(st.sampled_from([*known, "unlisted"]), min_size=1,
+                                           max_size=3))
+        if draw(st.integers(0, 5)) == 5:
+            data["active"] = False
+        if draw(st.integers(0, 3)) == 3:
+            data["status"] = draw(st.sampled_from(["ok", "error", "banned", "expired",
+                                                   "credits_exhausted"]))
+        if draw(st.integers(0, 3)) == 3:
+            data["rate_limited_until"] = draw(_offset(-60, 480))
+        if draw(st.integers(0, 4)) == 4:
+            data["billing"] = "metered"
+        if draw(st.integers(0, 4)) == 4:
+            data["overage"] = draw(st.sampled_from(["meters-to-paid", "unknown"]))
+        connections.append(data)
+        models = list(data.get("models", known))
+        history += draw(st.lists(readings(data["id"], models), min_size=1, max_size=3)
+                        | st.just([]))
+    cutoff = draw(st.sampled_from([0, 2, 5]))
+    budgets: dict[str, float] = {}
+    for rung in ("cheap", "premium"):
+        budget = draw(st.sampled_from([None, 0, 1, 5]))
+        if budget is not None:
+            budgets[rung] = budget
+    config = {
+        "ladder": {"exit_cutoff_percent": cutoff,
+                   "reentry_min_remaining_percent": draw(st.sampled_from([0, 3, 5, 10])),
+                   "max_reading_age_seconds": draw(st.sampled_from([180, 3600, 0])),
+                   "clamp_cooldown_to_reset": draw(st.booleans())},
+        "budgets": {"period": draw(st.sampled_from(["day", "week", "month"])),
+                    "rung_budget_usd": budgets},
+        "tiers": {"free_providers": draw(st.sampled_from([[], ["openai"]]))},
+    }
+    spend = draw(st.none() | st.lists(st.fixed_dictionaries({
+        "at": _offset(-60 * 24 * 40, 60), "cost_usd": st.sampled_from([0.5, 2.0]),
+        "rung": st.sampled_from(["cheap", "premium"])}), max_size=4))
+    return fleet(connections, history, settings=config, spend=spend)
+
+
+def candidates_of(inputs: LoadedInputs) -> dict[tuple[str, str], list[str]]:
+    """R12, computed independently: (provider, model) -> connection ids in file order."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for connection in inputs.connections:
+        models = (connection.models if connection.models is not None
+                  else inputs.catalogs.models_of(connection.provider))
+        for model in dict.fromkeys(models):
+            out.setdefault((connection.provider, model), []).append(connection.id)
+    return out
+
+
+def check_subscription_pool_holds_only_usable_hard_stop_plans(
+    inputs: LoadedInputs, result: Plan,
+) -> None:
+    """R10: every kept connection is subscription + hard-stop, passes R5, and is usable."""
+    if result.auto_id.tier != "subscription":
+        return
+    records = {r.id: r for r in result.connections}
+    facts = {f.connection.id: f for f in result.facts}
+    ladder = inputs.settings.ladder
+    for entry in result.pool:
+        assert entry.rung == "subscription"
+        assert entry.unverified_connection_ids == ()
+        for cid in entry.allowed_connection_ids:
+            assert records[cid].billing == "subscription"
+            assert records[cid].overage == "hard-stop"
+            assert facts[cid].gate_reason is None
+            history = inputs.readings.get(cid, ())
+            assert verdict(history, entry.model, NOW, ladder).kind == "usable"
+
+
+def check_allowlists_are_non_empty_ordered_subsets(
+    inputs: LoadedInputs, result: Plan,
+) -> None:
+    """R12: every allowlist is a non-empty subset of the candidate's connections, file order."""
+    served = candidates_of(inputs)
+    for entry in result.pool:
+        allowed = list(entry.allowed_connection_ids)
+        members = served[(entry.provider, entry.model)]
+        assert allowed
+        assert set(allowed) <= set(members)
+        assert allowed == [cid for cid in members if cid in allowed]
+        assert set(entry.unverified_connection_ids) <= set(allowed)
+
+
+def check_pool_is_ordered_by_rung_and_stable_within(
+    inputs: LoadedInputs, result: Plan,
+) -> None:
+    """R11: rungs never decrease along the pool; candidate order is kept within a rung."""
+    order = list(candidates_of(inputs))
+    keys = [(RUNGS.index(e.rung), order.index((e.provider, e.model))) for e in result.pool]
+    assert keys == sorted(keys)
+    assert len(set(keys)) == len(keys)
+    assert [e.position for e in result.pool] == list(range(1, len(result.pool) + 1))
+
+
+def check_no_pool_entry_mixes_rungs(
+    inputs: LoadedInputs, result: Plan,
+) -> None:
+    """R11: every connection of an entry lands on that entry's rung for that model."""
+    rung_of = {(d.connection_id, d.model): d.rung for d in result.decisions}
+    for entry in result.pool:
+        for cid in entry.allowed_connection_ids:
+            assert rung_of[(cid, entry.model)] == entry.rung
+
+
+def check_every_connection_left_out_has_a_reason(
+    inputs: LoadedInputs, result: Plan,
+) -> None:
+    """Every non-eligible connection has an exclusion, and every code is a known one."""
+    eligible = set(result.eligible_connection_ids)
+    excluded = {x.connection_id for x in result.excluded}
+    for connection in inputs.connections:
+        if connection.id not in eligible:
+            assert connection.id in excluded, connection.id
+    assert {x.reason for x in result.excluded} <= set(REASON_CODES)
+    for d in result.decisions:
+        assert (d.reason is None) == d.admitted
+        assert d.reason is None or d.reason in REASON_CODES
+    admitted = {(d.connection_id, d.provider, d.model) for d in result.decisions if d.admitted}
+    pooled = {(cid, e.provider, e.model) for e in result.pool
+              for cid in e.allowed_connection_ids}
+    assert admitted == pooled
+
+
+def expected_pairs(inputs: LoadedInputs, result: Plan
+                   ) -> dict[tuple[str, str, str], str | None]:
+    """R5, R10, R11 and R13 straight from the SPEC: (connection, provider, model) -> the
+    reason the pair is left out (None when kept), the first failing check in SPEC order."""
+    ladder = inputs.settings.ladder
+    category = result.auto_id.category
+    out: dict[tuple[str, str, str], str | None] = {}
+    for (provider, model), members in candidates_of(inputs).items():
+        entry = inputs.catalogs.models.get((provider, model))
+        in_category = category is None or (entry is not None
+                                           and category in entry.entry.categories)
+        for cid in members:
+            connection = next(c for c in inputs.connections if c.id == cid)
+            info = classify(connection, inputs.catalogs)
+            history = inputs.readings.get(cid, ())
+            cool = cooldown(connection, history, NOW, ladder)
+            gate = ("inactive" if not connection.active
+                    else "terminal-status" if connection.status in TERMINAL_STATUSES
+                    else "cooldown" if cool is not None and cool.cooling
+                    else None)
+            quota = verdict(history, model, NOW, ladder)
+            rung = rung_of(info, economic_tier(provider, model, inputs.catalogs,
+                                               inputs.settings.tiers))
+            reason: str | None
+            if not in_category:
+                reason = "not-in-category"
+            elif result.auto_id.tier == "subscription":
+                reason = ("keyless-not-subscription" if info.billing == "keyless"
+                          else "billing-uncurated" if info.billing == "unknown"
+                          else "billing-not-subscription" if info.billing != "subscription"
+                          else "overage-not-hard-stop" if info.overage != "hard-stop"
+                          else gate if gate is not None
+                          else quota.reason if quota.kind != "usable"
+                          else None)
+            elif gate is not None:
+                reason = gate
+            elif rung in QUOTA_RUNGS:
+                reason = quota.reason if quota.kind == "exhausted" else None
+            else:
+                reason = result.budgets[rung].reason
+            out[(cid, provider, model)] = reason
+    return out
+
+
+def check_every_decision_follows_the_spec(inputs: LoadedInputs, result: Plan) -> None:
+    """Each pair is kept or left out exactly as R5/R10/R11/R13 say, with the first failing
+    check as its reason; kept pairs are in the pool, unverified exactly when a quota rung's
+    R6 verdict is unknown."""
+    expected = expected_pairs(inputs, result)
+    actual = {(d.connection_id, d.provider, d.model): d.reason for d in result.decisions}
+    assert actual == expected
+    pooled = {(cid, e.provider, e.model): (e.rung, cid in e.unverified_connection_ids)
+              for e in result.pool for cid in e.allowed_connection_ids}
+    assert set(pooled) == {key for key, reason in expected.items() if reason is None}
+    ladder = inputs.settings.ladder
+    for (cid, _provider, model), (rung, unverified) in pooled.items():
+        quota = verdict(inputs.readings.get(cid, ()), model, NOW, ladder)
+        assert unverified == (rung in QUOTA_RUNGS and quota.kind == "unknown")
+
+
+def check_rung_states(inputs: LoadedInputs, result: Plan) -> None:
+    """SPEC §4.2: all five rungs in order; serving exactly when the pool uses the rung."""
+    assert [r.rung for r in result.rungs] == list(RUNGS)
+    for status in result.rungs:
+        on_rung = [d for d in result.decisions
+                   if d.rung == status.rung and d.reason != "not-in-category"]
+        entries = [e for e in result.pool if e.rung == status.rung]
+        budget = result.budgets.get(status.rung)
+        if result.auto_id.tier == "subscription" and status.rung != "subscription":
+            expected = "not-in-id"
+        elif budget is not None and budget.state == "disabled":
+            expected = "disabled"
+        elif budget is not None and budget.state == "spent":
+            expected = "budget-spent"
+        elif not on_rung:
+            expected = "empty"
+        else:
+            expected = "serving" if entries else "exhausted"
+        assert status.state == expected, status
+        assert status.candidates == len(entries)
+
+
+def check_exclusions_match_the_decisions(inputs: LoadedInputs, result: Plan) -> None:
+    """An exclusion names a failed pair, or (model null) a reason true of every model."""
+    by_connection: dict[str, list[Any]] = {}
+    for d in result.decisions:
+        by_connection.setdefault(d.connection_id, []).append(d)
+    for x in result.excluded:
+        mine = by_connection.get(x.connection_id, [])
+        if x.model is None:
+            if x.reason == "no-models":
+                assert mine == []
+            else:
+                assert mine
+                assert all(d.reason == x.reason for d in mine)
+        else:
+            assert [d.reason for d in mine if d.model == x.model] == [x.reason]
+
+
+CHECKS = (
+    check_subscription_pool_holds_only_usable_hard_stop_plans,
+    check_allowlists_are_non_empty_ordered_subsets,
+    check_pool_is_ordered_by_rung_and_stable_within,
+    check_no_pool_entry_mixes_rungs,
+    check_every_connection_left_out_has_a_reason,
+    check_every_decision_follows_the_spec,
+    check_rung_states,
+    check_exclusions_match_the_decisions,
+)
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(inputs=fleets(), auto_id=st.sampled_from(VALID))
+def test_every_plan_keeps_its_invariants(inputs: LoadedInputs, auto_id: str) -> None:
+    """Every invariant, on the drawn id and on the two flat ids of the same fleet."""
+    for text in dict.fromkeys((auto_id, "auto/subscription", "auto/thrifty")):
+        result = plan(inputs, text)
+        for check in CHECKS:
+            check(inputs, result)
