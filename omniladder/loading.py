@@ -404,7 +404,16 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
             "(or run where an omniladder.toml is)"
         )
     shown["connections"] = display_path(files.connections)
-    connections = load_model(ConnectionsFile, files.connections).connections
+    fleet = load_model(ConnectionsFile, files.connections)
+    duplicate = fleet.first_duplicate()
+    if duplicate is not None:
+        first, again = duplicate
+        raise InputError(
+            f"duplicate connection id {fleet.connections[again].id!r} "
+            f"(first at connections[{first}]); ids must be unique",
+            file=shown["connections"], field=f"connections[{again}].id",
+            line=toml_line(files.connections, ("connections", again, "id")))
+    connections = fleet.connections
     known = {connection.id for connection in connections}
 
     quota: QuotaFile | None = None

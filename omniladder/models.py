@@ -109,17 +109,14 @@ class Connection(StrictModel):
 class ConnectionsFile(StrictModel):
     connections: tuple[Connection, ...] = ()
 
-    @model_validator(mode="after")
-    def _unique_ids(self) -> ConnectionsFile:
+    def first_duplicate(self) -> tuple[int, int] | None:
+        """(first index, repeated index) of the first repeated connection id, if any."""
         seen: dict[str, int] = {}
         for index, connection in enumerate(self.connections):
             if connection.id in seen:
-                raise ValueError(
-                    f"duplicate connection id {connection.id!r} "
-                    f"(connections[{seen[connection.id]}] and connections[{index}])"
-                )
+                return seen[connection.id], index
             seen[connection.id] = index
-        return self
+        return None
 
 
 # --- quota snapshot (SPEC §2.2) ------------------------------------------------------------

@@ -28,7 +28,7 @@ from omniladder.errors import ExitCode
 
 def plan(
     auto_id: Annotated[str, typer.Argument(
-        help="auto/subscription, auto/thrifty or auto/<category>:<tier>.")],
+        metavar="AUTO_ID", help="auto/subscription, auto/thrifty or auto/<category>:<tier>.")],
     config: ConfigOpt = None,
     connections: ConnectionsOpt = None,
     quota: QuotaOpt = None,

@@ -24,7 +24,7 @@ from omniladder.commands.common import (
 
 def simulate(
     auto_id: Annotated[str, typer.Argument(
-        help="auto/subscription, auto/thrifty or auto/<category>:<tier>.")],
+        metavar="AUTO_ID", help="auto/subscription, auto/thrifty or auto/<category>:<tier>.")],
     start: Annotated[str, typer.Option(
         "--from", help="First instant (RFC 3339 with offset).", show_default=False)],
     end: Annotated[str, typer.Option(
