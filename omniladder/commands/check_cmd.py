@@ -28,7 +28,8 @@ from omniladder.errors import ExitCode
 
 def check(
     policy: Annotated[Path, typer.Argument(
-        metavar="POLICY", help="Policy file (TOML or JSON) of [[expect]] tables.", show_default=False)],
+        metavar="POLICY", help="Policy file (TOML or JSON) of [[expect]] tables.",
+        show_default=False)],
     config: ConfigOpt = None,
     connections: ConnectionsOpt = None,
     quota: QuotaOpt = None,

@@ -14,7 +14,8 @@ from omniladder.errors import ExitCode
 
 def diff(
     old: Annotated[Path, typer.Argument(
-        metavar="OLD", help="The earlier saved plan (JSON from `plan --out`).", show_default=False)],
+        metavar="OLD", help="The earlier saved plan (JSON from `plan --out`).",
+        show_default=False)],
     new: Annotated[Path, typer.Argument(
         metavar="NEW", help="The later saved plan.", show_default=False)],
     json_out: Annotated[bool, typer.Option("--json", help="Print the JSON diff document.")]

@@ -27,7 +27,8 @@ def why(
     connection_id: Annotated[str, typer.Argument(
         metavar="CONNECTION_ID", help="The connection to explain.")],
     auto_id: Annotated[str | None, typer.Argument(
-        metavar="[AUTO_ID]", help="The auto id to judge it under (default: auto/subscription and auto/thrifty).",
+        metavar="AUTO_ID",
+        help="The auto id to judge it under (default: auto/subscription and auto/thrifty).",
         show_default=False)] = None,
     model: Annotated[str | None, typer.Option(
         "--model", help="Trace only this model of the connection.", show_default=False)]
