@@ -284,24 +284,26 @@ def change_instants(inputs: LoadedInputs, plan: Plan, connection_id: str
     age), and the start of the next budget period.
     """
     now = plan.now
-    found: dict[datetime, bool] = {}
+    found: set[tuple[datetime, bool]] = set()
     facts = find_connection(plan, connection_id)
     if facts.cooldown is not None:
-        found[facts.cooldown.until] = False
-        found[facts.cooldown.end] = False
+        found.add((facts.cooldown.until, False))
+        found.add((facts.cooldown.end, False))
     history = readings_until(inputs.readings.get(connection_id, ()), now)
     if history:
         latest = history[-1]
         if latest.reset_at is not None:
-            found[latest.reset_at] = False
+            found.add((latest.reset_at, False))
         for window in latest.all_windows():
             if window.reset_at is not None:
-                found[window.reset_at] = False
+                found.add((window.reset_at, False))
         stale_at = latest.checked_at + timedelta(
             seconds=inputs.settings.ladder.max_reading_age_seconds)
-        found.setdefault(stale_at, True)
-    found.setdefault(_next_period(now, inputs.settings.budgets.period), False)
-    return sorted((at, exclusive) for at, exclusive in found.items() if at > now)
+        found.add((stale_at, True))
+    found.add((_next_period(now, inputs.settings.budgets.period), False))
+    # A reading exactly max-age old at now is still fresh: it goes stale just after now.
+    return sorted((at, exclusive) for at, exclusive in found
+                  if at > now or (exclusive and at == now))
 
 
 def _next_period(now: datetime, period: str) -> datetime:

@@ -265,3 +265,22 @@ def test_why_agrees_with_plan_on_generated_fleets(fleet: tuple[LoadedInputs, dat
                 after = route.at + timedelta(microseconds=1 if route.exclusive else 0)
                 assert _admitted(make_plan(frozen, plan.auto_id, after, "flag"),
                                  connection.id)
+
+
+def test_comeback_of_a_reading_exactly_max_age_old_is_just_after_now() -> None:
+    """R6.4: a reading exactly max-age old is fresh at now and stale just after; auto/thrifty
+    admits it unverified then, before the window's own reset a minute later."""
+    from tests import builders as b
+
+    inputs = b.fleet(
+        [b.conn("c4", models=["sonnet"])],
+        [b.reading("c4", b.at(minutes=-3), b.window("5h", 0, b.at(minutes=1)))])
+    plan = make_plan(inputs, parse_auto_id("auto/thrifty"), b.NOW, "flag")
+    assert not _admitted(plan, "c4")
+    (verdict,) = explain(inputs, [plan], "c4").verdicts
+    (comeback,) = verdict.comebacks
+    route = comeback.without_reading
+    assert route is not None
+    assert (route.at, route.exclusive) == (b.NOW, True)
+    assert _admitted(make_plan(inputs, plan.auto_id, b.NOW + timedelta(microseconds=1),
+                               "flag"), "c4")
