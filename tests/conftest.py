@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,10 +11,9 @@ EXAMPLES = ROOT / "examples"
 
 
 @pytest.fixture(autouse=True)
-def _pinned_terminal(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _pinned_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     """Stable output: fixed width, no colour, no terminal detection."""
     monkeypatch.setenv("COLUMNS", "120")
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.delenv("FORCE_COLOR", raising=False)
     monkeypatch.setenv("TERM", "dumb")
-    yield
