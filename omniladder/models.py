@@ -7,6 +7,7 @@ setting silently ignored. Timestamps must carry an offset.
 from __future__ import annotations
 
 from datetime import date, datetime
+from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -167,6 +168,11 @@ class Reading(StrictModel):
 
     def all_windows(self) -> tuple[Window, ...]:
         """The reading's windows; a top-level figure is one window applying to every model."""
+        return self._all_windows
+
+    @cached_property
+    def _all_windows(self) -> tuple[Window, ...]:
+        # Computed once per reading: the verdicts of every model replay the same readings.
         if self.windows is not None:
             return self.windows
         if self.remaining_percent is not None:

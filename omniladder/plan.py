@@ -18,7 +18,7 @@ from omniladder.billing import BillingInfo, classify
 from omniladder.budgets import BudgetPosition, budget_positions
 from omniladder.loading import LoadedInputs
 from omniladder.models import QUOTA_RUNGS, RUNGS, Connection, Reading, Rung, SpendEvent
-from omniladder.quota import Cooldown, Verdict, cooldown, verdict
+from omniladder.quota import Cooldown, HistoryVerdicts, Verdict, cooldown
 from omniladder.tiers import TierInfo, economic_tier, rung_of
 
 FORMAT_VERSION = "1"
@@ -296,15 +296,15 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             in_category[key] = (sourced is not None
                                 and auto_id.category in sourced.entry.categories)
 
-    verdicts: dict[tuple[str, str], Verdict] = {}
+    histories: dict[str, HistoryVerdicts] = {}
 
     def verdict_of(facts: ConnectionFacts, model: str) -> Verdict:
-        key = (facts.connection.id, model)
-        found = verdicts.get(key)
-        if found is None:
-            found = verdict(planner.history(facts.connection.id), model, now, ladder)
-            verdicts[key] = found
-        return found
+        cid = facts.connection.id
+        of_history = histories.get(cid)
+        if of_history is None:
+            of_history = HistoryVerdicts(planner.history(cid), now, ladder)
+            histories[cid] = of_history
+        return of_history(model)
 
     decisions: list[PairDecision] = []
     # per candidate, per rung: [(connection id, unverified)]

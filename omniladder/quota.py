@@ -182,6 +182,41 @@ def verdict(history: Sequence[Reading], model: str, now: datetime,
                   f"reading {timefmt.duration(age)} old", figure, window)
 
 
+class HistoryVerdicts:
+    """The verdicts of one connection's history at now, for each of its models.
+
+    A model enters a verdict only through which windows apply to it, and only windows with
+    a ``models`` list tell models apart. Models those windows treat alike share one verdict,
+    computed once; only the "no window for <model>" detail names the model, so that verdict
+    is computed for each model. Same results as calling ``verdict`` per model.
+    """
+
+    def __init__(self, history: Sequence[Reading], now: datetime,
+                 ladder: LadderSettings) -> None:
+        self.readings = readings_until(history, now)
+        self.now = now
+        self.ladder = ladder
+        self._scoped = tuple(window.models for reading in self.readings
+                             for window in reading.all_windows()
+                             if window.models is not None)
+        self._shared: dict[tuple[bool, ...], Verdict] = {}
+
+    def __call__(self, model: str) -> Verdict:
+        key = tuple(model in models for models in self._scoped)
+        found = self._shared.get(key)
+        if found is None:
+            found = verdict(self.readings, model, self.now, self.ladder)
+            if not _names_model(found):
+                self._shared[key] = found
+        return found
+
+
+def _names_model(found: Verdict) -> bool:
+    """R6.7's detail ("has no window for <model>") is the one that depends on the model."""
+    return (found.reason == "quota-unknown" and found.reading is not None
+            and found.reading.status != "unknown")
+
+
 # --- R9 cooldown clamp ---------------------------------------------------------------------
 
 
