@@ -7,7 +7,6 @@ setting silently ignored. Timestamps must carry an offset.
 from __future__ import annotations
 
 from datetime import date, datetime
-from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -168,19 +167,18 @@ class Reading(StrictModel):
 
     def all_windows(self) -> tuple[Window, ...]:
         """The reading's windows; a top-level figure is one window applying to every model."""
-        return self._all_windows
-
-    @cached_property
-    def _all_windows(self) -> tuple[Window, ...]:
-        # Computed once per reading: the verdicts of every model replay the same readings.
         if self.windows is not None:
             return self.windows
-        if self.remaining_percent is not None:
-            return (
-                Window(name="quota", remaining_percent=self.remaining_percent,
-                       reset_at=self.reset_at),
+        # Built once per reading (kept beside the fields, never dumped or compared): the
+        # verdicts of every model replay the same readings. Both values were validated.
+        cached: tuple[Window, ...] | None = self.__dict__.get("_top_level_window")
+        if cached is None:
+            cached = () if self.remaining_percent is None else (
+                Window.model_construct(name="quota", remaining_percent=self.remaining_percent,
+                                       unlimited=False, reset_at=self.reset_at, models=None),
             )
-        return ()
+            self.__dict__["_top_level_window"] = cached
+        return cached
 
 
 class QuotaFile(StrictModel):
