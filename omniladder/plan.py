@@ -296,15 +296,13 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             in_category[key] = (sourced is not None
                                 and auto_id.category in sourced.entry.categories)
 
-    histories: dict[str, HistoryVerdicts] = {}
-
-    def verdict_of(facts: ConnectionFacts, model: str) -> Verdict:
+    # R6/R7: every (connection, model) verdict, one connection's history at a time.
+    verdicts: dict[tuple[str, str], Verdict] = {}
+    for facts in planner.facts:
         cid = facts.connection.id
-        of_history = histories.get(cid)
-        if of_history is None:
-            of_history = HistoryVerdicts(planner.history(cid), now, ladder)
-            histories[cid] = of_history
-        return of_history(model)
+        of_history = HistoryVerdicts(planner.history(cid), now, ladder)
+        for model in facts.models:
+            verdicts[(cid, model)] = of_history(model)
 
     decisions: list[PairDecision] = []
     # per candidate, per rung: [(connection id, unverified)]
@@ -315,7 +313,7 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             tier = planner.tier(provider, model, facts.billing)
             rung = rung_of(facts.billing, tier)
             cid = facts.connection.id
-            quota = verdict_of(facts, model)
+            quota = verdicts[(cid, model)]
             reason: str | None = None
             detail = ""
             unverified = False
