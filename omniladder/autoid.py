@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from omniladder.errors import UsageError
-from omniladder.models import CATEGORIES
+from omniladder.vocabulary import CATEGORIES
 
 AutoTier = Literal["subscription", "thrifty"]
 TIERS: tuple[AutoTier, ...] = ("subscription", "thrifty")

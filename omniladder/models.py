@@ -11,6 +11,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from omniladder.vocabulary import CATEGORIES as CATEGORIES
+from omniladder.vocabulary import Category as Category
+
 Rung = Literal["subscription", "keyless", "free", "cheap", "premium"]
 RUNGS: tuple[Rung, ...] = ("subscription", "keyless", "free", "cheap", "premium")
 QUOTA_RUNGS: frozenset[str] = frozenset({"subscription", "keyless", "free"})
@@ -19,8 +22,6 @@ PAID_RUNGS: tuple[Rung, ...] = ("cheap", "premium")
 Billing = Literal["subscription", "metered"]
 Overage = Literal["hard-stop", "meters-to-paid", "unknown"]
 Tier = Literal["free", "cheap", "premium"]
-Category = Literal["coding", "reasoning", "vision", "chat", "multimodal"]
-CATEGORIES: tuple[Category, ...] = ("coding", "reasoning", "vision", "chat", "multimodal")
 
 TERMINAL_STATUSES: frozenset[str] = frozenset(
     {"banned", "expired", "credits_exhausted", "deactivated", "unavailable"}
