@@ -88,6 +88,8 @@ def read_document(path: Path, shown: str | None = None) -> dict[str, Any]:
             message = re.sub(r"\s*\(at line \d+, column \d+\)|\s*\(at end of document\)", "",
                              str(exc))
             raise InputError(f"invalid TOML: {message}", file=name, line=line) from None
+        except RecursionError:
+            raise InputError("invalid TOML: nested too deeply", file=name) from None
     else:
         try:
             data = json.loads(text)
@@ -104,6 +106,8 @@ def read_document(path: Path, shown: str | None = None) -> dict[str, Any]:
     except _SecretKey:
         _reject_secrets(data, name, ())
         raise AssertionError("a secret key was found, then not found") from None
+    except RecursionError:
+        raise InputError("nested too deeply to be an omniladder file", file=name) from None
     assert isinstance(frozen, dict)
     return frozen
 
