@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from omniladder.timefmt import OUT_OF_RANGE, in_utc_range
 from omniladder.vocabulary import CATEGORIES as CATEGORIES
 from omniladder.vocabulary import Category as Category
 
@@ -53,6 +54,8 @@ def _parse_timestamp(value: Any) -> Any:
             raise ValueError(
                 "timestamp has no offset; add one, e.g. 2026-11-29T12:00:00Z or +02:00"
             )
+        if not in_utc_range(value):
+            raise ValueError(OUT_OF_RANGE)
         return value
     raise ValueError(f"expected an RFC 3339 timestamp, got {type(value).__name__}")
 
