@@ -118,7 +118,7 @@ def main() -> None:
     parser.add_argument("--large", action="store_true", help="also plan 100,000 connections")
     args = parser.parse_args()
 
-    gc.set_threshold(100_000, 50, 100)  # as omniladder.cli.main does
+    gc.disable()  # as omniladder.cli.main does
     rows: list[Row] = []
     imports = [sys.executable, "-c", "import typer, rich.table, pydantic"]
     baseline, peak = time_process(imports, args.repeats)

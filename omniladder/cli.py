@@ -42,9 +42,11 @@ app.command("ids")(ids)
 
 
 def main() -> None:
-    # A plan builds hundreds of thousands of small acyclic objects (validated inputs,
-    # verdicts, decisions) that reference counting frees. At the default thresholds the
-    # cyclic collector rescans that growing heap again and again: a third of the run time
-    # for 10,000 connections (see benchmarks/). Collect less often, never not at all.
-    gc.set_threshold(100_000, 50, 100)
+    # A plan builds millions of small acyclic objects (validated inputs, verdicts,
+    # decisions) that reference counting frees. The cyclic collector would scan each of
+    # them at least once, and the loaded fleet again and again: a third of the run time at
+    # 10,000 connections, and still a sixth with thresholds raised 100-fold, for no memory
+    # back (peak 1,327 MB at 100,000 connections with or without it; see benchmarks/).
+    # The process is short-lived, so it runs without it.
+    gc.disable()
     app()
