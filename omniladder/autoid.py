@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from omniladder.errors import UsageError
-from omniladder.models import CATEGORIES
+from omniladder.timefmt import OUT_OF_RANGE, in_utc_range
+from omniladder.vocabulary import CATEGORIES
 
 AutoTier = Literal["subscription", "thrifty"]
 TIERS: tuple[AutoTier, ...] = ("subscription", "thrifty")
@@ -62,6 +63,8 @@ def parse_instant(text: str, what: str = "--now") -> datetime:
     if value.tzinfo is None or value.utcoffset() is None:
         raise UsageError(f"timestamp {text!r} has no offset; add one, e.g. Z or +02:00",
                          field=what)
+    if not in_utc_range(value):
+        raise UsageError(f"{text!r}: {OUT_OF_RANGE}", field=what)
     return value
 
 

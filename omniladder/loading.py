@@ -88,6 +88,8 @@ def read_document(path: Path, shown: str | None = None) -> dict[str, Any]:
             message = re.sub(r"\s*\(at line \d+, column \d+\)|\s*\(at end of document\)", "",
                              str(exc))
             raise InputError(f"invalid TOML: {message}", file=name, line=line) from None
+        except RecursionError:
+            raise InputError("invalid TOML: nested too deeply", file=name) from None
     else:
         try:
             data = json.loads(text)
@@ -99,8 +101,13 @@ def read_document(path: Path, shown: str | None = None) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(f"the top level must be a table/object, got {_type_name(data)}",
                          file=name)
-    _reject_secrets(data, name, ())
-    frozen = _freeze(data)
+    try:
+        frozen = _freeze(data)
+    except _SecretKey:
+        _reject_secrets(data, name, ())
+        raise AssertionError("a secret key was found, then not found") from None
+    except RecursionError:
+        raise InputError("nested too deeply to be an omniladder file", file=name) from None
     assert isinstance(frozen, dict)
     return frozen
 
@@ -110,11 +117,28 @@ def _toml_error_line(message: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+class _SecretKey(Exception):
+    """A secret-looking key is somewhere in the document (``_reject_secrets`` says where)."""
+
+
+_CONTAINERS = (dict, list)
+
+
 def _freeze(value: Any) -> Any:
+    """Lists become tuples, in one pass that also stops at any secret-looking key.
+
+    Scalars are copied without a call: a large quota file has hundreds of thousands.
+    """
     if isinstance(value, dict):
-        return {key: _freeze(item) for key, item in value.items()}
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            if isinstance(key, str) and key.strip().lower() in SECRET_KEYS:
+                raise _SecretKey
+            out[key] = _freeze(item) if isinstance(item, _CONTAINERS) else item
+        return out
     if isinstance(value, list):
-        return tuple(_freeze(item) for item in value)
+        return tuple([_freeze(item) if isinstance(item, _CONTAINERS) else item
+                      for item in value])
     return value
 
 

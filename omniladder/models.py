@@ -11,6 +11,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from omniladder.timefmt import OUT_OF_RANGE, in_utc_range
+from omniladder.vocabulary import CATEGORIES as CATEGORIES
+from omniladder.vocabulary import Category as Category
+
 Rung = Literal["subscription", "keyless", "free", "cheap", "premium"]
 RUNGS: tuple[Rung, ...] = ("subscription", "keyless", "free", "cheap", "premium")
 QUOTA_RUNGS: frozenset[str] = frozenset({"subscription", "keyless", "free"})
@@ -19,8 +23,6 @@ PAID_RUNGS: tuple[Rung, ...] = ("cheap", "premium")
 Billing = Literal["subscription", "metered"]
 Overage = Literal["hard-stop", "meters-to-paid", "unknown"]
 Tier = Literal["free", "cheap", "premium"]
-Category = Literal["coding", "reasoning", "vision", "chat", "multimodal"]
-CATEGORIES: tuple[Category, ...] = ("coding", "reasoning", "vision", "chat", "multimodal")
 
 TERMINAL_STATUSES: frozenset[str] = frozenset(
     {"banned", "expired", "credits_exhausted", "deactivated", "unavailable"}
@@ -52,6 +54,8 @@ def _parse_timestamp(value: Any) -> Any:
             raise ValueError(
                 "timestamp has no offset; add one, e.g. 2026-11-29T12:00:00Z or +02:00"
             )
+        if not in_utc_range(value):
+            raise ValueError(OUT_OF_RANGE)
         return value
     raise ValueError(f"expected an RFC 3339 timestamp, got {type(value).__name__}")
 
@@ -166,12 +170,16 @@ class Reading(StrictModel):
         """The reading's windows; a top-level figure is one window applying to every model."""
         if self.windows is not None:
             return self.windows
-        if self.remaining_percent is not None:
-            return (
-                Window(name="quota", remaining_percent=self.remaining_percent,
-                       reset_at=self.reset_at),
+        # Built once per reading (kept beside the fields, never dumped or compared): the
+        # verdicts of every model replay the same readings. Both values were validated.
+        cached: tuple[Window, ...] | None = self.__dict__.get("_top_level_window")
+        if cached is None:
+            cached = () if self.remaining_percent is None else (
+                Window.model_construct(name="quota", remaining_percent=self.remaining_percent,
+                                       unlimited=False, reset_at=self.reset_at, models=None),
             )
-        return ()
+            self.__dict__["_top_level_window"] = cached
+        return cached
 
 
 class QuotaFile(StrictModel):

@@ -18,7 +18,7 @@ from omniladder.billing import BillingInfo, classify
 from omniladder.budgets import BudgetPosition, budget_positions
 from omniladder.loading import LoadedInputs
 from omniladder.models import QUOTA_RUNGS, RUNGS, Connection, Reading, Rung, SpendEvent
-from omniladder.quota import Cooldown, Verdict, cooldown, verdict
+from omniladder.quota import Cooldown, HistoryVerdicts, Verdict, cooldown
 from omniladder.tiers import TierInfo, economic_tier, rung_of
 
 FORMAT_VERSION = "1"
@@ -308,15 +308,13 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             in_category[key] = (sourced is not None
                                 and auto_id.category in sourced.entry.categories)
 
+    # R6/R7: every (connection, model) verdict, one connection's history at a time.
     verdicts: dict[tuple[str, str], Verdict] = {}
-
-    def verdict_of(facts: ConnectionFacts, model: str) -> Verdict:
-        key = (facts.connection.id, model)
-        found = verdicts.get(key)
-        if found is None:
-            found = verdict(planner.history(facts.connection.id), model, now, ladder)
-            verdicts[key] = found
-        return found
+    for facts in planner.facts:
+        cid = facts.connection.id
+        of_history = HistoryVerdicts(planner.history(cid), now, ladder)
+        for model in facts.models:
+            verdicts[(cid, model)] = of_history(model)
 
     decisions: list[PairDecision] = []
     # per candidate, per rung: [(connection id, unverified)]
@@ -327,7 +325,7 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             tier = planner.tier(provider, model, facts.billing)
             rung = rung_of(facts.billing, tier)
             cid = facts.connection.id
-            quota = verdict_of(facts, model)
+            quota = verdicts[(cid, model)]
             reason: str | None = None
             detail = ""
             unverified = False

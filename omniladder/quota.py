@@ -53,11 +53,15 @@ def figure_of(reading: Reading, model: str, at: datetime) -> tuple[float | None,
     best: float | None = None
     limiting: Window | None = None
     for window in reading.all_windows():
-        if not window.applies_to(model):
+        # Window.applies_to and Window.figure, inlined: this runs for every reading of
+        # every (connection, model) pair.
+        models = window.models
+        if models is not None and model not in models:
             continue
-        if window.reset_at is not None and window.reset_at <= at:
+        reset_at = window.reset_at
+        if reset_at is not None and reset_at <= at:
             continue
-        value = window.figure
+        value = 100.0 if window.unlimited else float(window.remaining_percent or 0.0)
         if best is None or value < best:
             best, limiting = value, window
     return best, limiting
@@ -123,7 +127,9 @@ def verdict(history: Sequence[Reading], model: str, now: datetime,
     latest = readings[-1]
     in_play, out_since, steps = replay(readings[:-1], model, ladder)
     threshold = ladder.exit_cutoff_percent if in_play else ladder.reentry_floor
-    seen = timefmt.short(latest.checked_at, now)
+
+    def seen() -> str:  # only the details that name the reading pay for formatting it
+        return timefmt.short(latest.checked_at, now)
 
     def judged(kind: VerdictKind, reason: str | None, detail: str, figure: float | None = None,
                window: Window | None = None) -> Verdict:
@@ -131,21 +137,21 @@ def verdict(history: Sequence[Reading], model: str, now: datetime,
                        steps, out_since)
 
     if latest.status == "unknown":
-        return judged("unknown", "quota-unknown", f"reading at {seen} has status unknown")
+        return judged("unknown", "quota-unknown", f"reading at {seen()} has status unknown")
     if latest.status == "exhausted":
         if latest.reset_at is not None and latest.reset_at <= now:
             return judged(
                 "unknown", "quota-reset-since-reading",
-                f"reading at {seen} said exhausted until {timefmt.short(latest.reset_at, now)};"
+                f"reading at {seen()} said exhausted until {timefmt.short(latest.reset_at, now)};"
                 " reset since, no newer reading")
         resets = (f", resets {timefmt.short(latest.reset_at, now)}"
                   if latest.reset_at is not None else "")
-        return judged("exhausted", "quota-exhausted", f"reading at {seen} says exhausted{resets}")
+        return judged("exhausted", "quota-exhausted", f"reading at {seen()} says exhausted{resets}")
     age = (now - latest.checked_at).total_seconds()
     if age > ladder.max_reading_age_seconds:
         return judged(
             "unknown", "quota-stale",
-            f"reading at {seen} is {timefmt.duration(age)} old "
+            f"reading at {seen()} is {timefmt.duration(age)} old "
             f"(max {timefmt.duration(ladder.max_reading_age_seconds)})")
 
     figure, window = figure_of(latest, model, now)
@@ -164,22 +170,64 @@ def verdict(history: Sequence[Reading], model: str, now: datetime,
                       f"{window.name} window at {timefmt.pct(figure)} ({why}){resets}",
                       figure, window)
 
-    views = window_views(latest, model, now)
-    outdated = [view.window for view in views if view.outdated]
-    if outdated:
-        first = outdated[0]
+    # R6.6 and R6.7 over the latest reading's windows (``window_views``, without the views).
+    applies = False
+    first: Window | None = None
+    for candidate in latest.all_windows():
+        if candidate.models is not None and model not in candidate.models:
+            continue
+        applies = True
+        if candidate.reset_at is not None and candidate.reset_at <= now:
+            first = candidate
+            break
+    if first is not None:
         assert first.reset_at is not None
         return judged(
             "unknown", "quota-reset-since-reading",
             f"{first.name} window reset at {timefmt.short(first.reset_at, now)}, "
-            f"after the reading at {seen}", figure, window)
-    if not any(view.applies for view in views):
-        return judged("unknown", "quota-unknown", f"reading at {seen} has no window for {model}")
+            f"after the reading at {seen()}", figure, window)
+    if not applies:
+        return judged("unknown", "quota-unknown", f"reading at {seen()} has no window for {model}")
     assert figure is not None
     assert window is not None
     return judged("usable", None,
                   f"{window.name} window at {timefmt.pct(figure)}, "
                   f"reading {timefmt.duration(age)} old", figure, window)
+
+
+class HistoryVerdicts:
+    """The verdicts of one connection's history at now, for each of its models.
+
+    A model enters a verdict only through which windows apply to it, and only windows with
+    a ``models`` list tell models apart. Models those windows treat alike share one verdict,
+    computed once; only the "no window for <model>" detail names the model, so that verdict
+    is computed for each model. Same results as calling ``verdict`` per model.
+    """
+
+    def __init__(self, history: Sequence[Reading], now: datetime,
+                 ladder: LadderSettings) -> None:
+        self.readings = readings_until(history, now)
+        self.now = now
+        self.ladder = ladder
+        self._scoped = tuple(window.models for reading in self.readings
+                             for window in reading.all_windows()
+                             if window.models is not None)
+        self._shared: dict[tuple[bool, ...], Verdict] = {}
+
+    def __call__(self, model: str) -> Verdict:
+        key = tuple([model in models for models in self._scoped]) if self._scoped else ()
+        found = self._shared.get(key)
+        if found is None:
+            found = verdict(self.readings, model, self.now, self.ladder)
+            if not _names_model(found):
+                self._shared[key] = found
+        return found
+
+
+def _names_model(found: Verdict) -> bool:
+    """R6.7's detail ("has no window for <model>") is the one that depends on the model."""
+    return (found.reason == "quota-unknown" and found.reading is not None
+            and found.reading.status != "unknown")
 
 
 # --- R9 cooldown clamp ---------------------------------------------------------------------

@@ -4,6 +4,23 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+OUT_OF_RANGE = "timestamp out of range: in UTC it falls before year 1 or after year 9999"
+
+
+def in_utc_range(instant: datetime) -> bool:
+    """Whether an aware instant exists in UTC: year 1 at +14:00 or 9999 at -14:00 do not.
+
+    Inputs are checked with this, so every instant the engine compares, formats or puts
+    in a budget period converts to UTC without an OverflowError.
+    """
+    if 1 < instant.year < 9999:
+        return True
+    try:
+        instant.astimezone(UTC)
+    except OverflowError:
+        return False
+    return True
+
 
 def iso(instant: datetime) -> str:
     """RFC 3339 in UTC with a Z, seconds precision (microseconds only when present)."""

@@ -1,0 +1,202 @@
+"""Generate a synthetic fleet: connections, quota history, spend ledger and settings.
+
+    python benchmarks/fleet.py OUTDIR --connections 10000 --models 5 --readings 3 --seed 1
+
+Writes ``connections.toml``, ``quota.json``, ``spend.json`` and ``omniladder.toml`` into
+OUTDIR. The same arguments always write the same bytes. The fleet mixes every billing class
+(subscription plans, keyless backends, free tiers, cheap and premium metered keys, uncurated
+providers), so a plan of it exercises every rung and most reason codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+# provider, auth_type, models it serves (catalogued first, then uncatalogued variants)
+PROVIDERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("claude", "oauth", ("claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5",
+                         "claude-opus-4-5")),
+    ("codex", "oauth", ("gpt-5.1-codex", "gpt-5.1", "gpt-5.1-codex-mini")),
+    ("copilot-web", "apikey", ("gpt-4.1", "claude-sonnet-4-5", "gpt-5-mini")),
+    ("antigravity", "oauth", ("gemini-3-pro-preview", "claude-sonnet-4-5")),
+    ("cursor", "oauth", ("claude-sonnet-4-5", "gpt-5.1")),
+    ("ollama", "none", ("qwen2.5-coder:32b", "llama3.3:70b")),
+    ("gemini", "apikey", ("gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash-lite")),
+    ("openai", "apikey", ("gpt-5-mini", "gpt-5.1", "gpt-5-nano", "gpt-4.1", "o4-mini", "o3")),
+    ("deepseek", "apikey", ("deepseek-chat", "deepseek-reasoner")),
+    ("mistral", "apikey", ("mistral-medium-latest", "codestral-latest",
+                           "mistral-large-latest")),
+    ("acme-llm", "apikey", ("acme-1", "acme-2")),
+)
+
+
+@dataclass(frozen=True)
+class FleetSize:
+    connections: int
+    models: int
+    readings: int
+    spend_events: int
+
+
+def stamp(instant: datetime) -> str:
+    return instant.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def models_for(rng: random.Random, provider_models: tuple[str, ...], count: int) -> list[str]:
+    """``count`` models: the provider's own first, then numbered variants of them."""
+    names = list(provider_models)
+    variant = 2
+    while len(names) < count:
+        names += [f"{name}-v{variant}" for name in provider_models]
+        variant += 1
+    start = rng.randrange(len(provider_models))
+    rotated = names[start:] + names[:start]
+    return rotated[:count]
+
+
+def connection(rng: random.Random, index: int, size: FleetSize) -> dict[str, Any]:
+    provider, auth_type, provider_models = PROVIDERS[index % len(PROVIDERS)]
+    item: dict[str, Any] = {
+        "id": f"{provider}-{index:06d}",
+        "provider": provider,
+        "auth_type": auth_type,
+        "models": models_for(rng, provider_models, size.models),
+    }
+    roll = rng.random()
+    if roll < 0.02:
+        item["active"] = False
+    elif roll < 0.04:
+        item["status"] = "expired"
+    elif roll < 0.07:
+        item["rate_limited_until"] = stamp(NOW + timedelta(minutes=rng.randrange(-60, 360)))
+    if provider == "claude" and rng.random() < 0.1:
+        item["overage"] = "meters-to-paid"
+    if rng.random() < 0.3:
+        item["label"] = f"synthetic account {index}"
+    return item
+
+
+def history(rng: random.Random, cid: str, models: list[str], count: int) -> list[dict[str, Any]]:
+    """``count`` readings, a minute apart, the latest one to ten minutes before NOW."""
+    out: list[dict[str, Any]] = []
+    latest = NOW - timedelta(seconds=rng.randrange(0, 600))
+    remaining = rng.uniform(0, 100)
+    for step in range(count):
+        checked = latest - timedelta(minutes=count - 1 - step)
+        remaining = max(0.0, min(100.0, remaining + rng.uniform(-15, 10)))
+        reading: dict[str, Any] = {"connection": cid, "checked_at": stamp(checked)}
+        roll = rng.random()
+        if roll < 0.03:
+            reading["status"] = "unknown"
+        elif roll < 0.06:
+            reading["status"] = "exhausted"
+            reading["reset_at"] = stamp(NOW + timedelta(hours=rng.randrange(-2, 6)))
+        elif roll < 0.3:
+            reading["remaining_percent"] = round(remaining, 1)
+            reading["reset_at"] = stamp(NOW + timedelta(hours=rng.randrange(1, 6)))
+        else:
+            windows: list[dict[str, Any]] = [
+                {"name": "5h", "remaining_percent": round(remaining, 1),
+                 "reset_at": stamp(NOW + timedelta(minutes=rng.randrange(-30, 300)))},
+                {"name": "weekly", "remaining_percent": round(rng.uniform(0, 100), 1),
+                 "reset_at": stamp(NOW + timedelta(days=rng.randrange(1, 7)))},
+            ]
+            if rng.random() < 0.3:
+                windows.append({"name": "weekly-model", "models": [models[0]],
+                                "remaining_percent": round(rng.uniform(0, 20), 1),
+                                "reset_at": stamp(NOW + timedelta(days=2))})
+            if rng.random() < 0.1:
+                windows.append({"name": "monthly", "unlimited": True})
+            if rng.random() < 0.05:  # only a per-model window: the other models have none
+                windows = [{"name": "daily-model", "models": [models[-1]],
+                            "remaining_percent": round(remaining, 1)}]
+            reading["windows"] = windows
+        out.append(reading)
+    rng.shuffle(out)
+    return out
+
+
+def spend(rng: random.Random, connections: list[dict[str, Any]], count: int
+          ) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    for _ in range(count):
+        at = stamp(NOW - timedelta(minutes=rng.randrange(0, 60 * 24 * 40)))
+        cost = round(rng.uniform(0, 0.05), 4)
+        if rng.random() < 0.1:
+            events.append({"at": at, "rung": rng.choice(["cheap", "premium"]),
+                           "cost_usd": cost})
+        else:
+            picked = rng.choice(connections)
+            events.append({"at": at, "connection": picked["id"],
+                           "model": rng.choice(picked["models"]), "cost_usd": cost})
+    return events
+
+
+SETTINGS = """\
+# A synthetic fleet generated by benchmarks/fleet.py.
+[inputs]
+connections = "connections.toml"
+quota = "quota.json"
+spend = "spend.json"
+
+[ladder]
+exit_cutoff_percent = 2
+reentry_min_remaining_percent = 5
+max_reading_age_seconds = 300
+
+[budgets]
+period = "month"
+rung_budget_usd = { cheap = 1000.0, premium = 5000.0 }
+
+[tiers]
+free_providers = ["gemini"]
+"""
+
+
+def generate(out: Path, size: FleetSize, seed: int = 1) -> Path:
+    """Write the fleet into ``out``; return the settings file."""
+    rng = random.Random(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    connections = [connection(rng, index, size) for index in range(size.connections)]
+    readings: list[dict[str, Any]] = []
+    for item in connections:
+        readings += history(rng, item["id"], item["models"], size.readings)
+    events = spend(rng, connections, size.spend_events)
+    (out / "connections.toml").write_text(tomli_w.dumps({"connections": connections}),
+                                          encoding="utf-8")
+    (out / "quota.json").write_text(
+        json.dumps({"taken_at": stamp(NOW), "readings": readings}), encoding="utf-8")
+    (out / "spend.json").write_text(json.dumps({"events": events}), encoding="utf-8")
+    settings = out / "omniladder.toml"
+    settings.write_text(SETTINGS, encoding="utf-8")
+    return settings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--connections", type=int, default=1000)
+    parser.add_argument("--models", type=int, default=5, help="models per connection")
+    parser.add_argument("--readings", type=int, default=3, help="readings per connection")
+    parser.add_argument("--spend-events", type=int, default=None,
+                        help="spend events (default: one per ten connections)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    events = args.spend_events if args.spend_events is not None else args.connections // 10
+    settings = generate(args.out, FleetSize(args.connections, args.models, args.readings,
+                                            events), args.seed)
+    print(settings)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""The benchmark's fleet generator writes a fleet omniladder plans (benchmarks/fleet.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from typer.testing import CliRunner
+
+from omniladder.cli import app
+from tests.conftest import ROOT
+
+runner = CliRunner()
+
+
+def fleet_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("fleet", ROOT / "benchmarks" / "fleet.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("fleet", module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generated_fleet_plans_and_is_deterministic(tmp_path: Path) -> None:
+    fleet = fleet_module()
+    size = fleet.FleetSize(connections=10, models=3, readings=2, spend_events=4)
+    settings = fleet.generate(tmp_path / "a", size, seed=7)
+    fleet.generate(tmp_path / "b", size, seed=7)
+    for name in ("connections.toml", "quota.json", "spend.json", "omniladder.toml"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(settings), "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert len(document["connections"]) == 10
+    assert document["pool"]

@@ -1,0 +1,171 @@
+"""Pathological but valid inputs: empty fleets, long histories, the ends of the calendar and
+figures exactly on every boundary. Each answers (exit 0) with the decision the SPEC rule gives.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from omniladder.cli import app
+
+runner = CliRunner()
+
+NOW = "2026-11-29T12:00:00Z"
+CONNECTION = ('[[connections]]\nid = "max"\nprovider = "claude"\nauth_type = "oauth"\n'
+              'models = ["claude-sonnet-4-5"]\n')
+
+
+def plan(tmp_path: Path, readings: list[dict[str, Any]], *extra: str,
+         connections: str = CONNECTION, auto_id: str = "auto/subscription",
+         events: list[dict[str, Any]] | None = None, period: str = "month") -> dict[str, Any]:
+    (tmp_path / "connections.toml").write_text(connections, encoding="utf-8")
+    (tmp_path / "quota.json").write_text(json.dumps({"readings": readings}), encoding="utf-8")
+    (tmp_path / "spend.json").write_text(json.dumps({"events": events or []}),
+                                         encoding="utf-8")
+    (tmp_path / "omniladder.toml").write_text(
+        '[inputs]\nconnections = "connections.toml"\nquota = "quota.json"\n'
+        f'spend = "spend.json"\n[budgets]\nperiod = "{period}"\n'
+        "rung_budget_usd = { cheap = 5.0 }\n", encoding="utf-8")
+    result = runner.invoke(app, ["plan", auto_id, "--config", str(tmp_path / "omniladder.toml"),
+                                 "--json", *extra])
+    assert result.exit_code == 0, result.output
+    document: dict[str, Any] = json.loads(result.stdout)
+    return document
+
+
+def reason(document: dict[str, Any]) -> str | None:
+    """The reason the one connection is out, or None when it is in the pool."""
+    if document["pool"]:
+        return None
+    (exclusion,) = document["excluded"]
+    value: str = exclusion["reason"]
+    return value
+
+
+def window(percent: float, reset_at: str = "2026-11-29T15:00:00Z") -> dict[str, Any]:
+    return {"name": "5h", "remaining_percent": percent, "reset_at": reset_at}
+
+
+def reading(checked_at: str, *windows: dict[str, Any], **top: Any) -> dict[str, Any]:
+    item: dict[str, Any] = {"connection": "max", "checked_at": checked_at, **top}
+    if windows:
+        item["windows"] = list(windows)
+    return item
+
+
+def test_empty_fleet_is_an_answer(tmp_path: Path) -> None:
+    document = plan(tmp_path, [], connections="", auto_id="auto/thrifty")
+    assert document["pool"] == []
+    assert [r["state"] for r in document["rungs"]] == ["empty"] * 5
+    assert document["summary"].startswith("auto/thrifty: 0 of 0 connections eligible")
+
+
+def test_empty_fleet_fails_only_under_fail_on_empty(tmp_path: Path) -> None:
+    plan(tmp_path, [], connections="")
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--config",
+                                 str(tmp_path / "omniladder.toml"), "--fail-on-empty"])
+    assert result.exit_code == 1, result.output
+    assert "pool empty" in result.stdout
+
+
+def test_ten_thousand_readings_replay_to_the_right_state(tmp_path: Path) -> None:
+    """R7 over a long history: it ends out (1%), so the latest 4% is below the re-entry floor."""
+    readings = [reading(f"2026-11-29T{9 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z",
+                        window(80 if i % 2 else 1)) for i in range(9_999)]
+    readings.append(reading("2026-11-29T11:59:00Z", window(4)))
+    readings.reverse()  # history comes in any order (§2.2)
+    document = plan(tmp_path, readings, "--now", NOW)
+    assert reason(document) == "quota-below-reentry"
+    readings[0] = reading("2026-11-29T11:59:00Z", window(6))
+    assert reason(plan(tmp_path, readings, "--now", NOW)) is None
+
+
+@pytest.mark.parametrize(("figure", "earlier", "expected"), [
+    (2, None, "quota-below-cutoff"),  # R6.5: at the exit cutoff is exhausted
+    (2.0001, None, None),
+    (5, 1, "quota-below-reentry"),  # R7: at the re-entry floor stays out
+    (5.0001, 1, None),
+    (0, None, "quota-below-cutoff"),
+    (100, 0, None),
+])
+def test_figures_exactly_on_the_boundaries(tmp_path: Path, figure: float,
+                                           earlier: float | None, expected: str | None) -> None:
+    readings = [reading("2026-11-29T11:59:00Z", window(figure))]
+    if earlier is not None:
+        readings.append(reading("2026-11-29T11:00:00Z", window(earlier)))
+    assert reason(plan(tmp_path, readings, "--now", NOW)) == expected
+
+
+@pytest.mark.parametrize(("readings", "expected"), [
+    # R6: a window whose reset_at is now is no longer current: the reading is outdated.
+    ([reading("2026-11-29T11:59:00Z", window(50, reset_at=NOW))], "quota-reset-since-reading"),
+    ([reading("2026-11-29T11:59:00Z", window(50, reset_at="2026-11-29T12:00:01Z"))], None),
+    # R6.3: an exhausted reading whose reset is exactly now no longer excludes.
+    ([reading("2026-11-29T11:59:00Z", status="exhausted", reset_at=NOW)],
+     "quota-reset-since-reading"),
+    ([reading("2026-11-29T11:59:00Z", status="exhausted",
+              reset_at="2026-11-29T12:00:01Z")], "quota-exhausted"),
+    # R6.4: exactly max_reading_age_seconds (180) old is fresh; a second more is stale.
+    ([reading("2026-11-29T11:57:00Z", window(50))], None),
+    ([reading("2026-11-29T11:56:59Z", window(50))], "quota-stale"),
+    # R6: a reading checked exactly at now exists.
+    ([reading(NOW, window(50))], None),
+    ([reading("2026-11-29T12:00:01Z", window(50))], "quota-missing"),
+], ids=["window-reset-at-now", "window-reset-after-now", "exhausted-reset-at-now",
+        "exhausted-reset-after-now", "age-exactly-max", "age-max-plus-one", "checked-at-now",
+        "checked-after-now"])
+def test_instants_exactly_at_now(tmp_path: Path, readings: list[dict[str, Any]],
+                                 expected: str | None) -> None:
+    assert reason(plan(tmp_path, readings, "--now", NOW)) == expected
+
+
+FAR_PAST = "0001-01-01T00:00:00-14:00"  # 14:00Z on the first day of year 1
+FAR_FUTURE = "9999-12-31T23:59:59+14:00"  # 09:59:59Z on the last day of year 9999
+
+
+@pytest.mark.parametrize("now", ["0001-01-01T00:00:00Z", "0001-01-01T00:00:00-14:00",
+                                 "9999-12-31T23:59:59Z", "9999-12-31T23:59:59+14:00", NOW])
+@pytest.mark.parametrize("period", ["day", "week", "month"])
+def test_the_ends_of_the_calendar(tmp_path: Path, now: str, period: str) -> None:
+    """Year 1 and 9999, with offsets, everywhere a timestamp goes: no OverflowError."""
+    connections = CONNECTION + (
+        '[[connections]]\nid = "key"\nprovider = "openai"\nauth_type = "apikey"\n'
+        f'models = ["gpt-5-mini"]\nrate_limited_until = "{FAR_FUTURE}"\n')
+    readings = [
+        reading(FAR_PAST, window(1, reset_at=FAR_FUTURE)),
+        reading(FAR_FUTURE, window(50, reset_at=FAR_FUTURE)),
+        reading(FAR_PAST, remaining_percent=0, reset_at=FAR_PAST, status="exhausted"),
+        {"connection": "key", "checked_at": FAR_PAST, "remaining_percent": 3,
+         "reset_at": FAR_FUTURE},
+    ]
+    events = [{"at": FAR_PAST, "rung": "cheap", "cost_usd": 1.0},
+              {"at": FAR_FUTURE, "connection": "key", "model": "gpt-5-mini", "cost_usd": 1.0}]
+    for auto_id in ("auto/subscription", "auto/thrifty"):
+        document = plan(tmp_path, readings, "--now", now, connections=connections,
+                        auto_id=auto_id, events=events, period=period)
+        assert len(document["connections"]) == 2
+
+
+@pytest.mark.parametrize("instant", ["0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-00:01"])
+def test_an_instant_outside_utc_is_an_input_error(tmp_path: Path, instant: str) -> None:
+    """Regression: these crashed with OverflowError when converted to UTC for a detail."""
+    plan(tmp_path, [])
+    (tmp_path / "quota.json").write_text(json.dumps({"readings": [
+        reading("2026-11-29T11:59:00Z", window(50, reset_at=instant))]}), encoding="utf-8")
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--config",
+                                 str(tmp_path / "omniladder.toml")])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"omniladder: error: {tmp_path / 'quota.json'}: "
+                             "readings[0].windows[0].reset_at: timestamp out of range: in UTC "
+                             "it falls before year 1 or after year 9999\n")
+    plan(tmp_path, [])
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--config",
+                                 str(tmp_path / "omniladder.toml"), "--now", instant])
+    assert result.exit_code == 2, result.output
+    assert "--now" in result.stderr
+    assert "out of range" in result.stderr

@@ -1,0 +1,64 @@
+"""Quick start: --version, --help and ids do not pay for the engine, and --json never loads rich.
+
+Each command runs in a fresh interpreter, which then reports what it imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import EXAMPLES, ROOT
+
+PROBE = """
+import json, sys
+sys.argv = ["omniladder", *json.loads(sys.argv[1])]
+from omniladder.cli import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+sys.stdout.flush()
+sys.stderr.write(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def imported_by(*args: str) -> tuple[int, set[str], str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args)], env=env,
+                          capture_output=True, text=True, check=False, cwd=ROOT)
+    report = json.loads(done.stderr.splitlines()[-1])
+    return report["code"], set(report["modules"]), done.stdout
+
+
+ENGINE = ("rich.table", "omniladder.models", "omniladder.plan", "omniladder.loading")
+
+
+@pytest.mark.parametrize("args", [("--version",), ("--help",), ("plan", "--help"), ("ids",)])
+def test_quick_commands_do_not_import_the_engine(args: tuple[str, ...]) -> None:
+    code, modules, stdout = imported_by(*args)
+    assert code in (0, None), stdout
+    assert stdout.strip()
+    assert sorted(set(ENGINE) & modules) == []
+
+
+def test_version_prints_the_version() -> None:
+    code, _, stdout = imported_by("--version")
+    assert code in (0, None)
+    assert stdout.startswith("omniladder ")
+
+
+def test_json_plan_never_imports_rich() -> None:
+    """JSON is written with json.dumps; rich is for the table view only (CONVENTIONS 8)."""
+    code, modules, stdout = imported_by(
+        "plan", "auto/thrifty", "--config", str(EXAMPLES / "omniladder.toml"), "--json")
+    assert code in (0, None), stdout
+    assert json.loads(stdout)["format_version"] == "1"
+    assert "omniladder.plan" in modules
+    assert sorted(m for m in modules if m == "rich" or m.startswith("rich.")) == []
