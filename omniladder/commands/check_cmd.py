@@ -3,46 +3,37 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from omniladder.commands.common import (
-    CatalogOpt,
-    ConfigOpt,
-    ConnectionsOpt,
     InputOptions,
-    ModelsCatalogOpt,
-    NoShippedOpt,
     NowOpt,
-    QuotaOpt,
-    SpendOpt,
     now_for,
     say,
     user_errors,
+    with_input_options,
     write_atomic,
 )
 from omniladder.errors import ExitCode
 
 
+@with_input_options
 def check(
     policy: Annotated[Path, typer.Argument(
         metavar="POLICY", help="Policy file (TOML or JSON) of [[expect]] tables.",
         show_default=False)],
-    config: ConfigOpt = None,
-    connections: ConnectionsOpt = None,
-    quota: QuotaOpt = None,
-    spend: SpendOpt = None,
-    catalog: CatalogOpt = None,
-    models_catalog: ModelsCatalogOpt = None,
-    no_shipped_catalogs: NoShippedOpt = False,
     now: NowOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the JSON check document.")]
     = False,
     junit: Annotated[Path | None, typer.Option(
         "--junit", help="Also write a JUnit XML report to this file (one testcase per "
         "expectation).", show_default=False)] = None,
+    *,
+    options: InputOptions,
 ) -> None:
     """Check a policy: every expectation, pass or fail with evidence; exit 1 if any fails.
 
@@ -55,9 +46,8 @@ def check(
         from omniladder.rendering.check_view import junit_xml, render_check
 
         loaded = load_policy(policy)
-        options = InputOptions(config or loaded.settings_path, connections, quota, spend,
-                               tuple(catalog or ()), tuple(models_catalog or ()),
-                               no_shipped_catalogs)
+        if options.config is None:
+            options = replace(options, config=loaded.settings_path)
         inputs = options.load()
         check_connection_ids(loaded, [c.id for c in inputs.connections],
                              inputs.files.get("connections", "the connections file"))

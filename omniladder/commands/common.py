@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -59,6 +61,48 @@ class InputOptions:
             find_settings(self.config), connections=self.connections, quota=self.quota,
             spend=self.spend, catalogs=self.catalog, models_catalogs=self.models_catalog,
             no_shipped_catalogs=self.no_shipped_catalogs)
+
+
+_SHARED: tuple[tuple[str, Any, object], ...] = (
+    ("config", ConfigOpt, None),
+    ("connections", ConnectionsOpt, None),
+    ("quota", QuotaOpt, None),
+    ("spend", SpendOpt, None),
+    ("catalog", CatalogOpt, None),
+    ("models_catalog", ModelsCatalogOpt, None),
+    ("no_shipped_catalogs", NoShippedOpt, False),
+)
+
+
+def with_input_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Give a command the input options every planning command takes.
+
+    The command declares a keyword parameter ``options: InputOptions`` and receives the
+    flags gathered in it; the command line shows them after the command's own arguments.
+    """
+    signature = inspect.signature(command, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.name != "options"]
+    arguments = [p for p in own if p.default is inspect.Parameter.empty]
+    options = [p for p in own if p.default is not inspect.Parameter.empty]
+    shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                annotation=annotation)
+              for name, annotation, default in _SHARED]
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        gathered = InputOptions(
+            config=kwargs.pop("config"), connections=kwargs.pop("connections"),
+            quota=kwargs.pop("quota"), spend=kwargs.pop("spend"),
+            catalog=tuple(kwargs.pop("catalog") or ()),
+            models_catalog=tuple(kwargs.pop("models_catalog") or ()),
+            no_shipped_catalogs=kwargs.pop("no_shipped_catalogs"))
+        command(*args, options=gathered, **kwargs)
+
+    parameters = [p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in arguments]
+    parameters += shared + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in options]
+    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+    return wrapper
 
 
 def now_for(flag: str | None, inputs: LoadedInputs) -> tuple[datetime, NowSource]:

@@ -9,33 +9,21 @@ from typing import Annotated
 import typer
 
 from omniladder.commands.common import (
-    CatalogOpt,
-    ConfigOpt,
-    ConnectionsOpt,
     InputOptions,
-    ModelsCatalogOpt,
-    NoShippedOpt,
     NowOpt,
-    QuotaOpt,
-    SpendOpt,
     now_for,
     say,
     user_errors,
+    with_input_options,
     write_atomic,
 )
 from omniladder.errors import ExitCode
 
 
+@with_input_options
 def plan(
     auto_id: Annotated[str, typer.Argument(
         metavar="AUTO_ID", help="auto/subscription, auto/thrifty or auto/<category>:<tier>.")],
-    config: ConfigOpt = None,
-    connections: ConnectionsOpt = None,
-    quota: QuotaOpt = None,
-    spend: SpendOpt = None,
-    catalog: CatalogOpt = None,
-    models_catalog: ModelsCatalogOpt = None,
-    no_shipped_catalogs: NoShippedOpt = False,
     now: NowOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the JSON plan document.")]
     = False,
@@ -49,6 +37,8 @@ def plan(
     compare: Annotated[Path | None, typer.Option(
         "--compare", help="Compare with this saved plan: print the diff instead of the plan "
         "and exit 1 when they differ.", show_default=False)] = None,
+    *,
+    options: InputOptions,
 ) -> None:
     """Plan an auto id: the ladder, the pool in dispatch order, and why the rest is out."""
     with user_errors():
@@ -62,8 +52,6 @@ def plan(
             from omniladder.plandiff import load_saved_plan
 
             saved = load_saved_plan(compare)
-        options = InputOptions(config, connections, quota, spend, tuple(catalog or ()),
-                               tuple(models_catalog or ()), no_shipped_catalogs)
         inputs = options.load()
         instant, source = now_for(now, inputs)
         result = make_plan(inputs, parsed, instant, source)

@@ -9,19 +9,14 @@ from typing import Annotated
 import typer
 
 from omniladder.commands.common import (
-    CatalogOpt,
-    ConfigOpt,
-    ConnectionsOpt,
     InputOptions,
-    ModelsCatalogOpt,
-    NoShippedOpt,
-    QuotaOpt,
-    SpendOpt,
     say,
     user_errors,
+    with_input_options,
 )
 
 
+@with_input_options
 def simulate(
     auto_id: Annotated[str, typer.Argument(
         metavar="AUTO_ID", help="auto/subscription, auto/thrifty or auto/<category>:<tier>.")],
@@ -31,18 +26,13 @@ def simulate(
         "--to", help="Last instant (RFC 3339 with offset).", show_default=False)],
     step: Annotated[str, typer.Option(
         "--step", help="Time between plans: 30s, 5m, 1h, 1h30m.")] = "5m",
-    config: ConfigOpt = None,
-    connections: ConnectionsOpt = None,
-    quota: QuotaOpt = None,
-    spend: SpendOpt = None,
-    catalog: CatalogOpt = None,
-    models_catalog: ModelsCatalogOpt = None,
-    no_shipped_catalogs: NoShippedOpt = False,
     svg: Annotated[Path | None, typer.Option(
         "--svg", help="Also write the chart as an SVG picture to FILE.", show_default=False)]
     = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the series as JSON.")]
     = False,
+    *,
+    options: InputOptions,
 ) -> None:
     """Plan at every step between two instants: head rung, pool per rung, transitions, flaps."""
     with user_errors():
@@ -55,8 +45,6 @@ def simulate(
         last = parse_instant(end, "--to")
         every = parse_step(step)
         step_instants(first, last, every)  # usage errors before any file is read
-        options = InputOptions(config, connections, quota, spend, tuple(catalog or ()),
-                               tuple(models_catalog or ()), no_shipped_catalogs)
         inputs = options.load()
         series = simulate(inputs, parsed, first, last, every)
         if svg is not None:

@@ -8,21 +8,16 @@ from typing import Annotated
 import typer
 
 from omniladder.commands.common import (
-    CatalogOpt,
-    ConfigOpt,
-    ConnectionsOpt,
     InputOptions,
-    ModelsCatalogOpt,
-    NoShippedOpt,
     NowOpt,
-    QuotaOpt,
-    SpendOpt,
     now_for,
     say,
     user_errors,
+    with_input_options,
 )
 
 
+@with_input_options
 def why(
     connection_id: Annotated[str, typer.Argument(
         metavar="CONNECTION_ID", help="The connection to explain.")],
@@ -33,15 +28,10 @@ def why(
     model: Annotated[str | None, typer.Option(
         "--model", help="Trace only this model of the connection.", show_default=False)]
     = None,
-    config: ConfigOpt = None,
-    connections: ConnectionsOpt = None,
-    quota: QuotaOpt = None,
-    spend: SpendOpt = None,
-    catalog: CatalogOpt = None,
-    models_catalog: ModelsCatalogOpt = None,
-    no_shipped_catalogs: NoShippedOpt = False,
     now: NowOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the JSON trace.")] = False,
+    *,
+    options: InputOptions,
 ) -> None:
     """Explain one connection: billing, gates, tiers, quota replay, budget and verdict."""
     with user_errors():
@@ -51,8 +41,6 @@ def why(
 
         ids = [parse_auto_id(auto_id)] if auto_id is not None else [
             parse_auto_id("auto/subscription"), parse_auto_id("auto/thrifty")]
-        options = InputOptions(config, connections, quota, spend, tuple(catalog or ()),
-                               tuple(models_catalog or ()), no_shipped_catalogs)
         inputs = options.load()
         instant, source = now_for(now, inputs)
         plans = [make_plan(inputs, parsed, instant, source)
