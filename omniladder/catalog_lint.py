@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,7 +25,7 @@ from omniladder.loading import (
     format_loc,
     read_document,
 )
-from omniladder.models import BillingEntry, Connection, ModelEntry
+from omniladder.models import BillingEntry, Connection, ModelEntry, parse_date
 
 ProblemCode = Literal[
     "not-a-catalog", "unknown-key", "invalid-entry", "duplicate-key", "missing-reason",
@@ -89,16 +89,11 @@ def key_text(kind: CatalogKind, key: tuple[Any, ...]) -> str:
 
 
 def _as_date(value: Any) -> date | None:
-    if isinstance(value, datetime):
+    try:
+        parsed: date = parse_date(value)
+    except ValueError:
         return None
-    if isinstance(value, date):
-        return value
-    if isinstance(value, str):
-        try:
-            return date.fromisoformat(value.strip())
-        except ValueError:
-            return None
-    return None
+    return parsed
 
 
 def _blank(value: Any) -> bool:

@@ -60,7 +60,7 @@ def _parse_timestamp(value: Any) -> Any:
     raise ValueError(f"expected an RFC 3339 timestamp, got {type(value).__name__}")
 
 
-def _parse_date(value: Any) -> Any:
+def parse_date(value: Any) -> Any:
     if isinstance(value, datetime):
         raise ValueError("expected a date such as 2026-08-22, got a timestamp")
     if isinstance(value, date):
@@ -80,7 +80,7 @@ def _non_blank(value: str) -> str:
 
 
 Timestamp = Annotated[datetime, BeforeValidator(_parse_timestamp)]
-CalendarDate = Annotated[date, BeforeValidator(_parse_date)]
+CalendarDate = Annotated[date, BeforeValidator(parse_date)]
 Percent = Annotated[float, Field(ge=0, le=100)]
 NonBlank = Annotated[str, AfterValidator(_non_blank)]
 Usd = Annotated[float, Field(ge=0, allow_inf_nan=False)]
