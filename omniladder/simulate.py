@@ -10,6 +10,7 @@ planning the same steps once more with a single threshold (the floor set to the 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -158,35 +159,42 @@ def simulate(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: dateti
              step: timedelta) -> Series:
     """Plan at every step; the series, its head-rung transitions with causes, and flaps."""
     instants = step_instants(start, end, step)
-    plans = [make_plan(inputs, auto_id, at, "flag") for at in instants]
-    points = tuple(_point(plan) for plan in plans)
-    transitions = tuple(_transitions(plans, points))
-
-    flat = single_threshold(inputs)
-    flat_plans = [make_plan(flat, auto_id, at, "flag") for at in instants]
-    flat_transitions = _transitions(flat_plans, tuple(_point(p) for p in flat_plans))
+    points, transitions, first, last = _walk(inputs, auto_id, instants)
+    _, flat_transitions, _, _ = _walk(single_threshold(inputs), auto_id, instants)
     ours = {(t.at, t.previous, t.head) for t in transitions}
     suppressed = tuple(t for t in flat_transitions if (t.at, t.previous, t.head) not in ours)
     flaps = Flaps(len(transitions), len(flat_transitions), suppressed)
 
     warnings: dict[str, None] = {}
-    for plan in (plans[0], plans[-1]):
+    for plan in (first, last):
         for warning in plan.warnings:
             warnings[warning] = None
-    return Series(auto_id, start, end, step, points, transitions, flaps, plans[0].settings,
-                  tuple(warnings), dict(plans[0].files))
+    return Series(auto_id, start, end, step, points, transitions, flaps, first.settings,
+                  tuple(warnings), dict(first.files))
 
 
-def _transitions(plans: list[Plan], points: tuple[Point, ...]) -> list[Transition]:
-    out: list[Transition] = []
-    for index in range(1, len(plans)):
-        before, after = points[index - 1], points[index]
-        if before.head == after.head:
-            continue
-        changes = explain_change(plans[index - 1], plans[index], before.head, after.head)
-        out.append(Transition(after.at, before.head, after.head, _cause(changes, after.head),
-                              changes))
-    return out
+def _walk(inputs: LoadedInputs, auto_id: AutoId, instants: Sequence[datetime]
+          ) -> tuple[tuple[Point, ...], tuple[Transition, ...], Plan, Plan]:
+    """Plan at each instant, keeping only the previous plan: the points, the head-rung
+    transitions with their causes, and the first and last plans."""
+    points: list[Point] = []
+    transitions: list[Transition] = []
+    first: Plan | None = None
+    previous: Plan | None = None
+    for at in instants:
+        plan = make_plan(inputs, auto_id, at, "flag")
+        point = _point(plan)
+        if previous is not None and points[-1].head != point.head:
+            before = points[-1]
+            changes = explain_change(previous, plan, before.head, point.head)
+            transitions.append(Transition(point.at, before.head, point.head,
+                                          _cause(changes, point.head), changes))
+        points.append(point)
+        first = first or plan
+        previous = plan
+    assert first is not None, "step_instants yields at least one instant"
+    assert previous is not None
+    return tuple(points), tuple(transitions), first, previous
 
 
 def explain_change(previous: Plan, current: Plan, old_head: Rung | None,
