@@ -148,7 +148,7 @@ def _reject_secrets(value: Any, name: str, path: tuple[str | int, ...]) -> None:
             if isinstance(key, str) and key.strip().lower() in SECRET_KEYS:
                 raise InputError(
                     f"key {key!r} looks like a secret; omniladder never needs credentials, "
-                    "remove it (its value was not read or shown)",
+                    "remove it (its value is never shown)",
                     file=name, field=format_loc((*path, key)),
                 )
             _reject_secrets(item, name, (*path, key))
