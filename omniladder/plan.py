@@ -463,7 +463,8 @@ def _rung_statuses(auto_id: AutoId, decisions: Sequence[PairDecision],
             state, note = "empty", "no connection lands on this rung"
         elif entries:
             state = "serving"
-            note = f"{len(serving_ids)} of {len(all_ids)} connections usable"
+            note = (f"{len(serving_ids)} of {len(all_ids)} "
+                    f"connection{'s' if len(all_ids) != 1 else ''} usable")
             if unverified:
                 note += f", {len(unverified)} unverified"
         else:
