@@ -22,7 +22,7 @@ from omniladder.budgets import BudgetPosition, period_start
 from omniladder.errors import UsageError
 from omniladder.loading import LoadedInputs
 from omniladder.models import Reading, Rung, Window
-from omniladder.plan import ConnectionFacts, PairDecision, Plan, make_plan
+from omniladder.plan import ConnectionFacts, PairDecision, Plan, focus, make_plan
 from omniladder.quota import Cooldown, ReplayStep, Verdict, readings_until, window_views
 from omniladder.tiers import TierInfo
 
@@ -323,8 +323,8 @@ def earliest_comeback(inputs: LoadedInputs, plan: Plan, decision: PairDecision) 
     with a fresh reading (every window at 100%) at now and at each of those instants. The
     earlier of the two wins; the plan decides each probe, nothing is recomputed here.
     """
-    frozen = _frozen_at(inputs, plan.now)
     cid, model = decision.connection_id, decision.model
+    frozen = _frozen_at(focus(inputs, cid, plan.now), plan.now)
     instants = change_instants(frozen, plan, cid)
 
     without: tuple[datetime, bool, PairDecision] | None = None

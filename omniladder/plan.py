@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal, TypedDict
 
@@ -256,6 +256,29 @@ class _Planner:
             return None
         tier = self.tier(facts.connection.provider, event.model, facts.billing)
         return rung_of(facts.billing, tier)
+
+
+def focus(inputs: LoadedInputs, connection_id: str, now: datetime) -> LoadedInputs:
+    """The inputs narrowed to one connection, for planning it again and again cheaply.
+
+    A pair's admission never depends on another connection (R10, R11) except through the
+    budgets, so the other connections' spend events are kept with their rung already
+    attributed (R8): every decision about this connection is the whole fleet's.
+    """
+    planner = _Planner(inputs, now)
+    spend: tuple[SpendEvent, ...] | None = None
+    if inputs.spend is not None:
+        events: list[SpendEvent] = []
+        for event in inputs.spend:
+            if event.rung is None and event.connection != connection_id:
+                rung = planner.rung_of_event(event)
+                if rung is not None:
+                    event = event.model_copy(update={"rung": rung})
+            events.append(event)
+        spend = tuple(events)
+    return replace(
+        inputs, connections=tuple(c for c in inputs.connections if c.id == connection_id),
+        readings={connection_id: inputs.readings.get(connection_id, ())}, spend=spend)
 
 
 _TERMINAL = frozenset({"banned", "expired", "credits_exhausted", "deactivated", "unavailable"})

@@ -284,3 +284,26 @@ def test_comeback_of_a_reading_exactly_max_age_old_is_just_after_now() -> None:
     assert (route.at, route.exclusive) == (b.NOW, True)
     assert _admitted(make_plan(inputs, plan.auto_id, b.NOW + timedelta(microseconds=1),
                                "flag"), "c4")
+
+
+@pytest.mark.parametrize("config", ["omniladder.toml", "omniladder-tight.toml"])
+def test_focus_decides_a_connection_as_the_whole_fleet_does(config: str) -> None:
+    """R8, R10, R11: narrowed to one connection, with the others' spend still counted, a
+    plan decides every pair of that connection exactly as the whole fleet's plan does."""
+    from pathlib import Path
+
+    from omniladder.loading import load_inputs
+    from omniladder.plan import focus
+
+    inputs = load_inputs(Path(EXAMPLES / config))
+    assert inputs.quota is not None
+    assert inputs.quota.taken_at is not None
+    now = inputs.quota.taken_at
+    for auto_id in FLAT_IDS:
+        whole = make_plan(inputs, parse_auto_id(auto_id), now, "snapshot")
+        for connection in inputs.connections:
+            narrowed = make_plan(focus(inputs, connection.id, now), parse_auto_id(auto_id),
+                                 now, "snapshot")
+            mine = [d for d in whole.decisions if d.connection_id == connection.id]
+            assert list(narrowed.decisions) == mine, (auto_id, connection.id)
+            assert narrowed.budgets == whole.budgets
