@@ -6,6 +6,7 @@ setting silently ignored. Timestamps must carry an offset.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
 
@@ -79,6 +80,16 @@ def _non_blank(value: str) -> str:
     return value
 
 
+def first_repeat(keys: Iterable[Hashable]) -> tuple[int, int] | None:
+    """(index of the first occurrence, index of the repeat) of the first key seen twice."""
+    seen: dict[Hashable, int] = {}
+    for index, key in enumerate(keys):
+        if key in seen:
+            return seen[key], index
+        seen[key] = index
+    return None
+
+
 Timestamp = Annotated[datetime, BeforeValidator(_parse_timestamp)]
 CalendarDate = Annotated[date, BeforeValidator(parse_date)]
 Percent = Annotated[float, Field(ge=0, le=100)]
@@ -115,12 +126,7 @@ class ConnectionsFile(StrictModel):
 
     def first_duplicate(self) -> tuple[int, int] | None:
         """(first index, repeated index) of the first repeated connection id, if any."""
-        seen: dict[str, int] = {}
-        for index, connection in enumerate(self.connections):
-            if connection.id in seen:
-                return seen[connection.id], index
-            seen[connection.id] = index
-        return None
+        return first_repeat(connection.id for connection in self.connections)
 
 
 # --- quota snapshot (SPEC §2.2) ------------------------------------------------------------

@@ -17,7 +17,15 @@ from omniladder.autoid import AutoId, NowSource
 from omniladder.billing import BillingInfo, classify
 from omniladder.budgets import BudgetPosition, budget_positions
 from omniladder.loading import LoadedInputs
-from omniladder.models import QUOTA_RUNGS, RUNGS, Connection, Reading, Rung, SpendEvent
+from omniladder.models import (
+    QUOTA_RUNGS,
+    RUNGS,
+    TERMINAL_STATUSES,
+    Connection,
+    Reading,
+    Rung,
+    SpendEvent,
+)
 from omniladder.quota import Cooldown, HistoryVerdicts, Verdict, cooldown
 from omniladder.tiers import TierInfo, economic_tier, rung_of
 
@@ -219,7 +227,7 @@ class _Planner:
         detail = ""
         if not connection.active:
             reason, detail = "inactive", "switched off (active = false)"
-        elif connection.status is not None and connection.status in _TERMINAL:
+        elif connection.status is not None and connection.status in TERMINAL_STATUSES:
             reason, detail = "terminal-status", f"status {connection.status}"
         elif cool is not None and cool.cooling:
             reason = "cooldown"
@@ -281,7 +289,6 @@ def focus(inputs: LoadedInputs, connection_id: str, now: datetime) -> LoadedInpu
         readings={connection_id: inputs.readings.get(connection_id, ())}, spend=spend)
 
 
-_TERMINAL = frozenset({"banned", "expired", "credits_exhausted", "deactivated", "unavailable"})
 
 
 def _subscription_check(facts: ConnectionFacts) -> tuple[str, str] | None:

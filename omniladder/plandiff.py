@@ -18,7 +18,7 @@ from pydantic import ConfigDict, model_validator
 
 from omniladder.errors import InputError
 from omniladder.loading import display_path, validate
-from omniladder.models import StrictModel
+from omniladder.models import StrictModel, first_repeat
 from omniladder.plan import FORMAT_VERSION
 
 # --- the saved document --------------------------------------------------------------------
@@ -83,18 +83,18 @@ class SavedPlan(_SavedModel):
 
     @model_validator(mode="after")
     def _unique_keys(self) -> SavedPlan:
-        seen: dict[Any, int] = {}
-        for index, entry in enumerate(self.pool):
-            if entry.key in seen:
-                raise ValueError(f"pool[{index}] repeats pool[{seen[entry.key]}]: "
-                                 f"{entry.rung} {entry.provider}/{entry.model}")
-            seen[entry.key] = index
-        seen.clear()
-        for index, x in enumerate(self.excluded):
-            if x.key in seen:
-                raise ValueError(f"excluded[{index}] repeats excluded[{seen[x.key]}]: "
-                                 f"{x.connection_id} ({x.model or 'all models'})")
-            seen[x.key] = index
+        repeat = first_repeat(entry.key for entry in self.pool)
+        if repeat is not None:
+            first, again = repeat
+            entry = self.pool[again]
+            raise ValueError(f"pool[{again}] repeats pool[{first}]: "
+                             f"{entry.rung} {entry.provider}/{entry.model}")
+        repeat = first_repeat(x.key for x in self.excluded)
+        if repeat is not None:
+            first, again = repeat
+            x = self.excluded[again]
+            raise ValueError(f"excluded[{again}] repeats excluded[{first}]: "
+                             f"{x.connection_id} ({x.model or 'all models'})")
         return self
 
 

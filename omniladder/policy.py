@@ -25,7 +25,7 @@ from omniladder import timefmt
 from omniladder.autoid import NowSource, parse_auto_id
 from omniladder.errors import InputError, UsageError
 from omniladder.loading import LoadedInputs, display_path, load_model, toml_line
-from omniladder.models import RUNGS, NonBlank, Rung, StrictModel, Timestamp
+from omniladder.models import RUNGS, NonBlank, Rung, StrictModel, Timestamp, first_repeat
 from omniladder.plan import REASON_CODES, Plan, make_plan
 
 BillingClassName = Literal["subscription", "metered", "unknown", "keyless"]
@@ -125,12 +125,11 @@ class Policy(StrictModel):
 
     @model_validator(mode="after")
     def _unique_names(self) -> Policy:
-        seen: dict[str, int] = {}
-        for index, expectation in enumerate(self.expect):
-            if expectation.name in seen:
-                raise ValueError(f"duplicate expectation name {expectation.name!r} "
-                                 f"(expect[{seen[expectation.name]}] and expect[{index}])")
-            seen[expectation.name] = index
+        repeat = first_repeat(expectation.name for expectation in self.expect)
+        if repeat is not None:
+            first, again = repeat
+            raise ValueError(f"duplicate expectation name {self.expect[again].name!r} "
+                             f"(expect[{first}] and expect[{again}])")
         return self
 
 
