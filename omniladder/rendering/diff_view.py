@@ -30,12 +30,9 @@ def diff_lines(diff: PlanDiff) -> list[tuple[str, str]]:
     """The human view as (marker, text) pairs; a marker of "" is a heading or a note."""
     lines: list[tuple[str, str]] = []
     pool: list[tuple[str, str]] = []
-    for e in diff.pool_added:
-        pool.append(("+", f"#{e.position} {e.rung} {e.provider}/{e.model} "
-                          f"{_ids(e.allowed_connection_ids)}"))
-    for e in diff.pool_removed:
-        pool.append(("-", f"#{e.position} {e.rung} {e.provider}/{e.model} "
-                          f"{_ids(e.allowed_connection_ids)}"))
+    for marker, entries in (("+", diff.pool_added), ("-", diff.pool_removed)):
+        pool += [(marker, f"#{e.position} {e.rung} {e.provider}/{e.model} "
+                          f"{_ids(e.allowed_connection_ids)}") for e in entries]
     for m in diff.pool_moved:
         pool.append(("~", f"{m.rung} {m.provider}/{m.model} moved #{m.old_position} → "
                           f"#{m.new_position}"))
