@@ -222,7 +222,10 @@ def explain(inputs: LoadedInputs, plans: Sequence[Plan], connection_id: str,
         age = (first.now - reading.checked_at).total_seconds()
         stale = age > max_age
 
-    verdicts = tuple(_id_verdict(p, connection_id, wanted, inputs) for p in plans)
+    # Comeback probes re-plan again and again: plan the connection alone, which decides its
+    # pairs exactly as the whole fleet does.
+    narrowed = focus(inputs, connection_id, first.now)
+    verdicts = tuple(_id_verdict(p, connection_id, wanted, narrowed) for p in plans)
     return Trace(connection_id, first.now, first.now_source, facts, reading, age, stale,
                  max_age, ladder.exit_cutoff_percent, ladder.reentry_floor, tuple(models),
                  verdicts, dict(first.files))
@@ -319,12 +322,13 @@ def _next_period(now: datetime, period: str) -> datetime:
 def earliest_comeback(inputs: LoadedInputs, plan: Plan, decision: PairDecision) -> Comeback:
     """Plan forward to find when a left-out pair could be back, and what must happen first.
 
-    First with no new reading, at each instant where something changes by time alone; then
-    with a fresh reading (every window at 100%) at now and at each of those instants. The
-    earlier of the two wins; the plan decides each probe, nothing is recomputed here.
+    ``inputs`` may be narrowed to the connection (``plan.focus``). First with no new reading,
+    at each instant where something changes by time alone; then with a fresh reading (every
+    window at 100%) at now and at each of those instants. The earlier of the two wins; the
+    plan decides each probe, nothing is recomputed here.
     """
+    frozen = _frozen_at(inputs, plan.now)
     cid, model = decision.connection_id, decision.model
-    frozen = _frozen_at(focus(inputs, cid, plan.now), plan.now)
     instants = change_instants(frozen, plan, cid)
 
     without: tuple[datetime, bool, PairDecision] | None = None
