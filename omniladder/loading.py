@@ -353,6 +353,7 @@ class InputFiles:
     billing_catalogs: tuple[Path, ...] = ()
     model_catalogs: tuple[Path, ...] = ()
     no_shipped_catalogs: bool = False
+    window_catalogs: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -380,7 +381,8 @@ def resolve_files(settings_path: Path | None, settings: Settings, *,
                   connections: Path | None = None, quota: Path | None = None,
                   spend: Path | None = None, catalogs: Sequence[Path] = (),
                   models_catalogs: Sequence[Path] = (),
-                  no_shipped_catalogs: bool = False) -> InputFiles:
+                  no_shipped_catalogs: bool = False,
+                  windows_catalogs: Sequence[Path] = ()) -> InputFiles:
     """Flags win over the settings file's [inputs]; settings paths are relative to that file."""
     base = settings_path.parent if settings_path is not None else Path(".")
 
@@ -395,6 +397,8 @@ def resolve_files(settings_path: Path | None, settings: Settings, *,
         billing_catalogs=tuple(base / p for p in settings.catalogs.billing) + tuple(catalogs),
         model_catalogs=tuple(base / p for p in settings.catalogs.models) + tuple(models_catalogs),
         no_shipped_catalogs=no_shipped_catalogs or not settings.catalogs.include_shipped,
+        window_catalogs=(tuple(base / p for p in settings.catalogs.windows)
+                         + tuple(windows_catalogs)),
     )
 
 

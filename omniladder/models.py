@@ -33,6 +33,8 @@ ConnectionStatus = Literal[
     "banned", "expired", "credits_exhausted", "deactivated", "unavailable",
 ]
 ReadingStatus = Literal["ok", "exhausted", "unknown"]
+ObservedOverage = Literal["hard-stop", "meters-to-paid"]
+"""What a provider itself reported about usage past the plan (R2a)."""
 
 SECRET_KEYS: frozenset[str] = frozenset(
     {"api_key", "apikey", "access_token", "refresh_token", "id_token", "token", "password",
@@ -163,6 +165,7 @@ class Reading(StrictModel):
     remaining_percent: Percent | None = None
     reset_at: Timestamp | None = None
     windows: tuple[Window, ...] | None = None
+    overage: ObservedOverage | None = None
 
     @model_validator(mode="after")
     def _figure_in_one_place(self) -> Reading:
@@ -260,6 +263,7 @@ class TierSettings(StrictModel):
 class CatalogSettings(StrictModel):
     billing: tuple[NonBlank, ...] = ()
     models: tuple[NonBlank, ...] = ()
+    windows: tuple[NonBlank, ...] = ()
     include_shipped: bool = True
 
 
@@ -301,3 +305,32 @@ class ModelEntry(StrictModel):
 
 class ModelCatalog(StrictModel):
     models: tuple[ModelEntry, ...] = ()
+
+
+class WindowScopeEntry(StrictModel):
+    """Which models a provider's quota window limits (SPEC §6), or that it limits none.
+
+    ``window`` and the model patterns are globs (``*`` any run of characters, ``?`` one),
+    matched case-insensitively; in a model pattern ``{window}`` stands for the window's name.
+    """
+
+    provider: NonBlank
+    window: NonBlank
+    models: tuple[NonBlank, ...] | None = None
+    exclude_models: tuple[NonBlank, ...] = ()
+    ignore: bool = False
+    reason: str | None = None
+    source: str | None = None
+    reviewed: CalendarDate | None = None
+
+    @model_validator(mode="after")
+    def _models_or_ignore(self) -> WindowScopeEntry:
+        if self.ignore and (self.models is not None or self.exclude_models):
+            raise ValueError("give models (and exclude_models) or ignore = true, not both")
+        if not self.ignore and not self.models:
+            raise ValueError("give models (name patterns such as \"*opus*\") or ignore = true")
+        return self
+
+
+class WindowScopeCatalog(StrictModel):
+    windows: tuple[WindowScopeEntry, ...] = ()

@@ -14,6 +14,7 @@ from omniladder.models import (
     QuotaFile,
     Settings,
     SpendFile,
+    WindowScopeCatalog,
 )
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -25,6 +26,7 @@ KINDS: dict[str, type[BaseModel]] = {
     "spend": SpendFile,
     "billing-catalog": BillingCatalog,
     "model-catalog": ModelCatalog,
+    "window-catalog": WindowScopeCatalog,
 }
 """Input kind → the model its loader validates against (SPEC §2)."""
 
@@ -35,6 +37,7 @@ _TITLES = {
     "spend": "omniladder spend ledger",
     "billing-catalog": "omniladder billing catalog",
     "model-catalog": "omniladder model catalog",
+    "window-catalog": "omniladder quota-window scope catalog",
 }
 
 

@@ -149,6 +149,7 @@ def _valid(value: Any, schema: dict[str, Any], root: dict[str, Any]) -> bool:
     ("spend", EXAMPLES / "spend.json"),
     ("billing-catalog", ROOT / "catalogs" / "connection-billing.toml"),
     ("model-catalog", ROOT / "catalogs" / "models.toml"),
+    ("window-catalog", ROOT / "catalogs" / "quota-windows.toml"),
     ("billing-catalog", EXAMPLES / "billing-overlay.toml"),
 ], ids=lambda v: v if isinstance(v, str) else v.name)
 def test_committed_schemas_accept_the_shipped_files(kind: str, path: Path) -> None:

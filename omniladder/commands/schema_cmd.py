@@ -17,6 +17,7 @@ class Kind(StrEnum):
     SPEND = "spend"
     BILLING_CATALOG = "billing-catalog"
     MODEL_CATALOG = "model-catalog"
+    WINDOW_CATALOG = "window-catalog"
 
 
 def schema(

@@ -1,0 +1,150 @@
+"""Window scopes (SPEC §6): which models a provider's quota window limits, as curated data.
+
+A quota source names its windows its own way (``weekly opus (7d)``, ``seven_day_opus``,
+``code_review``, one key per model id). ``catalogs/quota-windows.toml`` maps a provider and
+a window-name pattern to the model-name patterns the window limits, or marks it ``ignore``
+(not a chat quota, or a sentinel). Importers turn a match into the concrete ``models`` list
+of the window, from the connection's own models; a window that scopes to none of them is
+dropped, and a window no entry matches applies to every model (the conservative reading).
+
+Precedence: overlay files are consulted before the files they are applied over (the last
+overlay first, the shipped catalog last); inside one file the first matching entry wins.
+An overlay entry with the same provider and window pattern as an earlier file's entry
+replaces it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from omniladder.models import WindowScopeCatalog, WindowScopeEntry
+
+WINDOW_CATALOG_NAME = "quota-windows.toml"
+WINDOW_PLACEHOLDER = "{window}"
+
+ScopeKind = Literal["all", "models", "ignore", "none"]
+
+
+@lru_cache(maxsize=4096)
+def _glob(pattern: str) -> re.Pattern[str]:
+    """A case-insensitive whole-string matcher for a glob: ``*`` any run, ``?`` one char."""
+    parts = []
+    for char in pattern:
+        if char == "*":
+            parts.append(".*")
+        elif char == "?":
+            parts.append(".")
+        else:
+            parts.append(re.escape(char))
+    return re.compile("".join(parts), re.IGNORECASE | re.DOTALL)
+
+
+def glob_matches(pattern: str, text: str) -> bool:
+    return _glob(pattern).fullmatch(text) is not None
+
+
+def _model_pattern(pattern: str, window: str) -> re.Pattern[str]:
+    """A model pattern with ``{window}`` standing for the window's name, taken literally."""
+    pieces = pattern.split(WINDOW_PLACEHOLDER)
+    body = re.escape(window).join(_glob(piece).pattern for piece in pieces)
+    return re.compile(body, re.IGNORECASE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class SourcedScope:
+    entry: WindowScopeEntry
+    file: str
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What one window of one connection limits, after the catalog is consulted."""
+
+    kind: ScopeKind
+    """``all``: every model (written without a models list); ``models``: only ``models``;
+    ``ignore``: the catalog says it is not a chat quota; ``none``: it limits none of the
+    connection's models. The last two are dropped by importers."""
+    models: tuple[str, ...] | None
+    matched: SourcedScope | None
+
+    @property
+    def kept(self) -> bool:
+        return self.kind in ("all", "models")
+
+
+@dataclass(frozen=True)
+class WindowScopes:
+    """The effective window-scope catalog, in the order entries are tried."""
+
+    entries: tuple[SourcedScope, ...]
+    files: tuple[str, ...]
+
+    def match(self, provider: str, window: str) -> SourcedScope | None:
+        for sourced in self.entries:
+            entry = sourced.entry
+            if entry.provider == provider and glob_matches(entry.window, window):
+                return sourced
+        return None
+
+    def scope(self, provider: str, window: str, models: Sequence[str]) -> Scope:
+        """The scope of one window of a connection of ``provider`` serving ``models``."""
+        sourced = self.match(provider, window)
+        if sourced is None:
+            return Scope("all", None, None)
+        entry = sourced.entry
+        if entry.ignore:
+            return Scope("ignore", None, sourced)
+        patterns = entry.models or ()
+        if patterns == ("*",) and not entry.exclude_models:
+            return Scope("all", None, sourced)
+        wanted = [_model_pattern(p, window) for p in patterns]
+        unwanted = [_model_pattern(p, window) for p in entry.exclude_models]
+        chosen = tuple(
+            model for model in dict.fromkeys(models)
+            if any(p.fullmatch(model) for p in wanted)
+            and not any(p.fullmatch(model) for p in unwanted))
+        if not chosen:
+            return Scope("none", (), sourced)
+        return Scope("models", chosen, sourced)
+
+
+def ordered(files: Sequence[tuple[str, Sequence[WindowScopeEntry]]]) -> WindowScopes:
+    """Entries of files given in override order (shipped first) → the order they are tried."""
+    seen: set[tuple[str, str]] = set()
+    out: list[SourcedScope] = []
+    for shown, entries in reversed(files):
+        for entry in entries:
+            key = (entry.provider, entry.window)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(SourcedScope(entry, shown))
+    return WindowScopes(tuple(out), tuple(shown for shown, _ in files))
+
+
+def window_catalog_paths(window_files: Iterable[Path],
+                         include_shipped: bool = True) -> list[tuple[Path, str]]:
+    """The window-scope catalog files in override order, with their display names."""
+    from omniladder.loading import SHIPPED_PREFIX, display_path, shipped_catalog_dir
+
+    paths: list[tuple[Path, str]] = []
+    if include_shipped:
+        paths.append((shipped_catalog_dir() / WINDOW_CATALOG_NAME,
+                      f"{SHIPPED_PREFIX}/{WINDOW_CATALOG_NAME}"))
+    paths += [(path, display_path(path)) for path in window_files]
+    return paths
+
+
+def load_window_scopes(window_files: Iterable[Path] = (),
+                       include_shipped: bool = True) -> WindowScopes:
+    """Read and validate the window-scope catalogs, shipped first, then the overlays."""
+    from omniladder.loading import load_model
+
+    files = [(shown, load_model(WindowScopeCatalog, path, shown).windows)
+             for path, shown in window_catalog_paths(window_files, include_shipped)]
+    return ordered(files)
