@@ -36,6 +36,9 @@ CatalogOpt = Annotated[list[Path] | None, typer.Option(
     show_default=False)]
 ModelsCatalogOpt = Annotated[list[Path] | None, typer.Option(
     "--models-catalog", help="Model catalog overlay (repeatable).", show_default=False)]
+WindowsCatalogOpt = Annotated[list[Path] | None, typer.Option(
+    "--windows-catalog", help="Quota-window scope catalog overlay, tried before the shipped "
+    "one (repeatable).", show_default=False)]
 NoShippedOpt = Annotated[bool, typer.Option(
     "--no-shipped-catalogs", help="Use only the catalog files given, not the shipped ones.")]
 NowOpt = Annotated[str | None, typer.Option(
