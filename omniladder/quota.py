@@ -50,8 +50,20 @@ def window_views(reading: Reading, model: str, at: datetime) -> tuple[WindowView
 
 def figure_of(reading: Reading, model: str, at: datetime) -> tuple[float | None, Window | None]:
     """The minimum remaining percent over the current applicable windows, and which window."""
+    best, limiting, _, _ = figures_of(reading, model, at)
+    return best, limiting
+
+
+def figures_of(reading: Reading, model: str, at: datetime
+               ) -> tuple[float | None, Window | None, float | None, Window | None]:
+    """``figure_of``, and the same minimum over only the windows that carry a ``reset_at``.
+
+    The second figure is the one R6.4 trusts whatever the reading's age.
+    """
     best: float | None = None
     limiting: Window | None = None
+    dated: float | None = None
+    dated_window: Window | None = None
     for window in reading.all_windows():
         # Window.applies_to and Window.figure, inlined: this runs for every reading of
         # every (connection, model) pair.
@@ -64,7 +76,9 @@ def figure_of(reading: Reading, model: str, at: datetime) -> tuple[float | None,
         value = 100.0 if window.unlimited else float(window.remaining_percent or 0.0)
         if best is None or value < best:
             best, limiting = value, window
-    return best, limiting
+        if reset_at is not None and (dated is None or value < dated):
+            dated, dated_window = value, window
+    return best, limiting, dated, dated_window
 
 
 @dataclass(frozen=True)
@@ -92,6 +106,9 @@ class Verdict:
     floor_applied: bool = False
     replay: tuple[ReplayStep, ...] = ()
     out_since: datetime | None = None
+    held_past_age: bool = False
+    """R6.4: the reading is older than the max age, and a low window with a reset instant
+    still after now keeps the pair exhausted."""
 
 
 def replay(readings: Sequence[Reading], model: str,
@@ -148,15 +165,10 @@ def verdict(history: Sequence[Reading], model: str, now: datetime,
                   if latest.reset_at is not None else "")
         return judged("exhausted", "quota-exhausted", f"reading at {seen()} says exhausted{resets}")
     age = (now - latest.checked_at).total_seconds()
-    if age > ladder.max_reading_age_seconds:
-        return judged(
-            "unknown", "quota-stale",
-            f"reading at {seen()} is {timefmt.duration(age)} old "
-            f"(max {timefmt.duration(ladder.max_reading_age_seconds)})")
+    stale = age > ladder.max_reading_age_seconds
 
-    figure, window = figure_of(latest, model, now)
-    if figure is not None and figure <= threshold:
-        assert window is not None
+    def low(figure: float, window: Window, held: bool) -> Verdict:
+        """R6.4 / R6.6: a current window at or below the threshold."""
         resets = (f", resets {timefmt.short(window.reset_at, now)}"
                   if window.reset_at is not None else "")
         if in_play:
@@ -166,11 +178,29 @@ def verdict(history: Sequence[Reading], model: str, now: datetime,
             reason = "quota-below-reentry"
             since = f", out since {timefmt.short(out_since, now)}" if out_since else ""
             why = f"re-entry floor {timefmt.pct(threshold)}{since}"
-        return judged("exhausted", reason,
-                      f"{window.name} window at {timefmt.pct(figure)} ({why}){resets}",
-                      figure, window)
+        detail = f"{window.name} window at {timefmt.pct(figure)} ({why}){resets}"
+        if held:
+            detail += (f"; reading {timefmt.duration(age)} old, still low until that reset"
+                       " (usage only grows inside a window)")
+        return Verdict("exhausted", reason, detail, latest, figure, window, threshold,
+                       not in_play, steps, out_since, held)
 
-    # R6.6 and R6.7 over the latest reading's windows (``window_views``, without the views).
+    # R6.4: a low current window that has a reset instant stays low until that instant,
+    # however old the reading; staleness only makes a healthy figure uncertain.
+    figure, window, dated, dated_window = figures_of(latest, model, now)
+    if stale and dated is not None and dated <= threshold:
+        assert dated_window is not None
+        return low(dated, dated_window, True)
+    if stale:
+        return judged(
+            "unknown", "quota-stale",
+            f"reading at {seen()} is {timefmt.duration(age)} old "
+            f"(max {timefmt.duration(ladder.max_reading_age_seconds)})")
+    if figure is not None and figure <= threshold:
+        assert window is not None
+        return low(figure, window, False)
+
+    # R6.7 and R6.8 over the latest reading's windows (``window_views``, without the views).
     applies = False
     first: Window | None = None
     for candidate in latest.all_windows():
@@ -225,7 +255,7 @@ class HistoryVerdicts:
 
 
 def _names_model(found: Verdict) -> bool:
-    """R6.7's detail ("has no window for <model>") is the one that depends on the model."""
+    """R6.8's detail ("has no window for <model>") is the one that depends on the model."""
     return (found.reason == "quota-unknown" and found.reading is not None
             and found.reading.status != "unknown")
 

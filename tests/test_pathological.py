@@ -86,7 +86,7 @@ def test_ten_thousand_readings_replay_to_the_right_state(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(("figure", "earlier", "expected"), [
-    (2, None, "quota-below-cutoff"),  # R6.5: at the exit cutoff is exhausted
+    (2, None, "quota-below-cutoff"),  # R6.6: at the exit cutoff is exhausted
     (2.0001, None, None),
     (5, 1, "quota-below-reentry"),  # R7: at the re-entry floor stays out
     (5.0001, 1, None),
@@ -110,7 +110,7 @@ def test_figures_exactly_on_the_boundaries(tmp_path: Path, figure: float,
      "quota-reset-since-reading"),
     ([reading("2026-11-29T11:59:00Z", status="exhausted",
               reset_at="2026-11-29T12:00:01Z")], "quota-exhausted"),
-    # R6.4: exactly max_reading_age_seconds (180) old is fresh; a second more is stale.
+    # R6.5: exactly max_reading_age_seconds (180) old is fresh; a second more is stale.
     ([reading("2026-11-29T11:57:00Z", window(50))], None),
     ([reading("2026-11-29T11:56:59Z", window(50))], "quota-stale"),
     # R6: a reading checked exactly at now exists.

@@ -267,9 +267,10 @@ def test_why_agrees_with_plan_on_generated_fleets(fleet: tuple[LoadedInputs, dat
                                  connection.id)
 
 
-def test_comeback_of_a_reading_exactly_max_age_old_is_just_after_now() -> None:
-    """R6.4: a reading exactly max-age old is fresh at now and stale just after; auto/thrifty
-    admits it unverified then, before the window's own reset a minute later."""
+def test_comeback_of_a_low_reading_is_its_reset_not_its_staleness() -> None:
+    """R6.4: a reading exactly max-age old goes stale just after now, but its window at 0%
+    stays low until its reset a minute later: that reset, not the staleness, brings it back
+    (unverified, under auto/thrifty)."""
     from tests import builders as b
 
     inputs = b.fleet(
@@ -277,13 +278,19 @@ def test_comeback_of_a_reading_exactly_max_age_old_is_just_after_now() -> None:
         [b.reading("c4", b.at(minutes=-3), b.window("5h", 0, b.at(minutes=1)))])
     plan = make_plan(inputs, parse_auto_id("auto/thrifty"), b.NOW, "flag")
     assert not _admitted(plan, "c4")
+    just_after = make_plan(inputs, plan.auto_id, b.NOW + timedelta(microseconds=1), "flag")
+    assert not _admitted(just_after, "c4")
+    (left,) = [d for d in just_after.decisions if d.connection_id == "c4"]
+    assert left.reason == "quota-below-cutoff"
+    assert "still low until that reset" in left.detail
     (verdict,) = explain(inputs, [plan], "c4").verdicts
     (comeback,) = verdict.comebacks
     route = comeback.without_reading
     assert route is not None
-    assert (route.at, route.exclusive) == (b.NOW, True)
-    assert _admitted(make_plan(inputs, plan.auto_id, b.NOW + timedelta(microseconds=1),
-                               "flag"), "c4")
+    assert (route.at, route.exclusive) == (b.instant(minutes=1), False)
+    assert route.unverified
+    assert "the 5h window resets at 12:01Z" in route.steps
+    assert _admitted(make_plan(inputs, plan.auto_id, b.instant(minutes=1), "flag"), "c4")
 
 
 @pytest.mark.parametrize("config", ["omniladder.toml", "omniladder-tight.toml"])
