@@ -1,17 +1,38 @@
-"""R1 billing classification and R2 narrowing overrides."""
+"""R1 billing classification, R2 narrowing overrides and R2a observed overage."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Literal
 
+from omniladder import timefmt
 from omniladder.errors import InputError
 from omniladder.loading import Catalogs, SourcedBillingEntry
-from omniladder.models import Connection
+from omniladder.models import Connection, Reading
 
 BillingClass = Literal["subscription", "metered", "unknown", "keyless"]
 OverageClass = Literal["hard-stop", "meters-to-paid", "unknown"]
 BillingSource = Literal["keyless", "catalog", "catalog-provider-wide", "uncurated", "override"]
+OverageSource = Literal["keyless", "catalog", "catalog-provider-wide", "uncurated", "override",
+                        "observed"]
+
+_STEP_SOURCES: dict[int, BillingSource] = {
+    1: "keyless", 2: "catalog", 3: "catalog-provider-wide", 4: "uncurated"}
+
+
+@dataclass(frozen=True)
+class Observation:
+    """The provider's own report of overage that R2a considered (a reading's ``overage``)."""
+
+    overage: str
+    checked_at: datetime
+    fresh: bool
+    applied: bool
+    """It changed the connection's overage."""
+    note: str
+    """Why it was applied, or why not."""
 
 
 @dataclass(frozen=True)
@@ -25,6 +46,10 @@ class BillingInfo:
     """Which R1 step matched: 1 keyless, 2 exact, 3 provider-wide, 4 uncurated."""
     override: dict[str, str] | None
     """The connection's own billing/overage keys, when it set any (R2)."""
+    overage_source: OverageSource = "catalog"
+    """Where the overage came from (R2a); ``observed`` when a reading's report changed it."""
+    observation: Observation | None = None
+    """The observation R2a considered, applied or not."""
 
     @property
     def treated_as_metered(self) -> bool:
@@ -62,9 +87,63 @@ def classify(connection: Connection, catalogs: Catalogs,
         if connection.overage == "hard-stop" and overage != "hard-stop":
             raise _widening(connection, connections_file, "overage", overage, "hard-stop")
         overage = connection.overage
+    overage_source: OverageSource = ("override" if connection.overage is not None
+                                      else _STEP_SOURCES[step])
     if override:
         source = "override"
-    return BillingInfo(billing, overage, source, matched, step, override or None)
+    return BillingInfo(billing, overage, source, matched, step, override or None,
+                       overage_source)
+
+
+def observe(info: BillingInfo, readings: Sequence[Reading], now: datetime,
+            max_age_seconds: float) -> BillingInfo:
+    """R2a: apply the provider's own report of overage, from readings at or before now.
+
+    The observation is the ``overage`` of the latest reading that carries one. An observed
+    ``meters-to-paid`` always narrows, whatever its age. An observed ``hard-stop`` widens only
+    an ``unknown`` overage that came from the catalog (never a catalog ``meters-to-paid``,
+    never the connection's own setting), and only while its reading is fresh (R6.5's test).
+    """
+    reading = next((r for r in reversed(readings) if r.overage is not None), None)
+    if reading is None:
+        return info
+    assert reading.overage is not None
+    age = (now - reading.checked_at).total_seconds()
+    fresh = age <= max_age_seconds
+    seen = f"reported {reading.overage} at {timefmt.short(reading.checked_at, now)}"
+    if reading.overage == "meters-to-paid":
+        if info.overage == "meters-to-paid":
+            return _noted(info, reading, fresh, False, f"{seen}; agrees with the "
+                          f"{info.overage_source} overage")
+        return replace(info, overage="meters-to-paid", overage_source="observed",
+                       observation=Observation(reading.overage, reading.checked_at, fresh, True,
+                                               f"{seen}: narrows {info.overage} to "
+                                               "meters-to-paid (R2a)"))
+    if info.overage == "hard-stop":
+        return _noted(info, reading, fresh, False, f"{seen}; agrees with the "
+                      f"{info.overage_source} overage")
+    if info.overage_source == "override":
+        why = "the connection's own overage setting is final"
+    elif info.overage != "unknown":
+        why = f"it never widens a {info.overage_source} {info.overage}"
+    elif info.overage_source not in ("catalog", "catalog-provider-wide"):
+        why = f"only a catalog unknown may be widened, this one is {info.overage_source}"
+    elif not fresh:
+        why = (f"the reading is {timefmt.duration(age)} old (max "
+               f"{timefmt.duration(max_age_seconds)}); only a fresh report widens")
+    else:
+        return replace(info, overage="hard-stop", overage_source="observed",
+                       observation=Observation(reading.overage, reading.checked_at, fresh, True,
+                                               f"{seen}: widens the catalog's unknown to "
+                                               "hard-stop while fresh (R2a)"))
+    return _noted(info, reading, fresh, False, f"{seen}; not used: {why}")
+
+
+def _noted(info: BillingInfo, reading: Reading, fresh: bool, applied: bool,
+           note: str) -> BillingInfo:
+    assert reading.overage is not None
+    return replace(info, observation=Observation(reading.overage, reading.checked_at, fresh,
+                                                 applied, note))
 
 
 def _widening(connection: Connection, file: str, key: str, current: str,

@@ -14,7 +14,7 @@ from typing import Literal, TypedDict
 
 from omniladder import timefmt
 from omniladder.autoid import AutoId, NowSource
-from omniladder.billing import BillingInfo, classify
+from omniladder.billing import BillingInfo, classify, observe
 from omniladder.budgets import BudgetPosition, budget_positions
 from omniladder.loading import LoadedInputs
 from omniladder.models import (
@@ -26,7 +26,7 @@ from omniladder.models import (
     Rung,
     SpendEvent,
 )
-from omniladder.quota import Cooldown, HistoryVerdicts, Verdict, cooldown
+from omniladder.quota import Cooldown, HistoryVerdicts, Verdict, cooldown, readings_until
 from omniladder.tiers import TierInfo, economic_tier, rung_of
 
 FORMAT_VERSION = "1"
@@ -127,6 +127,7 @@ class ConnectionRecord:
     billing_source: str
     catalog_file: str | None
     override: dict[str, str] | None
+    overage_source: str
 
 
 @dataclass(frozen=True)
@@ -216,12 +217,15 @@ class _Planner:
         self.by_id = {f.connection.id: f for f in self.facts}
 
     def _facts(self, connection: Connection, connections_file: str) -> ConnectionFacts:
+        history = self.history(connection.id)
         billing = classify(connection, self.inputs.catalogs, connections_file)
+        if history:
+            billing = observe(billing, readings_until(history, self.now), self.now,
+                              self.settings.ladder.max_reading_age_seconds)
         if connection.models is not None:
             models = tuple(dict.fromkeys(connection.models))
         else:
             models = self.inputs.catalogs.models_of(connection.provider)
-        history = self.history(connection.id)
         cool = cooldown(connection, history, self.now, self.settings.ladder)
         reason: str | None = None
         detail = ""
@@ -291,7 +295,7 @@ def focus(inputs: LoadedInputs, connection_id: str, now: datetime) -> LoadedInpu
 
 
 
-def _subscription_check(facts: ConnectionFacts) -> tuple[str, str] | None:
+def _subscription_check(facts: ConnectionFacts, now: datetime) -> tuple[str, str] | None:
     """R10's billing and overage checks, in order; None when both pass."""
     billing = facts.billing
     connection = facts.connection
@@ -309,7 +313,12 @@ def _subscription_check(facts: ConnectionFacts) -> tuple[str, str] | None:
     if billing.overage != "hard-stop":
         text = ("past the plan it bills" if billing.overage == "meters-to-paid"
                 else "whether it bills past the plan is unknown")
-        source = " by override" if billing.override and "overage" in billing.override else where
+        if billing.overage_source == "observed" and billing.observation is not None:
+            source = f" (reported at {timefmt.short(billing.observation.checked_at, now)})"
+        elif billing.override and "overage" in billing.override:
+            source = " by override"
+        else:
+            source = where
         return "overage-not-hard-stop", f"overage {billing.overage}{source}: {text}"
     return None
 
@@ -363,7 +372,7 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                 reason = "not-in-category"
                 detail = f"{model} does not carry category {auto_id.category!r}"
             elif subscription_only:
-                failed = _subscription_check(facts)
+                failed = _subscription_check(facts, now)
                 if failed is not None:
                     reason, detail = failed
                 elif facts.gate_reason is not None:
@@ -521,7 +530,7 @@ def _record(facts: ConnectionFacts) -> ConnectionRecord:
         connection.id, connection.provider, connection.auth_type, billing.billing,
         billing.overage, billing.source,
         billing.matched.file if billing.matched is not None else None,
-        dict(billing.override) if billing.override else None)
+        dict(billing.override) if billing.override else None, billing.overage_source)
 
 
 def _summary(auto_id: AutoId, facts: Sequence[ConnectionFacts], pool: Sequence[PoolEntry],

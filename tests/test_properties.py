@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omniladder.billing import classify
+from omniladder.billing import BillingInfo, classify
 from omniladder.loading import LoadedInputs
-from omniladder.models import QUOTA_RUNGS, RUNGS, TERMINAL_STATUSES
+from omniladder.models import QUOTA_RUNGS, RUNGS, TERMINAL_STATUSES, Reading
 from omniladder.plan import REASON_CODES, Plan
 from omniladder.quota import cooldown, verdict
 from omniladder.tiers import economic_tier, rung_of
@@ -65,6 +66,8 @@ def readings(draw: st.DrawFn, cid: str, models: list[str]) -> dict[str, Any]:
     reset = draw(st.none() | _offset(-240, 1440))
     if reset is not None and shape != "windows":
         data["reset_at"] = reset
+    if draw(st.integers(0, 3)) == 3:
+        data["overage"] = draw(st.sampled_from(["hard-stop", "meters-to-paid"]))
     return data
 
 
@@ -201,6 +204,22 @@ def check_every_connection_left_out_has_a_reason(
     assert admitted == pooled
 
 
+def observed_overage(info: BillingInfo, history: Sequence[Reading], max_age: float) -> str:
+    """R2a straight from the SPEC: the latest report at or before now narrows to
+    meters-to-paid always, and widens a catalog unknown to hard-stop only while fresh."""
+    reports = [r for r in history if r.checked_at <= NOW and r.overage is not None]
+    if not reports:
+        return info.overage
+    latest = max(reports, key=lambda r: r.checked_at)
+    if latest.overage == "meters-to-paid":
+        return "meters-to-paid"
+    from_catalog = info.step in (2, 3) and not (info.override and "overage" in info.override)
+    fresh = (NOW - latest.checked_at).total_seconds() <= max_age
+    if info.overage == "unknown" and from_catalog and fresh:
+        return "hard-stop"
+    return info.overage
+
+
 def expected_pairs(inputs: LoadedInputs, result: Plan
                    ) -> dict[tuple[str, str, str], str | None]:
     """R5, R10, R11 and R13 straight from the SPEC: (connection, provider, model) -> the
@@ -216,6 +235,7 @@ def expected_pairs(inputs: LoadedInputs, result: Plan
             connection = next(c for c in inputs.connections if c.id == cid)
             info = classify(connection, inputs.catalogs)
             history = inputs.readings.get(cid, ())
+            overage = observed_overage(info, history, ladder.max_reading_age_seconds)
             cool = cooldown(connection, history, NOW, ladder)
             gate = ("inactive" if not connection.active
                     else "terminal-status" if connection.status in TERMINAL_STATUSES
@@ -231,7 +251,7 @@ def expected_pairs(inputs: LoadedInputs, result: Plan
                 reason = ("keyless-not-subscription" if info.billing == "keyless"
                           else "billing-uncurated" if info.billing == "unknown"
                           else "billing-not-subscription" if info.billing != "subscription"
-                          else "overage-not-hard-stop" if info.overage != "hard-stop"
+                          else "overage-not-hard-stop" if overage != "hard-stop"
                           else gate if gate is not None
                           else quota.reason if quota.kind != "usable"
                           else None)

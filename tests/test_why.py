@@ -163,7 +163,7 @@ def test_tree_view_walks_every_step() -> None:
     result = runner.invoke(app, ["why", "claude-pro-personal", "--config", CONFIG])
     assert result.exit_code == 0, result.output
     text = result.stdout
-    for needle in ("billing (R1, R2): subscription, overage hard-stop", "reviewed: 2026-08-22",
+    for needle in ("billing (R1, R2, R2a): subscription, overage hard-stop", "reviewed: 2026-08-22",
                    "gates (R5): pass", "hysteresis replay (R7)",
                    "threshold that applied: re-entry floor 5%, out since 10:30Z",
                    "auto/subscription: out", "auto/thrifty: out", "earliest comeback"):

@@ -39,7 +39,8 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "connections": [
             {"id": c.id, "provider": c.provider, "auth_type": c.auth_type,
              "billing": c.billing, "overage": c.overage, "billing_source": c.billing_source,
-             "catalog_file": c.catalog_file, "override": c.override}
+             "catalog_file": c.catalog_file, "override": c.override,
+             "overage_source": c.overage_source}
             for c in plan.connections
         ],
         "clamps": [

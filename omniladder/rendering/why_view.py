@@ -66,6 +66,7 @@ def _model(trace: Trace, model: ModelTrace) -> dict[str, Any]:
         ],
         "figure": verdict.figure if verdict is not None else None,
         "limiting_window": verdict.window.name if verdict and verdict.window else None,
+        "held_past_age": verdict.held_past_age if verdict is not None else False,
         "replay": [
             {"checked_at": timefmt.iso(step.checked_at), "status": step.status,
              "figure": step.figure, "threshold": step.threshold,
@@ -133,6 +134,12 @@ def why_document(trace: Trace) -> dict[str, Any]:
                 "reviewed": (matched.entry.reviewed.isoformat()
                              if matched.entry.reviewed is not None else None)},
             "override": dict(billing.override) if billing.override else None,
+            "overage_source": billing.overage_source,
+            "observation": None if billing.observation is None else {
+                "overage": billing.observation.overage,
+                "checked_at": timefmt.iso(billing.observation.checked_at),
+                "fresh": billing.observation.fresh, "applied": billing.observation.applied,
+                "note": billing.observation.note},
         },
         "gates": {
             "active": connection.active, "status": connection.status,
@@ -209,7 +216,10 @@ def _billing_node(trace: Trace) -> tuple[Text | str, list[Any]]:
         children.append(_leaf(f"override (R2, narrowing): {keys}"))
     else:
         children.append(_leaf("override (R2): none"))
-    label = Text("billing (R1, R2): ")
+    observation = billing.observation
+    children.append(_leaf("observed overage (R2a): " + (
+        "none reported" if observation is None else observation.note)))
+    label = Text("billing (R1, R2, R2a): ")
     label.append(f"{billing.billing}, overage {billing.overage}", style="bold")
     return (label, children)
 
@@ -289,6 +299,13 @@ def _model_node(trace: Trace, model: ModelTrace) -> tuple[Text | str, list[Any]]
             children.append(_leaf(f"figure: {timefmt.pct(verdict.figure)}"))
         if verdict.reading is not None:
             children.append(_replay_node(trace, model))
+        if verdict.held_past_age and verdict.window is not None:
+            held = verdict.window
+            assert held.reset_at is not None
+            children.append(_leaf(
+                f"R6.4: the reading is stale, but its {held.name} window at "
+                f"{timefmt.pct(held.figure)} only grows until it resets at "
+                f"{timefmt.short(held.reset_at, now)}: exhausted until then, whatever its age"))
         style = {"usable": "green", "unknown": "yellow", "exhausted": "red"}[verdict.kind]
         line = Text("quota verdict (R6): ")
         line.append(verdict.kind, style=style)
