@@ -344,3 +344,17 @@ def test_a_bad_at_is_a_usage_error(fleet: Path) -> None:
                      "--connection", "claude-max", at="2026-11-29T12:00:00")
     assert result.exit_code == 2
     assert "--at" in result.stderr
+
+
+def test_a_windows_catalog_overlay_scopes_before_the_shipped_one(fleet: Path) -> None:
+    overlay = fleet / "windows.toml"
+    overlay.write_text('[[windows]]\nprovider = "claude"\nwindow = "five_hour"\nignore = true\n'
+                       'reason = "test"\n[[windows]]\nprovider = "claude"\n'
+                       'window = "seven_day"\nmodels = ["*sonnet*"]\n')
+    result = _import(fleet, "claude-usage", str(FIXTURES / "claude/usage.json"),
+                     "--connection", "claude-max", "--windows-catalog", str(overlay))
+    assert result.exit_code == 0, result.output
+    windows = {w["name"]: w for w in _quota(fleet)["readings"][0]["windows"]}
+    assert "five_hour" not in windows
+    assert windows["seven_day"]["models"] == ["claude-sonnet-4-5"]
+    assert "'five_hour' ×1" in result.stderr
