@@ -1,11 +1,12 @@
 """Window scopes (SPEC §6): which models a provider's quota window limits, as curated data.
 
 A quota source names its windows its own way (``weekly opus (7d)``, ``seven_day_opus``,
-``code_review``, one key per model id). ``catalogs/quota-windows.toml`` maps a provider and
-a window-name pattern to the model-name patterns the window limits, or marks it ``ignore``
-(not a chat quota, or a sentinel). Importers turn a match into the concrete ``models`` list
-of the window, from the connection's own models; a window that scopes to none of them is
-dropped, and a window no entry matches applies to every model (the conservative reading).
+``code_review``, one key per model id, ``<model id> (<token type>)``).
+``catalogs/quota-windows.toml`` maps a provider and a window-name pattern to the model-name
+patterns the window limits, or marks it ``ignore`` (not a chat quota, or a sentinel).
+Importers turn a match into the concrete ``models`` list of the window, from the
+connection's own models; a window that scopes to none of them is dropped, and a window no
+entry matches applies to every model (the conservative reading).
 
 Precedence: overlay files are consulted before the files they are applied over (the last
 overlay first, the shipped catalog last); inside one file the first matching entry wins.
@@ -26,6 +27,7 @@ from omniladder.models import WindowScopeCatalog, WindowScopeEntry
 
 WINDOW_CATALOG_NAME = "quota-windows.toml"
 WINDOW_PLACEHOLDER = "{window}"
+WINDOW_BASE_PLACEHOLDER = "{window_base}"
 
 ScopeKind = Literal["all", "models", "ignore", "none"]
 
@@ -48,11 +50,27 @@ def glob_matches(pattern: str, text: str) -> bool:
     return _glob(pattern).fullmatch(text) is not None
 
 
+_PLACEHOLDERS = re.compile(r"(\{window\}|\{window_base\})")
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def window_base(window: str) -> str:
+    """A window's name without a trailing parenthesised qualifier: ``m (REQUESTS)`` → ``m``."""
+    return _QUALIFIER.sub("", window) or window
+
+
 def _model_pattern(pattern: str, window: str) -> re.Pattern[str]:
-    """A model pattern with ``{window}`` standing for the window's name, taken literally."""
-    pieces = pattern.split(WINDOW_PLACEHOLDER)
-    body = re.escape(window).join(_glob(piece).pattern for piece in pieces)
-    return re.compile(body, re.IGNORECASE | re.DOTALL)
+    """A model pattern with ``{window}`` standing for the window's name and
+    ``{window_base}`` for that name without a trailing ``(qualifier)``, both taken literally."""
+    parts = []
+    for piece in _PLACEHOLDERS.split(pattern):
+        if piece == WINDOW_PLACEHOLDER:
+            parts.append(re.escape(window))
+        elif piece == WINDOW_BASE_PLACEHOLDER:
+            parts.append(re.escape(window_base(window)))
+        else:
+            parts.append(_glob(piece).pattern)
+    return re.compile("".join(parts), re.IGNORECASE | re.DOTALL)
 
 
 @dataclass(frozen=True)

@@ -1,17 +1,35 @@
-"""`omniladder import omniroute DB --out DIR`: a gateway's database into input files."""
+"""`omniladder import SOURCE`: input files from a gateway's database, readings from telemetry.
+
+`omniroute DB --out DIR` writes a whole input set; the quota sources (`claude-usage`,
+`codex-sessions`, `copilot-user`, `gemini-quota`) merge one connection's readings into a
+quota file through one shared path (`omniladder.sources.run`).
+"""
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from omniladder.commands.common import ModelsCatalogOpt, NoShippedOpt, say, user_errors
+from omniladder.commands.common import (
+    ConfigOpt,
+    ConnectionsOpt,
+    ModelsCatalogOpt,
+    NoShippedOpt,
+    WindowsCatalogOpt,
+    say,
+    user_errors,
+)
+from omniladder.sources.request import ImportRequest
 
 import_app = typer.Typer(
     name="import",
-    help="Write omniladder input files from a gateway's own database (read-only).",
+    help="Write omniladder input files from a gateway's own database (read-only), or merge "
+    "quota readings from provider telemetry into a quota file.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -72,3 +90,155 @@ def omniroute(
             f"with quota history, from {counts['snapshot_rows']} snapshot rows)")
         for path in written:
             typer.echo(display_path(path))
+
+
+# --- quota sources: telemetry an operator already has, merged into a quota file ------------
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from omniladder.sources.common import SourceReading
+    from omniladder.sources.run import SnapshotParser
+
+SnapshotFilesArg = Annotated[list[Path], typer.Argument(
+    metavar="FILE...", help="Saved JSON responses; '-' reads standard input.",
+    show_default=False)]
+AtOpt = Annotated[str | None, typer.Option(
+    "--at", metavar="RFC3339", help="When the response was taken (RFC 3339 with offset); "
+    "default: each file's modification time, the current time for standard input.",
+    show_default=False)]
+
+_IMPORT_SHARED: tuple[tuple[str, Any, object], ...] = (
+    ("connection", Annotated[str, typer.Option(
+        "--connection", metavar="ID", help="The connection these readings are of (its id in "
+        "the connections file).", show_default=False)], inspect.Parameter.empty),
+    ("quota", Annotated[Path | None, typer.Option(
+        "--quota", metavar="FILE", help="Quota file (.json or .toml) to create or merge into; "
+        "default: the settings file's [inputs] quota.", show_default=False)], None),
+    ("config", ConfigOpt, None),
+    ("connections", ConnectionsOpt, None),
+    ("windows_catalog", WindowsCatalogOpt, None),
+    ("models_catalog", ModelsCatalogOpt, None),
+    ("no_shipped_catalogs", NoShippedOpt, False),
+)
+
+
+def with_import_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Give a source command the options every source takes, gathered in ``request``."""
+    signature = inspect.signature(command, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.name != "request"]
+    arguments = [p for p in own if p.default is inspect.Parameter.empty]
+    options = [p for p in own if p.default is not inspect.Parameter.empty]
+    shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                annotation=annotation)
+              for name, annotation, default in _IMPORT_SHARED]
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        request = ImportRequest(
+            connection_id=kwargs.pop("connection"), quota=kwargs.pop("quota"),
+            config=kwargs.pop("config"), connections=kwargs.pop("connections"),
+            windows_catalogs=tuple(kwargs.pop("windows_catalog") or ()),
+            models_catalogs=tuple(kwargs.pop("models_catalog") or ()),
+            no_shipped_catalogs=kwargs.pop("no_shipped_catalogs"))
+        command(*args, request=request, **kwargs)
+
+    parameters = [p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in arguments]
+    parameters += shared + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in options]
+    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+    return wrapper
+
+
+def _import(source: str, request: ImportRequest,
+            readings: Callable[[], Iterable[SourceReading]]) -> None:
+    """The one edge of every source: resolve, parse, merge, then talk on stderr."""
+    with user_errors():
+        from omniladder.loading import display_path
+        from omniladder.sources.run import import_readings, resolve_target
+
+        target = resolve_target(request)
+        outcome = import_readings(target, readings())
+        merged = outcome.merge
+        shown = display_path(merged.path)
+        state = ("created" if merged.created
+                 else "updated" if merged.written else "unchanged")
+        say(f"omniladder: {source}: {_count(merged.added, 'reading')} added, "
+            f"{merged.skipped} skipped as identical, for connection {target.connection_id!r} "
+            f"→ {shown} ({state})")
+        if outcome.parsed == 0:
+            say(f"omniladder: note: the {source} input held no quota reading")
+        for note in outcome.notes():
+            say(f"omniladder: note: {note}")
+        typer.echo(shown)
+
+
+def _import_snapshots(source: str, files: list[Path], at: str | None, request: ImportRequest,
+                      parser: Callable[[], SnapshotParser]) -> None:
+    def readings() -> Iterable[SourceReading]:
+        from omniladder.autoid import parse_instant
+        from omniladder.sources.run import parse_snapshots, read_snapshots
+
+        instant = parse_instant(at, "--at") if at else None
+        return parse_snapshots(read_snapshots(files, instant), parser())
+
+    _import(source, request, readings)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+@import_app.command("claude-usage")
+@with_import_options
+def claude_usage(files: SnapshotFilesArg, *, request: ImportRequest,
+                 at: AtOpt = None) -> None:
+    """Import Claude's OAuth usage JSON (GET /api/oauth/usage) into a quota file."""
+    def parser() -> SnapshotParser:
+        from omniladder.sources.claude_usage import parse
+        return parse
+
+    _import_snapshots("claude-usage", files, at, request, parser)
+
+
+@import_app.command("codex-sessions")
+@with_import_options
+def codex_sessions(
+    paths: Annotated[list[Path], typer.Argument(
+        metavar="PATH...", help="Codex CLI rollout-*.jsonl files, or folders searched for them "
+        "(e.g. ~/.codex/sessions).", show_default=False)],
+    *, request: ImportRequest,
+) -> None:
+    """Import the rate limits logged in Codex CLI session files into a quota file."""
+    def readings() -> Iterable[SourceReading]:
+        from omniladder.loading import display_path
+        from omniladder.sources.codex_sessions import find_rollouts, read_file
+
+        for rollout in find_rollouts((path, display_path(path)) for path in paths):
+            yield from read_file(rollout)
+
+    _import("codex-sessions", request, readings)
+
+
+@import_app.command("copilot-user")
+@with_import_options
+def copilot_user(files: SnapshotFilesArg, *, request: ImportRequest,
+                 at: AtOpt = None) -> None:
+    """Import GitHub's copilot_internal/user JSON (Copilot quotas) into a quota file."""
+    def parser() -> SnapshotParser:
+        from omniladder.sources.copilot_user import parse
+        return parse
+
+    _import_snapshots("copilot-user", files, at, request, parser)
+
+
+@import_app.command("gemini-quota")
+@with_import_options
+def gemini_quota(files: SnapshotFilesArg, *, request: ImportRequest,
+                 at: AtOpt = None) -> None:
+    """Import Gemini Code Assist's retrieveUserQuota JSON into a quota file."""
+    def parser() -> SnapshotParser:
+        from omniladder.sources.gemini_quota import parse
+        return parse
+
+    _import_snapshots("gemini-quota", files, at, request, parser)

@@ -1,0 +1,170 @@
+"""The one path from imported readings into a quota file (SPEC §6, "Merging").
+
+* The file is created when missing, else loaded and validated like any quota file.
+* Readings of other connections are kept as they were.
+* A reading identical to one already there is skipped, so importing the same telemetry
+  again leaves the file's bytes unchanged (nothing is written when nothing is added).
+* A *different* reading with the same connection and ``checked_at`` is an input error naming
+  the file, the connection and the instant: two observations cannot disagree about one
+  moment.
+* ``taken_at`` becomes the latest ``checked_at`` known; it never moves back (a snapshot
+  taken later than its readings keeps its instant).
+* Readings are written ordered by connection, then ``checked_at``; the file keeps its
+  format (JSON, or TOML for a ``.toml`` file); the write is atomic.
+
+Readings are compared as the planner reads them: ``…Z`` and ``+00:00`` are one instant,
+``10`` and ``10.0`` one percent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from omniladder import timefmt
+from omniladder.errors import InputError, UsageError
+from omniladder.loading import display_path, read_document, validate
+from omniladder.models import QuotaFile, Reading
+from omniladder.writing import write_atomic
+
+FORMATS = (".json", ".toml")
+_INSTANT_KEYS = frozenset({"taken_at", "checked_at", "reset_at"})
+
+
+@dataclass(frozen=True)
+class MergeOutcome:
+    path: Path
+    created: bool
+    added: int
+    skipped: int
+    """Readings identical to one already in the file (or earlier in the same import)."""
+    written: bool
+    taken_at: datetime | None
+
+
+@dataclass
+class _Entry:
+    document: dict[str, Any]
+    reading: Reading
+
+
+def merge_readings(path: Path, documents: Sequence[dict[str, Any]]) -> MergeOutcome:
+    """Merge quota-file readings (SPEC §2.2 documents) into the quota file at ``path``."""
+    shown = display_path(path)
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise UsageError(f"the quota file must be a .json or .toml file, got {shown!r}",
+                         field="--quota")
+    created = not path.exists()
+    entries: list[_Entry] = []
+    taken_at: datetime | None = None
+    if not created:
+        raw = read_document(path, shown)
+        quota = validate(QuotaFile, raw, shown, path)
+        taken_at = quota.taken_at
+        entries = [_Entry(_thaw(document), reading)
+                   for document, reading in zip(raw.get("readings", ()), quota.readings,
+                                                strict=True)]
+    existing = len(entries)
+    index: dict[tuple[str, datetime], int] = {}
+    for number, entry in enumerate(entries):
+        index.setdefault(_key(entry.reading), number)
+
+    added = skipped = 0
+    for incoming in documents:
+        reading = _validated(incoming)
+        key = _key(reading)
+        position = index.get(key)
+        if position is not None:
+            if _same(entries[position].reading, reading):
+                skipped += 1
+                continue
+            holder = (f"readings[{position}] already holds" if position < existing
+                      else "the import itself holds")
+            raise InputError(
+                f"{holder} a different reading of connection {reading.connection!r} at "
+                f"{timefmt.iso(reading.checked_at)}; two observations of one instant "
+                "cannot disagree (remove one, or import into another file)",
+                file=shown)
+        index[key] = len(entries)
+        entries.append(_Entry(dict(incoming), reading))
+        added += 1
+
+    latest = max((entry.reading.checked_at for entry in entries), default=None)
+    if latest is not None and (taken_at is None or latest > taken_at):
+        taken_at = latest
+    if not created and added == 0:
+        return MergeOutcome(path, created, added, skipped, False, taken_at)
+
+    entries.sort(key=lambda entry: _key(entry.reading))
+    readings = [entry.document for entry in entries]
+    document: dict[str, Any] = {}
+    if taken_at is not None:
+        document["taken_at"] = timefmt.iso(taken_at)
+    document["readings"] = readings
+    write_atomic(path, _render(document, suffix))
+    return MergeOutcome(path, created, added, skipped, True, taken_at)
+
+
+def _key(reading: Reading) -> tuple[str, datetime]:
+    return (reading.connection, reading.checked_at)
+
+
+def _same(old: Reading, new: Reading) -> bool:
+    return old.model_dump() == new.model_dump()
+
+
+def _validated(document: dict[str, Any]) -> Reading:
+    try:
+        return Reading.model_validate(_freeze(document))
+    except ValidationError as exc:  # a source produced a reading the quota file rejects
+        raise AssertionError(f"an imported reading is not a valid reading: {exc}") from None
+
+
+def _freeze(value: Any) -> Any:
+    """Documents as the loaders hand them to the strict models: arrays as tuples."""
+    if isinstance(value, dict):
+        return {key: _freeze(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(item) for item in value)
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    """Loaded documents hold tuples; the writers want lists."""
+    if isinstance(value, dict):
+        return {key: _thaw(item) for key, item in value.items()}
+    if isinstance(value, tuple | list):
+        return [_thaw(item) for item in value]
+    return value
+
+
+def _render(document: dict[str, Any], suffix: str) -> str:
+    if suffix == ".toml":
+        import tomli_w
+
+        return tomli_w.dumps(_toml_instants(document))
+    return json.dumps(document, indent=2, ensure_ascii=False, default=_json_default) + "\n"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return timefmt.iso(value)
+    raise TypeError(f"cannot write {type(value).__name__} to JSON")
+
+
+def _toml_instants(value: Any, key: str | None = None) -> Any:
+    """Instants as TOML datetimes, the way a hand-written TOML quota file carries them."""
+    if isinstance(value, dict):
+        return {k: _toml_instants(item, k) for k, item in value.items()}
+    if isinstance(value, list):
+        return [_toml_instants(item) for item in value]
+    if key in _INSTANT_KEYS and isinstance(value, str):
+        return datetime.fromisoformat(value)
+    return value
