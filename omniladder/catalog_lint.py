@@ -8,6 +8,7 @@ override earlier ones, as when loading) that the fleet is checked against.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -25,14 +26,22 @@ from omniladder.loading import (
     format_loc,
     read_document,
 )
-from omniladder.models import BillingEntry, Connection, ModelEntry, parse_date
+from omniladder.models import (
+    BillingEntry,
+    Connection,
+    ModelEntry,
+    WindowScopeEntry,
+    parse_date,
+)
+from omniladder.scopes import WindowScopes, glob_matches, ordered
 
 ProblemCode = Literal[
     "not-a-catalog", "unknown-key", "invalid-entry", "duplicate-key", "missing-reason",
     "missing-source", "missing-reviewed", "missing-as-of", "review-stale", "review-in-future",
     "unknown-category", "negative-price", "uncurated", "model-not-in-catalog",
+    "shadowed-entry",
 ]
-CatalogKind = Literal["billing", "models"]
+CatalogKind = Literal["billing", "models", "windows"]
 
 DEFAULT_MAX_AGE_DAYS = 180
 
@@ -55,6 +64,8 @@ class LintResult:
     problems: tuple[Problem, ...]
     catalogs: Catalogs
     """The effective catalogs built from every entry that validated."""
+    windows: WindowScopes = dataclasses.field(default_factory=lambda: WindowScopes((), ()))
+    """The effective window-scope catalog built from every entry that validated."""
 
 
 @dataclass(frozen=True)
@@ -72,12 +83,17 @@ _SPECS: Mapping[CatalogKind, _Spec] = {
                       ("reviewed", "missing-reviewed")), "reviewed"),
     "models": _Spec("models", "models", ModelEntry,
                     (("source", "missing-source"), ("as_of", "missing-as-of")), "as_of"),
+    "windows": _Spec("windows", "windows", WindowScopeEntry,
+                     (("reason", "missing-reason"), ("source", "missing-source"),
+                      ("reviewed", "missing-reviewed")), "reviewed"),
 }
 
 
 def _key(kind: CatalogKind, item: Mapping[str, Any]) -> tuple[Any, ...]:
     if kind == "billing":
         return (item.get("provider"), item.get("auth_type"))
+    if kind == "windows":
+        return (item.get("provider"), item.get("window"))
     return (item.get("provider"), item.get("model"))
 
 
@@ -85,6 +101,8 @@ def key_text(kind: CatalogKind, key: tuple[Any, ...]) -> str:
     first, second = key
     if kind == "billing" and second is None:
         return f"{first}/*"
+    if kind == "windows":
+        return f"{first}: {second}"
     return f"{first}/{second}"
 
 
@@ -166,9 +184,29 @@ def lint_file(kind: CatalogKind, path: Path, shown: str, today: date,
     return problems, valid
 
 
+def _shadowed(entries: Sequence[WindowScopeEntry], shown: str) -> list[Problem]:
+    """Window-scope entries no window can reach: an earlier entry of the same provider in the
+    same file matches every name this entry's pattern matches (first match wins)."""
+    problems: list[Problem] = []
+    for index, entry in enumerate(entries):
+        for before in entries[:index]:
+            if (before.provider == entry.provider and before.window != entry.window
+                    and glob_matches(before.window, entry.window)
+                    and ("*" in before.window or "?" in before.window)):
+                problems.append(Problem(
+                    shown, f"windows[{index}]", key_text("windows", (entry.provider,
+                                                                     entry.window)),
+                    "shadowed-entry",
+                    f"never used: the earlier entry for window {before.window!r} matches every "
+                    "name this one does; put the narrower entry first"))
+                break
+    return problems
+
+
 def lint_catalogs(billing_paths: Sequence[tuple[Path, str]],
                   model_paths: Sequence[tuple[Path, str]], today: date,
-                  max_age_days: int = DEFAULT_MAX_AGE_DAYS) -> LintResult:
+                  max_age_days: int = DEFAULT_MAX_AGE_DAYS,
+                  window_paths: Sequence[tuple[Path, str]] = ()) -> LintResult:
     """Lint every catalog file; build the effective catalogs from the valid entries."""
     problems: list[Problem] = []
     billing: dict[tuple[str, str | None], SourcedBillingEntry] = {}
@@ -185,9 +223,15 @@ def lint_catalogs(billing_paths: Sequence[tuple[Path, str]],
         for entry in entries:
             assert isinstance(entry, ModelEntry)
             models[(entry.provider, entry.model)] = SourcedModelEntry(entry, shown)
+    window_files: list[tuple[str, list[WindowScopeEntry]]] = []
+    for path, shown in window_paths:
+        found, entries = lint_file("windows", path, shown, today, max_age_days)
+        scoped = [entry for entry in entries if isinstance(entry, WindowScopeEntry)]
+        problems += found + _shadowed(scoped, shown)
+        window_files.append((shown, scoped))
     catalogs = Catalogs(billing, models, tuple(s for _, s in billing_paths),
                         tuple(s for _, s in model_paths))
-    return LintResult(tuple(problems), catalogs)
+    return LintResult(tuple(problems), catalogs, ordered(window_files))
 
 
 def lint_fleet(connections: Sequence[Connection], catalogs: Catalogs,

@@ -15,7 +15,7 @@ from omniladder.cli import app
 from tests.conftest import EXAMPLES
 
 runner = CliRunner()
-TODAY = "2026-11-29"
+TODAY = "2026-11-30"
 
 GOOD_BILLING = """
 [[entries]]
@@ -89,7 +89,7 @@ def _codes(result: Any) -> list[tuple[str, str, str]]:
 def test_shipped_catalogs_are_clean_today() -> None:
     result = runner.invoke(app, ["catalog", "check", "--today", TODAY])
     assert result.exit_code == 0, result.output
-    assert result.stdout.strip().endswith("ok, no problems in 2 catalog file(s)")
+    assert result.stdout.strip().endswith("ok, no problems in 3 catalog file(s)")
 
 
 def test_shipped_reviews_go_stale() -> None:
@@ -101,12 +101,12 @@ def test_shipped_reviews_go_stale() -> None:
 
 
 def test_max_age_days_is_the_bound() -> None:
-    # the shipped billing reviews are dated 2026-08-22: 99 days before TODAY
+    # the shipped billing reviews are dated 2026-08-22: 100 days before TODAY
     assert _check("--no-shipped-catalogs").exit_code == 0
     billing_only = ("--catalog", str(Path(__file__).parent.parent / "catalogs" /
                                      "connection-billing.toml"), "--no-shipped-catalogs")
-    assert _check(*billing_only, "--max-age-days", "99").exit_code == 0
-    result = _check(*billing_only, "--max-age-days", "98")
+    assert _check(*billing_only, "--max-age-days", "100").exit_code == 0
+    result = _check(*billing_only, "--max-age-days", "99")
     assert result.exit_code == 1, result.output
     assert all(code == "review-stale" for _, _, code in _codes(result))
 

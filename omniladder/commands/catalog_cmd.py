@@ -14,13 +14,14 @@ from omniladder.commands.common import (
     ConnectionsOpt,
     ModelsCatalogOpt,
     NoShippedOpt,
+    WindowsCatalogOpt,
     user_errors,
 )
 from omniladder.errors import ExitCode
 
 catalog_app = typer.Typer(
     name="catalog",
-    help="Show and lint the curated billing and model catalogs.",
+    help="Show and lint the curated billing, model and quota-window scope catalogs.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -29,7 +30,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print a JSON document.")]
 
 
 def _files(config: Path | None, connections: Path | None, catalog: list[Path] | None,
-           models_catalog: list[Path] | None, no_shipped_catalogs: bool) -> tuple[Any, Any]:
+           models_catalog: list[Path] | None, no_shipped_catalogs: bool,
+           windows_catalog: list[Path] | None) -> tuple[Any, Any]:
     """(settings, InputFiles) as plan would resolve them."""
     from omniladder.loading import find_settings, load_settings, resolve_files
 
@@ -38,7 +40,8 @@ def _files(config: Path | None, connections: Path | None, catalog: list[Path] | 
     files = resolve_files(settings_path, settings, connections=connections,
                           catalogs=tuple(catalog or ()),
                           models_catalogs=tuple(models_catalog or ()),
-                          no_shipped_catalogs=no_shipped_catalogs)
+                          no_shipped_catalogs=no_shipped_catalogs,
+                          windows_catalogs=tuple(windows_catalog or ()))
     return settings, files
 
 
@@ -47,23 +50,29 @@ def show(
     config: ConfigOpt = None,
     catalog: CatalogOpt = None,
     models_catalog: ModelsCatalogOpt = None,
+    windows_catalog: WindowsCatalogOpt = None,
     no_shipped_catalogs: NoShippedOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
-    """List the effective billing and model catalogs, each entry with its file."""
+    """List the effective billing, model and window-scope catalogs, each entry with its file."""
     with user_errors():
         import json
 
         from omniladder.loading import load_catalogs
         from omniladder.rendering.catalog_view import catalog_document, render_catalog_table
+        from omniladder.scopes import load_window_scopes
 
-        settings, files = _files(config, None, catalog, models_catalog, no_shipped_catalogs)
+        settings, files = _files(config, None, catalog, models_catalog, no_shipped_catalogs,
+                                 windows_catalog)
         catalogs = load_catalogs(files.billing_catalogs, files.model_catalogs,
                                  include_shipped=not files.no_shipped_catalogs)
+        windows = load_window_scopes(files.window_catalogs,
+                                     include_shipped=not files.no_shipped_catalogs)
         if json_out:
-            sys.stdout.write(json.dumps(catalog_document(catalogs, settings.tiers)) + "\n")
+            sys.stdout.write(json.dumps(catalog_document(catalogs, settings.tiers, windows))
+                             + "\n")
         else:
-            render_catalog_table(catalogs, settings.tiers, sys.stdout)
+            render_catalog_table(catalogs, settings.tiers, sys.stdout, windows)
 
 
 @catalog_app.command("check")
@@ -72,6 +81,7 @@ def check(
     connections: ConnectionsOpt = None,
     catalog: CatalogOpt = None,
     models_catalog: ModelsCatalogOpt = None,
+    windows_catalog: WindowsCatalogOpt = None,
     no_shipped_catalogs: NoShippedOpt = False,
     max_age_days: Annotated[int, typer.Option(
         "--max-age-days", min=0, help="Flag reviewed / as_of dates older than this.")] = 180,
@@ -90,6 +100,7 @@ def check(
         from omniladder.loading import catalog_paths, display_path, load_model
         from omniladder.models import ConnectionsFile
         from omniladder.rendering.catalog_view import lint_document, lint_lines
+        from omniladder.scopes import window_catalog_paths
 
         if today is None:
             day = datetime.now(UTC).date()
@@ -99,18 +110,21 @@ def check(
             except ValueError:
                 raise UsageError(f"not a date: {today!r} (expected e.g. 2026-11-29)",
                                  field="--today") from None
-        _, files = _files(config, connections, catalog, models_catalog, no_shipped_catalogs)
+        _, files = _files(config, connections, catalog, models_catalog, no_shipped_catalogs,
+                          windows_catalog)
         billing_paths, model_paths = catalog_paths(
             files.billing_catalogs, files.model_catalogs,
             include_shipped=not files.no_shipped_catalogs)
-        result = lint_catalogs(billing_paths, model_paths, day, max_age_days)
+        window_paths = window_catalog_paths(files.window_catalogs,
+                                            include_shipped=not files.no_shipped_catalogs)
+        result = lint_catalogs(billing_paths, model_paths, day, max_age_days, window_paths)
         problems = list(result.problems)
         fleet: str | None = None
         if files.connections is not None:
             fleet = display_path(files.connections)
             fleet_connections = load_model(ConnectionsFile, files.connections).connections
             problems += lint_fleet(fleet_connections, result.catalogs, fleet)
-        shown = [s for _, s in billing_paths] + [s for _, s in model_paths]
+        shown = [s for _, s in (*billing_paths, *model_paths, *window_paths)]
         if json_out:
             sys.stdout.write(json.dumps(lint_document(problems, shown, day, max_age_days,
                                                       fleet)) + "\n")

@@ -13,13 +13,16 @@ from typing import Any, TextIO
 from omniladder.catalog_lint import Problem
 from omniladder.loading import Catalogs
 from omniladder.models import TierSettings
+from omniladder.scopes import WindowScopes
 from omniladder.tiers import economic_tier
 
 FORMAT_VERSION = "1"
 
 
-def catalog_document(catalogs: Catalogs, tiers: TierSettings) -> dict[str, Any]:
-    """The effective catalogs, each entry with the file it came from."""
+def catalog_document(catalogs: Catalogs, tiers: TierSettings,
+                     windows: WindowScopes | None = None) -> dict[str, Any]:
+    """The effective catalogs, each entry with the file it came from; window scopes in the
+    order they are tried."""
     billing = [
         {"provider": s.entry.provider, "auth_type": s.entry.auth_type,
          "billing": s.entry.billing, "overage": s.entry.overage, "reason": s.entry.reason,
@@ -39,18 +42,31 @@ def catalog_document(catalogs: Catalogs, tiers: TierSettings) -> dict[str, Any]:
              "effective_tier": tier.tier, "tier_source": tier.source,
              "as_of": s.entry.as_of.isoformat() if s.entry.as_of else None,
              "source": s.entry.source, "file": s.file})
-    return {"format_version": FORMAT_VERSION, "billing_files": list(catalogs.billing_files),
-            "model_files": list(catalogs.model_files), "billing": billing, "models": models}
+    document: dict[str, Any] = {
+        "format_version": FORMAT_VERSION, "billing_files": list(catalogs.billing_files),
+        "model_files": list(catalogs.model_files), "billing": billing, "models": models}
+    if windows is not None:
+        document["window_files"] = list(windows.files)
+        document["windows"] = [
+            {"provider": s.entry.provider, "window": s.entry.window,
+             "models": list(s.entry.models) if s.entry.models is not None else None,
+             "exclude_models": list(s.entry.exclude_models), "ignore": s.entry.ignore,
+             "reason": s.entry.reason, "source": s.entry.source,
+             "reviewed": s.entry.reviewed.isoformat() if s.entry.reviewed else None,
+             "file": s.file}
+            for s in windows.entries]
+    return document
 
 
-def render_catalog_table(catalogs: Catalogs, tiers: TierSettings, out: TextIO) -> None:
+def render_catalog_table(catalogs: Catalogs, tiers: TierSettings, out: TextIO,
+                         windows: WindowScopes | None = None) -> None:
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
     from omniladder.rendering.table import make_console
 
-    document = catalog_document(catalogs, tiers)
+    document = catalog_document(catalogs, tiers, windows)
     console = make_console(out)
     billing = Table(title="Billing catalog (R1)", title_justify="left", box=box.SIMPLE_HEAD,
                     pad_edge=False)
@@ -73,9 +89,27 @@ def render_catalog_table(catalogs: Catalogs, tiers: TierSettings, out: TextIO) -
                        f"{row['input_usd_per_mtok']:g}", f"{row['output_usd_per_mtok']:g}",
                        tier, ", ".join(row["categories"]) or "-", Text(row["file"]))
     console.print(models)
-    console.print(Text(f"{len(document['billing'])} billing entries from "
-                       f"{len(catalogs.billing_files)} file(s), {len(document['models'])} "
-                       f"models from {len(catalogs.model_files)} file(s)"))
+    summary = (f"{len(document['billing'])} billing entries from "
+               f"{len(catalogs.billing_files)} file(s), {len(document['models'])} "
+               f"models from {len(catalogs.model_files)} file(s)")
+    if windows is not None:
+        scopes = Table(title="Quota-window scopes (SPEC §6), in the order they are tried",
+                       title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        for name in ("provider", "window", "limits", "reviewed", "file"):
+            scopes.add_column(name, no_wrap=name in ("provider", "reviewed"), overflow="fold")
+        for row in document["windows"]:
+            if row["ignore"]:
+                limits = "ignored"
+            else:
+                limits = ", ".join(row["models"] or ())
+                if row["exclude_models"]:
+                    limits += " except " + ", ".join(row["exclude_models"])
+            scopes.add_row(Text(row["provider"]), Text(row["window"]), Text(limits),
+                           row["reviewed"] or "-", Text(row["file"]))
+        console.print(scopes)
+        summary += (f", {len(document['windows'])} window scopes from "
+                    f"{len(windows.files)} file(s)")
+    console.print(Text(summary))
 
 
 def lint_document(problems: Sequence[Problem], files: Sequence[str], today: date,
