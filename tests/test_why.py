@@ -314,3 +314,30 @@ def test_focus_decides_a_connection_as_the_whole_fleet_does(config: str) -> None
             mine = [d for d in whole.decisions if d.connection_id == connection.id]
             assert list(narrowed.decisions) == mine, (auto_id, connection.id)
             assert narrowed.budgets == whole.budgets
+
+
+def test_why_names_the_window_that_keeps_a_stale_reading_exhausted(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """R6.4 in the trace: the held window is marked, and the tree says until when."""
+    import io
+
+    from omniladder.rendering.why_view import render_why, why_document
+    from tests import builders as b
+
+    inputs = b.fleet(
+        [b.conn("c5", models=["sonnet", "opus"])],
+        [b.reading("c5", b.at(hours=-3), b.window("5h", 60, b.at(hours=1)),
+                   b.window("weekly-opus", 0, b.at(days=4), models=["opus"]))])
+    plan = make_plan(inputs, parse_auto_id("auto/thrifty"), b.NOW, "flag")
+    trace = explain(inputs, [plan], "c5")
+    models = {m["model"]: m for m in why_document(trace)["models"]}
+    assert models["opus"]["held_past_age"] is True
+    assert models["opus"]["limiting_window"] == "weekly-opus"
+    assert models["sonnet"]["held_past_age"] is False
+    monkeypatch.setenv("COLUMNS", "200")
+    out = io.StringIO()
+    render_why(trace, out)
+    text = out.getvalue()
+    assert ("R6.4: the reading is stale, but its weekly-opus window at 0% can only fall until it "
+            "resets at 2026-12-03 12:00Z: exhausted until then, whatever its age") in text
+    assert text.count("R6.4:") == 1

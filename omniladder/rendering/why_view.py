@@ -304,7 +304,7 @@ def _model_node(trace: Trace, model: ModelTrace) -> tuple[Text | str, list[Any]]
             assert held.reset_at is not None
             children.append(_leaf(
                 f"R6.4: the reading is stale, but its {held.name} window at "
-                f"{timefmt.pct(held.figure)} only grows until it resets at "
+                f"{timefmt.pct(held.figure)} can only fall until it resets at "
                 f"{timefmt.short(held.reset_at, now)}: exhausted until then, whatever its age"))
         style = {"usable": "green", "unknown": "yellow", "exhausted": "red"}[verdict.kind]
         line = Text("quota verdict (R6): ")
