@@ -142,6 +142,15 @@ def _freeze(value: Any) -> Any:
     return value
 
 
+def as_tuples(value: Any) -> Any:
+    """Plain data as the loaders hand it to the strict models: arrays become tuples."""
+    if isinstance(value, dict):
+        return {key: as_tuples(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return tuple(as_tuples(item) for item in value)
+    return value
+
+
 def _reject_secrets(value: Any, name: str, path: tuple[str | int, ...]) -> None:
     if isinstance(value, dict):
         for key, item in value.items():

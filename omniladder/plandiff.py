@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ConfigDict, model_validator
 
 from omniladder.errors import InputError
-from omniladder.loading import display_path, validate
+from omniladder.loading import as_tuples, display_path, validate
 from omniladder.models import StrictModel, first_repeat
 from omniladder.plan import FORMAT_VERSION
 
@@ -98,14 +98,6 @@ class SavedPlan(_SavedModel):
         return self
 
 
-def _freeze(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _freeze(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return tuple(_freeze(item) for item in value)
-    return value
-
-
 def parse_saved_plan(data: Any, name: str) -> SavedPlan:
     """Validate a plan document (already parsed JSON); ``name`` is what errors call it."""
     if not isinstance(data, dict):
@@ -121,7 +113,7 @@ def parse_saved_plan(data: Any, name: str) -> SavedPlan:
                          f"reads format_version {FORMAT_VERSION!r} (save the plan again with "
                          "this version's `omniladder plan AUTO_ID --out FILE`)",
                          file=name, field="format_version")
-    return validate(SavedPlan, _freeze(data), name)
+    return validate(SavedPlan, as_tuples(data), name)
 
 
 def load_saved_plan(path: Path) -> SavedPlan:

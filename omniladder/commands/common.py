@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -77,35 +77,51 @@ _SHARED: tuple[tuple[str, Any, object], ...] = (
 )
 
 
-def with_input_options(command: Callable[..., None]) -> Callable[..., None]:
-    """Give a command the input options every planning command takes.
+def gathering(shared: Sequence[tuple[str, Any, object]], name: str,
+              gather: Callable[[dict[str, Any]], object]
+              ) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """A decorator giving a command the ``shared`` options, gathered into one parameter.
 
-    The command declares a keyword parameter ``options: InputOptions`` and receives the
-    flags gathered in it; the command line shows them after the command's own arguments.
+    The command declares a keyword parameter ``name``; ``gather`` pops the shared options'
+    values from the keyword arguments and builds its value. The command line shows them
+    after the command's own arguments.
     """
-    signature = inspect.signature(command, eval_str=True)
-    own = [p for p in signature.parameters.values() if p.name != "options"]
-    arguments = [p for p in own if p.default is inspect.Parameter.empty]
-    options = [p for p in own if p.default is not inspect.Parameter.empty]
-    shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                                annotation=annotation)
-              for name, annotation, default in _SHARED]
 
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        gathered = InputOptions(
-            config=kwargs.pop("config"), connections=kwargs.pop("connections"),
-            quota=kwargs.pop("quota"), spend=kwargs.pop("spend"),
-            catalog=tuple(kwargs.pop("catalog") or ()),
-            models_catalog=tuple(kwargs.pop("models_catalog") or ()),
-            no_shipped_catalogs=kwargs.pop("no_shipped_catalogs"))
-        command(*args, options=gathered, **kwargs)
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(command, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.name != name]
+        arguments = [p for p in own if p.default is inspect.Parameter.empty]
+        options = [p for p in own if p.default is not inspect.Parameter.empty]
+        added = [inspect.Parameter(option, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                   annotation=annotation)
+                 for option, annotation, default in shared]
 
-    parameters = [p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in arguments]
-    parameters += shared + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in options]
-    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
-    return wrapper
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> None:
+            command(*args, **{name: gather(kwargs)}, **kwargs)
+
+        parameters = [p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                      for p in arguments]
+        parameters += added + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in options]
+        wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=parameters)
+        wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+        return wrapper
+
+    return decorate
+
+
+def _input_options(kwargs: dict[str, Any]) -> InputOptions:
+    return InputOptions(
+        config=kwargs.pop("config"), connections=kwargs.pop("connections"),
+        quota=kwargs.pop("quota"), spend=kwargs.pop("spend"),
+        catalog=tuple(kwargs.pop("catalog") or ()),
+        models_catalog=tuple(kwargs.pop("models_catalog") or ()),
+        no_shipped_catalogs=kwargs.pop("no_shipped_catalogs"))
+
+
+with_input_options = gathering(_SHARED, "options", _input_options)
+"""Give a command the input options every planning command takes, as ``options``."""
 
 
 def now_for(flag: str | None, inputs: LoadedInputs) -> tuple[datetime, NowSource]:

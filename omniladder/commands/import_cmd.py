@@ -7,7 +7,6 @@ quota file through one shared path (`omniladder.sources.run`).
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +20,7 @@ from omniladder.commands.common import (
     ModelsCatalogOpt,
     NoShippedOpt,
     WindowsCatalogOpt,
+    gathering,
     say,
     user_errors,
 )
@@ -123,31 +123,17 @@ _IMPORT_SHARED: tuple[tuple[str, Any, object], ...] = (
 )
 
 
-def with_import_options(command: Callable[..., None]) -> Callable[..., None]:
-    """Give a source command the options every source takes, gathered in ``request``."""
-    signature = inspect.signature(command, eval_str=True)
-    own = [p for p in signature.parameters.values() if p.name != "request"]
-    arguments = [p for p in own if p.default is inspect.Parameter.empty]
-    options = [p for p in own if p.default is not inspect.Parameter.empty]
-    shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                                annotation=annotation)
-              for name, annotation, default in _IMPORT_SHARED]
+def _import_request(kwargs: dict[str, Any]) -> ImportRequest:
+    return ImportRequest(
+        connection_id=kwargs.pop("connection"), quota=kwargs.pop("quota"),
+        config=kwargs.pop("config"), connections=kwargs.pop("connections"),
+        windows_catalogs=tuple(kwargs.pop("windows_catalog") or ()),
+        models_catalogs=tuple(kwargs.pop("models_catalog") or ()),
+        no_shipped_catalogs=kwargs.pop("no_shipped_catalogs"))
 
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        request = ImportRequest(
-            connection_id=kwargs.pop("connection"), quota=kwargs.pop("quota"),
-            config=kwargs.pop("config"), connections=kwargs.pop("connections"),
-            windows_catalogs=tuple(kwargs.pop("windows_catalog") or ()),
-            models_catalogs=tuple(kwargs.pop("models_catalog") or ()),
-            no_shipped_catalogs=kwargs.pop("no_shipped_catalogs"))
-        command(*args, request=request, **kwargs)
 
-    parameters = [p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in arguments]
-    parameters += shared + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in options]
-    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
-    return wrapper
+with_import_options = gathering(_IMPORT_SHARED, "request", _import_request)
+"""Give a source command the options every source takes, gathered in ``request``."""
 
 
 def _import(source: str, request: ImportRequest,

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
-from omniladder.loading import display_path, read_document, validate
+from omniladder.loading import as_tuples, display_path, read_document, validate
 from omniladder.models import QuotaFile, Reading
 from omniladder.writing import write_atomic
 
@@ -122,18 +122,9 @@ def _same(old: Reading, new: Reading) -> bool:
 
 def _validated(document: dict[str, Any]) -> Reading:
     try:
-        return Reading.model_validate(_freeze(document))
+        return Reading.model_validate(as_tuples(document))
     except ValidationError as exc:  # a source produced a reading the quota file rejects
         raise AssertionError(f"an imported reading is not a valid reading: {exc}") from None
-
-
-def _freeze(value: Any) -> Any:
-    """Documents as the loaders hand them to the strict models: arrays as tuples."""
-    if isinstance(value, dict):
-        return {key: _freeze(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return tuple(_freeze(item) for item in value)
-    return value
 
 
 def _thaw(value: Any) -> Any:
