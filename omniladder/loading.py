@@ -61,20 +61,25 @@ def shipped_catalog_dir() -> Path:
 # --- raw documents -------------------------------------------------------------------------
 
 
+def read_bytes(path: Path, shown: str) -> bytes:
+    """A file's bytes, or one InputError saying why they cannot be read."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", file=shown) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a file", file=shown) from None
+    except OSError as exc:
+        raise InputError(f"cannot read file ({exc.strerror})", file=shown) from None
+
+
 def read_document(path: Path, shown: str | None = None) -> dict[str, Any]:
     """Parse a TOML or JSON file into plain data (lists become tuples), or raise InputError."""
     name = shown or display_path(path)
     suffix = path.suffix.lower()
     if suffix not in (".toml", ".json"):
         raise InputError("unsupported file type; use a .toml or .json file", file=name)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("file not found", file=name) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a file", file=name) from None
-    except OSError as exc:
-        raise InputError(f"cannot read file ({exc.strerror})", file=name) from None
+    raw = read_bytes(path, name)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

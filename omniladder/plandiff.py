@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ConfigDict, model_validator
 
 from omniladder.errors import InputError
-from omniladder.loading import as_tuples, display_path, validate
+from omniladder.loading import as_tuples, display_path, read_bytes, validate
 from omniladder.models import StrictModel, first_repeat
 from omniladder.plan import FORMAT_VERSION
 
@@ -120,15 +120,9 @@ def load_saved_plan(path: Path) -> SavedPlan:
     """Read a saved plan with json and validate it, or raise one clear InputError."""
     name = display_path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("file not found", file=name) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a file", file=name) from None
+        text = read_bytes(path, name).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", file=name) from None
-    except OSError as exc:
-        raise InputError(f"cannot read file ({exc.strerror})", file=name) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -140,7 +140,7 @@ def read_snapshots(files: Sequence[Path], at: datetime | None,
 
     ``-`` reads standard input, stamped with the clock (it has no modification time).
     """
-    from omniladder.loading import display_path
+    from omniladder.loading import display_path, read_bytes
 
     if sum(1 for path in files if str(path) == STDIN) > 1:
         raise UsageError("standard input ('-') can be read only once", field="FILE")
@@ -151,13 +151,9 @@ def read_snapshots(files: Sequence[Path], at: datetime | None,
             yield Snapshot(raw, "<stdin>", at or now.replace(microsecond=0))
             continue
         shown = display_path(path)
+        raw = read_bytes(path, shown)
         try:
-            raw = path.read_bytes()
             mtime = path.stat().st_mtime
-        except FileNotFoundError:
-            raise InputError("file not found", file=shown) from None
-        except IsADirectoryError:
-            raise InputError("is a directory, not a file", file=shown) from None
         except OSError as exc:
             raise InputError(f"cannot read file ({exc.strerror})", file=shown) from None
         stamp = at or datetime.fromtimestamp(int(mtime), UTC)
