@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from omniladder.cli import app
 from omniladder.errors import InputError, UsageError
-from omniladder.importer import (
+from omniladder.sources.omniroute import (
     SECRET_COLUMNS,
     _Row,
     db_instant,

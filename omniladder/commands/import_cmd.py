@@ -47,7 +47,7 @@ def omniroute(
         from datetime import UTC, datetime
 
         from omniladder.autoid import parse_instant
-        from omniladder.importer import (
+        from omniladder.sources.omniroute import (
             ImportOptions,
             import_omniroute,
             parse_since,
