@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from omniladder.cli import app
 from omniladder.errors import InputError, UsageError
+from omniladder.loading import load_inputs
 from omniladder.sources.omniroute import (
     SECRET_COLUMNS,
     _Row,
@@ -26,7 +27,6 @@ from omniladder.sources.omniroute import (
     open_readonly,
     parse_since,
 )
-from omniladder.loading import load_inputs
 from tests.omniroute_db import CANARIES, CONNECTIONS_DDL, SNAPSHOTS_DDL, build_db
 
 runner = CliRunner()

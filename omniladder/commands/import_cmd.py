@@ -47,13 +47,13 @@ def omniroute(
         from datetime import UTC, datetime
 
         from omniladder.autoid import parse_instant
+        from omniladder.loading import display_path, load_catalogs
         from omniladder.sources.omniroute import (
             ImportOptions,
             import_omniroute,
             parse_since,
             render_files,
         )
-        from omniladder.loading import display_path, load_catalogs
         from omniladder.writing import write_files
 
         instant = parse_instant(now) if now else datetime.now(UTC).replace(microsecond=0)
