@@ -3,22 +3,33 @@
 The database is opened read-only (``file:...?mode=ro``) and read in one short transaction.
 Only the columns mapped below are ever selected, by name, and an SQLite authorizer refuses
 any read of any other column, so credential columns (``access_token``, ``refresh_token``,
-``api_key``, ``id_token``) can never reach memory, let alone an output file.
+``api_key``, ``id_token``, ``provider_specific_data``) and ``email`` can never reach
+memory, let alone an output file.
 
-Mapping (documented in the README, "Real inputs"):
+Facts about the database are in ``docs/SOURCES.md`` ("OmniRoute database"); the mapping is
+documented in the README ("Real inputs"). In short:
 
-* one ``provider_connections`` row is one connection: ``id`` → id, ``provider``,
-  ``auth_type``, ``is_active`` → active, ``test_status`` → status (terminal values and the
-  other values of the status enum are kept; ``active``/``success`` read as ``ok``; anything
-  else is dropped and reported), ``rate_limited_until`` → rate_limited_until,
-  ``display_name`` or else ``name`` → label; models come from the model catalog for the
-  provider, else ``default_model``; connections are ordered by ``priority`` (lower first,
-  none last), then by id;
-* ``quota_snapshots`` rows of one connection whose ``created_at`` lie within a small
-  tolerance of the first row of a group form one reading; as the gateway writes a row only
-  when a window's value changes, every reading carries the latest known value of each
-  window at its instant; ``is_exhausted = 1`` reads as 0 % remaining;
-* timestamps without an offset are UTC.
+* one ``provider_connections`` row is one connection: ``id``, ``provider``, ``auth_type``,
+  ``is_active`` → active, ``test_status`` → status (OmniRoute's terminal set
+  ``credits_exhausted``, ``banned``, ``expired``, ``deactivated`` is kept; ``unavailable``
+  is OmniRoute's cooldown and maps to *no* status, its end being ``rate_limited_until``; an
+  ``unavailable`` row without that instant maps to the non-terminal ``error``),
+  ``rate_limited_until``, ``display_name`` or else ``name`` → label, unless it looks like an
+  e-mail address; models come from the model catalog, else ``default_model``;
+* ``quota_snapshots`` rows are written only when a value changes, so each reading carries
+  the latest value of every window of its connection at its instant; rows of one connection
+  within a small tolerance form one reading (a gateway restart re-writes every window once);
+* a value is "no value", never 0 %, when the writer said so: ``raw_data`` with
+  ``fractionReported: false`` (only that key is ever looked at), a stored 0 of a window the
+  window-scope catalog marks ``zero_is_sentinel`` (older Copilot adapters), or NULL;
+* ``is_exhausted = 1`` reads as 0 % remaining under every writer generation: generation 1
+  sets it only when every window of the connection is at or below 0, so the row's own window
+  is empty too; generations 2 and 3 set it per window;
+* windows are scoped to the connection's models through the window-scope catalog
+  (``omniladder.sources.common``): ignored windows and windows limiting none of the models
+  are dropped, unmatched windows limit every model;
+* with ``--since``, rows are filtered in SQL and streamed: only rows at or after the since
+  instant, plus the latest row before it of every (connection, window_key), are read.
 """
 
 from __future__ import annotations
@@ -27,7 +38,7 @@ import json
 import math
 import re
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -36,7 +47,14 @@ from typing import Any
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
 from omniladder.loading import Catalogs
-from omniladder.models import TERMINAL_STATUSES
+from omniladder.scopes import WindowScopes
+from omniladder.sources.common import (
+    ScopeReport,
+    SourceReading,
+    SourceWindow,
+    reading_document,
+    scope_windows,
+)
 
 CONNECTIONS_TABLE = "provider_connections"
 SNAPSHOTS_TABLE = "quota_snapshots"
@@ -46,20 +64,29 @@ CONNECTION_COLUMNS: tuple[str, ...] = (
     "rate_limited_until", "default_model", "priority",
 )
 SNAPSHOT_COLUMNS: tuple[str, ...] = (
-    "connection_id", "window_key", "remaining_percentage", "is_exhausted", "next_reset_at",
-    "created_at",
+    "id", "connection_id", "window_key", "remaining_percentage", "is_exhausted",
+    "next_reset_at", "created_at",
 )
+RAW_DATA = "raw_data"
+"""Optional (databases older than the third writer generation may lack it). Only its key
+``fractionReported`` is ever looked at; its content is never printed or written."""
 READABLE: Mapping[str, frozenset[str]] = {
     CONNECTIONS_TABLE: frozenset(CONNECTION_COLUMNS),
-    SNAPSHOTS_TABLE: frozenset(SNAPSHOT_COLUMNS),
+    SNAPSHOTS_TABLE: frozenset((*SNAPSHOT_COLUMNS, RAW_DATA)),
 }
 """The only (table, column) pairs the importer may read; the authorizer enforces it."""
 
 SECRET_COLUMNS: frozenset[str] = frozenset(
     {"access_token", "refresh_token", "api_key", "id_token"})
 
-_KEPT_STATUSES: frozenset[str] = frozenset({"ok", "unknown", "error"}) | TERMINAL_STATUSES
+OMNIROUTE_TERMINAL: frozenset[str] = frozenset(
+    {"credits_exhausted", "banned", "expired", "deactivated"})
+"""OmniRoute's own terminal set (SOURCES.md); ``unavailable`` is a cooldown there."""
+_KEPT_STATUSES: frozenset[str] = frozenset({"ok", "unknown", "error"}) | OMNIROUTE_TERMINAL
 _STATUS_SYNONYMS: Mapping[str, str] = {"active": "ok", "success": "ok"}
+COOLDOWN_STATUS = "unavailable"
+
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
 DEFAULT_GROUP_SECONDS = 2.0
 DEFAULT_SINCE = "7d"
@@ -75,6 +102,8 @@ class ImportOptions:
     since: datetime | None
     """Readings before this instant are dropped, except the one in force at it."""
     group_seconds: float = DEFAULT_GROUP_SECONDS
+    confirmed_at: datetime | None = None
+    """Opt-in: one more reading per connection at this instant, carrying its latest values."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +141,27 @@ def parse_since(text: str, now: datetime) -> datetime | None:
     return instant
 
 
+def parse_confirmed_at(text: str, now: datetime) -> datetime:
+    """``now`` (the import instant) or an RFC 3339 instant at or before it."""
+    value = text.strip()
+    if value == "now":
+        return now
+    try:
+        instant = datetime.fromisoformat(value)
+    except ValueError:
+        raise UsageError(f"expected 'now' or an RFC 3339 instant, got {text!r}",
+                         field="--confirmed-at") from None
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise UsageError(f"instant {text!r} has no offset; add one, e.g. Z",
+                         field="--confirmed-at")
+    if not timefmt.in_utc_range(instant):
+        raise UsageError(f"{text!r}: {timefmt.OUT_OF_RANGE}", field="--confirmed-at")
+    if instant > now:
+        raise UsageError(f"{text!r} is after the import instant {timefmt.iso(now)}: a value "
+                         "cannot be confirmed in the future", field="--confirmed-at")
+    return instant
+
+
 def db_instant(value: Any, where: str, db: str) -> datetime | None:
     """A database timestamp: ISO text (no offset means UTC) or epoch seconds/milliseconds."""
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -138,6 +188,8 @@ def db_instant(value: Any, where: str, db: str) -> datetime | None:
                              field=where) from None
         if parsed.tzinfo is None or parsed.utcoffset() is None:
             parsed = parsed.replace(tzinfo=UTC)
+        if not timefmt.in_utc_range(parsed):
+            raise InputError(timefmt.OUT_OF_RANGE, file=db, field=where)
         return parsed
     raise InputError(f"not a timestamp: {type(value).__name__}", file=db, field=where)
 
@@ -155,13 +207,41 @@ def _text(value: Any) -> str | None:
     return text or None
 
 
+def fraction_unreported(raw: Any) -> bool:
+    """Whether raw_data says ``fractionReported: false``; nothing else of it is looked at.
+
+    raw_data is provider-defined: anything that is not a JSON object with that key set to
+    false (absent, not JSON, another shape) says nothing, and is never echoed.
+    """
+    if not isinstance(raw, str) or "fractionReported" not in raw:
+        return False
+    try:
+        document = json.loads(raw)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(document, dict) and document.get("fractionReported") is False
+
+
+def looks_like_email(text: str) -> bool:
+    return _EMAIL.search(text) is not None
+
+
+def label_of(display_name: Any, name: Any) -> str | None:
+    """display_name, else name; never a value that looks like an e-mail address."""
+    for value in (display_name, name):
+        text = _text(value)
+        if text is not None and not looks_like_email(text):
+            return text
+    return None
+
+
 # --- reading the database ------------------------------------------------------------------
 
 
 def _authorizer(action: int, arg1: str | None, arg2: str | None, _db: str | None,
                 _trigger: str | None) -> int:
     """Allow SELECTs of the mapped columns and PRAGMA table_info; deny everything else."""
-    if action == sqlite3.SQLITE_SELECT:
+    if action in (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_TRANSACTION):
         return sqlite3.SQLITE_OK
     if action == sqlite3.SQLITE_READ:
         allowed = READABLE.get(arg1 or "")
@@ -170,9 +250,13 @@ def _authorizer(action: int, arg1: str | None, arg2: str | None, _db: str | None
         return sqlite3.SQLITE_DENY
     if action == sqlite3.SQLITE_PRAGMA and arg1 == "table_info":
         return sqlite3.SQLITE_OK
-    if action == sqlite3.SQLITE_TRANSACTION:
+    if action == sqlite3.SQLITE_FUNCTION and arg2 in _SQL_FUNCTIONS:
         return sqlite3.SQLITE_OK
     return sqlite3.SQLITE_DENY
+
+
+_SQL_FUNCTIONS = frozenset({"typeof", "abs", "julianday", "max", "instr", "glob", "min"})
+"""The SQL functions the importer's own queries call (the authorizer allows no other)."""
 
 
 def open_readonly(path: Path, shown: str) -> sqlite3.Connection:
@@ -202,7 +286,8 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _require(db: sqlite3.Connection, table: str, needed: Sequence[str], shown: str) -> None:
+def _require(db: sqlite3.Connection, table: str, needed: Sequence[str],
+             shown: str) -> set[str]:
     present = _columns(db, table, shown)
     if not present:
         raise InputError(f"table {table!r} is missing; is this an OmniRoute database?",
@@ -211,49 +296,174 @@ def _require(db: sqlite3.Connection, table: str, needed: Sequence[str], shown: s
     if missing:
         raise InputError(f"table {table!r} has no column "
                          + ", ".join(repr(name) for name in missing), file=shown)
+    return present
 
 
-def _select(db: sqlite3.Connection, table: str, columns: Sequence[str],
-            shown: str) -> list[dict[str, Any]]:
-    """The named columns of every row, in the table's storage order."""
-    listed = ", ".join(_quote(name) for name in columns)
-    query = f"SELECT {listed} FROM {_quote(table)}"
+def _stream(db: sqlite3.Connection, query: str, parameters: Mapping[str, Any],
+            names: Sequence[str], table: str, shown: str) -> Iterator[dict[str, Any]]:
+    """The rows of a query, one at a time, as dicts keyed by ``names``."""
     try:
-        cursor = db.execute(query)
-        return [dict(zip(columns, row, strict=True)) for row in cursor]
+        cursor = db.execute(query, parameters)
+        for row in cursor:
+            yield dict(zip(names, row, strict=True))
     except sqlite3.DatabaseError as exc:
         raise InputError(f"cannot read table {table!r} ({exc})", file=shown) from None
 
 
-def read_database(path: Path, shown: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The mapped columns of both tables, read in one short read transaction."""
-    db = open_readonly(path, shown)
-    try:
-        _require(db, CONNECTIONS_TABLE, CONNECTION_COLUMNS, shown)
-        _require(db, SNAPSHOTS_TABLE, SNAPSHOT_COLUMNS, shown)
+# Where an instant in created_at's three real forms sits (SOURCES.md): ISO text with
+# milliseconds and Z, SQLite datetime('now') text, epoch milliseconds. The epoch form may be
+# stored as an integer or, in a TEXT column, as a string of digits; epoch seconds are
+# accepted the same way. Each form is a range of its own in SQLite's ordering (numbers before
+# text; digit strings before "2026-..."), so a filter over the created_at index is an OR of
+# ranges. The ranges are a superset (whole seconds); the exact comparison is made in Python.
+_RECENT = (
+    "(created_at >= :iso_t"
+    " OR (created_at >= :iso_space AND created_at < :iso_date_t)"
+    " OR (created_at >= :ms_lo AND created_at < :ms_hi)"
+    " OR (created_at >= :ms_lo_text AND created_at < :ms_hi_text)"
+    " OR (created_at >= :s_lo AND created_at < :s_hi)"
+    " OR (created_at >= :s_lo_text AND created_at < :s_hi_text))"
+)
+
+# created_at as epoch milliseconds in SQL, for "the latest row before since" of each series.
+# julianday() reads both text forms (no offset = UTC, like db_instant); NULL for other text.
+_EPOCH_MS = (
+    "(CASE WHEN typeof(created_at) IN ('integer', 'real')"
+    " THEN (CASE WHEN abs(created_at) >= 100000000000 THEN created_at"
+    " ELSE created_at * 1000 END)"
+    " WHEN created_at GLOB '[0-9]*' AND NOT created_at GLOB '*[^0-9.]*'"
+    " THEN (CASE WHEN abs(created_at + 0) >= 100000000000 THEN created_at + 0"
+    " ELSE (created_at + 0) * 1000 END)"
+    " ELSE (julianday(created_at) - 2440587.5) * 86400000.0 END)"
+)
+
+
+def _recent_bounds(since: datetime, now: datetime) -> dict[str, Any]:
+    """Parameters of ``_RECENT``: every form of an instant from since's whole second on."""
+    low = since.astimezone(UTC).replace(microsecond=0)
+    high = max(now.astimezone(UTC), low) + timedelta(seconds=1)
+    low_s, high_s = int(low.timestamp()), int(high.timestamp()) + 1
+    return {
+        "iso_t": low.strftime("%Y-%m-%dT%H:%M:%S"),
+        "iso_space": low.strftime("%Y-%m-%d %H:%M:%S"),
+        "iso_date_t": low.strftime("%Y-%m-%dT"),
+        "ms_lo": low_s * 1000, "ms_hi": high_s * 1000,
+        "ms_lo_text": str(low_s * 1000), "ms_hi_text": str(high_s * 1000),
+        "s_lo": low_s, "s_hi": high_s,
+        "s_lo_text": str(low_s), "s_hi_text": str(high_s),
+    }
+
+
+def _snapshot_select(present: set[str]) -> tuple[str, tuple[str, ...]]:
+    """The select list of snapshot rows, and the names of its values."""
+    listed = ", ".join(_quote(name) for name in SNAPSHOT_COLUMNS)
+    if RAW_DATA in present:
+        # raw_data reaches Python only when it may carry the flag (never printed).
+        listed += (f", CASE WHEN instr({RAW_DATA}, 'fractionReported') > 0 "
+                   f"THEN {RAW_DATA} END")
+    else:
+        listed += ", NULL"
+    return listed, (*SNAPSHOT_COLUMNS, RAW_DATA)
+
+
+@dataclass
+class _Reader:
+    """One open read transaction over a database, and what was found in it."""
+
+    db: sqlite3.Connection
+    shown: str
+    snapshot_columns: set[str]
+
+    def connections(self) -> Iterator[dict[str, Any]]:
+        listed = ", ".join(_quote(name) for name in CONNECTION_COLUMNS)
+        return _stream(self.db, f"SELECT {listed} FROM {CONNECTIONS_TABLE}", {},
+                       CONNECTION_COLUMNS, CONNECTIONS_TABLE, self.shown)
+
+    def snapshots(self, since: datetime | None, now: datetime) -> Iterator[dict[str, Any]]:
+        """Every row (since None), else the rows at or after since (a superset by whole
+        seconds) followed by the latest row before since of every (connection, window_key)."""
+        listed, names = _snapshot_select(self.snapshot_columns)
+        if since is None:
+            yield from _stream(self.db, f"SELECT {listed} FROM {SNAPSHOTS_TABLE}", {}, names,
+                               SNAPSHOTS_TABLE, self.shown)
+            return
+        yield from _stream(self.db, f"SELECT {listed} FROM {SNAPSHOTS_TABLE} WHERE {_RECENT}",
+                           _recent_bounds(since, now), names, SNAPSHOTS_TABLE, self.shown)
+        # SQLite documents that with max() the bare columns come from the row holding the max.
+        # A row julianday() cannot read gives NULL: it is named (unreadable) rather than lost.
+        query = (f"SELECT {listed}, max({_EPOCH_MS}) AS at_ms, "
+                 f"min(CASE WHEN {_EPOCH_MS} IS NULL AND created_at IS NOT NULL THEN id END) "
+                 f"FROM {SNAPSHOTS_TABLE} "
+                 f"WHERE {_EPOCH_MS} < :since_ms OR {_EPOCH_MS} IS NULL "
+                 "GROUP BY connection_id, window_key")
+        since_ms = since.timestamp() * 1000 - 0.5
+        for row in _stream(self.db, query, {"since_ms": since_ms}, (*names, "at_ms", "bad"),
+                           SNAPSHOTS_TABLE, self.shown):
+            if row["bad"] is not None:
+                self._unreadable(int(row["bad"]))
+            if row["at_ms"] is not None:
+                yield row
+
+    def _unreadable(self, row_id: int) -> None:
+        where = f"{SNAPSHOTS_TABLE}[id={row_id}].created_at"
+        value = self.db.execute(f"SELECT created_at FROM {SNAPSHOTS_TABLE} WHERE id = ?",
+                                (row_id,)).fetchone()[0]
+        db_instant(value, where, self.shown)  # raises for anything not a timestamp
+        raise InputError("a timestamp form SQLite's julianday() cannot order; import with "
+                         "--since all", file=self.shown, field=where)
+
+
+class _Database:
+    """``with _Database(path, shown) as reader``: checked tables, one read transaction."""
+
+    def __init__(self, path: Path, shown: str) -> None:
+        self.path = path
+        self.shown = shown
+        self.db: sqlite3.Connection | None = None
+
+    def __enter__(self) -> _Reader:
+        db = open_readonly(self.path, self.shown)
+        self.db = db
         try:
+            _require(db, CONNECTIONS_TABLE, CONNECTION_COLUMNS, self.shown)
+            present = _require(db, SNAPSHOTS_TABLE, SNAPSHOT_COLUMNS, self.shown)
             db.execute("BEGIN")
         except sqlite3.DatabaseError as exc:
-            raise InputError(f"cannot read the SQLite database ({exc})", file=shown) from None
+            db.close()
+            raise InputError(f"cannot read the SQLite database ({exc})",
+                             file=self.shown) from None
+        except BaseException:
+            db.close()
+            raise
+        return _Reader(db, self.shown, present)
+
+    def __exit__(self, *_exc: object) -> None:
+        assert self.db is not None
         try:
-            connections = _select(db, CONNECTIONS_TABLE, CONNECTION_COLUMNS, shown)
-            snapshots = _select(db, SNAPSHOTS_TABLE, SNAPSHOT_COLUMNS, shown)
+            self.db.execute("COMMIT")
+        except sqlite3.DatabaseError:
+            pass
         finally:
-            db.execute("COMMIT")
-    finally:
-        db.close()
-    return connections, snapshots
+            self.db.close()
 
 
-# --- mapping -------------------------------------------------------------------------------
+# --- mapping connections -------------------------------------------------------------------
 
 
-def map_status(raw: Any) -> tuple[str | None, str | None]:
-    """(status for the connections file, the unmapped raw value if it was dropped)."""
+def map_status(raw: Any, cooldown: bool = False) -> tuple[str | None, str | None]:
+    """(status for the connections file, the unmapped raw value if it was dropped).
+
+    ``unavailable`` is OmniRoute's cooldown, not a terminal status: with a
+    ``rate_limited_until`` (``cooldown``) it maps to no status, and R5's cooldown gate
+    decides; without one OmniRoute has no instant to recover at, and it maps to the
+    non-terminal ``error``.
+    """
     text = _text(raw)
     if text is None:
         return None, None
     key = text.lower()
+    if key == COOLDOWN_STATUS:
+        return (None if cooldown else "error"), None
     if key in _KEPT_STATUSES:
         return key, None
     if key in _STATUS_SYNONYMS:
@@ -267,6 +477,8 @@ def map_connections(rows: Iterable[Mapping[str, Any]], catalogs: Catalogs, shown
     mapped: list[tuple[float, str, dict[str, Any]]] = []
     dropped_status: dict[str, int] = {}
     modelless: list[str] = []
+    cooling: list[str] = []
+    failing: list[str] = []
     seen: set[str] = set()
     for row in rows:
         cid = _text(row["id"])
@@ -293,18 +505,26 @@ def map_connections(rows: Iterable[Mapping[str, Any]], catalogs: Catalogs, shown
         else:
             modelless.append(cid)
         table["active"] = _flag(row["is_active"])
-        status, dropped = map_status(row["test_status"])
+        until = db_instant(row["rate_limited_until"], f"{where}.rate_limited_until", shown)
+        status, dropped = map_status(row["test_status"], cooldown=until is not None)
+        if (_text(row["test_status"]) or "").lower() == COOLDOWN_STATUS:
+            (cooling if until is not None else failing).append(cid)
         if status is not None:
             table["status"] = status
         if dropped is not None:
             dropped_status[dropped] = dropped_status.get(dropped, 0) + 1
-        until = db_instant(row["rate_limited_until"], f"{where}.rate_limited_until", shown)
         if until is not None:
             table["rate_limited_until"] = timefmt.iso(until)
-        label = _text(row["display_name"]) or _text(row["name"])
+        label = label_of(row["display_name"], row["name"])
         if label is not None:
             table["label"] = label
         mapped.append((_priority(row["priority"]), cid, table))
+    if cooling:
+        notes.append("test_status 'unavailable' is OmniRoute's cooldown, imported as "
+                     "rate_limited_until, not as a terminal status: " + ", ".join(cooling))
+    if failing:
+        notes.append("test_status 'unavailable' without rate_limited_until imported as "
+                     "status 'error' (not terminal): " + ", ".join(failing))
     if dropped_status:
         listed = ", ".join(f"{value!r} ×{count}" for value, count in sorted(dropped_status.items()))
         notes.append(f"test_status values that are neither terminal nor a connection status "
@@ -328,51 +548,104 @@ def _priority(value: Any) -> float:
         return math.inf
 
 
+# --- mapping snapshot rows -----------------------------------------------------------------
+
+
 @dataclass
 class _Row:
     at: datetime
     window: str
     remaining: float | None
+    """Percent remaining; None when the row carries no value (a sentinel or NULL)."""
     reset_at: datetime | None
+    row_id: int = 0
 
 
-def _snapshot_row(row: Mapping[str, Any], index: int, shown: str) -> _Row | None:
-    where = f"{SNAPSHOTS_TABLE}[{index}]"
-    at = db_instant(row["created_at"], f"{where}.created_at", shown)
-    window = _text(row["window_key"])
-    if at is None or window is None:
-        return None
-    reset_at = db_instant(row["next_reset_at"], f"{where}.next_reset_at", shown)
-    remaining: float | None
-    if _flag(row["is_exhausted"]):
-        remaining = 0.0
-    else:
-        raw = row["remaining_percentage"]
-        if raw is None or isinstance(raw, bool):
+@dataclass
+class _SentinelCounts:
+    unreported: int = 0
+    """raw_data said fractionReported: false."""
+    zero: int = 0
+    """A stored 0 of a window the window-scope catalog marks zero_is_sentinel."""
+    null: int = 0
+
+    def note(self) -> str | None:
+        parts = [f"{count} {what}" for count, what in (
+            (self.unreported, "with fractionReported false"),
+            (self.zero, "storing 0 in a window the window-scope catalog marks "
+                        "zero_is_sentinel"),
+            (self.null, "with no remaining_percentage")) if count]
+        if not parts:
+            return None
+        return ("snapshot rows read as no value, not as exhaustion: " + ", ".join(parts)
+                + " (their windows are left out of the readings)")
+
+
+class _RowParser:
+    def __init__(self, shown: str, scopes: WindowScopes) -> None:
+        self.shown = shown
+        self.scopes = scopes
+        self.sentinels = _SentinelCounts()
+        self._zero_sentinel: dict[tuple[str, str], bool] = {}
+
+    def zero_is_sentinel(self, provider: str, window: str) -> bool:
+        key = (provider, window)
+        known = self._zero_sentinel.get(key)
+        if known is None:
+            matched = self.scopes.match(provider, window)
+            known = matched is not None and matched.entry.zero_is_sentinel
+            self._zero_sentinel[key] = known
+        return known
+
+    def parse(self, row: Mapping[str, Any], provider: str) -> _Row | None:
+        row_id = row["id"]
+        where = f"{SNAPSHOTS_TABLE}[id={row_id}]"
+        at = db_instant(row["created_at"], f"{where}.created_at", self.shown)
+        window = _text(row["window_key"])
+        if at is None or window is None:
+            return None
+        reset_at = db_instant(row["next_reset_at"], f"{where}.next_reset_at", self.shown)
+        remaining: float | None
+        if _flag(row["is_exhausted"]):
+            remaining = 0.0  # the writer's own verdict, in every generation
+        elif fraction_unreported(row[RAW_DATA]):
+            self.sentinels.unreported += 1
             remaining = None
         else:
-            try:
-                remaining = float(raw)
-            except (TypeError, ValueError):
-                raise InputError(f"not a number: {raw!r}", file=shown,
-                                 field=f"{where}.remaining_percentage") from None
-            if not math.isfinite(remaining):
-                raise InputError(f"not a number: {raw!r}", file=shown,
-                                 field=f"{where}.remaining_percentage")
-            remaining = min(100.0, max(0.0, remaining))
-    return _Row(at, window, remaining, reset_at)
+            remaining = self._number(row["remaining_percentage"], where)
+            if remaining is None:
+                self.sentinels.null += 1
+            elif remaining == 0 and self.zero_is_sentinel(provider, window):
+                self.sentinels.zero += 1
+                remaining = None
+        return _Row(at, window, remaining, reset_at, row_id if isinstance(row_id, int) else 0)
+
+    def _number(self, raw: Any, where: str) -> float | None:
+        if raw is None or isinstance(raw, bool):
+            return None
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            raise InputError(f"not a number: {raw!r}", file=self.shown,
+                             field=f"{where}.remaining_percentage") from None
+        if not math.isfinite(value):
+            raise InputError(f"not a number: {raw!r}", file=self.shown,
+                             field=f"{where}.remaining_percentage")
+        return min(100.0, max(0.0, value))
 
 
-def group_readings(rows: Sequence[_Row], tolerance: timedelta
+def group_readings(rows: Sequence[_Row], tolerance: timedelta,
+                   state: Mapping[str, _Row] | None = None
                    ) -> list[tuple[datetime, dict[str, _Row]]]:
     """One connection's rows → (checked_at, state of every known window at that instant).
 
     Rows within ``tolerance`` of the first row of a group form one reading, stamped with the
     latest created_at of the group. Each reading carries every window's latest known value:
-    a window absent from a group kept the value of its last row.
+    a window absent from a group kept the value of its last row (``state`` is the value of
+    each window before the first row).
     """
     ordered = sorted(rows, key=lambda r: r.at)
-    state: dict[str, _Row] = {}
+    current: dict[str, _Row] = dict(state or {})
     out: list[tuple[datetime, dict[str, _Row]]] = []
     index = 0
     while index < len(ordered):
@@ -380,93 +653,138 @@ def group_readings(rows: Sequence[_Row], tolerance: timedelta
         last = start
         while index < len(ordered) and ordered[index].at - start <= tolerance:
             row = ordered[index]
-            state[row.window] = row
+            current[row.window] = row
             last = row.at
             index += 1
-        out.append((last, dict(state)))
+        out.append((last, dict(current)))
     return out
 
 
-def _reading(connection: str, checked_at: datetime, windows: Mapping[str, _Row]
-             ) -> dict[str, Any]:
-    reading: dict[str, Any] = {"connection": connection, "checked_at": timefmt.iso(checked_at)}
-    out: list[dict[str, Any]] = []
-    for name in sorted(windows):
-        row = windows[name]
-        if row.remaining is None:
-            continue
-        window: dict[str, Any] = {"name": name, "remaining_percent": _number(row.remaining)}
-        if row.reset_at is not None:
-            window["reset_at"] = timefmt.iso(row.reset_at)
-        out.append(window)
-    if out:
-        reading["windows"] = out
-    else:
-        reading["status"] = "unknown"
-    return reading
+def _source_reading(checked_at: datetime, windows: Mapping[str, _Row]) -> SourceReading:
+    return SourceReading(checked_at, tuple(
+        SourceWindow(name, row.remaining, False, row.reset_at)
+        for name, row in sorted(windows.items())))
 
 
-def _number(value: float) -> float | int:
-    return int(value) if value.is_integer() else round(value, 4)
+@dataclass
+class _History:
+    """One connection's rows as read: the latest before since per window, the rest."""
+
+    before: dict[str, _Row] = field(default_factory=dict)
+    rows: list[_Row] = field(default_factory=list)
 
 
-def map_snapshots(rows: Iterable[Mapping[str, Any]], known: Sequence[str], options: ImportOptions,
-                  shown: str, notes: list[str]) -> list[dict[str, Any]]:
-    """quota_snapshots rows → readings, in connection-file order then time order."""
-    per_connection: dict[str, list[_Row]] = {}
+def _histories(rows: Iterable[Mapping[str, Any]], providers: Mapping[str, str],
+               options: ImportOptions, parser: _RowParser, notes: list[str]
+               ) -> tuple[dict[str, _History], int]:
+    """Snapshot rows, streamed, → per connection history; (histories, rows read)."""
+    histories: dict[str, _History] = {}
     unknown: set[str] = set()
     future = 0
-    known_ids = set(known)
-    for index, row in enumerate(rows):
+    count = 0
+    since = options.since
+    for row in rows:
+        count += 1
         cid = _text(row["connection_id"])
         if cid is None:
             continue
-        if cid not in known_ids:
+        provider = providers.get(cid)
+        if provider is None:
             unknown.add(cid)
             continue
-        parsed = _snapshot_row(row, index, shown)
+        parsed = parser.parse(row, provider)
         if parsed is None:
             continue
         if parsed.at > options.now:
             future += 1
             continue
-        per_connection.setdefault(cid, []).append(parsed)
+        history = histories.setdefault(cid, _History())
+        if since is not None and parsed.at < since:
+            held = history.before.get(parsed.window)
+            if held is None or (parsed.at, parsed.row_id) > (held.at, held.row_id):
+                history.before[parsed.window] = parsed
+            continue
+        history.rows.append(parsed)
     if unknown:
         notes.append(f"{len(unknown)} connection id(s) in {SNAPSHOTS_TABLE} are not in "
                      f"{CONNECTIONS_TABLE}; their rows were skipped")
     if future:
         notes.append(f"{future} {SNAPSHOTS_TABLE} row(s) dated after the import instant "
                      "were skipped")
+    return histories, count
+
+
+def _scope_report(connections: Sequence[Mapping[str, Any]],
+                  histories: Mapping[str, _History], scopes: WindowScopes) -> ScopeReport:
+    """What scoping did, counted once per (connection, window name)."""
+    report = ScopeReport()
+    for table in connections:
+        history = histories.get(table["id"])
+        if history is None:
+            continue
+        names = set(history.before) | {row.window for row in history.rows}
+        scope_windows(table["provider"], table.get("models", ()),
+                      [SourceWindow(name, 100.0) for name in sorted(names)], scopes, report)
+    return report
+
+
+def map_snapshots(rows: Iterable[Mapping[str, Any]], connections: Sequence[Mapping[str, Any]],
+                  options: ImportOptions, scopes: WindowScopes, shown: str,
+                  notes: list[str]) -> tuple[list[dict[str, Any]], int]:
+    """quota_snapshots rows → readings, in connection-file order then time order."""
+    providers = {table["id"]: table["provider"] for table in connections}
+    parser = _RowParser(shown, scopes)
+    histories, count = _histories(rows, providers, options, parser, notes)
     tolerance = timedelta(seconds=options.group_seconds)
     readings: list[dict[str, Any]] = []
-    dropped = 0
-    for cid in known:
-        grouped = group_readings(per_connection.get(cid, ()), tolerance)
-        if options.since is not None:
-            since = options.since
-            before = [item for item in grouped if item[0] < since]
-            kept = [item for item in grouped if item[0] >= since]
-            dropped += max(0, len(before) - 1)
-            grouped = before[-1:] + kept
-        readings += [_reading(cid, at, windows) for at, windows in grouped]
-    if dropped:
-        notes.append(f"{dropped} reading(s) older than --since were left out (the one in "
-                     "force at that instant is kept for every connection)")
-    return readings
+    confirmed = 0
+    for table in connections:
+        history = histories.get(table["id"])
+        if history is None:
+            continue
+        models = table.get("models", ())
+        grouped: list[tuple[datetime, dict[str, _Row]]] = []
+        if history.before:
+            grouped.append((max(row.at for row in history.before.values()),
+                            dict(history.before)))
+        grouped += group_readings(history.rows, tolerance, history.before)
+        if options.confirmed_at is not None and grouped and \
+                options.confirmed_at > grouped[-1][0]:
+            grouped.append((options.confirmed_at, grouped[-1][1]))
+            confirmed += 1
+        for at, windows in grouped:
+            document = reading_document(table["id"], table["provider"], models,
+                                        _source_reading(at, windows), scopes)
+            if "windows" not in document:
+                document["status"] = "unknown"
+            readings.append(document)
+    sentinel = parser.sentinels.note()
+    if sentinel is not None:
+        notes.append(sentinel)
+    notes.extend(_scope_report(connections, histories, scopes).notes(
+        " (count: connections)"))
+    if options.confirmed_at is not None:
+        notes.append(f"--confirmed-at {timefmt.iso(options.confirmed_at)}: {confirmed} "
+                     "connection(s) got one more reading carrying their latest values (the "
+                     "others have none, or a newer reading)")
+    return readings, count
 
 
-def import_omniroute(path: Path, shown: str, catalogs: Catalogs,
+def import_omniroute(path: Path, shown: str, catalogs: Catalogs, scopes: WindowScopes,
                      options: ImportOptions) -> ImportResult:
     """Read an OmniRoute database and build the connections and quota documents."""
-    connection_rows, snapshot_rows = read_database(path, shown)
     notes: list[str] = []
-    connections = map_connections(connection_rows, catalogs, shown, notes)
-    ids = [table["id"] for table in connections]
-    readings = map_snapshots(snapshot_rows, ids, options, shown, notes)
+    with _Database(path, shown) as reader:
+        connections = map_connections(reader.connections(), catalogs, shown, notes)
+        readings, rows = map_snapshots(reader.snapshots(options.since, options.now),
+                                       connections, options, scopes, shown, notes)
+    if options.since is not None:
+        notes.append(f"history before --since {timefmt.iso(options.since)}: only the value in "
+                     "force at that instant was read, for every window")
     quota = {"taken_at": timefmt.iso(options.now), "readings": readings}
     with_history = len({reading["connection"] for reading in readings})
     counts = {"connections": len(connections), "readings": len(readings),
-              "connections_with_readings": with_history, "snapshot_rows": len(snapshot_rows)}
+              "connections_with_readings": with_history, "snapshot_rows": rows}
     return ImportResult({"connections": connections}, quota, tuple(notes), counts)
 
 
@@ -487,7 +805,7 @@ def render_files(result: ImportResult, source: str) -> dict[str, str]:
     quota = json.dumps(result.quota, indent=2, ensure_ascii=False) + "\n"
     settings = header + (
         "# Readings keep their real created_at. The gateway writes a row only when a value\n"
-        "# changes, so an unchanged window looks old: raise [ladder] max_reading_age_seconds\n"
-        "# if you trust the gateway to keep polling.\n\n"
+        "# changes, so an unchanged window looks old: re-import with --confirmed-at now, or\n"
+        "# raise [ladder] max_reading_age_seconds, if you trust the gateway to keep polling.\n\n"
     ) + tomli_w.dumps({"inputs": {"connections": CONNECTIONS_NAME, "quota": QUOTA_NAME}})
     return {CONNECTIONS_NAME: connections, QUOTA_NAME: quota, SETTINGS_NAME: settings}
