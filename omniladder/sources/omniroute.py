@@ -47,7 +47,7 @@ from typing import Any
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
 from omniladder.loading import Catalogs
-from omniladder.scopes import WindowScopes
+from omniladder.scopes import Scope, WindowScopes
 from omniladder.sources.common import (
     ScopeReport,
     SourceReading,
@@ -255,7 +255,7 @@ def _authorizer(action: int, arg1: str | None, arg2: str | None, _db: str | None
     return sqlite3.SQLITE_DENY
 
 
-_SQL_FUNCTIONS = frozenset({"typeof", "abs", "julianday", "max", "instr", "glob", "min"})
+_SQL_FUNCTIONS = frozenset({"instr"})
 """The SQL functions the importer's own queries call (the authorizer allows no other)."""
 
 
@@ -325,17 +325,25 @@ _RECENT = (
     " OR (created_at >= :s_lo_text AND created_at < :s_hi_text))"
 )
 
-# created_at as epoch milliseconds in SQL, for "the latest row before since" of each series.
-# julianday() reads both text forms (no offset = UTC, like db_instant); NULL for other text.
-_EPOCH_MS = (
-    "(CASE WHEN typeof(created_at) IN ('integer', 'real')"
-    " THEN (CASE WHEN abs(created_at) >= 100000000000 THEN created_at"
-    " ELSE created_at * 1000 END)"
-    " WHEN created_at GLOB '[0-9]*' AND NOT created_at GLOB '*[^0-9.]*'"
-    " THEN (CASE WHEN abs(created_at + 0) >= 100000000000 THEN created_at + 0"
-    " ELSE (created_at + 0) * 1000 END)"
-    " ELSE (julianday(created_at) - 2440587.5) * 86400000.0 END)"
+# The value in force at since, per (connection, window_key), read through OmniRoute's
+# (connection_id, created_at) index: a walk down from since over the series' text rows (ISO
+# and datetime('now') forms sort by date first; on one date every datetime('now') row sorts
+# below every ISO row, so the walk reads the whole date of the first row before since), and,
+# only if the table holds any, a few rows of the numeric forms (below TEXT_FLOOR).
+TEXT_FLOOR = "1970-"
+"""Text below this is no ISO or datetime('now') timestamp: epoch digits (``17…``), numbers."""
+_SERIES = (f"SELECT DISTINCT connection_id, window_key FROM {SNAPSHOTS_TABLE} NOT INDEXED")
+_TEXT_WALK = ("WHERE connection_id = :cid AND window_key = :window AND created_at >= :floor "
+              "AND created_at < :upper ORDER BY created_at DESC")
+_NUMERIC_WALKS = (
+    # epoch digits in a TEXT column (13-digit milliseconds order as text)
+    "WHERE connection_id = :cid AND window_key = :window AND created_at >= '0' "
+    "AND created_at < :ms_text ORDER BY created_at DESC LIMIT 3",
+    # numbers stored as numbers (a column without TEXT affinity)
+    "WHERE connection_id = :cid AND window_key = :window AND created_at < :ms_int "
+    "ORDER BY created_at DESC LIMIT 3",
 )
+_HAS_NUMERIC = f"SELECT 1 FROM {SNAPSHOTS_TABLE} WHERE created_at < :floor LIMIT 1"
 
 
 def _recent_bounds(since: datetime, now: datetime) -> dict[str, Any]:
@@ -389,28 +397,39 @@ class _Reader:
             return
         yield from _stream(self.db, f"SELECT {listed} FROM {SNAPSHOTS_TABLE} WHERE {_RECENT}",
                            _recent_bounds(since, now), names, SNAPSHOTS_TABLE, self.shown)
-        # SQLite documents that with max() the bare columns come from the row holding the max.
-        # A row julianday() cannot read gives NULL: it is named (unreadable) rather than lost.
-        query = (f"SELECT {listed}, max({_EPOCH_MS}) AS at_ms, "
-                 f"min(CASE WHEN {_EPOCH_MS} IS NULL AND created_at IS NOT NULL THEN id END) "
-                 f"FROM {SNAPSHOTS_TABLE} "
-                 f"WHERE {_EPOCH_MS} < :since_ms OR {_EPOCH_MS} IS NULL "
-                 "GROUP BY connection_id, window_key")
-        since_ms = since.timestamp() * 1000 - 0.5
-        for row in _stream(self.db, query, {"since_ms": since_ms}, (*names, "at_ms", "bad"),
-                           SNAPSHOTS_TABLE, self.shown):
-            if row["bad"] is not None:
-                self._unreadable(int(row["bad"]))
-            if row["at_ms"] is not None:
-                yield row
+        yield from self._in_force(since, listed, names)
 
-    def _unreadable(self, row_id: int) -> None:
-        where = f"{SNAPSHOTS_TABLE}[id={row_id}].created_at"
-        value = self.db.execute(f"SELECT created_at FROM {SNAPSHOTS_TABLE} WHERE id = ?",
-                                (row_id,)).fetchone()[0]
-        db_instant(value, where, self.shown)  # raises for anything not a timestamp
-        raise InputError("a timestamp form SQLite's julianday() cannot order; import with "
-                         "--since all", file=self.shown, field=where)
+    def _in_force(self, since: datetime, listed: str, names: tuple[str, ...]
+                  ) -> Iterator[dict[str, Any]]:
+        """Candidates for the latest row before since of every (connection, window_key);
+        the exact instants are compared by the caller."""
+        upper = (since.astimezone(UTC).replace(microsecond=0)
+                 + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S")
+        series = list(_stream(self.db, _SERIES, {}, ("cid", "window"), SNAPSHOTS_TABLE,
+                              self.shown))
+        numeric = self.db.execute(_HAS_NUMERIC, {"floor": TEXT_FLOOR}).fetchone() is not None
+        text_walk = f"SELECT {listed} FROM {SNAPSHOTS_TABLE} {_TEXT_WALK}"
+        numeric_walks = [f"SELECT {listed} FROM {SNAPSHOTS_TABLE} {walk}"
+                         for walk in _NUMERIC_WALKS]
+        since_ms = math.floor(since.timestamp() * 1000)
+        bounds = {"ms_int": since_ms, "ms_text": str(since_ms)}
+        for key in series:
+            parameters = {**key, "floor": TEXT_FLOOR, "upper": upper}
+            date: str | None = None
+            for row in _stream(self.db, text_walk, parameters, names, SNAPSHOTS_TABLE,
+                               self.shown):
+                stamp = str(row["created_at"])
+                if date is not None and stamp[:10] < date:
+                    break
+                at = db_instant(stamp, f"{SNAPSHOTS_TABLE}[id={row['id']}].created_at",
+                                self.shown)
+                if at is not None and at < since:
+                    date = date or stamp[:10]
+                    yield row
+            if numeric:
+                for walk in numeric_walks:
+                    yield from _stream(self.db, walk, {**key, **bounds}, names,
+                                       SNAPSHOTS_TABLE, self.shown)
 
 
 class _Database:
@@ -660,6 +679,24 @@ def group_readings(rows: Sequence[_Row], tolerance: timedelta,
     return out
 
 
+class _CachedScopes(WindowScopes):
+    """The window-scope catalog with each (provider, window, models) answer kept: an import
+    asks the same question for every reading of a connection."""
+
+    def __init__(self, scopes: WindowScopes) -> None:
+        super().__init__(scopes.entries, scopes.files)
+        object.__setattr__(self, "_answers", {})
+
+    def scope(self, provider: str, window: str, models: Sequence[str]) -> Scope:
+        answers: dict[tuple[str, str, tuple[str, ...]], Scope] = self.__dict__["_answers"]
+        key = (provider, window, tuple(models))
+        answer = answers.get(key)
+        if answer is None:
+            answer = super().scope(provider, window, models)
+            answers[key] = answer
+        return answer
+
+
 def _source_reading(checked_at: datetime, windows: Mapping[str, _Row]) -> SourceReading:
     return SourceReading(checked_at, tuple(
         SourceWindow(name, row.remaining, False, row.reset_at)
@@ -733,6 +770,7 @@ def map_snapshots(rows: Iterable[Mapping[str, Any]], connections: Sequence[Mappi
                   notes: list[str]) -> tuple[list[dict[str, Any]], int]:
     """quota_snapshots rows → readings, in connection-file order then time order."""
     providers = {table["id"]: table["provider"] for table in connections}
+    scopes = _CachedScopes(scopes)
     parser = _RowParser(shown, scopes)
     histories, count = _histories(rows, providers, options, parser, notes)
     tolerance = timedelta(seconds=options.group_seconds)
@@ -795,6 +833,17 @@ CONNECTIONS_NAME = "connections.toml"
 QUOTA_NAME = "quota.json"
 
 
+def quota_text(quota: Mapping[str, Any]) -> str:
+    """The quota document with one reading per line: valid JSON, diff-friendly, and written
+    by json's C encoder (an indented dump of 100,000 readings takes seconds)."""
+    readings = quota["readings"]
+    head = json.dumps(quota["taken_at"], ensure_ascii=False)
+    if not readings:
+        return f'{{"taken_at": {head}, "readings": []}}\n'
+    lines = ",\n".join("  " + json.dumps(reading, ensure_ascii=False) for reading in readings)
+    return f'{{"taken_at": {head}, "readings": [\n{lines}\n]}}\n'
+
+
 def render_files(result: ImportResult, source: str) -> dict[str, str]:
     """The three files' text, by file name: connections, quota, then the settings naming them."""
     import tomli_w
@@ -802,7 +851,7 @@ def render_files(result: ImportResult, source: str) -> dict[str, str]:
     header = (f"# Imported by `omniladder import omniroute` from {source}\n"
               f"# at {result.quota['taken_at']}. No credential was read.\n\n")
     connections = header + tomli_w.dumps(result.connections)
-    quota = json.dumps(result.quota, indent=2, ensure_ascii=False) + "\n"
+    quota = quota_text(result.quota)
     settings = header + (
         "# Readings keep their real created_at. The gateway writes a row only when a value\n"
         "# changes, so an unchanged window looks old: re-import with --confirmed-at now, or\n"
