@@ -319,6 +319,10 @@ class WindowScopeEntry(StrictModel):
     models: tuple[NonBlank, ...] | None = None
     exclude_models: tuple[NonBlank, ...] = ()
     ignore: bool = False
+    zero_is_sentinel: bool = False
+    """A stored 0 that the source did not flag exhausted means unlimited or unreported, not
+    an empty window (older Copilot adapters wrote unlimited windows as 0): importers drop
+    such a value instead of reading it as exhaustion."""
     reason: str | None = None
     source: str | None = None
     reviewed: CalendarDate | None = None

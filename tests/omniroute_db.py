@@ -1,7 +1,13 @@
-"""Build a small OmniRoute-shaped SQLite database for the importer's tests.
+"""Build small OmniRoute-shaped SQLite databases for the importer's tests.
 
-Every credential column, and the provider-specific JSON, holds a canary value that must
-never appear in anything omniladder writes or prints.
+Shapes come from OmniRoute (github.com/diegosouzapw/OmniRoute): provider_connections from
+migration 001_initial_schema.sql (later columns such as display_name, default_model and
+global_priority included), quota_snapshots from 013_quota_snapshots.sql (with raw_data and
+``created_at TEXT NOT NULL DEFAULT (datetime('now'))``, and its three indexes); writer
+behaviour from docs/SOURCES.md, "OmniRoute database".
+
+Every credential column, the provider-specific JSON and the e-mail column hold a canary that
+must never appear in anything omniladder writes or prints.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 CANARIES = ("CANARY-ACCESS-7f3a", "CANARY-REFRESH-91bc", "CANARY-APIKEY-d00d",
-            "CANARY-IDTOKEN-5e5e", "CANARY-PSD-c0ffee")
+            "CANARY-IDTOKEN-5e5e", "CANARY-PSD-c0ffee", "canary-mail-0b0e@example.com")
 
 CONNECTIONS_DDL = """
 CREATE TABLE provider_connections (
@@ -29,6 +35,20 @@ CREATE TABLE quota_snapshots (
   remaining_percentage REAL, is_exhausted INTEGER DEFAULT 0, next_reset_at TEXT,
   window_duration_ms INTEGER, created_at TEXT
 )"""
+
+# 013_quota_snapshots.sql as OmniRoute ships it: raw_data, and the created_at indexes.
+REAL_SNAPSHOTS_DDL = """
+CREATE TABLE quota_snapshots (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, provider TEXT NOT NULL, connection_id TEXT NOT NULL,
+  window_key TEXT NOT NULL, remaining_percentage REAL, is_exhausted INTEGER DEFAULT 0,
+  next_reset_at TEXT, window_duration_ms INTEGER, raw_data TEXT,
+  created_at TEXT NOT NULL DEFAULT (datetime('now'))
+);
+CREATE INDEX idx_quota_snapshots_provider_time ON quota_snapshots(provider, created_at);
+CREATE INDEX idx_quota_snapshots_connection_time ON quota_snapshots(connection_id, created_at);
+CREATE INDEX idx_quota_snapshots_created_at ON quota_snapshots(created_at)"""
+RAW_CANARY = "CANARY-RAWDATA-4b1d"
+"""Sits in raw_data next to fractionReported: raw_data is never printed or written."""
 
 # (id, provider, auth_type, name, display_name, is_active, test_status, rate_limited_until,
 #  default_model, priority)
@@ -68,7 +88,7 @@ def build_db(path: Path, *, connections: Sequence[tuple[Any, ...]] = CONNECTIONS
     try:
         db.execute(connections_ddl)
         if snapshots_ddl is not None:
-            db.execute(snapshots_ddl)
+            db.executescript(snapshots_ddl)
         columns = [row[1] for row in db.execute("PRAGMA table_info(provider_connections)")]
         for row in connections:
             values = dict(zip(
@@ -79,7 +99,7 @@ def build_db(path: Path, *, connections: Sequence[tuple[Any, ...]] = CONNECTIONS
                 "access_token": CANARIES[0], "refresh_token": CANARIES[1],
                 "api_key": CANARIES[2], "id_token": CANARIES[3],
                 "provider_specific_data": f'{{"cookie": "{CANARIES[4]}"}}',
-                "email": "someone@example.com",
+                "email": CANARIES[5],
             })
             values = {k: v for k, v in values.items() if k in columns}
             names = ", ".join(values)
@@ -87,13 +107,20 @@ def build_db(path: Path, *, connections: Sequence[tuple[Any, ...]] = CONNECTIONS
             db.execute(f"INSERT INTO provider_connections ({names}) VALUES ({marks})",
                        tuple(values.values()))
         if snapshots_ddl is not None:
-            for connection_id, window, remaining, exhausted, reset, created in snapshots:
-                db.execute(
-                    "INSERT INTO quota_snapshots (provider, connection_id, window_key, "
-                    "remaining_percentage, is_exhausted, next_reset_at, window_duration_ms, "
-                    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    ("x", connection_id, window, remaining, exhausted, reset, 18000000,
-                     created))
+            has_raw = "raw_data" in snapshots_ddl
+            for row in snapshots:
+                connection_id, window, remaining, exhausted, reset, created = row[:6]
+                raw = row[6] if len(row) > 6 else None
+                names = ("provider, connection_id, window_key, remaining_percentage, "
+                         "is_exhausted, next_reset_at, window_duration_ms, created_at")
+                row_values: tuple[Any, ...] = ("x", connection_id, window, remaining,
+                                               exhausted, reset, None, created)
+                if has_raw:
+                    names += ", raw_data"
+                    row_values += (raw,)
+                marks = ", ".join("?" for _ in row_values)
+                db.execute(f"INSERT INTO quota_snapshots ({names}) VALUES ({marks})",
+                           row_values)
         db.commit()
     finally:
         db.close()

@@ -15,7 +15,7 @@ from omniladder.cli import app
 from tests.conftest import EXAMPLES
 
 runner = CliRunner()
-TODAY = "2026-11-30"
+TODAY = "2026-11-30"  # the newest shipped review (github/oauth)
 
 GOOD_BILLING = """
 [[entries]]
@@ -101,7 +101,7 @@ def test_shipped_reviews_go_stale() -> None:
 
 
 def test_max_age_days_is_the_bound() -> None:
-    # the shipped billing reviews are dated 2026-08-22: 100 days before TODAY
+    # the oldest shipped billing reviews are dated 2026-08-22: 100 days before TODAY
     assert _check("--no-shipped-catalogs").exit_code == 0
     billing_only = ("--catalog", str(Path(__file__).parent.parent / "catalogs" /
                                      "connection-billing.toml"), "--no-shipped-catalogs")
@@ -212,7 +212,7 @@ def test_later_files_override_in_the_effective_catalog(tmp_path: Path) -> None:
                                                                'auth_type = "oauth"'))
     shipped = Path(__file__).parent.parent / "catalogs" / "connection-billing.toml"
     result = lint_catalogs([(shipped, "shipped"), (overlay, "overlay")], [],
-                           date(2026, 11, 29))
+                           date(2026, 11, 30))
     assert result.problems == ()
     assert result.catalogs.billing[("claude", "oauth")].file == "overlay"
     assert result.catalogs.billing[("claude", "oauth")].entry.billing == "metered"
@@ -240,4 +240,4 @@ def test_show_table() -> None:
     assert "Billing catalog (R1)" in result.stdout
     assert "devin-desktop" in result.stdout
     assert "<shipped>/connection-billing.toml" in result.stdout
-    assert result.stdout.strip().splitlines()[-1].startswith("6 billing entries from 1 file")
+    assert result.stdout.strip().splitlines()[-1].startswith("7 billing entries from 1 file")

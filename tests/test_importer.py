@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 
 from omniladder.cli import app
 from omniladder.errors import InputError, UsageError
-from omniladder.importer import (
+from omniladder.loading import load_inputs
+from omniladder.sources.omniroute import (
     SECRET_COLUMNS,
     _Row,
     db_instant,
@@ -26,7 +27,6 @@ from omniladder.importer import (
     open_readonly,
     parse_since,
 )
-from omniladder.loading import load_inputs
 from tests.omniroute_db import CANARIES, CONNECTIONS_DDL, SNAPSHOTS_DDL, build_db
 
 runner = CliRunner()
@@ -255,6 +255,7 @@ def test_bad_timestamp_in_the_database_names_the_row(tmp_path: Path) -> None:
     ("banned", ("banned", None)), ("credits_exhausted", ("credits_exhausted", None)),
     ("Expired", ("expired", None)), ("active", ("ok", None)), ("success", ("ok", None)),
     ("unknown", ("unknown", None)), ("error", ("error", None)), (None, (None, None)),
+    ("unavailable", ("error", None)),
     ("testing", (None, "testing")), ("  ", (None, None)),
 ], ids=lambda v: str(v))
 def test_status_mapping_keeps_terminal_values(raw: str | None,
@@ -315,3 +316,8 @@ def test_grouping_invariants(rows: list[tuple[int, str, float | None]], toleranc
         assert set(state) == {r.window for r in parsed if r.at <= at}
     if parsed:
         assert instants[-1] == max(r.at for r in parsed)
+
+
+def test_unavailable_with_a_cooldown_end_is_no_status() -> None:
+    """OmniRoute's unavailable is a cooldown (SOURCES.md): R5's cooldown gate decides."""
+    assert map_status("unavailable", cooldown=True) == (None, None)

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-CORE = ["omniladder.importer", "omniladder.catalog_lint", "omniladder.schemas",
+CORE = ["omniladder.sources.omniroute", "omniladder.catalog_lint", "omniladder.schemas",
         "omniladder.starter", "omniladder.writing"]
 
 

@@ -55,7 +55,14 @@ def omniroute(
     group_seconds: Annotated[float, typer.Option(
         "--group-seconds", min=0, help="Snapshot rows of one connection this close to the "
         "first row of a group form one reading.")] = 2.0,
+    confirmed_at: Annotated[str | None, typer.Option(
+        "--confirmed-at", metavar="RFC3339|now",
+        help="Opt-in: the gateway was still polling at this instant (at or before the import "
+        "instant), so each connection with history gets one more reading there carrying its "
+        "latest values. Default: readings keep their real created_at only.",
+        show_default=False)] = None,
     models_catalog: ModelsCatalogOpt = None,
+    windows_catalog: WindowsCatalogOpt = None,
     no_shipped_catalogs: NoShippedOpt = False,
     force: Annotated[bool, typer.Option(
         "--force", help="Overwrite files that already exist in DIR.")] = False,
@@ -65,22 +72,27 @@ def omniroute(
         from datetime import UTC, datetime
 
         from omniladder.autoid import parse_instant
-        from omniladder.importer import (
+        from omniladder.loading import display_path, load_catalogs
+        from omniladder.scopes import load_window_scopes
+        from omniladder.sources.omniroute import (
             ImportOptions,
             import_omniroute,
+            parse_confirmed_at,
             parse_since,
             render_files,
         )
-        from omniladder.loading import display_path, load_catalogs
         from omniladder.writing import write_files
 
         instant = parse_instant(now) if now else datetime.now(UTC).replace(microsecond=0)
+        confirmed = parse_confirmed_at(confirmed_at, instant) if confirmed_at else None
         options = ImportOptions(now=instant, since=parse_since(since, instant),
-                                group_seconds=group_seconds)
+                                group_seconds=group_seconds, confirmed_at=confirmed)
         catalogs = load_catalogs((), tuple(models_catalog or ()),
                                  include_shipped=not no_shipped_catalogs)
+        scopes = load_window_scopes(tuple(windows_catalog or ()),
+                                    include_shipped=not no_shipped_catalogs)
         shown = display_path(db)
-        result = import_omniroute(db, shown, catalogs, options)
+        result = import_omniroute(db, shown, catalogs, scopes, options)
         written = write_files(out, render_files(result, shown), force=force)
         for note in result.notes:
             say(f"omniladder: note: {note}")
