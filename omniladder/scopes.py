@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -101,6 +101,10 @@ class WindowScopes:
 
     entries: tuple[SourcedScope, ...]
     files: tuple[str, ...]
+    _answers: dict[tuple[str, str, tuple[str, ...]], Scope] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    """Each (provider, window, models) answer, kept: an import asks the same question for
+    every reading of a connection."""
 
     def match(self, provider: str, window: str) -> SourcedScope | None:
         for sourced in self.entries:
@@ -111,6 +115,14 @@ class WindowScopes:
 
     def scope(self, provider: str, window: str, models: Sequence[str]) -> Scope:
         """The scope of one window of a connection of ``provider`` serving ``models``."""
+        key = (provider, window, tuple(models))
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = self._scope(provider, window, models)
+            self._answers[key] = answer
+        return answer
+
+    def _scope(self, provider: str, window: str, models: Sequence[str]) -> Scope:
         sourced = self.match(provider, window)
         if sourced is None:
             return Scope("all", None, None)

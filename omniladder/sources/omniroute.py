@@ -47,7 +47,7 @@ from typing import Any
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
 from omniladder.loading import Catalogs
-from omniladder.scopes import Scope, WindowScopes
+from omniladder.scopes import WindowScopes
 from omniladder.sources.common import (
     ScopeReport,
     SourceReading,
@@ -679,24 +679,6 @@ def group_readings(rows: Sequence[_Row], tolerance: timedelta,
     return out
 
 
-class _CachedScopes(WindowScopes):
-    """The window-scope catalog with each (provider, window, models) answer kept: an import
-    asks the same question for every reading of a connection."""
-
-    def __init__(self, scopes: WindowScopes) -> None:
-        super().__init__(scopes.entries, scopes.files)
-        object.__setattr__(self, "_answers", {})
-
-    def scope(self, provider: str, window: str, models: Sequence[str]) -> Scope:
-        answers: dict[tuple[str, str, tuple[str, ...]], Scope] = self.__dict__["_answers"]
-        key = (provider, window, tuple(models))
-        answer = answers.get(key)
-        if answer is None:
-            answer = super().scope(provider, window, models)
-            answers[key] = answer
-        return answer
-
-
 def _source_reading(checked_at: datetime, windows: Mapping[str, _Row]) -> SourceReading:
     return SourceReading(checked_at, tuple(
         SourceWindow(name, row.remaining, False, row.reset_at)
@@ -770,7 +752,6 @@ def map_snapshots(rows: Iterable[Mapping[str, Any]], connections: Sequence[Mappi
                   notes: list[str]) -> tuple[list[dict[str, Any]], int]:
     """quota_snapshots rows → readings, in connection-file order then time order."""
     providers = {table["id"]: table["provider"] for table in connections}
-    scopes = _CachedScopes(scopes)
     parser = _RowParser(shown, scopes)
     histories, count = _histories(rows, providers, options, parser, notes)
     tolerance = timedelta(seconds=options.group_seconds)
