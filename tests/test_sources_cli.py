@@ -171,7 +171,8 @@ def test_copilot_unlimited_chat_and_ignored_completions(fleet: Path) -> None:
 
 
 def test_codex_credits_give_an_observed_meters_to_paid_reading(fleet: Path) -> None:
-    """R2a (what the planner does with it) lands separately: asserted on the quota file."""
+    """Codex credits.has_credits → observed meters-to-paid; R2a then keeps the connection out
+    of auto/subscription, whatever the reading's age."""
     result = _import(fleet, "codex-sessions", str(FIXTURES / "codex"), "--connection",
                      "codex-pro")
     assert result.exit_code == 0, result.output
@@ -182,6 +183,48 @@ def test_codex_credits_give_an_observed_meters_to_paid_reading(fleet: Path) -> N
     assert data["taken_at"] == "2026-11-29T10:20:00Z"
     # a connection without `models` gets the model catalog's models for its provider
     assert latest["windows"][0]["models"] == ["gpt-5.1-codex", "gpt-5.1-codex-mini", "gpt-5.1"]
+    plan = _plan(fleet, "auto/subscription", "2026-11-30T10:20:00Z")
+    (record,) = [c for c in plan["connections"] if c["id"] == "codex-pro"]
+    assert (record["overage"], record["overage_source"]) == ("meters-to-paid", "observed")
+    reasons = {e["reason"] for e in plan["excluded"] if e["connection_id"] == "codex-pro"}
+    assert reasons == {"overage-not-hard-stop"}
+
+
+def test_claude_extra_usage_enabled_meters_to_paid_and_disabled_is_the_catalogs_word(
+        fleet: Path) -> None:
+    """R2a: extra_usage.is_enabled true narrows Claude to meters-to-paid; false agrees with
+    the catalog's hard-stop, which stays the source."""
+    assert _import(fleet, "claude-usage", str(FIXTURES / "claude/usage-extra-enabled.json"),
+                   "--connection", "claude-max", at="2026-11-29T12:00:00Z").exit_code == 0
+    plan = _plan(fleet, "auto/subscription", "2026-11-29T12:01:00Z")
+    (record,) = [c for c in plan["connections"] if c["id"] == "claude-max"]
+    assert (record["overage"], record["overage_source"]) == ("meters-to-paid", "observed")
+    assert not any("claude-max" in e["allowed_connection_ids"] for e in plan["pool"])
+    assert _import(fleet, "claude-usage", str(FIXTURES / "claude/usage.json"),
+                   "--connection", "claude-max", at="2026-11-29T12:05:00Z").exit_code == 0
+    plan = _plan(fleet, "auto/subscription", "2026-11-29T12:06:00Z")
+    (record,) = [c for c in plan["connections"] if c["id"] == "claude-max"]
+    assert (record["overage"], record["overage_source"]) == ("hard-stop", "catalog")
+    assert any("claude-max" in e["allowed_connection_ids"] for e in plan["pool"])
+
+
+def test_copilot_overage_not_permitted_widens_the_catalogs_unknown_while_fresh(
+        fleet: Path) -> None:
+    """R2a: github/oauth is subscription with overage unknown in the catalog; a fresh report
+    of overage_permitted false makes it hard-stop, and the seat serves auto/subscription; the
+    same report an hour later widens nothing."""
+    assert _import(fleet, "copilot-user", str(FIXTURES / "copilot/user.json"),
+                   "--connection", "copilot-seat").exit_code == 0
+    (reading,) = _quota(fleet)["readings"]
+    assert reading["overage"] == "hard-stop"
+    fresh = _plan(fleet, "auto/subscription", "2026-11-29T12:01:00Z")
+    (record,) = [c for c in fresh["connections"] if c["id"] == "copilot-seat"]
+    assert (record["overage"], record["overage_source"]) == ("hard-stop", "observed")
+    assert any("copilot-seat" in e["allowed_connection_ids"] for e in fresh["pool"])
+    later = _plan(fleet, "auto/subscription", "2026-11-29T13:00:00Z")
+    (record,) = [c for c in later["connections"] if c["id"] == "copilot-seat"]
+    assert (record["overage"], record["overage_source"]) == ("unknown", "catalog")
+    assert not any("copilot-seat" in e["allowed_connection_ids"] for e in later["pool"])
 
 
 def _plan(fleet: Path, auto_id: str, now: str) -> dict[str, Any]:
