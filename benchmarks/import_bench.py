@@ -25,14 +25,15 @@ import os
 import random
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from run import run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -163,28 +164,6 @@ def cached_db(rows: int, seed: int) -> Path:
         build(scratch, rows, seed)
         os.replace(scratch, path)
     return path
-
-
-def child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # run from bytecode, as an installed package
-    return env
-
-
-def run_child(argv: Sequence[str]) -> tuple[float, float]:
-    """Run one child process; return (wall seconds, peak resident MiB)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=child_env(), cwd=ROOT)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}:\n{err.decode()}")
-    return elapsed, usage.ru_maxrss / 1024  # ru_maxrss is KiB on Linux
 
 
 def main() -> None:
