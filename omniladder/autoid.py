@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from omniladder.errors import UsageError
-from omniladder.timefmt import OUT_OF_RANGE, in_utc_range
+from omniladder.timefmt import OUT_OF_RANGE, from_rfc3339, in_utc_range
 from omniladder.vocabulary import CATEGORIES
 
 AutoTier = Literal["subscription", "thrifty"]
@@ -56,7 +56,7 @@ def parse_auto_id(text: str) -> AutoId:
 
 def parse_instant(text: str, what: str = "--now") -> datetime:
     try:
-        value = datetime.fromisoformat(text.strip())
+        value = from_rfc3339(text)
     except ValueError:
         raise UsageError(f"not an RFC 3339 timestamp: {text!r} (expected e.g. "
                          "2026-11-29T12:00:00Z)", field=what) from None

@@ -7,8 +7,10 @@ under secret-looking keys are never echoed.
 
 from __future__ import annotations
 
+import errno
 import json
 import re
+import stat
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -44,7 +46,7 @@ def display_path(path: Path) -> str:
     """A path as an operator wants to read it: relative to the working directory if inside."""
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):  # outside; a symlink loop; a NUL byte
         return str(path)
 
 
@@ -61,6 +63,27 @@ def shipped_catalog_dir() -> Path:
 # --- raw documents -------------------------------------------------------------------------
 
 
+SYMLINK_LOOP = "symlink loop: following its links never reaches a file"
+IS_A_DIRECTORY = "is a directory, not a file"
+
+
+def check_input_file(path: Path, shown: str) -> None:
+    """Raise the InputError for a path that is a directory or a symlink loop.
+
+    Other problems (missing, unreadable) are left to the read, which says why.
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(SYMLINK_LOOP, file=shown) from None
+        return
+    except ValueError:  # an embedded NUL byte
+        raise InputError("not a valid path (it holds a NUL byte)", file=shown) from None
+    if stat.S_ISDIR(mode):
+        raise InputError(IS_A_DIRECTORY, file=shown)
+
+
 def read_bytes(path: Path, shown: str) -> bytes:
     """A file's bytes, or one InputError saying why they cannot be read."""
     try:
@@ -68,22 +91,31 @@ def read_bytes(path: Path, shown: str) -> bytes:
     except FileNotFoundError:
         raise InputError("file not found", file=shown) from None
     except IsADirectoryError:
-        raise InputError("is a directory, not a file", file=shown) from None
+        raise InputError(IS_A_DIRECTORY, file=shown) from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(SYMLINK_LOOP, file=shown) from None
         raise InputError(f"cannot read file ({exc.strerror})", file=shown) from None
+    except ValueError:  # an embedded NUL byte
+        raise InputError("not a valid path (it holds a NUL byte)", file=shown) from None
+
+
+def decode_text(raw: bytes, shown: str) -> str:
+    """UTF-8 text; a leading byte-order mark (as some Windows editors write) is dropped."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", file=shown) from None
 
 
 def read_document(path: Path, shown: str | None = None) -> dict[str, Any]:
     """Parse a TOML or JSON file into plain data (lists become tuples), or raise InputError."""
     name = shown or display_path(path)
     suffix = path.suffix.lower()
+    check_input_file(path, name)
     if suffix not in (".toml", ".json"):
         raise InputError("unsupported file type; use a .toml or .json file", file=name)
-    raw = read_bytes(path, name)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", file=name) from None
+    text = decode_text(read_bytes(path, name), name)
     data: Any
     if suffix == ".toml":
         try:
@@ -263,8 +295,8 @@ def toml_line(path: Path | None, loc: Sequence[str | int]) -> int | None:
     if not isinstance(table, str) or not isinstance(index, int):
         return None
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
     seen = -1
     start = None

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from omniladder.errors import ExitCode, InputError, OmniladderError
+from omniladder.errors import ExitCode, OmniladderError
 
 if TYPE_CHECKING:
     from omniladder.autoid import NowSource
@@ -132,29 +132,10 @@ def now_for(flag: str | None, inputs: LoadedInputs) -> tuple[datetime, NowSource
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write a file whole or not at all: a temp file in the same folder, then os.replace."""
-    import os
-    import tempfile
+    """The one atomic writer (omniladder.writing), imported when a command writes."""
+    from omniladder.writing import write_atomic as write
 
-    from omniladder.loading import display_path
-
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise InputError(f"cannot write file ({exc.strerror})",
-                         file=display_path(path)) from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(temp, 0o666 & ~mask)  # mkstemp makes it private; a saved plan is not
-        os.replace(temp, path)
-    except OSError as exc:
-        Path(temp).unlink(missing_ok=True)
-        raise InputError(f"cannot write file ({exc.strerror})",
-                         file=display_path(path)) from None
+    write(path, text)
 
 
 def say(message: str) -> None:
