@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -143,6 +143,18 @@ def say(message: str) -> None:
     sys.stderr.write(message + "\n")
 
 
+def answer_is_no(reason: str) -> NoReturn:
+    """Exit 1 (the answer is "no"), saying why in one line on stderr."""
+    say(f"omniladder: exit 1: {reason}")
+    raise typer.Exit(int(ExitCode.NO))
+
+
+def differences(counts: dict[str, int]) -> str:
+    """``3 differences`` from a diff's counts."""
+    total = sum(counts.values())
+    return f"{total} difference{'' if total == 1 else 's'}"
+
+
 @contextmanager
 def user_errors() -> Iterator[None]:
     """The one place a user-facing error becomes a message and an exit code."""
@@ -151,5 +163,3 @@ def user_errors() -> Iterator[None]:
     except OmniladderError as exc:
         say(f"omniladder: error: {exc}")
         raise typer.Exit(int(exc.exit_code)) from None
-    except BrokenPipeError:
-        raise typer.Exit(int(ExitCode.ANSWERED)) from None
