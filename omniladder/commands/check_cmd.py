@@ -51,7 +51,8 @@ def check(
         inputs = options.load()
         check_connection_ids(loaded, [c.id for c in inputs.connections],
                              inputs.files.get("connections", "the connections file"))
-        instant, source = now_for(now, inputs)
+        instant, source, inputs = now_for(
+            now, inputs, snapshot_used=any(e.now is None for e in loaded.policy.expect))
         result = evaluate(loaded, inputs, instant, source)
         if not json_out:
             for warning in result.warnings:

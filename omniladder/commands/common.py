@@ -42,8 +42,8 @@ WindowsCatalogOpt = Annotated[list[Path] | None, typer.Option(
 NoShippedOpt = Annotated[bool, typer.Option(
     "--no-shipped-catalogs", help="Use only the catalog files given, not the shipped ones.")]
 NowOpt = Annotated[str | None, typer.Option(
-    "--now", help="Plan for this instant (RFC 3339 with offset); default: the snapshot's "
-    "taken_at, else the current time.", show_default=False)]
+    "--now", help="Plan for this instant (RFC 3339 with offset, or 'now' for the current "
+    "time); default: the snapshot's taken_at, else the current time.", show_default=False)]
 
 
 @dataclass(frozen=True)
@@ -124,11 +124,31 @@ with_input_options = gathering(_SHARED, "options", _input_options)
 """Give a command the input options every planning command takes, as ``options``."""
 
 
-def now_for(flag: str | None, inputs: LoadedInputs) -> tuple[datetime, NowSource]:
-    from omniladder.autoid import parse_instant, resolve_now
+def now_for(flag: str | None, inputs: LoadedInputs, *, snapshot_used: bool = True
+            ) -> tuple[datetime, NowSource, LoadedInputs]:
+    """R14's instant and its source; ``--now now`` is the clock.
 
+    When the instant defaults to an old snapshot's taken_at, the inputs come back with a
+    warning added, so the plan's JSON ``warnings`` carries it too.
+    """
+    from dataclasses import replace
+
+    from omniladder.autoid import (
+        is_clock_word,
+        parse_instant,
+        resolve_now,
+        stale_snapshot_warning,
+    )
+
+    if flag is not None and is_clock_word(flag):
+        return (*resolve_now(None, None), inputs)
     taken_at = inputs.quota.taken_at if inputs.quota is not None else None
-    return resolve_now(parse_instant(flag) if flag else None, taken_at)
+    instant, source = resolve_now(parse_instant(flag) if flag else None, taken_at)
+    warning = stale_snapshot_warning(
+        instant, source, inputs.settings.ladder.max_reading_age_seconds)
+    if warning is not None and snapshot_used:
+        inputs = replace(inputs, warnings=(warning, *inputs.warnings))
+    return instant, source, inputs
 
 
 def write_atomic(path: Path, text: str) -> None:

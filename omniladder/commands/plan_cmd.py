@@ -54,7 +54,7 @@ def plan(
 
             saved = load_saved_plan(compare)
         inputs = options.load()
-        instant, source = now_for(now, inputs)
+        instant, source, inputs = now_for(now, inputs)
         result = make_plan(inputs, parsed, instant, source)
         if out is not None:
             from omniladder.rendering.json_view import plan_json
