@@ -7,11 +7,13 @@ under secret-looking keys are never echoed.
 
 from __future__ import annotations
 
+import difflib
 import errno
 import json
 import re
 import stat
 import tomllib
+import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +21,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from omniladder.errors import InputError, UsageError
+from omniladder.errors import InputError, InputErrors, UsageError
 from omniladder.models import (
     SECRET_KEYS,
     BillingCatalog,
@@ -223,19 +225,68 @@ def format_loc(loc: Sequence[str | int]) -> str:
 
 
 def validate(model: type[M], data: dict[str, Any], name: str, text_path: Path | None = None) -> M:
-    """Validate plain data against a model; the first problem becomes an InputError."""
+    """Validate plain data against a model; every problem becomes one line of an InputError.
+
+    Each problem names its field path and, in a TOML file, its line; an unknown key says
+    which known key it is closest to.
+    """
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
-        first = errors[0]
-        loc = tuple(part for part in first["loc"] if isinstance(part, str | int))
-        message = _explain(first["type"], first["msg"], loc, first.get("ctx"), data)
-        more = len(errors) - 1
-        if more:
-            message += f" (and {more} more problem{'s' if more > 1 else ''})"
-        line = toml_line(text_path, loc) if text_path is not None else None
-        raise InputError(message, file=name, field=format_loc(loc) or None, line=line) from None
+        problems: list[InputError] = []
+        for error in exc.errors(include_url=False, include_input=False):
+            loc = tuple(part for part in error["loc"] if isinstance(part, str | int))
+            message = _explain(error["type"], error["msg"], loc, error.get("ctx"), data)
+            if error["type"] == "extra_forbidden" and loc and isinstance(loc[-1], str):
+                match = close_match(loc[-1], field_names(model, loc[:-1]))
+                if match is not None:
+                    message = (f"unknown key {loc[-1]!r}; did you mean {match!r}? (unknown "
+                               "keys are not ignored)")
+            line = toml_line(text_path, loc) if text_path is not None else None
+            problems.append(InputError(message, file=name, field=format_loc(loc) or None,
+                                       line=line))
+        if len(problems) == 1:
+            raise problems[0] from None
+        raise InputErrors(problems, file=name) from None
+
+
+def close_match(word: str, known: Iterable[str]) -> str | None:
+    """The known word closest to ``word``, when one is close enough to be a typo."""
+    found = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _did_you_mean(word: str, known: Iterable[str]) -> str:
+    match = close_match(word, known)
+    return f"; did you mean {match!r}?" if match else ""
+
+
+def field_names(model: type[BaseModel], loc: Sequence[str | int]) -> tuple[str, ...]:
+    """The keys the model takes at ``loc`` (a field path inside it); () if not a model."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        found = _model_in(current.model_fields[part].annotation) if (
+            isinstance(current, type) and issubclass(current, BaseModel)
+            and part in current.model_fields) else None
+        if found is None:
+            return ()
+        current = found
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return tuple(info.alias or key for key, info in current.model_fields.items())
+    return ()
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model inside an annotation such as ``tuple[Connection, ...] | None``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def _lookup(data: Any, loc: Sequence[str | int]) -> tuple[bool, Any]:
@@ -274,13 +325,19 @@ def _explain(kind: str, msg: str, loc: Sequence[str | int], ctx: dict[str, Any] 
     found, value = _lookup(data, loc)
     got = f", got {_type_name(value)}" if found else ""
     if kind == "literal_error" and ctx is not None:
-        return f"must be one of {ctx.get('expected', '')}" + (
+        expected = str(ctx.get("expected", ""))
+        text = f"must be one of {expected}" + (
             f", got {value!r}" if found and isinstance(value, str) else got)
+        if found and isinstance(value, str):
+            text += _did_you_mean(value, re.findall(r"'([^']*)'", expected))
+        return text
     if kind in ("greater_than_equal", "less_than_equal") and found:
         return f"{msg.replace('Input should be', 'must be')}, got {value!r}"
     if kind in ("value_error", "assertion_error"):
         return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
-    text = msg.replace("Input should be", "must be")
+    text = (msg.replace("Input should be", "must be")
+            .replace("a valid tuple", "an array").replace("a valid list", "an array")
+            .replace("a valid dictionary", "a table"))
     return text + got if kind.endswith("_type") else text
 
 

@@ -181,5 +181,6 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except OmniladderError as exc:
-        say(f"omniladder: error: {exc}")
+        for line in str(exc).splitlines():
+            say(f"omniladder: error: {line}")
         raise typer.Exit(int(exc.exit_code)) from None
