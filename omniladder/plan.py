@@ -319,7 +319,8 @@ def _subscription_check(facts: ConnectionFacts, now: datetime) -> tuple[str, str
     if billing.billing == "unknown":
         return ("billing-uncurated",
                 f"provider {connection.provider!r} with auth_type {connection.auth_type!r} is "
-                "not in the billing catalog; treated as metered")
+                "not in the billing catalog; treated as metered"
+                + (f" (did you mean {billing.near}?)" if billing.near else ""))
     if billing.billing != "subscription":
         source = " by override" if billing.override and "billing" in billing.override else where
         return "billing-not-subscription", f"billed per token{source}"
