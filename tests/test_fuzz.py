@@ -360,7 +360,7 @@ def test_a_byte_order_mark_is_accepted(name: str) -> None:
 
 
 HUGE = ("99999999999999h", "9" * 30 + "d", "inf", "nan", "-inf", "1e309", "-1")
-NUMERIC_OPTIONS = {
+NUMERIC_OPTIONS: dict[str, Callable[[str], list[str]]] = {
     "simulate --step": lambda v: ["simulate", "auto/thrifty", "--config", CONFIG, "--from",
                                   "2026-11-29T11:00:00Z", "--to", "2026-11-29T12:00:00Z",
                                   "--step", v],
