@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
+from omniladder import timefmt
 from omniladder.errors import UsageError
-from omniladder.timefmt import OUT_OF_RANGE, in_utc_range
+from omniladder.timefmt import OUT_OF_RANGE, from_rfc3339, in_utc_range
 from omniladder.vocabulary import CATEGORIES
 
 AutoTier = Literal["subscription", "thrifty"]
@@ -56,7 +57,7 @@ def parse_auto_id(text: str) -> AutoId:
 
 def parse_instant(text: str, what: str = "--now") -> datetime:
     try:
-        value = datetime.fromisoformat(text.strip())
+        value = from_rfc3339(text)
     except ValueError:
         raise UsageError(f"not an RFC 3339 timestamp: {text!r} (expected e.g. "
                          "2026-11-29T12:00:00Z)", field=what) from None
@@ -66,6 +67,29 @@ def parse_instant(text: str, what: str = "--now") -> datetime:
     if not in_utc_range(value):
         raise UsageError(f"{text!r}: {OUT_OF_RANGE}", field=what)
     return value
+
+
+def is_clock_word(text: str) -> bool:
+    """``--now now``: the current time, said explicitly."""
+    return text.strip().lower() == "now"
+
+
+def stale_snapshot_warning(now: datetime, source: NowSource, max_age_seconds: float,
+                           clock: datetime | None = None) -> str | None:
+    """R14's default is the snapshot's taken_at; say so when the clock is well past it.
+
+    "Well past" is the freshness limit readings have (max_reading_age_seconds): a plan
+    made that far behind the clock answers for an instant that has gone.
+    """
+    if source != "snapshot":
+        return None
+    current = clock or datetime.now(UTC)
+    if (current - now).total_seconds() <= max_age_seconds:
+        return None
+    return (f"planning at the quota snapshot's taken_at {timefmt.iso(now)}, more than "
+            f"max_reading_age_seconds ({max_age_seconds:g}s) behind the clock: this plan "
+            "answers for that instant, not for now (pass --now now to plan at the current "
+            "time, or import fresh readings)")
 
 
 def resolve_now(flag: datetime | None, taken_at: datetime | None,

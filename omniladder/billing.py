@@ -9,7 +9,7 @@ from typing import Literal
 
 from omniladder import timefmt
 from omniladder.errors import InputError
-from omniladder.loading import Catalogs, SourcedBillingEntry
+from omniladder.loading import Catalogs, SourcedBillingEntry, close_match
 from omniladder.models import Connection, Reading
 
 BillingClass = Literal["subscription", "metered", "unknown", "keyless"]
@@ -50,6 +50,8 @@ class BillingInfo:
     """Where the overage came from (R2a); ``observed`` when a reading's report changed it."""
     observation: Observation | None = None
     """The observation R2a considered, applied or not."""
+    near: str | None = None
+    """For an uncurated connection: the catalog provider or auth type its own is a typo of."""
 
     @property
     def treated_as_metered(self) -> bool:
@@ -91,8 +93,21 @@ def classify(connection: Connection, catalogs: Catalogs,
                                       else _STEP_SOURCES[step])
     if override:
         source = "override"
+    near = _near_catalog_key(connection, catalogs) if step == 4 else None
     return BillingInfo(billing, overage, source, matched, step, override or None,
-                       overage_source)
+                       overage_source, near=near)
+
+
+def _near_catalog_key(connection: Connection, catalogs: Catalogs) -> str | None:
+    """``provider 'claude'`` or ``auth_type 'oauth'`` when the connection's is close to it."""
+    providers = {provider for provider, _ in catalogs.billing}
+    if connection.provider not in providers:
+        match = close_match(connection.provider, providers)
+        return f"provider {match!r}" if match else None
+    auth_types = {auth for provider, auth in catalogs.billing
+                  if provider == connection.provider and auth is not None}
+    match = close_match(connection.auth_type, auth_types)
+    return f"auth_type {match!r}" if match else None
 
 
 def observe(info: BillingInfo, readings: Sequence[Reading], now: datetime,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gc
-from typing import Annotated
+import os
+import sys
+from typing import Annotated, Any, TextIO
 
 import typer
 
@@ -57,6 +59,43 @@ app.command("check")(check)
 app.command("diff")(diff)
 
 
+class _ClosedPipeGuard:
+    """Standard output that a reader may close early (``omniladder check … | head -1``).
+
+    The first write or flush that meets a closed pipe points file descriptor 1 at
+    /dev/null, and every later one goes there: the command finishes its work (a --junit
+    or --out file is still written) and exits with the code its answer has, quietly, as
+    ripgrep does. Nothing else in omniladder handles EPIPE.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._discard()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._discard()
+
+    def _discard(self) -> None:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main() -> None:
     # A plan builds millions of small acyclic objects (validated inputs, verdicts,
     # decisions) that reference counting frees. The cyclic collector would scan each of
@@ -65,4 +104,9 @@ def main() -> None:
     # back (peak 1,327 MB at 100,000 connections with or without it; see benchmarks/).
     # The process is short-lived, so it runs without it.
     gc.disable()
-    app()
+    guard = _ClosedPipeGuard(sys.stdout)
+    sys.stdout = guard  # a TextIO in all but name (its __getattr__ passes the rest on)
+    try:
+        app()
+    finally:
+        guard.flush()

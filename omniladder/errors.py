@@ -47,5 +47,29 @@ class InputError(OmniladderError):
     """An input file is missing, unreadable or invalid."""
 
 
+class InputErrors(InputError):
+    """Several problems with one input file, each with its own file:line and field.
+
+    Printed one line per problem (each a whole ``file:line: field: message``), the first
+    ``SHOWN`` of them, then a count of the rest.
+    """
+
+    SHOWN = 20
+
+    def __init__(self, problems: list[InputError], file: str | None = None) -> None:
+        first = problems[0]
+        super().__init__(first.message, file=first.file, field=first.field, line=first.line)
+        self.problems = problems
+        self.summary_file = file
+
+    def __str__(self) -> str:
+        lines = [OmniladderError.__str__(problem) for problem in self.problems[:self.SHOWN]]
+        rest = len(self.problems) - self.SHOWN
+        if rest > 0:
+            where = f"{self.summary_file}: " if self.summary_file else ""
+            lines.append(f"{where}and {rest} more problem{'s' if rest != 1 else ''}")
+        return "\n".join(lines)
+
+
 class UsageError(OmniladderError):
     """The command line itself is wrong (bad auto id, bad option value)."""

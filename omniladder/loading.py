@@ -7,9 +7,13 @@ under secret-looking keys are never echoed.
 
 from __future__ import annotations
 
+import difflib
+import errno
 import json
 import re
+import stat
 import tomllib
+import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +21,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from omniladder.errors import InputError, UsageError
+from omniladder.errors import InputError, InputErrors, UsageError
 from omniladder.models import (
     SECRET_KEYS,
     BillingCatalog,
@@ -44,7 +48,7 @@ def display_path(path: Path) -> str:
     """A path as an operator wants to read it: relative to the working directory if inside."""
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):  # outside; a symlink loop; a NUL byte
         return str(path)
 
 
@@ -61,6 +65,27 @@ def shipped_catalog_dir() -> Path:
 # --- raw documents -------------------------------------------------------------------------
 
 
+SYMLINK_LOOP = "symlink loop: following its links never reaches a file"
+IS_A_DIRECTORY = "is a directory, not a file"
+
+
+def check_input_file(path: Path, shown: str) -> None:
+    """Raise the InputError for a path that is a directory or a symlink loop.
+
+    Other problems (missing, unreadable) are left to the read, which says why.
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(SYMLINK_LOOP, file=shown) from None
+        return
+    except ValueError:  # an embedded NUL byte
+        raise InputError("not a valid path (it holds a NUL byte)", file=shown) from None
+    if stat.S_ISDIR(mode):
+        raise InputError(IS_A_DIRECTORY, file=shown)
+
+
 def read_bytes(path: Path, shown: str) -> bytes:
     """A file's bytes, or one InputError saying why they cannot be read."""
     try:
@@ -68,22 +93,31 @@ def read_bytes(path: Path, shown: str) -> bytes:
     except FileNotFoundError:
         raise InputError("file not found", file=shown) from None
     except IsADirectoryError:
-        raise InputError("is a directory, not a file", file=shown) from None
+        raise InputError(IS_A_DIRECTORY, file=shown) from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(SYMLINK_LOOP, file=shown) from None
         raise InputError(f"cannot read file ({exc.strerror})", file=shown) from None
+    except ValueError:  # an embedded NUL byte
+        raise InputError("not a valid path (it holds a NUL byte)", file=shown) from None
+
+
+def decode_text(raw: bytes, shown: str) -> str:
+    """UTF-8 text; a leading byte-order mark (as some Windows editors write) is dropped."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", file=shown) from None
 
 
 def read_document(path: Path, shown: str | None = None) -> dict[str, Any]:
     """Parse a TOML or JSON file into plain data (lists become tuples), or raise InputError."""
     name = shown or display_path(path)
     suffix = path.suffix.lower()
+    check_input_file(path, name)
     if suffix not in (".toml", ".json"):
         raise InputError("unsupported file type; use a .toml or .json file", file=name)
-    raw = read_bytes(path, name)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", file=name) from None
+    text = decode_text(read_bytes(path, name), name)
     data: Any
     if suffix == ".toml":
         try:
@@ -191,19 +225,68 @@ def format_loc(loc: Sequence[str | int]) -> str:
 
 
 def validate(model: type[M], data: dict[str, Any], name: str, text_path: Path | None = None) -> M:
-    """Validate plain data against a model; the first problem becomes an InputError."""
+    """Validate plain data against a model; every problem becomes one line of an InputError.
+
+    Each problem names its field path and, in a TOML file, its line; an unknown key says
+    which known key it is closest to.
+    """
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
-        first = errors[0]
-        loc = tuple(part for part in first["loc"] if isinstance(part, str | int))
-        message = _explain(first["type"], first["msg"], loc, first.get("ctx"), data)
-        more = len(errors) - 1
-        if more:
-            message += f" (and {more} more problem{'s' if more > 1 else ''})"
-        line = toml_line(text_path, loc) if text_path is not None else None
-        raise InputError(message, file=name, field=format_loc(loc) or None, line=line) from None
+        problems: list[InputError] = []
+        for error in exc.errors(include_url=False, include_input=False):
+            loc = tuple(part for part in error["loc"] if isinstance(part, str | int))
+            message = _explain(error["type"], error["msg"], loc, error.get("ctx"), data)
+            if error["type"] == "extra_forbidden" and loc and isinstance(loc[-1], str):
+                match = close_match(loc[-1], field_names(model, loc[:-1]))
+                if match is not None:
+                    message = (f"unknown key {loc[-1]!r}; did you mean {match!r}? (unknown "
+                               "keys are not ignored)")
+            line = toml_line(text_path, loc) if text_path is not None else None
+            problems.append(InputError(message, file=name, field=format_loc(loc) or None,
+                                       line=line))
+        if len(problems) == 1:
+            raise problems[0] from None
+        raise InputErrors(problems, file=name) from None
+
+
+def close_match(word: str, known: Iterable[str]) -> str | None:
+    """The known word closest to ``word``, when one is close enough to be a typo."""
+    found = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _did_you_mean(word: str, known: Iterable[str]) -> str:
+    match = close_match(word, known)
+    return f"; did you mean {match!r}?" if match else ""
+
+
+def field_names(model: type[BaseModel], loc: Sequence[str | int]) -> tuple[str, ...]:
+    """The keys the model takes at ``loc`` (a field path inside it); () if not a model."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        found = _model_in(current.model_fields[part].annotation) if (
+            isinstance(current, type) and issubclass(current, BaseModel)
+            and part in current.model_fields) else None
+        if found is None:
+            return ()
+        current = found
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return tuple(info.alias or key for key, info in current.model_fields.items())
+    return ()
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model inside an annotation such as ``tuple[Connection, ...] | None``."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def _lookup(data: Any, loc: Sequence[str | int]) -> tuple[bool, Any]:
@@ -242,13 +325,19 @@ def _explain(kind: str, msg: str, loc: Sequence[str | int], ctx: dict[str, Any] 
     found, value = _lookup(data, loc)
     got = f", got {_type_name(value)}" if found else ""
     if kind == "literal_error" and ctx is not None:
-        return f"must be one of {ctx.get('expected', '')}" + (
+        expected = str(ctx.get("expected", ""))
+        text = f"must be one of {expected}" + (
             f", got {value!r}" if found and isinstance(value, str) else got)
+        if found and isinstance(value, str):
+            text += _did_you_mean(value, re.findall(r"'([^']*)'", expected))
+        return text
     if kind in ("greater_than_equal", "less_than_equal") and found:
         return f"{msg.replace('Input should be', 'must be')}, got {value!r}"
     if kind in ("value_error", "assertion_error"):
         return msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
-    text = msg.replace("Input should be", "must be")
+    text = (msg.replace("Input should be", "must be")
+            .replace("a valid tuple", "an array").replace("a valid list", "an array")
+            .replace("a valid dictionary", "a table"))
     return text + got if kind.endswith("_type") else text
 
 
@@ -263,8 +352,8 @@ def toml_line(path: Path | None, loc: Sequence[str | int]) -> int | None:
     if not isinstance(table, str) or not isinstance(index, int):
         return None
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
     seen = -1
     start = None

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from omniladder.timefmt import OUT_OF_RANGE, in_utc_range
+from omniladder.timefmt import OUT_OF_RANGE, from_rfc3339, in_utc_range
 from omniladder.vocabulary import CATEGORIES as CATEGORIES
 from omniladder.vocabulary import Category as Category
 
@@ -46,7 +46,7 @@ def _parse_timestamp(value: Any) -> Any:
     if isinstance(value, str):
         text = value.strip()
         try:
-            parsed = datetime.fromisoformat(text)
+            parsed = from_rfc3339(text)
         except ValueError:
             raise ValueError(
                 f"not an RFC 3339 timestamp: {text!r} (expected e.g. 2026-11-29T12:00:00Z)"

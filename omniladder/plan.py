@@ -211,6 +211,8 @@ class _Planner:
         self.settings = inputs.settings
         self.warnings: list[str] = list(inputs.warnings)
         self._warned_models: set[tuple[str, str]] = set()
+        self._unplaced: dict[str | None, list[datetime]] = {}
+        """Spend events no rung can be found for, by the connection they name."""
         self._tiers: dict[tuple[str, str], TierInfo] = {}
         connections_file = inputs.files.get("connections", "connections")
         self.facts = tuple(self._facts(c, connections_file) for c in inputs.connections)
@@ -241,6 +243,20 @@ class _Planner:
                            "to its own quota reset)")
         return ConnectionFacts(connection, billing, models, reason, detail, cool)
 
+    def spend_warnings(self) -> list[str]:
+        """One warning per connection named by spend events that count toward no rung."""
+        out = []
+        for connection, instants in self._unplaced.items():
+            if len(instants) == 1:
+                out.append(f"spend event at {timefmt.iso(instants[0])} names connection "
+                           f"{connection!r}, which is not in the connections file; it counts "
+                           "toward no rung")
+            else:
+                out.append(f"{len(instants)} spend events from {timefmt.iso(min(instants))} "
+                           f"to {timefmt.iso(max(instants))} name connection {connection!r}, "
+                           "which is not in the connections file; they count toward no rung")
+        return out
+
     def history(self, connection_id: str) -> Sequence[Reading]:
         return self.inputs.readings.get(connection_id, ())
 
@@ -261,10 +277,7 @@ class _Planner:
     def rung_of_event(self, event: SpendEvent) -> str | None:
         facts = self.by_id.get(event.connection or "")
         if facts is None or event.model is None:
-            self.warnings.append(
-                f"spend event at {timefmt.iso(event.at)} names connection "
-                f"{event.connection!r}, which is not in the connections file; it counts "
-                "toward no rung")
+            self._unplaced.setdefault(event.connection, []).append(event.at)
             return None
         tier = self.tier(facts.connection.provider, event.model, facts.billing)
         return rung_of(facts.billing, tier)
@@ -306,7 +319,8 @@ def _subscription_check(facts: ConnectionFacts, now: datetime) -> tuple[str, str
     if billing.billing == "unknown":
         return ("billing-uncurated",
                 f"provider {connection.provider!r} with auth_type {connection.auth_type!r} is "
-                "not in the billing catalog; treated as metered")
+                "not in the billing catalog; treated as metered"
+                + (f" (did you mean {billing.near}?)" if billing.near else ""))
     if billing.billing != "subscription":
         source = " by override" if billing.override and "billing" in billing.override else where
         return "billing-not-subscription", f"billed per token{source}"
@@ -415,7 +429,7 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     clamps = tuple(
         Clamp(f.connection.id, f.cooldown.until, f.cooldown.end, f.cooldown.cooling)
         for f in planner.facts if f.cooldown is not None and f.cooldown.clamped)
-    warnings = list(planner.warnings)
+    warnings = list(planner.warnings) + planner.spend_warnings()
     for position in budgets.values():
         if position.state == "unenforced":
             warnings.append(f"the {position.rung} budget of {timefmt.usd(position.budget_usd or 0)}"
@@ -508,8 +522,11 @@ def _rung_statuses(auto_id: AutoId, decisions: Sequence[PairDecision],
                 note += f", {len(unverified)} unverified"
         else:
             state = "exhausted"
-            counts = Counter(reason_phrase(d.reason or "", d.detail) for d in on_rung
-                             if not d.admitted)
+            primary: dict[str, str] = {}  # one reason per connection, as the verdict counts
+            for d in on_rung:
+                if not d.admitted and d.connection_id not in primary:
+                    primary[d.connection_id] = reason_phrase(d.reason or "", d.detail)
+            counts = Counter(primary.values())
             note = f"{len(all_ids)} connection{'s' if len(all_ids) != 1 else ''}, none usable: "
             note += ", ".join(f"{n} {phrase}" for phrase, n in counts.most_common())
         if position is not None and state == "serving":

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ConfigDict, model_validator
 
 from omniladder.errors import InputError
-from omniladder.loading import as_tuples, display_path, read_bytes, validate
+from omniladder.loading import as_tuples, decode_text, display_path, read_bytes, validate
 from omniladder.models import StrictModel, first_repeat
 from omniladder.plan import FORMAT_VERSION
 
@@ -119,10 +119,7 @@ def parse_saved_plan(data: Any, name: str) -> SavedPlan:
 def load_saved_plan(path: Path) -> SavedPlan:
     """Read a saved plan with json and validate it, or raise one clear InputError."""
     name = display_path(path)
-    try:
-        text = read_bytes(path, name).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", file=name) from None
+    text = decode_text(read_bytes(path, name), name)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -24,7 +24,7 @@ from pydantic import AfterValidator, Field, model_validator
 from omniladder import timefmt
 from omniladder.autoid import NowSource, parse_auto_id
 from omniladder.errors import InputError, UsageError
-from omniladder.loading import LoadedInputs, display_path, load_model, toml_line
+from omniladder.loading import LoadedInputs, close_match, display_path, load_model, toml_line
 from omniladder.models import RUNGS, NonBlank, Rung, StrictModel, Timestamp, first_repeat
 from omniladder.plan import REASON_CODES, Plan, make_plan
 
@@ -169,8 +169,10 @@ def check_connection_ids(loaded: LoadedPolicy, known: Sequence[str],
             if cid not in ids:
                 field_path = f"expect[{index}].{loc[0]}"
                 field_path += f"[{loc[1]}]" if isinstance(loc[1], int) else f".{loc[1]}"
+                match = close_match(cid, ids)
+                hint = f"; did you mean {match!r}?" if match else ""
                 raise InputError(
-                    f"unknown connection id {cid!r}: it is not in {connections_file}",
+                    f"unknown connection id {cid!r}: it is not in {connections_file}{hint}",
                     file=loaded.shown, field=field_path,
                     line=toml_line(loaded.path, ("expect", index, str(loc[0]))))
 

@@ -140,6 +140,10 @@ def verdict(history: Sequence[Reading], model: str, now: datetime,
     """R6 with the R7 threshold: the quota verdict of one (connection, model) at now."""
     readings = readings_until(history, now)
     if not readings:
+        if history:
+            return Verdict("unknown", "quota-missing",
+                           f"no quota reading at or before now: all {len(history)} lie after "
+                           f"it (the first at {timefmt.short(history[0].checked_at, now)})")
         return Verdict("unknown", "quota-missing", "no quota reading at or before now")
     latest = readings[-1]
     in_play, out_since, steps = replay(readings[:-1], model, ladder)
@@ -237,6 +241,8 @@ class HistoryVerdicts:
     def __init__(self, history: Sequence[Reading], now: datetime,
                  ladder: LadderSettings) -> None:
         self.readings = readings_until(history, now)
+        self._history = history
+        """Every reading, for the detail when all of them lie after now."""
         self.now = now
         self.ladder = ladder
         self._scoped = tuple(window.models for reading in self.readings
@@ -248,7 +254,7 @@ class HistoryVerdicts:
         key = tuple([model in models for models in self._scoped]) if self._scoped else ()
         found = self._shared.get(key)
         if found is None:
-            found = verdict(self.readings, model, self.now, self.ladder)
+            found = verdict(self.readings or self._history, model, self.now, self.ladder)
             if not _names_model(found):
                 self._shared[key] = found
         return found

@@ -22,6 +22,8 @@ from omniladder.models import RUNGS, Rung
 from omniladder.plan import PairDecision, Plan, PlanSettings, make_plan
 
 MAX_STEPS = 100_000
+MAX_STEP_SECONDS = 3_652_058 * 86_400
+"""Year 1 to year 9999: a longer step cannot be added to any instant."""
 
 _STEP = re.compile(r"(?P<count>\d+)(?P<unit>[smhd])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -37,6 +39,9 @@ def parse_step(text: str) -> timedelta:
     seconds = sum(int(p.group("count")) * _UNITS[p.group("unit")] for p in parts)
     if seconds <= 0:
         raise UsageError(f"the step must be longer than zero, got {text!r}", field="--step")
+    if seconds > MAX_STEP_SECONDS:
+        raise UsageError(f"the step {text!r} is longer than the calendar (at most "
+                         f"{MAX_STEP_SECONDS // 86400:,}d)", field="--step")
     return timedelta(seconds=seconds)
 
 

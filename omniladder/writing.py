@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from omniladder.errors import InputError
-from omniladder.loading import display_path
+from omniladder.loading import SYMLINK_LOOP, display_path
 
 
 def write_files(directory: Path, files: Mapping[str, str], *, force: bool = False,
@@ -38,21 +39,47 @@ def write_files(directory: Path, files: Mapping[str, str], *, force: bool = Fals
 
 
 def write_atomic(target: Path, text: str) -> None:
-    """Write text to target through a temporary file in the same directory and os.replace."""
+    """Write a file whole or not at all: a temporary file beside it, then ``os.replace``.
+
+    A symlink is written through: the file it points to is replaced and the link kept. An
+    existing file keeps its mode; a new one gets the mode the umask allows (0644 under
+    umask 022), as ``open`` would give it, not ``mkstemp``'s private 0600.
+    """
+    shown = display_path(target)
+    real = _through_links(target, shown)
     try:
-        handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                        dir=target.parent)
+        mode: int | None = stat.S_IMODE(real.stat().st_mode)
+    except OSError:
+        mode = None
+    if mode is None:
+        mask = os.umask(0)
+        os.umask(mask)
+        mode = 0o666 & ~mask
+    try:
+        handle, temp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp",
+                                        dir=real.parent)
     except OSError as exc:
-        raise InputError(f"cannot write ({exc.strerror})", file=display_path(target)) from None
+        raise InputError(f"cannot write file ({exc.strerror})", file=shown) from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())
-        os.replace(temp, target)
+        os.chmod(temp, mode)
+        os.replace(temp, real)
     except OSError as exc:
         Path(temp).unlink(missing_ok=True)
-        raise InputError(f"cannot write ({exc.strerror})", file=display_path(target)) from None
+        raise InputError(f"cannot write file ({exc.strerror})", file=shown) from None
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def _through_links(target: Path, shown: str) -> Path:
+    """The file a write to ``target`` must replace: the end of its symlinks, if any."""
+    if not target.is_symlink():
+        return target
+    try:
+        return target.resolve(strict=False)
+    except (OSError, RuntimeError):  # RuntimeError: a loop, before Python 3.13
+        raise InputError(SYMLINK_LOOP, file=shown) from None

@@ -279,3 +279,187 @@ def test_secret_canaries_are_never_shown(name: str, data: st.DataObject) -> None
         assert canary not in output
         assert "sk-CANARY" not in output
         assert set(digest(folder)) == written  # nothing new was written beside the inputs
+
+
+# --- the edges of the command line (issue 10): every input path, option and pipe ---------
+
+CONFIG = str(EXAMPLES / "omniladder.toml")
+POLICY = str(EXAMPLES / "policy.toml")
+PLAN_ARGS = ["plan", "auto/thrifty", "--config", CONFIG]
+
+
+def edge_commands(bad: str) -> dict[str, list[str]]:
+    """Every command and option that reads an input file, with ``bad`` as that file."""
+    importing = ["--connection", "claude-max-work", "--connections",
+                 str(EXAMPLES / "connections.toml"), "--quota"]
+    return {
+        "plan --config": ["plan", "auto/thrifty", "--config", bad],
+        "plan --connections": [*PLAN_ARGS, "--connections", bad],
+        "plan --quota": [*PLAN_ARGS, "--quota", bad],
+        "plan --spend": [*PLAN_ARGS, "--spend", bad],
+        "plan --catalog": [*PLAN_ARGS, "--catalog", bad],
+        "plan --models-catalog": [*PLAN_ARGS, "--models-catalog", bad],
+        "plan --compare": [*PLAN_ARGS, "--compare", bad],
+        "check POLICY": ["check", bad],
+        "check --connections": ["check", POLICY, "--connections", bad],
+        "diff OLD": ["diff", bad, bad],
+        "why --quota": ["why", "claude-max-work", "--config", CONFIG, "--quota", bad],
+        "simulate --spend": ["simulate", "auto/thrifty", "--config", CONFIG, "--from",
+                             "2026-11-29T11:00:00Z", "--to", "2026-11-29T12:00:00Z",
+                             "--spend", bad],
+        "catalog show --catalog": ["catalog", "show", "--catalog", bad],
+        "catalog check --windows-catalog": ["catalog", "check", "--windows-catalog", bad],
+        "import omniroute DB": ["import", "omniroute", bad, "--out", bad + "-out"],
+        "import claude-usage FILE": ["import", "claude-usage", bad, *importing, "q.json"],
+        "import codex-sessions PATH": ["import", "codex-sessions", bad, *importing, "q.json"],
+        "import copilot-user FILE": ["import", "copilot-user", bad, *importing, "q.json"],
+        "import gemini-quota FILE": ["import", "gemini-quota", bad, *importing, "q.json"],
+    }
+
+
+def one_error(result: Any, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        result.exception)
+    assert "Traceback" not in result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("omniladder: error: "), line
+    for fragment in fragments:
+        assert fragment in line, line
+
+
+@pytest.mark.parametrize("option", list(edge_commands("x")))
+def test_a_symlink_loop_is_named_for_every_input(option: str, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "loop.json").symlink_to("loop.json")
+    result = runner.invoke(app, edge_commands("loop.json")[option])
+    one_error(result, "loop.json", "symlink loop")
+
+
+@pytest.mark.parametrize("option", list(edge_commands("x")))
+def test_a_directory_is_named_for_every_input(option: str, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    result = runner.invoke(app, edge_commands("folder")[option])
+    if option == "import codex-sessions PATH":  # a folder is searched for rollouts
+        one_error(result, "folder", "rollout-")
+    else:
+        one_error(result, "folder", "directory")
+
+
+@pytest.mark.parametrize("name", ["connections.toml", "quota.json", "omniladder.toml"])
+def test_a_byte_order_mark_is_accepted(name: str) -> None:
+    documents = example_documents()
+    documents[name] = b"\xef\xbb\xbf" + serialise(name, documents[name])
+    with fleet(documents) as folder:
+        result = runner.invoke(app, ["plan", "auto/thrifty", "--config",
+                                     str(folder / "omniladder.toml"), "--json"])
+        assert result.exit_code == 0, result.output
+
+
+HUGE = ("99999999999999h", "9" * 30 + "d", "inf", "nan", "-inf", "1e309", "-1")
+NUMERIC_OPTIONS: dict[str, Callable[[str], list[str]]] = {
+    "simulate --step": lambda v: ["simulate", "auto/thrifty", "--config", CONFIG, "--from",
+                                  "2026-11-29T11:00:00Z", "--to", "2026-11-29T12:00:00Z",
+                                  "--step", v],
+    "import omniroute --since": lambda v: ["import", "omniroute", "absent.db", "--out", "o",
+                                           "--since", v],
+    "import omniroute --group-seconds": lambda v: ["import", "omniroute", "absent.db",
+                                                   "--out", "o", f"--group-seconds={v}"],
+    "catalog check --max-age-days": lambda v: ["catalog", "check", f"--max-age-days={v}"],
+    "plan --now": lambda v: [*PLAN_ARGS, "--now", v],
+    "simulate --from": lambda v: ["simulate", "auto/thrifty", "--config", CONFIG, "--from",
+                                  v, "--to", "2026-11-29T12:00:00Z"],
+    "import omniroute --now": lambda v: ["import", "omniroute", "absent.db", "--out", "o",
+                                         "--now", v],
+    "import omniroute --confirmed-at": lambda v: ["import", "omniroute", "absent.db", "--out",
+                                                  "o", "--confirmed-at", v],
+    "import claude-usage --at": lambda v: ["import", "claude-usage", "-", "--connection", "x",
+                                           "--at", v],
+}
+
+
+@pytest.mark.parametrize("value", HUGE)
+@pytest.mark.parametrize("option", list(NUMERIC_OPTIONS))
+def test_huge_and_non_finite_numbers_are_usage_errors(option: str, value: str, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, NUMERIC_OPTIONS[option](value), input="")
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        result.exception)
+    assert result.exit_code in (1, 2), result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["simulate", "auto/thrifty", "--config", CONFIG, "--from", "2026-11-29T11:00:00Z",
+      "--to", "2026-11-29T12:00:00Z", "--step", "99999999999999h"], "--step"),
+    (["import", "omniroute", "absent.db", "--out", "o", "--since", "999999d"], "--since"),
+    (["import", "omniroute", "absent.db", "--out", "o", "--group-seconds", "inf"],
+     "--group-seconds"),
+    (["import", "omniroute", "absent.db", "--out", "o", "--group-seconds", "nan"],
+     "--group-seconds"),
+], ids=["step", "since", "group-inf", "group-nan"])
+def test_numbers_beyond_the_clock_name_their_option(args: list[str], says: str) -> None:
+    one_error(runner.invoke(app, args), says)
+
+
+def run_closing_stdout(args: list[str], cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """Run omniladder with a stdout pipe whose reader has already gone."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run([sys.executable, "-m", "omniladder", *args], stdout=write,
+                              stderr=subprocess.PIPE, text=True, env=env, cwd=cwd,
+                              check=False)
+    finally:
+        os.close(write)
+
+
+def expected_code(args: list[str], cwd: Path = ROOT) -> int:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "omniladder", *args], capture_output=True,
+                          env=env, cwd=cwd, check=False).returncode
+
+
+CLOSED_STDOUT = {
+    "plan": PLAN_ARGS,
+    "plan --json": [*PLAN_ARGS, "--json"],
+    "plan --fail-on-empty": ["plan", "auto/subscription", "--config", CONFIG,
+                             "--no-shipped-catalogs", "--fail-on-empty"],
+    "ids": ["ids"],
+    "why": ["why", "claude-max-work", "--config", CONFIG],
+    "simulate": ["simulate", "auto/thrifty", "--config", CONFIG, "--from",
+                 "2026-11-29T11:00:00Z", "--to", "2026-11-29T12:00:00Z"],
+    "check": ["check", POLICY],
+    "diff": ["diff", str(EXAMPLES / "ci" / "plan-thrifty.json"),
+             str(EXAMPLES / "ci" / "plan-thrifty.json")],
+    "catalog show": ["catalog", "show"],
+    "catalog check": ["catalog", "check", "--today", "2026-11-29"],
+    "schema": ["schema", "connections"],
+    "help": ["--help"],
+}
+
+
+@pytest.mark.parametrize("name", list(CLOSED_STDOUT))
+def test_a_closed_stdout_keeps_the_answer(name: str) -> None:
+    """Like ripgrep: no traceback, nothing on stderr, the exit code of the answer."""
+    args = CLOSED_STDOUT[name]
+    done = run_closing_stdout(args)
+    assert "Traceback" not in done.stderr
+    assert "Broken pipe" not in done.stderr
+    assert "BrokenPipe" not in done.stderr
+    assert done.returncode == expected_code(args), done.stderr
+    if done.returncode == 0:
+        assert "error" not in done.stderr
+
+
+def test_a_closed_stdout_still_writes_the_junit_report(tmp_path: Path) -> None:
+    report = tmp_path / "report.xml"
+    done = run_closing_stdout(["check", POLICY, "--junit", str(report)])
+    assert done.returncode == 0, done.stderr
+    assert report.read_text(encoding="utf-8").startswith("<?xml")

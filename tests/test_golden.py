@@ -65,6 +65,26 @@ def test_human_view(name: str) -> None:
     assert stderr.splitlines() == [f"omniladder: warning: {w}" for w in document["warnings"]]
 
 
+WIDTHS = (60, 80, 120)
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_human_view_at_every_width(columns: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Connection ids, provider/model and reason codes are never cut: wrapped or stacked."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    stdout, _ = run("thrifty", "--detail")
+    compare(GOLDEN / f"thrifty-detail-{columns}.txt", stdout)
+    assert "…" not in stdout
+    assert all(len(line) <= columns for line in stdout.splitlines()
+               if not line.startswith(("now ", "inputs: ", "auto/")))
+    document = json.loads(run("thrifty", "--json")[0])
+    for x in document["excluded"]:
+        for identifier in (x["connection_id"], x["reason"], x["model"] or "all models"):
+            assert identifier in stdout
+    for entry in document["pool"]:
+        assert f"{entry['provider']}/{entry['model']}" in stdout
+
+
 @pytest.mark.parametrize("name", list(PLANS))
 def test_json_view(name: str) -> None:
     stdout, stderr = run(name, "--json")
@@ -110,6 +130,7 @@ def test_examples_show_hysteresis_a_clamp_and_a_spent_budget() -> None:
 def test_every_golden_file_belongs_to_a_plan() -> None:
     """A renamed or dropped plan must not leave a stale golden file behind."""
     expected = {f"{name}.{ext}" for name in PLANS for ext in ("txt", "json")}
+    expected |= {f"thrifty-detail-{columns}.txt" for columns in WIDTHS}
     assert {p.name for p in GOLDEN.iterdir()} == expected
 
 

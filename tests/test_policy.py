@@ -209,7 +209,7 @@ def test_unknown_connection_ids_are_errors(tmp_path: Path) -> None:
         check_connection_ids(loaded, known, "examples/connections.toml")
     assert str(caught.value).endswith(
         "expect[1].expect_reason.claude-maxwork: unknown connection id 'claude-maxwork': it is "
-        "not in examples/connections.toml")
+        "not in examples/connections.toml; did you mean 'claude-max-work'?")
     assert "policy.toml:9: " in str(caught.value)
 
 

@@ -15,9 +15,9 @@ from omniladder.commands.common import (
     ModelsCatalogOpt,
     NoShippedOpt,
     WindowsCatalogOpt,
+    answer_is_no,
     user_errors,
 )
-from omniladder.errors import ExitCode
 
 catalog_app = typer.Typer(
     name="catalog",
@@ -131,4 +131,5 @@ def check(
         else:
             sys.stdout.write("\n".join(lint_lines(problems, shown, fleet)) + "\n")
         if problems:
-            raise typer.Exit(int(ExitCode.NO))
+            answer_is_no(f"{len(problems)} catalog problem{'' if len(problems) == 1 else 's'}"
+                         " found")

@@ -12,13 +12,13 @@ import typer
 from omniladder.commands.common import (
     InputOptions,
     NowOpt,
+    answer_is_no,
     now_for,
     say,
     user_errors,
     with_input_options,
     write_atomic,
 )
-from omniladder.errors import ExitCode
 
 
 @with_input_options
@@ -51,7 +51,8 @@ def check(
         inputs = options.load()
         check_connection_ids(loaded, [c.id for c in inputs.connections],
                              inputs.files.get("connections", "the connections file"))
-        instant, source = now_for(now, inputs)
+        instant, source, inputs = now_for(
+            now, inputs, snapshot_used=any(e.now is None for e in loaded.policy.expect))
         result = evaluate(loaded, inputs, instant, source)
         if not json_out:
             for warning in result.warnings:
@@ -60,4 +61,7 @@ def check(
         if junit is not None:
             write_atomic(junit, junit_xml(result))
         if not result.passed:
-            raise typer.Exit(int(ExitCode.NO))
+            failed = result.failed
+            answer_is_no(f"{len(failed)} of {len(result.expectations)} expectation"
+                         f"{'' if len(result.expectations) == 1 else 's'} failed: "
+                         + ", ".join(e.name for e in failed))

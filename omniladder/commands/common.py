@@ -10,11 +10,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from omniladder.errors import ExitCode, InputError, OmniladderError
+from omniladder.errors import ExitCode, OmniladderError
 
 if TYPE_CHECKING:
     from omniladder.autoid import NowSource
@@ -42,8 +42,8 @@ WindowsCatalogOpt = Annotated[list[Path] | None, typer.Option(
 NoShippedOpt = Annotated[bool, typer.Option(
     "--no-shipped-catalogs", help="Use only the catalog files given, not the shipped ones.")]
 NowOpt = Annotated[str | None, typer.Option(
-    "--now", help="Plan for this instant (RFC 3339 with offset); default: the snapshot's "
-    "taken_at, else the current time.", show_default=False)]
+    "--now", help="Plan for this instant (RFC 3339 with offset, or 'now' for the current "
+    "time); default: the snapshot's taken_at, else the current time.", show_default=False)]
 
 
 @dataclass(frozen=True)
@@ -124,42 +124,55 @@ with_input_options = gathering(_SHARED, "options", _input_options)
 """Give a command the input options every planning command takes, as ``options``."""
 
 
-def now_for(flag: str | None, inputs: LoadedInputs) -> tuple[datetime, NowSource]:
-    from omniladder.autoid import parse_instant, resolve_now
+def now_for(flag: str | None, inputs: LoadedInputs, *, snapshot_used: bool = True
+            ) -> tuple[datetime, NowSource, LoadedInputs]:
+    """R14's instant and its source; ``--now now`` is the clock.
 
+    When the instant defaults to an old snapshot's taken_at, the inputs come back with a
+    warning added, so the plan's JSON ``warnings`` carries it too.
+    """
+    from dataclasses import replace
+
+    from omniladder.autoid import (
+        is_clock_word,
+        parse_instant,
+        resolve_now,
+        stale_snapshot_warning,
+    )
+
+    if flag is not None and is_clock_word(flag):
+        return (*resolve_now(None, None), inputs)
     taken_at = inputs.quota.taken_at if inputs.quota is not None else None
-    return resolve_now(parse_instant(flag) if flag else None, taken_at)
+    instant, source = resolve_now(parse_instant(flag) if flag else None, taken_at)
+    warning = stale_snapshot_warning(
+        instant, source, inputs.settings.ladder.max_reading_age_seconds)
+    if warning is not None and snapshot_used:
+        inputs = replace(inputs, warnings=(warning, *inputs.warnings))
+    return instant, source, inputs
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write a file whole or not at all: a temp file in the same folder, then os.replace."""
-    import os
-    import tempfile
+    """The one atomic writer (omniladder.writing), imported when a command writes."""
+    from omniladder.writing import write_atomic as write
 
-    from omniladder.loading import display_path
-
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise InputError(f"cannot write file ({exc.strerror})",
-                         file=display_path(path)) from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:
-            out.write(text)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(temp, 0o666 & ~mask)  # mkstemp makes it private; a saved plan is not
-        os.replace(temp, path)
-    except OSError as exc:
-        Path(temp).unlink(missing_ok=True)
-        raise InputError(f"cannot write file ({exc.strerror})",
-                         file=display_path(path)) from None
+    write(path, text)
 
 
 def say(message: str) -> None:
     """Talk goes to stderr; stdout is data."""
     sys.stderr.write(message + "\n")
+
+
+def answer_is_no(reason: str) -> NoReturn:
+    """Exit 1 (the answer is "no"), saying why in one line on stderr."""
+    say(f"omniladder: exit 1: {reason}")
+    raise typer.Exit(int(ExitCode.NO))
+
+
+def differences(counts: dict[str, int]) -> str:
+    """``3 differences`` from a diff's counts."""
+    total = sum(counts.values())
+    return f"{total} difference{'' if total == 1 else 's'}"
 
 
 @contextmanager
@@ -168,7 +181,6 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except OmniladderError as exc:
-        say(f"omniladder: error: {exc}")
+        for line in str(exc).splitlines():
+            say(f"omniladder: error: {line}")
         raise typer.Exit(int(exc.exit_code)) from None
-    except BrokenPipeError:
-        raise typer.Exit(int(ExitCode.ANSWERED)) from None

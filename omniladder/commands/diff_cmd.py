@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from omniladder.commands.common import user_errors
-from omniladder.errors import ExitCode
+from omniladder.commands.common import answer_is_no, differences, user_errors
 
 
 def diff(
@@ -33,4 +32,4 @@ def diff(
         result = diff_plans(before, after, display_path(old), display_path(new))
         render_diff(result, Format.JSON if json_out else Format.TABLE, sys.stdout)
         if not result.equal:
-            raise typer.Exit(int(ExitCode.NO))
+            answer_is_no(f"the plans route differently ({differences(result.counts())})")

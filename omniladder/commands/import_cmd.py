@@ -76,6 +76,7 @@ def omniroute(
         from omniladder.scopes import load_window_scopes
         from omniladder.sources.omniroute import (
             ImportOptions,
+            check_group_seconds,
             import_omniroute,
             parse_confirmed_at,
             parse_since,
@@ -86,7 +87,8 @@ def omniroute(
         instant = parse_instant(now) if now else datetime.now(UTC).replace(microsecond=0)
         confirmed = parse_confirmed_at(confirmed_at, instant) if confirmed_at else None
         options = ImportOptions(now=instant, since=parse_since(since, instant),
-                                group_seconds=group_seconds, confirmed_at=confirmed)
+                                group_seconds=check_group_seconds(group_seconds),
+                                confirmed_at=confirmed)
         catalogs = load_catalogs((), tuple(models_catalog or ()),
                                  include_shipped=not no_shipped_catalogs)
         scopes = load_window_scopes(tuple(windows_catalog or ()),

@@ -11,13 +11,14 @@ import typer
 from omniladder.commands.common import (
     InputOptions,
     NowOpt,
+    answer_is_no,
+    differences,
     now_for,
     say,
     user_errors,
     with_input_options,
     write_atomic,
 )
-from omniladder.errors import ExitCode
 
 
 @with_input_options
@@ -53,13 +54,13 @@ def plan(
 
             saved = load_saved_plan(compare)
         inputs = options.load()
-        instant, source = now_for(now, inputs)
+        instant, source, inputs = now_for(now, inputs)
         result = make_plan(inputs, parsed, instant, source)
         if out is not None:
             from omniladder.rendering.json_view import plan_json
 
             write_atomic(out, plan_json(result) + "\n")
-        differs = False
+        reasons = []
         if saved is not None and compare is not None:
             from omniladder.loading import display_path
             from omniladder.plandiff import diff_plans, parse_saved_plan
@@ -72,12 +73,16 @@ def plan(
                 for warning in result.warnings:
                     say(f"omniladder: warning: {warning}")
             render_diff(changes, Format.JSON if json_out else Format.TABLE, sys.stdout)
-            differs = not changes.equal
+            if not changes.equal:
+                reasons.append(f"the plan differs from {display_path(compare)} "
+                               f"({differences(changes.counts())})")
         elif json_out:
             render(result, Format.JSON, sys.stdout)
         else:
             for warning in result.warnings:
                 say(f"omniladder: warning: {warning}")
             render(result, Format.TABLE, sys.stdout, detail=detail)
-        if differs or (fail_on_empty and not result.pool):
-            raise typer.Exit(int(ExitCode.NO))
+        if fail_on_empty and not result.pool:
+            reasons.append(f"the pool of {parsed.text} is empty (--fail-on-empty)")
+        if reasons:
+            answer_is_no("; ".join(reasons))

@@ -13,6 +13,7 @@ from omniladder.commands.common import (
     say,
     user_errors,
     with_input_options,
+    write_atomic,
 )
 
 
@@ -37,7 +38,6 @@ def simulate(
     """Plan at every step between two instants: head rung, pool per rung, transitions, flaps."""
     with user_errors():
         from omniladder.autoid import parse_auto_id, parse_instant
-        from omniladder.errors import UsageError
         from omniladder.simulate import parse_step, simulate, step_instants
 
         parsed = parse_auto_id(auto_id)
@@ -50,11 +50,7 @@ def simulate(
         if svg is not None:
             from omniladder.rendering.timeline import timeline_svg
 
-            try:
-                svg.write_text(timeline_svg(series), encoding="utf-8")
-            except OSError as exc:
-                raise UsageError(f"cannot write the SVG ({exc.strerror})",
-                                 file=str(svg)) from None
+            write_atomic(svg, timeline_svg(series))
         if json_out:
             from omniladder.rendering.timeline import series_json
 

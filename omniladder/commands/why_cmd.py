@@ -42,7 +42,7 @@ def why(
         ids = [parse_auto_id(auto_id)] if auto_id is not None else [
             parse_auto_id("auto/subscription"), parse_auto_id("auto/thrifty")]
         inputs = options.load()
-        instant, source = now_for(now, inputs)
+        instant, source, inputs = now_for(now, inputs)
         plans = [make_plan(inputs, parsed, instant, source)
                  for parsed in ids]
         trace = explain(inputs, plans, connection_id, model)

@@ -38,10 +38,9 @@ def failure_text(result: ExpectationResult) -> str:
 
 
 def _table(result: PolicyResult, out: TextIO) -> None:
-    from rich.table import Table
     from rich.text import Text
 
-    from omniladder.rendering.table import make_console
+    from omniladder.rendering.table import ID, TEXT, fitted_table, make_console
 
     console = make_console(out)
     header = Text()
@@ -62,17 +61,13 @@ def _table(result: PolicyResult, out: TextIO) -> None:
         heading.append(expectation.name, style="bold")
         heading.append(f" — {_where(expectation)}", style="dim")
         console.print(heading, soft_wrap=True)
-        table = Table(box=None, pad_edge=False, padding=(0, 3, 0, 0), show_header=False)
-        table.add_column("indent", width=4, no_wrap=True)
-        table.add_column("result", no_wrap=True)
-        table.add_column("check", no_wrap=True)
-        table.add_column("expected", ratio=1)
-        table.add_column("found", ratio=1)
-        for check in expectation.checks:
-            table.add_row("", Text("pass", style="green") if check.passed
-                          else Text("FAIL", style="bold red"),
-                          check.check, Text(check.expected), Text(check.actual))
-        console.print(table)
+        fitted_table(
+            console, [("", ID), ("result", ID), ("check", ID), ("expected", TEXT),
+                      ("found", TEXT)],
+            [[Text("    "), Text("pass", style="green") if check.passed
+              else Text("FAIL", style="bold red"), Text(check.check), Text(check.expected),
+              Text(check.actual)] for check in expectation.checks],
+            box=None, pad_edge=False, padding=(0, 3, 0, 0), show_header=False)
     console.print()
 
     failed = result.failed

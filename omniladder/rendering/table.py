@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TextIO
+from collections.abc import Sequence
+from typing import Any, TextIO
 
 from rich import box
 from rich.console import Console
@@ -45,6 +46,79 @@ def make_console(out: TextIO) -> Console:
                    force_terminal=None if out in (sys.stdout, sys.stderr) else is_tty)
 
 
+MIN_TEXT = 16
+"""The narrowest a wrapping text column may get before the stacked layout is used."""
+
+ID, NUM, TEXT = "id", "num", "text"
+"""Column kinds: identifiers and figures are never cut; text wraps (and folds a long word)."""
+
+
+def _words(text: str) -> int:
+    return max((len(word) for word in text.split()), default=0)
+
+
+def fitted_table(console: Console, columns: Sequence[tuple[str, str]],
+                 rows: Sequence[Sequence[Text]], *, title: str | None = None,
+                 stack_title: str | None = None, **table: Any) -> None:
+    """Print rows as a table when it fits the console, else as a stacked list.
+
+    Identifier and figure columns (``ID``, ``NUM``) keep their whole width; ``TEXT`` columns
+    wrap. When the identifiers plus the narrowest readable text columns do not fit, each row
+    is printed as its identifiers on one line and each text below, indented: an identifier
+    is never cut at any width.
+    """
+    widths: list[int] = []
+    for index, (name, kind) in enumerate(columns):
+        cells = [name] + [row[index].plain for row in rows]
+        if kind == TEXT:
+            widths.append(max(min(MIN_TEXT, max(len(c) for c in cells)),
+                              max(_words(c) for c in cells)))
+        else:
+            widths.append(max(len(c) for c in cells))
+    padding = table.get("padding", (0, 1))
+    gap = padding[1] * 2 if isinstance(padding, tuple) and len(padding) == 2 else 3
+    needed = sum(widths) + (gap + 1) * len(columns)
+    if needed <= console.width:
+        grid = Table(title=title, title_justify="left", **table)
+        for (name, kind), width in zip(columns, widths, strict=True):
+            if kind == TEXT:
+                grid.add_column(name, overflow="fold")
+            else:
+                grid.add_column(name, no_wrap=True, min_width=width,
+                                justify="right" if kind == NUM else "left")
+        for row in rows:
+            grid.add_row(*row)
+        console.print(grid)
+        return
+    heading = stack_title if stack_title is not None else title
+    if heading:
+        console.print(Text(heading, style="italic"))
+        console.print()
+    for row in rows:
+        head = Text()
+        for (_, kind), cell in zip(columns, row, strict=True):
+            if kind != TEXT and cell.plain:
+                if head.plain:
+                    head.append("  ")
+                head.append_text(cell)
+        hanging(console, head, 1, 3)
+        for (name, kind), cell in zip(columns, row, strict=True):
+            if kind == TEXT and cell.plain:
+                line = Text(f"{name}: ", style="dim")
+                line.append_text(cell)
+                hanging(console, line, 4, 6)
+    console.print()
+
+
+def hanging(console: Console, text: Text, first: int, rest: int) -> None:
+    """Print text wrapped to the console, the first line indented ``first`` columns and the
+    others ``rest``; a word longer than a line is folded, never cut."""
+    lines = text.wrap(console, max(console.width - rest, 8), overflow="fold")
+    for number, line in enumerate(lines):
+        line.rstrip()
+        console.print(Text(" " * (first if number == 0 else rest)) + line, soft_wrap=True)
+
+
 def render_table(plan: Plan, out: TextIO, *, detail: bool = False) -> None:
     console = make_console(out)
     files = plan.files
@@ -61,24 +135,16 @@ def render_table(plan: Plan, out: TextIO, *, detail: bool = False) -> None:
                            style="dim"), soft_wrap=True)
     console.print()
 
-    ladder = Table(title="Ladder", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for name in ("rung", "state"):
-        ladder.add_column(name, no_wrap=True)
-    ladder.add_column("candidates", justify="right", no_wrap=True)
-    ladder.add_column("connections", justify="right", no_wrap=True)
-    ladder.add_column("why")
-    for rung in plan.rungs:
-        ladder.add_row(rung.rung, Text(rung.state, style=_STATE_STYLE.get(rung.state, "")),
-                       str(rung.candidates), str(rung.connections), Text(rung.note))
-    console.print(ladder)
+    fitted_table(
+        console, [("rung", ID), ("state", ID), ("candidates", NUM), ("connections", NUM),
+                  ("why", TEXT)],
+        [[Text(rung.rung), Text(rung.state, style=_STATE_STYLE.get(rung.state, "")),
+          Text(str(rung.candidates)), Text(str(rung.connections)), Text(rung.note)]
+         for rung in plan.rungs],
+        title="Ladder", box=box.SIMPLE_HEAD, pad_edge=False)
 
     if plan.pool:
-        pool = Table(title="Pool, in dispatch order", title_justify="left",
-                     box=box.SIMPLE_HEAD, pad_edge=False)
-        pool.add_column("#", justify="right", no_wrap=True)
-        pool.add_column("rung", no_wrap=True)
-        pool.add_column("candidate")
-        pool.add_column("allowlist")
+        rows = []
         for entry in plan.pool:
             allow = Text()
             for index, cid in enumerate(entry.allowed_connection_ids):
@@ -87,9 +153,11 @@ def render_table(plan: Plan, out: TextIO, *, detail: bool = False) -> None:
                 allow.append(cid)
                 if cid in entry.unverified_connection_ids:
                     allow.append(" (unverified)", style="yellow")
-            pool.add_row(str(entry.position), entry.rung,
-                         Text(f"{entry.provider}/{entry.model}"), allow)
-        console.print(pool)
+            rows.append([Text(str(entry.position)), Text(entry.rung),
+                         Text(f"{entry.provider}/{entry.model}"), allow])
+        fitted_table(console, [("#", NUM), ("rung", ID), ("candidate", ID),
+                               ("allowlist", TEXT)], rows,
+                     title="Pool, in dispatch order", box=box.SIMPLE_HEAD, pad_edge=False)
     else:
         console.print(Text("Pool: empty — no candidate has a usable connection under "
                            f"{plan.auto_id.text}.", style="bold"))
@@ -98,17 +166,12 @@ def render_table(plan: Plan, out: TextIO, *, detail: bool = False) -> None:
     shown = [x for x in plan.excluded if detail or x.reason != "not-in-category"]
     hidden = len(plan.excluded) - len(shown)
     if shown:
-        table = Table(title="Excluded", title_justify="left", box=box.SIMPLE_HEAD,
-                      pad_edge=False)
-        table.add_column("connection", no_wrap=True)
-        table.add_column("model")
-        table.add_column("rung", no_wrap=True)
-        table.add_column("reason", no_wrap=True)
-        table.add_column("detail")
-        for x in shown:
-            table.add_row(Text(x.connection_id), Text(x.model or "all models"),
-                          x.rung or "-", Text(x.reason, style="yellow"), Text(x.detail))
-        console.print(table)
+        fitted_table(
+            console, [("connection", ID), ("model", ID), ("rung", ID), ("reason", ID),
+                      ("detail", TEXT)],
+            [[Text(x.connection_id), Text(x.model or "all models"), Text(x.rung or "-"),
+              Text(x.reason, style="yellow"), Text(x.detail)] for x in shown],
+            title="Excluded", box=box.SIMPLE_HEAD, pad_edge=False)
     if hidden:
         console.print(Text(f"{hidden} not-in-category exclusion{'s' if hidden != 1 else ''} "
                            "not listed (--detail or --json lists them)", style="dim"))

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from omniladder.errors import InputError
+from omniladder.loading import check_input_file
 from omniladder.models import ObservedOverage
 from omniladder.sources import fields
 from omniladder.sources.common import SourceReading, SourceWindow
@@ -60,6 +61,7 @@ def find_rollouts(paths: Iterable[tuple[Path, str]]) -> list[RolloutFile]:
         elif path.is_file():
             found.append(RolloutFile(path, shown))
         else:
+            check_input_file(path, shown)
             raise InputError("file or folder not found", file=shown)
     return list(dict.fromkeys(found))
 

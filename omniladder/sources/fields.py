@@ -19,7 +19,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from omniladder.errors import InputError
-from omniladder.timefmt import OUT_OF_RANGE, in_utc_range
+from omniladder.timefmt import OUT_OF_RANGE, from_rfc3339, in_utc_range
 
 _SHOWN_CHARS = 40
 
@@ -173,7 +173,7 @@ def instant(value: Any, file: str, path: str) -> datetime | None:
     if not isinstance(value, str):
         raise fail(file, path, "an RFC 3339 timestamp", value)
     try:
-        parsed = datetime.fromisoformat(value.strip())
+        parsed = from_rfc3339(value)
     except ValueError:
         raise fail(file, path, "an RFC 3339 timestamp", value) from None
     if parsed.tzinfo is None or parsed.utcoffset() is None:

@@ -157,5 +157,5 @@ def _toml_instants(value: Any, key: str | None = None) -> Any:
     if isinstance(value, list):
         return [_toml_instants(item) for item in value]
     if key in _INSTANT_KEYS and isinstance(value, str):
-        return datetime.fromisoformat(value)
+        return timefmt.from_rfc3339(value)
     return value

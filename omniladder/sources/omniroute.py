@@ -46,7 +46,7 @@ from typing import Any
 
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
-from omniladder.loading import Catalogs
+from omniladder.loading import Catalogs, check_input_file
 from omniladder.scopes import WindowScopes
 from omniladder.sources.common import (
     ScopeReport,
@@ -89,7 +89,17 @@ COOLDOWN_STATUS = "unavailable"
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 
 DEFAULT_GROUP_SECONDS = 2.0
+MAX_GROUP_SECONDS = 7 * 86_400.0
+"""A week: rows further apart than that are never one gateway write."""
 DEFAULT_SINCE = "7d"
+
+
+def check_group_seconds(value: float) -> float:
+    """--group-seconds as a finite tolerance from 0 to a week, or a UsageError."""
+    if not math.isfinite(value) or not 0 <= value <= MAX_GROUP_SECONDS:
+        raise UsageError(f"must be a number of seconds from 0 to {MAX_GROUP_SECONDS:g} "
+                         f"(a week), got {value!r}", field="--group-seconds")
+    return value
 
 
 # --- options and results -------------------------------------------------------------------
@@ -130,14 +140,24 @@ def parse_since(text: str, now: datetime) -> datetime | None:
         return None
     match = _DURATION.fullmatch(value)
     if match:
-        return now - timedelta(seconds=float(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+        seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        try:
+            start = now - timedelta(seconds=seconds)
+        except OverflowError:
+            start = None
+        if start is None or not timefmt.in_utc_range(start):
+            raise UsageError(f"{text!r} reaches back before year 1; use 'all' for the whole "
+                             "history", field="--since")
+        return start
     try:
-        instant = datetime.fromisoformat(value)
+        instant = timefmt.from_rfc3339(value)
     except ValueError:
         raise UsageError(f"expected 'all', a duration such as 7d, 24h or 90m, or an RFC 3339 "
                          f"instant, got {text!r}", field="--since") from None
     if instant.tzinfo is None or instant.utcoffset() is None:
         raise UsageError(f"instant {text!r} has no offset; add one, e.g. Z", field="--since")
+    if not timefmt.in_utc_range(instant):
+        raise UsageError(f"{text!r}: {timefmt.OUT_OF_RANGE}", field="--since")
     return instant
 
 
@@ -147,7 +167,7 @@ def parse_confirmed_at(text: str, now: datetime) -> datetime:
     if value == "now":
         return now
     try:
-        instant = datetime.fromisoformat(value)
+        instant = timefmt.from_rfc3339(value)
     except ValueError:
         raise UsageError(f"expected 'now' or an RFC 3339 instant, got {text!r}",
                          field="--confirmed-at") from None
@@ -182,7 +202,7 @@ def db_instant(value: Any, where: str, db: str) -> datetime | None:
         if re.fullmatch(r"-?\d+(?:\.\d+)?", text):
             return db_instant(float(text), where, db)
         try:
-            parsed = datetime.fromisoformat(text)
+            parsed = timefmt.from_rfc3339(text)
         except ValueError:
             raise InputError(f"not an ISO 8601 timestamp: {text!r}", file=db,
                              field=where) from None
@@ -261,6 +281,7 @@ _SQL_FUNCTIONS = frozenset({"instr"})
 
 def open_readonly(path: Path, shown: str) -> sqlite3.Connection:
     """Open the database read-only through a ``file:`` URI, with the column allowlist."""
+    check_input_file(path, shown)
     if not path.exists():
         raise InputError("file not found", file=shown)
     if not path.is_file():
