@@ -144,7 +144,7 @@ head_rung = "subscription"
 min_pool = 1
 
 [[expect]]
-name = "every kind of check, passing"
+name = "one-item lists failing, every other check passing"
 auto_id = "auto/thrifty"
 now = "2026-11-29T12:00:00Z"
 min_pool = 12
