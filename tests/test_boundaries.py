@@ -288,3 +288,51 @@ def test_diff_reports_a_change_of_overage_alone() -> None:
                       parse_saved_plan(_saved("unknown"), "new.json"))
     assert same.equal
 
+
+
+def test_R8_period_start_ignores_the_machine_time_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """UTC, not the local zone of whoever runs the planner; midnight to the microsecond."""
+    import time
+
+    monkeypatch.setenv("TZ", "Pacific/Auckland")
+    time.tzset()
+    try:
+        found = period_start(datetime.fromisoformat("2026-11-30T23:30:00.250000+00:00"), "day")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert found == datetime.fromisoformat("2026-11-30T00:00:00+00:00")
+    assert (found.utcoffset(), found.microsecond) == (timedelta(0), 0)
+
+
+@pytest.mark.parametrize(("provider", "model", "free", "expected"), [
+    pytest.param("openai", "gpt-mini", ["openai"], ("free", "free-provider", 0.25),
+                 id="R3-free-provider-keeps-the-price"),
+    pytest.param("ollama", "qwen", [], ("free", "price", 0.0), id="R3-price-0-is-free"),
+    pytest.param("openai", "gpt-mini", [], ("cheap", "price", 0.25), id="R3-cheap"),
+    pytest.param("claude", "opus", [], ("premium", "price", 15.0), id="R3-premium"),
+    pytest.param("claude", "nope", [], ("premium", "not-in-catalog", None),
+                 id="R3-missing-is-premium-without-a-price"),
+])
+def test_R3_tier_reports_its_source_and_price(provider: str, model: str, free: list[str],
+                                              expected: tuple[str, str, float | None]) -> None:
+    from omniladder.models import TierSettings
+    from omniladder.tiers import economic_tier
+    from tests.builders import catalogs
+
+    settings = TierSettings.model_validate({"free_providers": tuple(free)})
+    found = economic_tier(provider, model, catalogs(), settings)
+    assert (found.tier, found.source, found.input_usd_per_mtok) == expected
+
+
+def test_R3_a_catalog_tier_override_keeps_the_price() -> None:
+    from omniladder.models import TierSettings
+    from omniladder.tiers import economic_tier
+    from tests.builders import MODELS, catalogs
+
+    models = [*MODELS, {"provider": "claude", "model": "opus", "input_usd_per_mtok": 15.0,
+                        "output_usd_per_mtok": 75.0, "tier": "cheap"}]
+    found = economic_tier("claude", "opus", catalogs(models=models),
+                          TierSettings.model_validate({}))
+    assert (found.tier, found.source, found.input_usd_per_mtok) == ("cheap",
+                                                                    "catalog-override", 15.0)
