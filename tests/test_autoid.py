@@ -85,8 +85,12 @@ def test_R13_ids_lists_exactly_the_twelve_valid_ids() -> None:
     listed = result.stdout.splitlines()
     assert len(listed) == 12
     assert sorted(listed) == sorted(VALID)
-    for text in listed:
-        parse_auto_id(text)
+    # flat ids first, then each category with both tiers, each parsing to what it names
+    parsed = [parse_auto_id(text) for text in listed]
+    assert [(a.text, a.category, a.tier) for a in parsed] == [
+        ("auto/subscription", None, "subscription"), ("auto/thrifty", None, "thrifty"),
+        *((f"auto/{category}:{tier}", category, tier) for category in CATEGORIES
+          for tier in ("subscription", "thrifty"))]
     as_json = runner.invoke(app, ["ids", "--json"])
     assert as_json.exit_code == 0, as_json.output
     assert json.loads(as_json.stdout) == listed

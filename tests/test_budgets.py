@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -37,7 +37,10 @@ def utc(text: str) -> datetime:
     ],
 )
 def test_R8_period_start(now: str, period: str, start: str) -> None:
-    assert period_start(utc(now), period) == utc(start)
+    """``now`` keeps its offset: the period is found in UTC by period_start itself."""
+    found = period_start(datetime.fromisoformat(now), period)
+    assert found == utc(start)
+    assert found.utcoffset() == timedelta(0)
 
 
 # Three paid connections: cheap (gpt-mini via a provider-wide entry), premium (gpt-big), and a

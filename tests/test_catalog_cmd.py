@@ -200,10 +200,15 @@ models = ["gpt-5-mini", "gpt-9"]
     assert [(k, c) for _, k, c in _codes(after)] == [("openai/gpt-9", "model-not-in-catalog")]
 
 
-@pytest.mark.parametrize("flag", ["--today", "--max-age-days"])
-def test_bad_flag_values_are_exit_2(flag: str) -> None:
+@pytest.mark.parametrize(("flag", "message"), [
+    ("--today", "omniladder: error: --today: not a date: 'soon' (expected e.g. 2026-11-29)"),
+    ("--max-age-days", "Invalid value for '--max-age-days': 'soon' is not a valid int"),
+])
+def test_bad_flag_values_are_exit_2(flag: str, message: str) -> None:
     result = runner.invoke(app, ["catalog", "check", flag, "soon"])
     assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert result.stdout == ""
 
 
 def test_later_files_override_in_the_effective_catalog(tmp_path: Path) -> None:

@@ -4,11 +4,8 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -325,15 +322,6 @@ def test_every_format_has_a_renderer() -> None:
     assert set(diff_view.RENDERERS) == set(Format)
 
 
-def test_the_new_core_modules_import_neither_typer_nor_rich() -> None:
-    code = ("import sys, omniladder.policy, omniladder.plandiff; "
-            "print(sorted(m for m in ('typer', 'rich') if m in sys.modules))")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, check=True)
-    assert done.stdout.strip() == "[]"
-
-
 # --- the shipped CI example and the README -------------------------------------------------
 
 
@@ -367,12 +355,8 @@ def test_the_readme_policy_passes_on_the_examples(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
 
 
-def test_the_readme_lists_the_new_commands_and_flags() -> None:
+def test_the_readme_lists_the_plan_flags_for_ci() -> None:
+    """The commands and their help are test_meta's; the flags CI uses are checked here."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "| `omniladder check POLICY` |" in readme
-    assert "| `omniladder diff OLD NEW` |" in readme
     assert "`--out FILE`" in readme
     assert "`--compare FILE`" in readme
-    for command in ("check", "diff"):
-        result = runner.invoke(app, [command, "--help"])
-        assert result.exit_code == 0, result.output

@@ -96,22 +96,19 @@ def documents() -> dict[str, dict[str, Any]]:
     return {name: json.loads(run(name, "--json")[0]) for name in PLANS}
 
 
-def test_examples_show_every_rung_serving_under_thrifty() -> None:
-    document = documents()["thrifty"]
+def test_the_examples_keep_showing_what_they_are_for() -> None:
+    """The golden files pin today's output exactly; this pins what the examples exist to show,
+    so a regenerated golden file cannot quietly lose it: every rung serving under thrifty, at
+    least eight reason codes, hysteresis, a clamp, a spent and a disabled budget."""
+    found = documents()
+    document = found["thrifty"]
     assert [(r["rung"], r["state"]) for r in document["rungs"]] == [
         (rung, "serving") for rung in ("subscription", "keyless", "free", "cheap", "premium")]
     assert {entry["rung"] for entry in document["pool"]} == {
         "subscription", "keyless", "free", "cheap", "premium"}
-
-
-def test_examples_show_at_least_eight_reason_codes() -> None:
-    codes = {x["reason"] for d in documents().values() for x in d["excluded"]}
+    codes = {x["reason"] for d in found.values() for x in d["excluded"]}
     assert codes <= set(REASON_CODES)
     assert len(codes) >= 8, sorted(codes)
-
-
-def test_examples_show_hysteresis_a_clamp_and_a_spent_budget() -> None:
-    found = documents()
     reentry = [x for x in found["thrifty"]["excluded"] if x["reason"] == "quota-below-reentry"]
     assert [x["connection_id"] for x in reentry] == ["claude-pro-personal"]
     assert "re-entry floor 5%" in reentry[0]["detail"]
@@ -131,6 +128,7 @@ def test_every_golden_file_belongs_to_a_plan() -> None:
     """A renamed or dropped plan must not leave a stale golden file behind."""
     expected = {f"{name}.{ext}" for name in PLANS for ext in ("txt", "json")}
     expected |= {f"thrifty-detail-{columns}.txt" for columns in WIDTHS}
+    expected |= {"check-results.json", "plan-diffs.json"}
     assert {p.name for p in GOLDEN.iterdir()} == expected
 
 
@@ -145,3 +143,93 @@ def test_the_same_inputs_as_json_plan_the_same(tmp_path: Path) -> None:
         expected = run(name, "--json")[0]
         assert run(name, "--json", "--connections", str(as_json))[0] == expected
 
+
+
+# --- check results and plan diffs: every field an operator reads, exactly ------------------
+
+CHECK_POLICY = """
+[[expect]]
+name = "every kind of check, failing"
+auto_id = "auto/thrifty"
+max_pool = 3
+head_rung = "free"
+allowed_rungs = ["subscription", "keyless", "free"]
+must_exclude = ["ollama-local", "claude-max-work"]
+forbid_billing = ["keyless"]
+expect_reason = { ollama-local = "inactive", claude-api = "cooldown", gemini-free = "inactive" }
+
+[[expect]]
+name = "an empty pool"
+auto_id = "auto/multimodal:subscription"
+head_rung = "subscription"
+min_pool = 1
+
+[[expect]]
+name = "one-item lists failing, every other check passing"
+auto_id = "auto/thrifty"
+now = "2026-11-29T12:00:00Z"
+min_pool = 12
+max_pool = 12
+head_rung = "subscription"
+forbidden_rungs = ["keyless"]
+must_include = ["ollama-local"]
+must_exclude = ["gemini-free"]
+forbid_billing = ["subscription"]
+max_unverified = 5
+expect_reason = { gemini-free = "quota-below-cutoff" }
+"""
+
+
+def _plain(value: Any) -> Any:
+    """A dataclass tree as JSON-ready data, instants as text, timings left out."""
+    import dataclasses
+    from datetime import datetime
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if f.name != "seconds"}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def test_check_results(tmp_path: Path) -> None:
+    """Every check kind's expected, actual and evidence text, passing and failing."""
+    from omniladder.autoid import parse_instant
+    from omniladder.loading import load_inputs
+    from omniladder.policy import evaluate, load_policy
+
+    inputs = load_inputs(ROOT / "examples" / "omniladder.toml")
+    results = []
+    for policy in (ROOT / "examples" / "policy-failing.toml", ROOT / "examples" / "policy.toml",
+                   tmp_path / "policy.toml"):
+        if policy.parent == tmp_path:
+            policy.write_text(CHECK_POLICY, encoding="utf-8")
+        loaded = load_policy(policy)
+        result = evaluate(loaded, inputs, parse_instant("2026-11-29T12:00:00Z"), "snapshot")
+        results.append({"policy": policy.name, "passed": result.passed,
+                        "summary": result.summary, "warnings": list(result.warnings),
+                        "expectations": _plain(result.expectations),
+                        "failed": [r.name for r in result.failed]})
+    compare(GOLDEN / "check-results.json", json.dumps(results, indent=2) + "\n")
+
+
+DIFFS = [("thrifty", "subscription"), ("thrifty", "tight-thrifty"),
+         ("coding-thrifty", "thrifty"), ("thrifty", "thrifty")]
+
+
+def test_plan_diffs() -> None:
+    """Every difference the example plans have between them, field by field."""
+    from omniladder.plandiff import diff_plans, load_saved_plan
+
+    found = []
+    for old, new in DIFFS:
+        result = diff_plans(load_saved_plan(GOLDEN / f"{old}.json"),
+                            load_saved_plan(GOLDEN / f"{new}.json"), old, new)
+        found.append({"summary": result.summary, "counts": result.counts(),
+                      "diff": _plain(result)})
+    compare(GOLDEN / "plan-diffs.json", json.dumps(found, indent=2) + "\n")

@@ -95,6 +95,9 @@ def test_schema_command_prints_it(kind: str) -> None:
 def test_unknown_kind_is_a_usage_error() -> None:
     result = runner.invoke(app, ["schema", "fleet"])
     assert result.exit_code == 2, result.output
+    assert "Invalid value for 'KIND': 'fleet' is not one of" in result.stderr
+    assert all(f"'{kind}'" in result.stderr for kind in KINDS)
+    assert result.stdout == ""
 
 
 def test_schemas_forbid_unknown_keys_like_the_loaders() -> None:

@@ -28,9 +28,25 @@ from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
-CORE = ("models", "loading", "billing", "tiers", "quota", "budgets", "autoid", "plan",
-        "errors", "timefmt", "rendering", "rendering.json_view")
-"""Engine modules, plus the renderer interface and the JSON view (never through rich)."""
+EDGE = ("omniladder.cli", "omniladder.__main__", "omniladder.commands")
+"""The CLI edge: typer lives here."""
+RICH_ALLOWED = ("omniladder.rendering.table", "omniladder.rendering.catalog_view",
+                "omniladder.rendering.check_view", "omniladder.rendering.diff_view",
+                "omniladder.rendering.timeline", "omniladder.rendering.why_view")
+"""The rich renderers; the rendering interface and the JSON view stay pure (CONVENTIONS 8)."""
+
+
+def core_modules() -> list[str]:
+    """Every module of the package but the CLI edge: the engine, loaders, importers, sources,
+    the plain renderers. Found on disk, so a new or moved module is covered too."""
+    found = []
+    for path in sorted((ROOT / "omniladder").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        if name in RICH_ALLOWED or name.startswith(EDGE):
+            continue
+        found.append(name)
+    return found
 
 
 def section(heading: str) -> str | None:
@@ -49,8 +65,12 @@ def table_rows(text: str) -> list[list[str]]:
 
 
 def run_python(code: str) -> str:
+    return run_python_args(code)
+
+
+def run_python_args(code: str, *args: str) -> str:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           env=env, cwd=ROOT, check=True)
     return done.stdout.strip()
 
@@ -58,11 +78,39 @@ def run_python(code: str) -> str:
 # --- a pure core ---------------------------------------------------------------------------
 
 
-def test_core_imports_neither_typer_nor_rich() -> None:
-    imports = "; ".join(f"import omniladder.{name}" for name in CORE)
-    loaded = run_python(f"import sys; {imports}; print(sorted({{m.split('.')[0] for m in "
-                        "sys.modules if m.split('.')[0] in ('typer', 'rich', 'click')}))")
-    assert loaded == "[]"
+IMPORTS_PROBE = """
+import importlib, json, sys
+edge = ("typer", "rich", "click")
+found = {}
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+    found[name] = sorted({m.split(".")[0] for m in sys.modules if m.split(".")[0] in edge})
+    for m in [m for m in sys.modules if m.split(".")[0] in edge]:
+        del sys.modules[m]  # so the next module is judged on its own imports
+print(json.dumps(found))
+"""
+
+
+@pytest.fixture(scope="module")
+def edge_imports() -> dict[str, list[str]]:
+    """What each core module pulls in of typer, rich and click, in one fresh interpreter."""
+    found: dict[str, list[str]] = json.loads(run_python_args(IMPORTS_PROBE, *core_modules()))
+    return found
+
+
+def test_the_core_is_found() -> None:
+    modules = core_modules()
+    assert {"omniladder.plan", "omniladder.quota", "omniladder.policy", "omniladder.plandiff",
+            "omniladder.rendering", "omniladder.rendering.json_view",
+            "omniladder.sources.merge", "omniladder.explain"} <= set(modules)
+    assert not [m for m in modules if m.startswith(("omniladder.cli", "omniladder.commands"))]
+
+
+@pytest.mark.parametrize("module", core_modules())
+def test_core_module_imports_neither_typer_nor_rich(module: str,
+                                                    edge_imports: dict[str, list[str]]) -> None:
+    """CONVENTIONS 1: the pure core never imports the CLI's libraries."""
+    assert edge_imports[module] == []
 
 
 def test_the_cli_loads_the_engine_lazily() -> None:
@@ -91,32 +139,45 @@ def test_exit_codes_agree_with_the_readme_table() -> None:
 # --- commands ------------------------------------------------------------------------------
 
 
-def command_names() -> list[str]:
-    group = get_command(app)
-    assert hasattr(group, "commands")
-    return sorted(group.commands)
+def command_paths() -> list[tuple[str, ...]]:
+    """Every command, a group's subcommands included (``import omniroute``, ``catalog show``)."""
+    paths: list[tuple[str, ...]] = []
+    for name, command in sorted(get_command(app).commands.items()):  # type: ignore[attr-defined]
+        subcommands = getattr(command, "commands", None)
+        if subcommands:
+            paths += [(name, sub) for sub in sorted(subcommands)]
+        else:
+            paths.append((name,))
+    return paths
 
 
-def test_every_command_has_help() -> None:
-    runner = CliRunner()
-    for name in command_names():
-        result = runner.invoke(app, [name, "--help"])
-        assert result.exit_code == 0, result.output
-        command = get_command(app).commands[name]  # type: ignore[attr-defined]
-        assert command.help, f"{name} has no help text"
-        first = " ".join(command.help.split("\n")[0].split())
-        assert first in " ".join(result.stdout.split())
-
-
-def test_every_command_is_in_the_readme_commands_table() -> None:
+def readme_commands() -> list[str]:
     text = section("Commands")
     assert text is not None, "README has no '## Commands' section"
-    documented = set()
+    documented = []
     for row in table_rows(text):
-        match = re.match(r"`omniladder ([a-z-]+)", row[0])
+        match = re.match(r"`omniladder ([a-z -]+?)(?: [A-Z\[.]|`)", row[0])
         assert match is not None, row
-        documented.add(match.group(1))
-    assert set(command_names()) == documented
+        documented.append(match.group(1))
+    return documented
+
+
+def test_the_readme_commands_table_lists_only_real_commands() -> None:
+    assert sorted(readme_commands()) == sorted(" ".join(path) for path in command_paths())
+
+
+@pytest.mark.parametrize("path", command_paths(), ids=" ".join)
+def test_every_command_is_in_the_readme_and_has_help(path: tuple[str, ...]) -> None:
+    """CONVENTIONS 10: a README row for the command and a --help showing its help text."""
+    assert " ".join(path) in readme_commands()
+    result = CliRunner().invoke(app, [*path, "--help"])
+    assert result.exit_code == 0, result.output
+    command = get_command(app)
+    for part in path:
+        command = command.commands[part]  # type: ignore[attr-defined]
+    assert command.help, f"{' '.join(path)} has no help text"
+    first = " ".join(command.help.split("\n")[0].split())
+    assert first in " ".join(result.stdout.split())
 
 
 # --- rendering -----------------------------------------------------------------------------

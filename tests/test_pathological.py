@@ -128,11 +128,26 @@ FAR_PAST = "0001-01-01T00:00:00-14:00"  # 14:00Z on the first day of year 1
 FAR_FUTURE = "9999-12-31T23:59:59+14:00"  # 09:59:59Z on the last day of year 9999
 
 
-@pytest.mark.parametrize("now", ["0001-01-01T00:00:00Z", "0001-01-01T00:00:00-14:00",
-                                 "9999-12-31T23:59:59Z", "9999-12-31T23:59:59+14:00", NOW])
+# At each instant: why auto/subscription leaves "max" out (R6), whether "key" is still
+# cooling down (R5: until after now), and the cheap spend counted in the period (R8).
+ENDS = {
+    # before every reading: none exists yet; the cooldown runs; the FAR_PAST event is future
+    "0001-01-01T00:00:00Z": ("quota-missing", True, 0.0),
+    # exactly FAR_PAST: the exhausted reading's reset is at now (R6.3); the event counts
+    "0001-01-01T00:00:00-14:00": ("quota-reset-since-reading", True, 1.0),
+    # after FAR_FUTURE: its window has reset long ago and the reading is old (R6.5)
+    "9999-12-31T23:59:59Z": ("quota-stale", False, 1.0),
+    # exactly FAR_FUTURE: a fresh reading whose window resets at now (R6.7); cooldown over
+    "9999-12-31T23:59:59+14:00": ("quota-reset-since-reading", False, 1.0),
+    NOW: ("quota-reset-since-reading", True, 0.0),
+}
+
+
+@pytest.mark.parametrize("now", list(ENDS))
 @pytest.mark.parametrize("period", ["day", "week", "month"])
 def test_the_ends_of_the_calendar(tmp_path: Path, now: str, period: str) -> None:
-    """Year 1 and 9999, with offsets, everywhere a timestamp goes: no OverflowError."""
+    """Year 1 and 9999, with offsets, everywhere a timestamp goes: no OverflowError, and the
+    decision each rule gives at that instant."""
     connections = CONNECTION + (
         '[[connections]]\nid = "key"\nprovider = "openai"\nauth_type = "apikey"\n'
         f'models = ["gpt-5-mini"]\nrate_limited_until = "{FAR_FUTURE}"\n')
@@ -145,10 +160,21 @@ def test_the_ends_of_the_calendar(tmp_path: Path, now: str, period: str) -> None
     ]
     events = [{"at": FAR_PAST, "rung": "cheap", "cost_usd": 1.0},
               {"at": FAR_FUTURE, "connection": "key", "model": "gpt-5-mini", "cost_usd": 1.0}]
-    for auto_id in ("auto/subscription", "auto/thrifty"):
-        document = plan(tmp_path, readings, "--now", now, connections=connections,
-                        auto_id=auto_id, events=events, period=period)
-        assert len(document["connections"]) == 2
+    max_reason, cooling, spent = ENDS[now]
+    documents = {auto_id: plan(tmp_path, readings, "--now", now, connections=connections,
+                               auto_id=auto_id, events=events, period=period)
+                 for auto_id in ("auto/subscription", "auto/thrifty")}
+    subscription, thrifty = documents["auto/subscription"], documents["auto/thrifty"]
+    assert subscription["pool"] == []
+    assert [(x["connection_id"], x["reason"]) for x in subscription["excluded"]] == [
+        ("max", max_reason), ("key", "billing-uncurated")]
+    # thrifty admits the unknown verdict unverified (R11); the key waits for its cooldown
+    assert [(e["rung"], e["allowed_connection_ids"], e["unverified_connection_ids"])
+            for e in thrifty["pool"]] == [
+        ("subscription", ["max"], ["max"]), *([] if cooling else [("cheap", ["key"], [])])]
+    assert [(x["connection_id"], x["reason"]) for x in thrifty["excluded"]] == (
+        [("key", "cooldown")] if cooling else [])
+    assert next(r["spent_usd"] for r in thrifty["rungs"] if r["rung"] == "cheap") == spent
 
 
 @pytest.mark.parametrize("instant", ["0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-00:01"])

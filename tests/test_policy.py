@@ -17,7 +17,6 @@ from omniladder.plan import Plan, make_plan
 from omniladder.policy import (
     CHECK_KEYS,
     Expectation,
-    Policy,
     check_connection_ids,
     judge,
     load_policy,
@@ -220,7 +219,12 @@ def test_the_policy_names_its_settings_relative_to_itself(tmp_path: Path) -> Non
                     '"auto_id": "auto/thrifty", "min_pool": 1}]}', encoding="utf-8")
     loaded = load_policy(path)
     assert loaded.settings_path == path.parent / "../omniladder.toml"
-    assert isinstance(loaded.policy, Policy)
+    assert loaded.policy.config == "../omniladder.toml"
+    assert [(e.name, e.auto_id, e.min_pool) for e in loaded.policy.expect] == [
+        ("a", "auto/thrifty", 1)]
+    path.write_text('{"expect": [{"name": "a", "auto_id": "auto/thrifty", "min_pool": 1}]}',
+                    encoding="utf-8")
+    assert load_policy(path).settings_path is None
 
 
 def test_an_expectation_instant_is_kept_with_its_offset() -> None:

@@ -202,17 +202,3 @@ def test_bad_inputs_of_the_core_are_exit_2(args: list[str], message: str) -> Non
     result = runner.invoke(app, [*args, *DAY_RANGE])
     assert result.exit_code == 2, result.output
     assert message in result.output
-
-
-def test_explain_and_simulate_are_pure_core() -> None:
-    """Conventions §1: the new core modules import neither typer nor rich."""
-    import subprocess
-    import sys
-
-    from tests.conftest import ROOT
-
-    code = ("import sys, omniladder.explain, omniladder.simulate; "
-            "print(sorted(m for m in ('typer', 'rich') if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT)})
-    assert done.stdout.strip() == "[]"
