@@ -149,8 +149,20 @@ def test_the_plan_it_feeds(imported: Path) -> None:
         "conn-codex-banned": "terminal-status", "conn-off": "inactive",
         "conn-mystery": "billing-uncurated", "conn-openai": "billing-uncurated",
         "conn-nomodel": "no-models"}
-    thrifty = runner.invoke(app, ["plan", "auto/thrifty", "--config", config])
+    thrifty = runner.invoke(app, ["plan", "auto/thrifty", "--config", config, "--json"])
     assert thrifty.exit_code == 0, thrifty.output
+    escalating = json.loads(thrifty.stdout)
+    by_rung: dict[str, set[str]] = {}
+    for entry in escalating["pool"]:
+        by_rung.setdefault(entry["rung"], set()).update(entry["allowed_connection_ids"])
+    # R11: the plan first, then the uncurated and metered keys on their paid rungs
+    assert escalating["pool"][0]["rung"] == "subscription"
+    assert by_rung == {"subscription": {"conn-claude-work"}, "cheap": {"conn-openai"},
+                       "premium": {"conn-mystery", "conn-openai"}}
+    assert {x["connection_id"]: x["reason"] for x in escalating["excluded"]} == {
+        "conn-claude-home": "quota-below-cutoff", "conn-codex-cool": "cooldown",
+        "conn-codex-banned": "terminal-status", "conn-off": "inactive",
+        "conn-nomodel": "no-models"}
 
 
 def test_no_canary_anywhere(db: Path, tmp_path: Path) -> None:
@@ -321,3 +333,79 @@ def test_grouping_invariants(rows: list[tuple[int, str, float | None]], toleranc
 def test_unavailable_with_a_cooldown_end_is_no_status() -> None:
     """OmniRoute's unavailable is a cooldown (SOURCES.md): R5's cooldown gate decides."""
     assert map_status("unavailable", cooldown=True) == (None, None)
+
+
+# --- boundaries the importer must keep ------------------------------------------------------
+
+ONE = (("conn-a", "claude", "oauth", "a", None, 1, "active", None, None, 1),)
+
+
+def test_the_database_is_opened_read_only_at_the_file_level(db: Path) -> None:
+    """The README's promise holds without the column authorizer: with it removed, a write
+    through the connection the importer opens is refused by SQLite itself (mode=ro)."""
+    connection = open_readonly(db, "omniroute.db")
+    try:
+        connection.set_authorizer(None)
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            connection.execute("DELETE FROM quota_snapshots")
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            connection.execute("CREATE TABLE planted (x)")
+    finally:
+        connection.close()
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM quota_snapshots").fetchone()[0] > 0
+
+
+@pytest.mark.parametrize(("created", "kept"), [
+    ("2026-11-29T11:00:00.000Z", True),      # exactly at --since
+    ("2026-11-29T10:59:59.999Z", False),     # a millisecond before
+])
+def test_a_reading_stamped_exactly_at_since_is_kept(tmp_path: Path, created: str,
+                                                    kept: bool) -> None:
+    snapshots = (
+        ("conn-a", "session (5h)", 70, 0, "2026-11-29T15:00:00Z", "2026-11-29T09:00:00.000Z"),
+        ("conn-a", "session (5h)", 60, 0, "2026-11-29T15:00:00Z", created),
+        ("conn-a", "session (5h)", 50, 0, "2026-11-29T15:00:00Z", "2026-11-29T11:30:00.000Z"),
+    )
+    db = build_db(tmp_path / "o.db", connections=ONE, snapshots=snapshots)
+    out = tmp_path / "out"
+    result = _import(db, out, "--since", "2026-11-29T11:00:00Z")
+    assert result.exit_code == 0, result.output
+    stamps = [r["checked_at"] for r in _readings(out, "conn-a")]
+    if kept:  # the row at since is read as such; the one before stays as history
+        assert stamps == ["2026-11-29T09:00:00Z", "2026-11-29T11:00:00Z",
+                          "2026-11-29T11:30:00Z"]
+    else:  # a millisecond before: it is the value in force at since, the 09:00 row is not
+        assert stamps == ["2026-11-29T10:59:59.999000Z", "2026-11-29T11:30:00Z"]
+
+
+@pytest.mark.parametrize(("created", "kept"), [
+    ("2026-11-29T12:00:00.000Z", True),   # exactly the import instant
+    ("2026-11-29T12:00:00.001Z", False),  # after it: skipped and counted
+])
+def test_a_row_created_exactly_at_the_import_instant_is_kept(tmp_path: Path, created: str,
+                                                             kept: bool) -> None:
+    snapshots = (
+        ("conn-a", "session (5h)", 70, 0, "2026-11-29T15:00:00Z", "2026-11-29T11:00:00.000Z"),
+        ("conn-a", "session (5h)", 40, 0, "2026-11-29T15:00:00Z", created),
+    )
+    db = build_db(tmp_path / "o.db", connections=ONE, snapshots=snapshots)
+    out = tmp_path / "out"
+    result = _import(db, out, "--since", "all")
+    assert result.exit_code == 0, result.output
+    latest = _readings(out, "conn-a")[-1]
+    assert (latest["checked_at"] == "2026-11-29T12:00:00Z") is kept
+    assert (latest["windows"][0]["remaining_percent"] == 40) is kept
+    assert ("dated after the import instant" in result.output) is not kept
+
+
+@pytest.mark.parametrize(("stored", "written"), [(130, 100), (100.0, 100), (-5, 0),
+                                                 (99.5, 99.5)])
+def test_stored_percentages_are_clamped_to_0_100(tmp_path: Path, stored: float,
+                                                 written: float) -> None:
+    snapshots = (("conn-a", "session (5h)", stored, 0, "2026-11-29T15:00:00Z",
+                  "2026-11-29T11:59:00.000Z"),)
+    db = build_db(tmp_path / "o.db", connections=ONE, snapshots=snapshots)
+    out = tmp_path / "out"
+    assert _import(db, out).exit_code == 0
+    (reading,) = _readings(out, "conn-a")
+    assert reading["windows"][0]["remaining_percent"] == written
