@@ -93,7 +93,13 @@ def classify(connection: Connection, catalogs: Catalogs,
                                       else _STEP_SOURCES[step])
     if override:
         source = "override"
-    near = _near_catalog_key(connection, catalogs) if step == 4 else None
+    near: str | None = None
+    if step == 4:
+        memo_key = ("near", connection.provider, connection.auth_type)
+        if memo_key in catalogs.memo:
+            near = catalogs.memo[memo_key]
+        else:
+            near = catalogs.memo[memo_key] = _near_catalog_key(connection, catalogs)
     return BillingInfo(billing, overage, source, matched, step, override or None,
                        overage_source, near=near)
 

@@ -405,9 +405,18 @@ class Catalogs:
     models: dict[tuple[str, str], SourcedModelEntry]
     billing_files: tuple[str, ...]
     model_files: tuple[str, ...]
+    memo: dict[tuple[str, ...], Any] = field(default_factory=dict, init=False, compare=False,
+                                             repr=False)
+    """Answers derived from the catalogs alone (models of a provider, a near key), kept for
+    the next connection that asks: a fleet repeats a few providers thousands of times."""
 
     def models_of(self, provider: str) -> tuple[str, ...]:
-        return tuple(model for (prov, model) in self.models if prov == provider)
+        key = ("models_of", provider)
+        found: tuple[str, ...] | None = self.memo.get(key)
+        if found is None:
+            found = tuple(model for (prov, model) in self.models if prov == provider)
+            self.memo[key] = found
+        return found
 
 
 def catalog_paths(billing_files: Iterable[Path], model_files: Iterable[Path],

@@ -22,6 +22,7 @@ from omniladder.models import (
     RUNGS,
     TERMINAL_STATUSES,
     Connection,
+    LadderSettings,
     Reading,
     Rung,
     SpendEvent,
@@ -219,29 +220,13 @@ class _Planner:
         self.by_id = {f.connection.id: f for f in self.facts}
 
     def _facts(self, connection: Connection, connections_file: str) -> ConnectionFacts:
-        history = self.history(connection.id)
         billing = classify(connection, self.inputs.catalogs, connections_file)
-        if history:
-            billing = observe(billing, readings_until(history, self.now), self.now,
-                              self.settings.ladder.max_reading_age_seconds)
         if connection.models is not None:
             models = tuple(dict.fromkeys(connection.models))
         else:
             models = self.inputs.catalogs.models_of(connection.provider)
-        cool = cooldown(connection, history, self.now, self.settings.ladder)
-        reason: str | None = None
-        detail = ""
-        if not connection.active:
-            reason, detail = "inactive", "switched off (active = false)"
-        elif connection.status is not None and connection.status in TERMINAL_STATUSES:
-            reason, detail = "terminal-status", f"status {connection.status}"
-        elif cool is not None and cool.cooling:
-            reason = "cooldown"
-            detail = f"rate limited until {timefmt.short(cool.end, self.now)}"
-            if cool.clamped:
-                detail += (f" (clamped from {timefmt.short(cool.until, self.now)} "
-                           "to its own quota reset)")
-        return ConnectionFacts(connection, billing, models, reason, detail, cool)
+        return connection_facts(connection, self.history(connection.id), billing, models,
+                                self.now, self.settings.ladder)
 
     def spend_warnings(self) -> list[str]:
         """One warning per connection named by spend events that count toward no rung."""
@@ -281,6 +266,31 @@ class _Planner:
             return None
         tier = self.tier(facts.connection.provider, event.model, facts.billing)
         return rung_of(facts.billing, tier)
+
+
+def connection_facts(connection: Connection, history: Sequence[Reading],
+                     classified: BillingInfo, models: tuple[str, ...], now: datetime,
+                     ladder: LadderSettings) -> ConnectionFacts:
+    """A connection's facts at now (R2a observed overage, R5 gates, R9 cooldown), from its
+    R1/R2 classification, which does not depend on now."""
+    billing = classified
+    if history:
+        billing = observe(billing, readings_until(history, now), now,
+                          ladder.max_reading_age_seconds)
+    cool = cooldown(connection, history, now, ladder)
+    reason: str | None = None
+    detail = ""
+    if not connection.active:
+        reason, detail = "inactive", "switched off (active = false)"
+    elif connection.status is not None and connection.status in TERMINAL_STATUSES:
+        reason, detail = "terminal-status", f"status {connection.status}"
+    elif cool is not None and cool.cooling:
+        reason = "cooldown"
+        detail = f"rate limited until {timefmt.short(cool.end, now)}"
+        if cool.clamped:
+            detail += (f" (clamped from {timefmt.short(cool.until, now)} "
+                       "to its own quota reset)")
+    return ConnectionFacts(connection, billing, models, reason, detail, cool)
 
 
 def focus(inputs: LoadedInputs, connection_id: str, now: datetime) -> LoadedInputs:
@@ -344,7 +354,6 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     settings = inputs.settings
     ladder = settings.ladder
     budgets = budget_positions(settings.budgets, inputs.spend, now, planner.rung_of_event)
-    subscription_only = auto_id.tier == "subscription"
 
     # R12: candidates in order of first appearance, allowlists in file order.
     candidates: dict[tuple[str, str], list[ConnectionFacts]] = {}
@@ -379,35 +388,11 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             rung = rung_of(facts.billing, tier)
             cid = facts.connection.id
             quota = verdicts[(cid, model)]
-            reason: str | None = None
-            detail = ""
-            unverified = False
-            if not in_category[key]:
-                reason = "not-in-category"
-                detail = f"{model} does not carry category {auto_id.category!r}"
-            elif subscription_only:
-                failed = _subscription_check(facts, now)
-                if failed is not None:
-                    reason, detail = failed
-                elif facts.gate_reason is not None:
-                    reason, detail = facts.gate_reason, facts.gate_detail
-                elif quota.kind != "usable":
-                    reason, detail = quota.reason, quota.detail
-            elif facts.gate_reason is not None:
-                reason, detail = facts.gate_reason, facts.gate_detail
-            elif rung in QUOTA_RUNGS:
-                if quota.kind == "exhausted":
-                    reason, detail = quota.reason, quota.detail
-                else:
-                    unverified = quota.kind == "unknown"
-            else:
-                position = budgets[rung]
-                if position.gates:
-                    reason = position.reason
-                    detail = _budget_detail(position)
-            ok = reason is None
-            decisions.append(PairDecision(cid, provider, model, rung, tier, ok, unverified,
-                                          reason, detail if not ok else quota.detail, quota))
+            decision = decide(facts, provider, model, tier, rung, quota, in_category[key],
+                              auto_id, budgets, now)
+            decisions.append(decision)
+            ok = decision.admitted
+            unverified = decision.unverified
             if ok:
                 admitted.setdefault(key, {}).setdefault(rung, []).append((cid, unverified))
 
@@ -449,6 +434,42 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     return Plan(auto_id, now, now_source, settings_view, rungs, plan_pool, excluded, records,
                 clamps, tuple(warnings), summary, tuple(decisions), planner.facts, budgets,
                 dict(inputs.files))
+
+
+def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, rung: Rung,
+           quota: Verdict, in_category: bool, auto_id: AutoId,
+           budgets: dict[str, BudgetPosition], now: datetime) -> PairDecision:
+    """R10 or R11 on one (candidate, connection) pair: admitted or not, and the reason."""
+    cid = facts.connection.id
+    reason: str | None = None
+    detail = ""
+    unverified = False
+    if not in_category:
+        reason = "not-in-category"
+        detail = f"{model} does not carry category {auto_id.category!r}"
+    elif auto_id.tier == "subscription":
+        failed = _subscription_check(facts, now)
+        if failed is not None:
+            reason, detail = failed
+        elif facts.gate_reason is not None:
+            reason, detail = facts.gate_reason, facts.gate_detail
+        elif quota.kind != "usable":
+            reason, detail = quota.reason, quota.detail
+    elif facts.gate_reason is not None:
+        reason, detail = facts.gate_reason, facts.gate_detail
+    elif rung in QUOTA_RUNGS:
+        if quota.kind == "exhausted":
+            reason, detail = quota.reason, quota.detail
+        else:
+            unverified = quota.kind == "unknown"
+    else:
+        position = budgets[rung]
+        if position.gates:
+            reason = position.reason
+            detail = _budget_detail(position)
+    ok = reason is None
+    return PairDecision(cid, provider, model, rung, tier, ok, unverified, reason,
+                        detail if not ok else quota.detail, quota)
 
 
 def _budget_detail(position: BudgetPosition) -> str:
