@@ -22,7 +22,7 @@ _STEP_SOURCES: dict[int, BillingSource] = {
     1: "keyless", 2: "catalog", 3: "catalog-provider-wide", 4: "uncurated"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Observation:
     """The provider's own report of overage that R2a considered (a reading's ``overage``)."""
 
@@ -35,7 +35,7 @@ class Observation:
     """Why it was applied, or why not."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BillingInfo:
     billing: BillingClass
     overage: OverageClass

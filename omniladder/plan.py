@@ -88,7 +88,7 @@ class PlanSettings(TypedDict):
     cheap_max_input_usd_per_mtok: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PoolEntry:
     position: int
     rung: Rung
@@ -98,7 +98,7 @@ class PoolEntry:
     unverified_connection_ids: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Exclusion:
     connection_id: str
     provider: str
@@ -109,7 +109,7 @@ class Exclusion:
     detail: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RungStatus:
     rung: Rung
     state: RungState
@@ -120,7 +120,7 @@ class RungStatus:
     note: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConnectionRecord:
     id: str
     provider: str
@@ -133,7 +133,7 @@ class ConnectionRecord:
     overage_source: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Clamp:
     connection_id: str
     rate_limited_until: datetime
@@ -141,7 +141,7 @@ class Clamp:
     cooling: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PairDecision:
     """The verdict on one (candidate, connection) pair, with everything that decided it."""
 
@@ -157,7 +157,7 @@ class PairDecision:
     verdict: Verdict | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConnectionFacts:
     """What is true of a connection whatever the auto id: billing, models, R5 gates."""
 
