@@ -20,7 +20,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from omniladder.autoid import AutoId
 from omniladder.billing import BillingInfo, classify
@@ -63,43 +63,41 @@ class StepState:
 def change_steps(history: Sequence[Reading], rate_limited_until: datetime | None,
                  max_age_seconds: float, instants: Sequence[datetime]) -> set[int]:
     """The indexes of the steps at which a connection's decisions can differ from the step
-    before: the first step at or after each instant its inputs change (or just after, for a
-    reading turning stale, with the step after that too, against rounding)."""
+    before: the first step at or after each instant its inputs change.
+
+    A reading's resets and its turning stale matter only while it is the latest reading
+    (R6 and R9 read the latest one; R7's replay judges each reading at its own
+    ``checked_at``), except that R2a keeps the latest reading that *carries* an overage
+    report, fresh or not, so such a reading's turning stale always counts.
+    """
     found: set[int] = set()
     count = len(instants)
 
-    def at_or_after(instant: datetime) -> None:
+    def at_or_after(instant: datetime, before: datetime | None) -> None:
+        if before is not None and instant >= before:
+            return  # a newer reading has arrived by then: its arrival re-decides
         index = bisect.bisect_left(instants, instant)
         if 0 < index < count:
             found.add(index)
 
-    age = _max_age(max_age_seconds)
-    for reading in history:
-        at_or_after(reading.checked_at)
+    for position, reading in enumerate(history):
+        checked = reading.checked_at
+        superseded = history[position + 1].checked_at if position + 1 < len(history) else None
+        at_or_after(checked, None)
         if reading.reset_at is not None:
-            at_or_after(reading.reset_at)
+            at_or_after(reading.reset_at, superseded)
         for window in reading.all_windows():
             if window.reset_at is not None:
-                at_or_after(window.reset_at)
-        if age is not None:
-            try:
-                stale = reading.checked_at + age
-            except OverflowError:  # stale after the end of the calendar: never here
-                continue
-            index = bisect.bisect_right(instants, stale)
-            for near in (index - 1, index, index + 1):
-                if 0 < near < count:
-                    found.add(near)
+                at_or_after(window.reset_at, superseded)
+        # Stale exactly as R6.5 and R2a test it: the first step whose age is past the max.
+        index = bisect.bisect_right(instants, max_age_seconds,
+                                    key=lambda at: (at - checked).total_seconds())
+        if 0 < index < count and (reading.overage is not None or superseded is None
+                                  or instants[index] < superseded):
+            found.add(index)
     if rate_limited_until is not None:
-        at_or_after(rate_limited_until)
+        at_or_after(rate_limited_until, None)
     return found
-
-
-def _max_age(seconds: float) -> timedelta | None:
-    try:
-        return timedelta(seconds=seconds)
-    except OverflowError:
-        return None
 
 
 class Stepper:
@@ -208,13 +206,18 @@ class Stepper:
         count = len(self.connections)
         rung_count = len(RUNGS)
         subscription_only = self.auto_id.tier == "subscription"
+        ids = [c.id for c in self.connections]
         # per (candidate, rung) and per (connection, rung): admitted pairs
         per_entry: dict[tuple[int, int], int] = {}
         per_member: dict[tuple[int, int], int] = {}
         entries = [0] * rung_count
         members = [0] * rung_count
+        # first pool seat (rung, candidate, connection) of each eligible connection, sorted,
+        # and the connection ids in the same order
         eligible: list[tuple[int, int, int]] = []
         unverified: list[tuple[int, int, int]] = []
+        eligible_ids: list[str] = []
+        unverified_ids: list[str] = []
         decided: list[tuple[PairDecision, ...]] = [()] * count
 
         def apply(index: int, decisions: tuple[PairDecision, ...], sign: int) -> None:
@@ -241,16 +244,21 @@ class Stepper:
                     shaky = key
             if sign > 0:
                 if seat is not None:
-                    bisect.insort(eligible, seat)
+                    at = bisect.bisect_left(eligible, seat)
+                    eligible.insert(at, seat)
+                    eligible_ids.insert(at, ids[index])
                 if shaky is not None:
-                    bisect.insort(unverified, shaky)
+                    at = bisect.bisect_left(unverified, shaky)
+                    unverified.insert(at, shaky)
+                    unverified_ids.insert(at, ids[index])
             else:
                 if seat is not None:
-                    del eligible[bisect.bisect_left(eligible, seat)]
+                    at = bisect.bisect_left(eligible, seat)
+                    del eligible[at], eligible_ids[at]
                 if shaky is not None:
-                    del unverified[bisect.bisect_left(unverified, shaky)]
+                    at = bisect.bisect_left(unverified, shaky)
+                    del unverified[at], unverified_ids[at]
 
-        ids = [c.id for c in self.connections]
         budgets: dict[str, BudgetPosition] = {}
         budget_key: tuple[datetime, int] | None = None
         previous: StepState | None = None
@@ -304,8 +312,7 @@ class Stepper:
                 states.append((rung, state, entries[rung_index], members[rung_index]))
             head = next((rung for rung, n in zip(RUNGS, entries, strict=True) if n), None)
             if moved or previous is None:
-                seated = tuple(ids[k[2]] for k in eligible)
-                shaky = tuple(ids[k[2]] for k in unverified)
+                seated, shaky = tuple(eligible_ids), tuple(unverified_ids)
             else:
                 seated, shaky = previous.eligible, previous.unverified
             state_now = StepState(now, head, sum(entries), tuple(states), seated, shaky,

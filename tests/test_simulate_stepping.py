@@ -83,8 +83,9 @@ def fleets(draw: st.DrawFn) -> LoadedInputs:
             status: ReadingStatus | None = draw(
                 st.sampled_from([None, None, None, "ok", "exhausted", "unknown"]))
             top_level = status is None and draw(st.booleans())
+            offset = timedelta(seconds=draw(st.sampled_from([0, 0, 0, 0.5, 30, 59.5])))
             history.append(Reading(
-                connection=cid, checked_at=T0 + timedelta(minutes=at), status=status,
+                connection=cid, checked_at=T0 + timedelta(minutes=at) + offset, status=status,
                 remaining_percent=draw(st.sampled_from(_FIGURES)) if top_level else None,
                 reset_at=(minutes(draw, -30, 180) if status == "exhausted" or top_level
                           else None),
@@ -106,7 +107,7 @@ def fleets(draw: st.DrawFn) -> LoadedInputs:
                            rung=draw(st.sampled_from(["cheap", "premium"]))))
         spend = tuple(events)
     ladder = LadderSettings(
-        max_reading_age_seconds=draw(st.sampled_from([0.0, 180.0, 600.0, 3600.0])),
+        max_reading_age_seconds=draw(st.sampled_from([0.0, 90.0, 180.0, 600.0, 3600.0])),
         reentry_min_remaining_percent=draw(st.sampled_from([2.0, 5.0])),
         clamp_cooldown_to_reset=draw(st.booleans()))
     budgets = BudgetSettings(
@@ -150,3 +151,49 @@ def test_stepping_equals_replanning_on_the_day_example() -> None:
                              timedelta(minutes=5), replan=True)
         assert stepped.transitions, "the day example has transitions to compare"
         assert stepped == replanned
+
+
+def test_a_superseded_overage_report_still_turns_stale() -> None:
+    """R2a keeps the latest reading that carries an overage report, even under newer
+    readings without one: its turning stale ends the widening at that step, not later."""
+    ladder = LadderSettings(max_reading_age_seconds=600.0)
+    readings = (
+        Reading(connection="c", checked_at=T0, overage="hard-stop",
+                windows=(Window(name="5h", remaining_percent=50.0),)),
+        Reading(connection="c", checked_at=T0 + timedelta(minutes=5),
+                windows=(Window(name="5h", remaining_percent=40.0),)),
+        Reading(connection="c", checked_at=T0 + timedelta(minutes=9, seconds=30),
+                windows=(Window(name="5h", remaining_percent=30.0),)),
+    )
+    inputs = LoadedInputs(
+        settings=Settings(ladder=ladder),
+        connections=(Connection(id="c", provider="cursor", auth_type="oauth",
+                                models=("claude-sonnet-4-5",)),),
+        readings={"c": readings}, quota=None, spend=None, catalogs=CATALOGS, files={})
+    parsed = parse_auto_id("auto/subscription")
+    first, last = T0, T0 + timedelta(minutes=20)
+    stepped = simulate(inputs, parsed, first, last, timedelta(minutes=1))
+    assert [p.head for p in stepped.points][9:12] == ["subscription", "subscription", None]
+    assert stepped == simulate(inputs, parsed, first, last, timedelta(minutes=1), replan=True)
+
+
+def test_a_reading_turns_stale_at_the_first_step_past_its_age() -> None:
+    """R6.5 to the microsecond: 180.5 s old is stale at max 180, the step it happens."""
+    ladder = LadderSettings(max_reading_age_seconds=180.0)
+    reading = Reading(connection="c", checked_at=T0 - timedelta(seconds=0.5),
+                      windows=(Window(name="5h", remaining_percent=50.0),))
+    inputs = LoadedInputs(
+        settings=Settings(ladder=ladder),
+        connections=(Connection(id="c", provider="claude", auth_type="oauth",
+                                models=("claude-sonnet-4-5",)),),
+        readings={"c": (reading,)}, quota=None, spend=None, catalogs=CATALOGS, files={})
+    first, last = T0, T0 + timedelta(minutes=5)
+    for auto_id, expected in (("auto/thrifty", [(), (), (), ("c",), ("c",), ("c",)]),
+                              ("auto/subscription", [(), (), (), (), (), ()])):
+        parsed = parse_auto_id(auto_id)
+        stepped = simulate(inputs, parsed, first, last, timedelta(minutes=1))
+        assert [p.unverified for p in stepped.points] == expected
+        if auto_id == "auto/subscription":
+            assert [p.head for p in stepped.points] == ["subscription"] * 3 + [None] * 3
+        assert stepped == simulate(inputs, parsed, first, last, timedelta(minutes=1),
+                                   replan=True)
