@@ -21,6 +21,7 @@ import bisect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import chain
 
 from omniladder.autoid import AutoId
 from omniladder.billing import BillingInfo, classify
@@ -98,6 +99,35 @@ def change_steps(history: Sequence[Reading], rate_limited_until: datetime | None
     if rate_limited_until is not None:
         at_or_after(rate_limited_until, None)
     return found
+
+
+class _Seats:
+    """Connections ordered by their first pool seat (rung, candidate, connection index),
+    kept in one small sorted list per (rung, candidate): a change moves one connection
+    within its bucket, never the whole fleet's list."""
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        self._ids = ids
+        self._buckets: dict[tuple[int, int], tuple[list[int], list[str]]] = {}
+        self._order: list[tuple[int, int]] = []
+
+    def move(self, seat: tuple[int, int, int], sign: int) -> None:
+        """Add (sign 1) or remove (sign -1) the connection seated at ``seat``."""
+        where, index = seat[:2], seat[2]
+        bucket = self._buckets.get(where)
+        if bucket is None:
+            bucket = self._buckets[where] = ([], [])
+            bisect.insort(self._order, where)
+        indexes, ids = bucket
+        at = bisect.bisect_left(indexes, index)
+        if sign > 0:
+            indexes.insert(at, index)
+            ids.insert(at, self._ids[index])
+        else:
+            del indexes[at], ids[at]
+
+    def ids(self) -> tuple[str, ...]:
+        return tuple(chain.from_iterable(self._buckets[where][1] for where in self._order))
 
 
 class Stepper:
@@ -212,12 +242,9 @@ class Stepper:
         per_member: dict[tuple[int, int], int] = {}
         entries = [0] * rung_count
         members = [0] * rung_count
-        # first pool seat (rung, candidate, connection) of each eligible connection, sorted,
-        # and the connection ids in the same order
-        eligible: list[tuple[int, int, int]] = []
-        unverified: list[tuple[int, int, int]] = []
-        eligible_ids: list[str] = []
-        unverified_ids: list[str] = []
+        # each eligible connection under its first pool seat (rung, candidate)
+        eligible = _Seats(ids)
+        unverified = _Seats(ids)
         decided: list[tuple[PairDecision, ...]] = [()] * count
 
         def apply(index: int, decisions: tuple[PairDecision, ...], sign: int) -> None:
@@ -242,22 +269,10 @@ class Stepper:
                     seat = key
                 if decision.unverified and (shaky is None or key < shaky):
                     shaky = key
-            if sign > 0:
-                if seat is not None:
-                    at = bisect.bisect_left(eligible, seat)
-                    eligible.insert(at, seat)
-                    eligible_ids.insert(at, ids[index])
-                if shaky is not None:
-                    at = bisect.bisect_left(unverified, shaky)
-                    unverified.insert(at, shaky)
-                    unverified_ids.insert(at, ids[index])
-            else:
-                if seat is not None:
-                    at = bisect.bisect_left(eligible, seat)
-                    del eligible[at], eligible_ids[at]
-                if shaky is not None:
-                    at = bisect.bisect_left(unverified, shaky)
-                    del unverified[at], unverified_ids[at]
+            if seat is not None:
+                eligible.move(seat, sign)
+            if shaky is not None:
+                unverified.move(shaky, sign)
 
         budgets: dict[str, BudgetPosition] = {}
         budget_key: tuple[datetime, int] | None = None
@@ -273,7 +288,10 @@ class Stepper:
                 if key != budget_key:
                     fresh = self.budgets(now)
                     for rung, moved_to in fresh.items():
-                        if budgets.get(rung) != moved_to:
+                        was = budgets.get(rung)
+                        # a pair reads its rung's budget only while the budget closes it
+                        if was != moved_to and (moved_to.gates or (was is not None
+                                                                   and was.gates)):
                             redo.update(self.on_rung[rung])
                     budgets, budget_key = fresh, key
             changed: list[tuple[int, int, PairDecision, PairDecision]] = []
@@ -312,7 +330,7 @@ class Stepper:
                 states.append((rung, state, entries[rung_index], members[rung_index]))
             head = next((rung for rung, n in zip(RUNGS, entries, strict=True) if n), None)
             if moved or previous is None:
-                seated, shaky = tuple(eligible_ids), tuple(unverified_ids)
+                seated, shaky = eligible.ids(), unverified.ids()
             else:
                 seated, shaky = previous.eligible, previous.unverified
             state_now = StepState(now, head, sum(entries), tuple(states), seated, shaky,

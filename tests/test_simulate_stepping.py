@@ -197,3 +197,33 @@ def test_a_reading_turns_stale_at_the_first_step_past_its_age() -> None:
             assert [p.head for p in stepped.points] == ["subscription"] * 3 + [None] * 3
         assert stepped == simulate(inputs, parsed, first, last, timedelta(minutes=1),
                                    replan=True)
+
+
+def test_spend_crossing_a_budget_and_a_new_period_reopen_the_rung() -> None:
+    """R8: the step a spend event crosses the cheap budget closes the rung; the month that
+    starts at midnight opens it again; a spend event that closes nothing re-decides nothing
+    it should not."""
+    events = (
+        SpendEvent(at=T0 - timedelta(hours=3), cost_usd=0.5, rung="cheap"),
+        SpendEvent(at=T0 + timedelta(minutes=20), cost_usd=0.25, connection="k",
+                   model="gpt-5-mini"),
+        SpendEvent(at=T0 + timedelta(minutes=50), cost_usd=1.0, connection="k",
+                   model="gpt-5-mini"),
+        SpendEvent(at=T0 + timedelta(hours=2, minutes=40), cost_usd=2.0, rung="cheap"),
+    )
+    inputs = LoadedInputs(
+        settings=Settings(budgets=BudgetSettings(period="month",
+                                                 rung_budget_usd=RungBudgets(cheap=1.5))),
+        connections=(Connection(id="k", provider="openai", auth_type="apikey",
+                                models=("gpt-5-mini",)),),
+        readings={}, quota=None, spend=events, catalogs=CATALOGS, files={})
+    parsed = parse_auto_id("auto/thrifty")
+    first, last = T0, T0 + timedelta(hours=3)
+    stepped = simulate(inputs, parsed, first, last, timedelta(minutes=10))
+    heads = [p.head for p in stepped.points]
+    assert heads[:5] == ["cheap"] * 5  # 0.75 of 1.5 spent
+    assert heads[5:12] == [None] * 7  # 1.75 spent from 22:50
+    assert heads[12:16] == ["cheap"] * 4  # a new month at midnight
+    assert heads[16:] == [None] * 3  # 2.0 more at 00:40
+    assert stepped == simulate(inputs, parsed, first, last, timedelta(minutes=10),
+                               replan=True)
