@@ -32,10 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from fleet import FleetSize, generate  # noqa: E402
-
 BASELINE = "import typer, rich.table; from pydantic import BaseModel"
 DAY = ("2026-11-29T00:00:00Z", "2026-11-30T00:00:00Z")
 """The day of the synthetic snapshot (taken at 12:00Z): readings arrive, resets pass."""
@@ -114,10 +110,16 @@ def table(rows: Sequence[Row]) -> str:
 
 
 def fleet(scratch: Path, count: int, fmt: str = "json") -> Path:
-    size = FleetSize(count, 5, 3, count // 10)
-    settings = generate(scratch / f"{count}-{fmt}", size, seed=1, connections_format=fmt)
+    """Generate a fleet in a child process: a parent grown by a large fleet would inflate
+    every later child's peak memory (Linux counts the pages a child had before exec) and
+    slow every fork."""
+    out = scratch / f"{count}-{fmt}"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "fleet.py"), str(out), "--connections",
+         str(count), "--models", "5", "--readings", "3", "--seed", "1",
+         "--connections-format", fmt], capture_output=True, text=True, check=True)
     print(f"  generated {count:,} connections ({fmt})", file=sys.stderr)
-    return settings
+    return Path(done.stdout.strip())
 
 
 def simulate_argv(settings: Path, span: tuple[str, str], step: str) -> list[str]:
