@@ -163,8 +163,13 @@ free_providers = ["gemini"]
 """
 
 
-def generate(out: Path, size: FleetSize, seed: int = 1) -> Path:
-    """Write the fleet into ``out``; return the settings file."""
+def generate(out: Path, size: FleetSize, seed: int = 1, connections_format: str = "toml"
+             ) -> Path:
+    """Write the fleet into ``out``; return the settings file.
+
+    ``connections_format`` is ``toml`` (connections.toml, the default) or ``json``
+    (connections.json: the same connections, which omniladder reads without tomllib).
+    """
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
     connections = [connection(rng, index, size) for index in range(size.connections)]
@@ -172,13 +177,18 @@ def generate(out: Path, size: FleetSize, seed: int = 1) -> Path:
     for item in connections:
         readings += history(rng, item["id"], item["models"], size.readings)
     events = spend(rng, connections, size.spend_events)
-    (out / "connections.toml").write_text(tomli_w.dumps({"connections": connections}),
-                                          encoding="utf-8")
+    if connections_format == "json":
+        (out / "connections.json").write_text(json.dumps({"connections": connections}),
+                                              encoding="utf-8")
+    else:
+        (out / "connections.toml").write_text(tomli_w.dumps({"connections": connections}),
+                                              encoding="utf-8")
     (out / "quota.json").write_text(
         json.dumps({"taken_at": stamp(NOW), "readings": readings}), encoding="utf-8")
     (out / "spend.json").write_text(json.dumps({"events": events}), encoding="utf-8")
     settings = out / "omniladder.toml"
-    settings.write_text(SETTINGS, encoding="utf-8")
+    settings.write_text(SETTINGS.replace("connections.toml", f"connections.{connections_format}"),
+                        encoding="utf-8")
     return settings
 
 
@@ -191,10 +201,12 @@ def main() -> None:
     parser.add_argument("--spend-events", type=int, default=None,
                         help="spend events (default: one per ten connections)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--connections-format", choices=("toml", "json"), default="toml",
+                        help="write connections.toml (default) or connections.json")
     args = parser.parse_args()
     events = args.spend_events if args.spend_events is not None else args.connections // 10
     settings = generate(args.out, FleetSize(args.connections, args.models, args.readings,
-                                            events), args.seed)
+                                            events), args.seed, args.connections_format)
     print(settings)
 
 

@@ -22,7 +22,7 @@ _STEP_SOURCES: dict[int, BillingSource] = {
     1: "keyless", 2: "catalog", 3: "catalog-provider-wide", 4: "uncurated"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Observation:
     """The provider's own report of overage that R2a considered (a reading's ``overage``)."""
 
@@ -35,7 +35,7 @@ class Observation:
     """Why it was applied, or why not."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BillingInfo:
     billing: BillingClass
     overage: OverageClass
@@ -93,7 +93,13 @@ def classify(connection: Connection, catalogs: Catalogs,
                                       else _STEP_SOURCES[step])
     if override:
         source = "override"
-    near = _near_catalog_key(connection, catalogs) if step == 4 else None
+    near: str | None = None
+    if step == 4:
+        memo_key = ("near", connection.provider, connection.auth_type)
+        if memo_key in catalogs.memo:
+            near = catalogs.memo[memo_key]
+        else:
+            near = catalogs.memo[memo_key] = _near_catalog_key(connection, catalogs)
     return BillingInfo(billing, overage, source, matched, step, override or None,
                        overage_source, near=near)
 

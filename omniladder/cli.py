@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import sys
 from typing import Annotated, Any, TextIO
@@ -10,26 +11,21 @@ from typing import Annotated, Any, TextIO
 import typer
 
 from omniladder import __version__
-from omniladder.commands.catalog_cmd import catalog_app
-from omniladder.commands.check_cmd import check
-from omniladder.commands.diff_cmd import diff
-from omniladder.commands.ids_cmd import ids
-from omniladder.commands.import_cmd import import_app
-from omniladder.commands.init_cmd import init
-from omniladder.commands.plan_cmd import plan
-from omniladder.commands.schema_cmd import schema
-from omniladder.commands.simulate_cmd import simulate
-from omniladder.commands.why_cmd import why
 
-app = typer.Typer(
-    name="omniladder",
-    help="Routing planner for LLM gateways: which subscription, keyless and paid "
-    "connections an auto id may use, in what order, and why the rest is out.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+_COMMANDS: dict[str, tuple[str, str, bool]] = {
+    # name: (module under omniladder.commands, attribute, a sub-application)
+    "plan": ("plan_cmd", "plan", False),
+    "ids": ("ids_cmd", "ids", False),
+    "import": ("import_cmd", "import_app", True),
+    "catalog": ("catalog_cmd", "catalog_app", True),
+    "init": ("init_cmd", "init", False),
+    "schema": ("schema_cmd", "schema", False),
+    "why": ("why_cmd", "why", False),
+    "simulate": ("simulate_cmd", "simulate", False),
+    "check": ("check_cmd", "check", False),
+    "diff": ("diff_cmd", "diff", False),
+}
+"""Every command in the order ``--help`` lists them, and where it lives."""
 
 
 def _version(value: bool) -> None:
@@ -38,7 +34,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Annotated[bool, typer.Option(
         "--version", callback=_version, is_eager=True, help="Print the version and exit.")]
@@ -47,16 +42,48 @@ def _root(
     """Routing planner for LLM gateways."""
 
 
-app.command("plan")(plan)
-app.command("ids")(ids)
-app.add_typer(import_app, name="import")
-app.add_typer(catalog_app, name="catalog")
-app.command("init")(init)
-app.command("schema")(schema)
-app.command("why")(why)
-app.command("simulate")(simulate)
-app.command("check")(check)
-app.command("diff")(diff)
+def build_app(only: str | None = None) -> typer.Typer:
+    """The application with every command, or with only the one named ``only``.
+
+    typer turns each registered command's signature into click options when it runs, and
+    importing a command imports its options; a command line that names its command needs
+    no other (lazy command registration).
+    """
+    built = typer.Typer(
+        name="omniladder",
+        help="Routing planner for LLM gateways: which subscription, keyless and paid "
+        "connections an auto id may use, in what order, and why the rest is out.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    built.callback()(_root)
+    for name, (module, attribute, group) in _COMMANDS.items():
+        if only is not None and name != only:
+            continue
+        found = getattr(importlib.import_module(f"omniladder.commands.{module}"), attribute)
+        if group:
+            built.add_typer(found, name=name)
+        else:
+            built.command(name)(found)
+    return built
+
+
+def __getattr__(name: str) -> Any:
+    """``omniladder.cli.app``: the whole application, built when first asked for."""
+    if name == "app":
+        whole = build_app()
+        globals()["app"] = whole
+        return whole
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _named_command(argv: list[str]) -> str | None:
+    """The command the command line names first, when it is one; None otherwise (no
+    command, a root option first, a typo): those get the whole application, as before."""
+    first = argv[1] if len(argv) > 1 else None
+    return first if first in _COMMANDS else None
 
 
 class _ClosedPipeGuard:
@@ -107,6 +134,6 @@ def main() -> None:
     guard = _ClosedPipeGuard(sys.stdout)
     sys.stdout = guard  # a TextIO in all but name (its __getattr__ passes the rest on)
     try:
-        app()
+        build_app(_named_command(sys.argv))()
     finally:
         guard.flush()

@@ -22,7 +22,14 @@ from omniladder.budgets import BudgetPosition, period_start
 from omniladder.errors import UsageError
 from omniladder.loading import LoadedInputs
 from omniladder.models import Reading, Rung, Window
-from omniladder.plan import ConnectionFacts, PairDecision, Plan, focus, make_plan
+from omniladder.plan import (
+    ConnectionFacts,
+    PairDecision,
+    Plan,
+    focus,
+    make_plan,
+    unknown_connection,
+)
 from omniladder.quota import Cooldown, ReplayStep, Verdict, readings_until, window_views
 from omniladder.tiers import TierInfo
 
@@ -168,12 +175,7 @@ def find_connection(plan: Plan, connection_id: str) -> ConnectionFacts:
     for facts in plan.facts:
         if facts.connection.id == connection_id:
             return facts
-    known = [f.connection.id for f in plan.facts]
-    close = difflib.get_close_matches(connection_id, known, n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    listed = "" if close else f"; known ids: {', '.join(known) or '(none)'}"
-    raise UsageError(f"unknown connection id {connection_id!r}{hint}{listed}",
-                     field="CONNECTION_ID")
+    raise unknown_connection(connection_id, [f.connection.id for f in plan.facts])
 
 
 def explain(inputs: LoadedInputs, plans: Sequence[Plan], connection_id: str,

@@ -113,15 +113,23 @@ def decode_text(raw: bytes, shown: str) -> str:
 def read_document(path: Path, shown: str | None = None) -> dict[str, Any]:
     """Parse a TOML or JSON file into plain data (lists become tuples), or raise InputError."""
     name = shown or display_path(path)
+    suffix, raw = _read_input(path, name)
+    return _document(_parse(decode_text(raw, name), suffix, name), name)
+
+
+def _read_input(path: Path, name: str) -> tuple[str, bytes]:
+    """The file's suffix and bytes, or the InputError read_document raises first."""
     suffix = path.suffix.lower()
     check_input_file(path, name)
     if suffix not in (".toml", ".json"):
         raise InputError("unsupported file type; use a .toml or .json file", file=name)
-    text = decode_text(read_bytes(path, name), name)
-    data: Any
+    return suffix, read_bytes(path, name)
+
+
+def _parse(text: str, suffix: str, name: str) -> Any:
     if suffix == ".toml":
         try:
-            data = tomllib.loads(text)
+            return tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             line = _toml_error_line(str(exc))
             message = re.sub(r"\s*\(at line \d+, column \d+\)|\s*\(at end of document\)", "",
@@ -129,14 +137,17 @@ def read_document(path: Path, shown: str | None = None) -> dict[str, Any]:
             raise InputError(f"invalid TOML: {message}", file=name, line=line) from None
         except RecursionError:
             raise InputError("invalid TOML: nested too deeply", file=name) from None
-    else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=name,
-                             line=exc.lineno) from None
-        except RecursionError:
-            raise InputError("invalid JSON: nested too deeply", file=name) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=name,
+                         line=exc.lineno) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply", file=name) from None
+
+
+def _document(data: Any, name: str) -> dict[str, Any]:
+    """The parsed top level as the models take it: a table, lists as tuples, no secrets."""
     if not isinstance(data, dict):
         raise InputError(f"the top level must be a table/object, got {_type_name(data)}",
                          file=name)
@@ -378,8 +389,66 @@ def toml_line(path: Path | None, loc: Sequence[str | int]) -> int | None:
 
 
 def load_model(model: type[M], path: Path, shown: str | None = None) -> M:
+    """Read and validate one file, or raise the InputError(s) saying what is wrong.
+
+    A strict model that forbids unknown keys everywhere (every input model) is validated
+    straight from JSON text by pydantic's own parser: no Python walk over the document. Any
+    problem at all, a secret-looking key included (it is an unknown key), sends the file
+    down the plain path, which finds the same problem and says it as always.
+    """
     name = shown or display_path(path)
-    return validate(model, read_document(path, name), name, path)
+    suffix, raw = _read_input(path, name)
+    direct = forbids_unknown_keys_everywhere(model)
+    if direct and suffix == ".json":
+        found = _from_json(model, raw.removeprefix(b"\xef\xbb\xbf"))
+        if found is not None:
+            return found
+    data = _parse(decode_text(raw, name), suffix, name)
+    if direct and suffix == ".toml" and isinstance(data, dict):
+        # tomllib is pure Python and gives plain data; the C encoder turns it into JSON
+        # faster than a Python walk turns its lists into tuples. Native TOML dates and
+        # times, NaN and infinities are not JSON: those files take the plain path.
+        try:
+            text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError, RecursionError):
+            pass
+        else:
+            found = _from_json(model, text)
+            if found is not None:
+                return found
+    return validate(model, _document(data, name), name, path)
+
+
+_CLOSED: dict[type[BaseModel], bool] = {}
+
+
+def forbids_unknown_keys_everywhere(model: type[BaseModel]) -> bool:
+    """The model and every model inside it are strict and forbid unknown keys, and none
+    takes a free-form table: then a secret-looking key anywhere is a validation error."""
+    found = _CLOSED.get(model)
+    if found is None:
+        _CLOSED[model] = True  # a model inside itself is judged by its other fields
+        config = model.model_config
+        found = config.get("extra") == "forbid" and config.get("strict") is True and all(
+            _closed_annotation(info.annotation) for info in model.model_fields.values())
+        _CLOSED[model] = found
+    return found
+
+
+def _closed_annotation(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return forbids_unknown_keys_everywhere(annotation)
+    if (typing.get_origin(annotation) or annotation) in (dict, typing.Any):
+        return False
+    return all(_closed_annotation(arg) for arg in typing.get_args(annotation))
+
+
+def _from_json(model: type[M], text: str | bytes) -> M | None:
+    """The model validated from JSON text; None on any problem (the plain path says it)."""
+    try:
+        return model.model_validate_json(text)
+    except (ValidationError, ValueError, RecursionError):
+        return None
 
 
 # --- catalogs ------------------------------------------------------------------------------
@@ -405,9 +474,18 @@ class Catalogs:
     models: dict[tuple[str, str], SourcedModelEntry]
     billing_files: tuple[str, ...]
     model_files: tuple[str, ...]
+    memo: dict[tuple[str, ...], Any] = field(default_factory=dict, init=False, compare=False,
+                                             repr=False)
+    """Answers derived from the catalogs alone (models of a provider, a near key), kept for
+    the next connection that asks: a fleet repeats a few providers thousands of times."""
 
     def models_of(self, provider: str) -> tuple[str, ...]:
-        return tuple(model for (prov, model) in self.models if prov == provider)
+        key = ("models_of", provider)
+        found: tuple[str, ...] | None = self.memo.get(key)
+        if found is None:
+            found = tuple(model for (prov, model) in self.models if prov == provider)
+            self.memo[key] = found
+        return found
 
 
 def catalog_paths(billing_files: Iterable[Path], model_files: Iterable[Path],

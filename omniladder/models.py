@@ -42,16 +42,39 @@ SECRET_KEYS: frozenset[str] = frozenset(
 )
 
 
+_PARSED: dict[str, datetime] = {}
+"""Timestamps already parsed and checked: a fleet's readings share a few thousand instants
+(datetimes are immutable, so one object may serve every field that spells it alike)."""
+
+
 def _parse_timestamp(value: Any) -> Any:
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            parsed = from_rfc3339(text)
-        except ValueError:
-            raise ValueError(
-                f"not an RFC 3339 timestamp: {text!r} (expected e.g. 2026-11-29T12:00:00Z)"
-            ) from None
-        value = parsed
+    if type(value) is str:
+        found = _PARSED.get(value)
+        if found is not None:
+            return found
+        if len(_PARSED) >= 200_000:
+            _PARSED.clear()
+        checked = _parse_timestamp_text(value)
+        _PARSED[value] = checked
+        return checked
+    return _check_instant(value)
+
+
+def _parse_timestamp_text(value: str) -> datetime:
+    text = value.strip()
+    try:
+        parsed = from_rfc3339(text)
+    except ValueError:
+        raise ValueError(
+            f"not an RFC 3339 timestamp: {text!r} (expected e.g. 2026-11-29T12:00:00Z)"
+        ) from None
+    checked: datetime = _check_instant(parsed)
+    return checked
+
+
+def _check_instant(value: Any) -> Any:
+    if isinstance(value, str):  # a str subclass: not worth remembering
+        return _parse_timestamp_text(value)
     if isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
             raise ValueError(

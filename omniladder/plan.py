@@ -6,6 +6,7 @@ check, diff, simulate) reads the immutable ``Plan`` it returns.
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -16,12 +17,14 @@ from omniladder import timefmt
 from omniladder.autoid import AutoId, NowSource
 from omniladder.billing import BillingInfo, classify, observe
 from omniladder.budgets import BudgetPosition, budget_positions
+from omniladder.errors import UsageError
 from omniladder.loading import LoadedInputs
 from omniladder.models import (
     QUOTA_RUNGS,
     RUNGS,
     TERMINAL_STATUSES,
     Connection,
+    LadderSettings,
     Reading,
     Rung,
     SpendEvent,
@@ -85,7 +88,7 @@ class PlanSettings(TypedDict):
     cheap_max_input_usd_per_mtok: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PoolEntry:
     position: int
     rung: Rung
@@ -95,7 +98,7 @@ class PoolEntry:
     unverified_connection_ids: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Exclusion:
     connection_id: str
     provider: str
@@ -106,7 +109,7 @@ class Exclusion:
     detail: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RungStatus:
     rung: Rung
     state: RungState
@@ -117,7 +120,7 @@ class RungStatus:
     note: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConnectionRecord:
     id: str
     provider: str
@@ -130,7 +133,7 @@ class ConnectionRecord:
     overage_source: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Clamp:
     connection_id: str
     rate_limited_until: datetime
@@ -138,7 +141,7 @@ class Clamp:
     cooling: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PairDecision:
     """The verdict on one (candidate, connection) pair, with everything that decided it."""
 
@@ -154,7 +157,7 @@ class PairDecision:
     verdict: Verdict | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ConnectionFacts:
     """What is true of a connection whatever the auto id: billing, models, R5 gates."""
 
@@ -215,33 +218,32 @@ class _Planner:
         """Spend events no rung can be found for, by the connection they name."""
         self._tiers: dict[tuple[str, str], TierInfo] = {}
         connections_file = inputs.files.get("connections", "connections")
-        self.facts = tuple(self._facts(c, connections_file) for c in inputs.connections)
-        self.by_id = {f.connection.id: f for f in self.facts}
+        catalogs = inputs.catalogs
+        self.connections = inputs.connections
+        # R1/R2 do not depend on now; an override that would widen is an error, raised here
+        # for the first such connection in file order.
+        self.classified = tuple(classify(c, catalogs, connections_file)
+                                for c in self.connections)
+        self.models = tuple(
+            tuple(dict.fromkeys(c.models)) if c.models is not None
+            else catalogs.models_of(c.provider) for c in self.connections)
+        self.index = {c.id: i for i, c in enumerate(self.connections)}
+        self._facts: dict[int, ConnectionFacts] = {}
 
-    def _facts(self, connection: Connection, connections_file: str) -> ConnectionFacts:
-        history = self.history(connection.id)
-        billing = classify(connection, self.inputs.catalogs, connections_file)
-        if history:
-            billing = observe(billing, readings_until(history, self.now), self.now,
-                              self.settings.ladder.max_reading_age_seconds)
-        if connection.models is not None:
-            models = tuple(dict.fromkeys(connection.models))
-        else:
-            models = self.inputs.catalogs.models_of(connection.provider)
-        cool = cooldown(connection, history, self.now, self.settings.ladder)
-        reason: str | None = None
-        detail = ""
-        if not connection.active:
-            reason, detail = "inactive", "switched off (active = false)"
-        elif connection.status is not None and connection.status in TERMINAL_STATUSES:
-            reason, detail = "terminal-status", f"status {connection.status}"
-        elif cool is not None and cool.cooling:
-            reason = "cooldown"
-            detail = f"rate limited until {timefmt.short(cool.end, self.now)}"
-            if cool.clamped:
-                detail += (f" (clamped from {timefmt.short(cool.until, self.now)} "
-                           "to its own quota reset)")
-        return ConnectionFacts(connection, billing, models, reason, detail, cool)
+    def facts_of(self, index: int) -> ConnectionFacts:
+        """The facts of the connection at ``index`` at now, computed once."""
+        found = self._facts.get(index)
+        if found is None:
+            connection = self.connections[index]
+            found = connection_facts(connection, self.history(connection.id),
+                                     self.classified[index], self.models[index], self.now,
+                                     self.settings.ladder)
+            self._facts[index] = found
+        return found
+
+    @property
+    def facts(self) -> tuple[ConnectionFacts, ...]:
+        return tuple(self.facts_of(index) for index in range(len(self.connections)))
 
     def spend_warnings(self) -> list[str]:
         """One warning per connection named by spend events that count toward no rung."""
@@ -275,12 +277,39 @@ class _Planner:
         return info
 
     def rung_of_event(self, event: SpendEvent) -> str | None:
-        facts = self.by_id.get(event.connection or "")
-        if facts is None or event.model is None:
+        index = self.index.get(event.connection or "")
+        if index is None or event.model is None:
             self._unplaced.setdefault(event.connection, []).append(event.at)
             return None
-        tier = self.tier(facts.connection.provider, event.model, facts.billing)
-        return rung_of(facts.billing, tier)
+        # The rung depends on the billing class alone, which R2a's observation never moves.
+        billing = self.classified[index]
+        tier = self.tier(self.connections[index].provider, event.model, billing)
+        return rung_of(billing, tier)
+
+
+def connection_facts(connection: Connection, history: Sequence[Reading],
+                     classified: BillingInfo, models: tuple[str, ...], now: datetime,
+                     ladder: LadderSettings) -> ConnectionFacts:
+    """A connection's facts at now (R2a observed overage, R5 gates, R9 cooldown), from its
+    R1/R2 classification, which does not depend on now."""
+    billing = classified
+    if history:
+        billing = observe(billing, readings_until(history, now), now,
+                          ladder.max_reading_age_seconds)
+    cool = cooldown(connection, history, now, ladder)
+    reason: str | None = None
+    detail = ""
+    if not connection.active:
+        reason, detail = "inactive", "switched off (active = false)"
+    elif connection.status is not None and connection.status in TERMINAL_STATUSES:
+        reason, detail = "terminal-status", f"status {connection.status}"
+    elif cool is not None and cool.cooling:
+        reason = "cooldown"
+        detail = f"rate limited until {timefmt.short(cool.end, now)}"
+        if cool.clamped:
+            detail += (f" (clamped from {timefmt.short(cool.until, now)} "
+                       "to its own quota reset)")
+    return ConnectionFacts(connection, billing, models, reason, detail, cool)
 
 
 def focus(inputs: LoadedInputs, connection_id: str, now: datetime) -> LoadedInputs:
@@ -341,14 +370,14 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
               now_source: NowSource) -> Plan:
     """Plan one auto id at now: the pool, the rung states and every exclusion with a reason."""
     planner = _Planner(inputs, now)
+    all_facts = planner.facts
     settings = inputs.settings
     ladder = settings.ladder
     budgets = budget_positions(settings.budgets, inputs.spend, now, planner.rung_of_event)
-    subscription_only = auto_id.tier == "subscription"
 
     # R12: candidates in order of first appearance, allowlists in file order.
     candidates: dict[tuple[str, str], list[ConnectionFacts]] = {}
-    for facts in planner.facts:
+    for facts in all_facts:
         for model in facts.models:
             candidates.setdefault((facts.connection.provider, model), []).append(facts)
 
@@ -363,7 +392,7 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
 
     # R6/R7: every (connection, model) verdict, one connection's history at a time.
     verdicts: dict[tuple[str, str], Verdict] = {}
-    for facts in planner.facts:
+    for facts in all_facts:
         cid = facts.connection.id
         of_history = HistoryVerdicts(planner.history(cid), now, ladder)
         for model in facts.models:
@@ -379,35 +408,11 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             rung = rung_of(facts.billing, tier)
             cid = facts.connection.id
             quota = verdicts[(cid, model)]
-            reason: str | None = None
-            detail = ""
-            unverified = False
-            if not in_category[key]:
-                reason = "not-in-category"
-                detail = f"{model} does not carry category {auto_id.category!r}"
-            elif subscription_only:
-                failed = _subscription_check(facts, now)
-                if failed is not None:
-                    reason, detail = failed
-                elif facts.gate_reason is not None:
-                    reason, detail = facts.gate_reason, facts.gate_detail
-                elif quota.kind != "usable":
-                    reason, detail = quota.reason, quota.detail
-            elif facts.gate_reason is not None:
-                reason, detail = facts.gate_reason, facts.gate_detail
-            elif rung in QUOTA_RUNGS:
-                if quota.kind == "exhausted":
-                    reason, detail = quota.reason, quota.detail
-                else:
-                    unverified = quota.kind == "unknown"
-            else:
-                position = budgets[rung]
-                if position.gates:
-                    reason = position.reason
-                    detail = _budget_detail(position)
-            ok = reason is None
-            decisions.append(PairDecision(cid, provider, model, rung, tier, ok, unverified,
-                                          reason, detail if not ok else quota.detail, quota))
+            decision = decide(facts, provider, model, tier, rung, quota, in_category[key],
+                              auto_id, budgets, now)
+            decisions.append(decision)
+            ok = decision.admitted
+            unverified = decision.unverified
             if ok:
                 admitted.setdefault(key, {}).setdefault(rung, []).append((cid, unverified))
 
@@ -423,18 +428,34 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                 tuple(cid for cid, _ in members_on_rung),
                 tuple(cid for cid, unverified in members_on_rung if unverified)))
 
-    excluded = _exclusions(planner.facts, decisions)
+    excluded = _exclusions(all_facts, decisions)
     rungs = _rung_statuses(auto_id, decisions, pool, budgets)
-    records = tuple(_record(f) for f in planner.facts)
+    records = tuple(_record(f) for f in all_facts)
     clamps = tuple(
         Clamp(f.connection.id, f.cooldown.until, f.cooldown.end, f.cooldown.cooling)
-        for f in planner.facts if f.cooldown is not None and f.cooldown.clamped)
+        for f in all_facts if f.cooldown is not None and f.cooldown.clamped)
+    warnings = _warnings(planner, budgets)
+    settings_view = _settings_view(inputs, budgets)
+    plan_pool = tuple(pool)
+    summary = _summary(auto_id, all_facts, plan_pool, excluded)
+    return Plan(auto_id, now, now_source, settings_view, rungs, plan_pool, excluded, records,
+                clamps, tuple(warnings), summary, tuple(decisions), all_facts, budgets,
+                dict(inputs.files))
+
+
+def _warnings(planner: _Planner, budgets: dict[str, BudgetPosition]) -> list[str]:
     warnings = list(planner.warnings) + planner.spend_warnings()
     for position in budgets.values():
         if position.state == "unenforced":
             warnings.append(f"the {position.rung} budget of {timefmt.usd(position.budget_usd or 0)}"
                             " is not enforced: no spend ledger was given")
-    settings_view: PlanSettings = {
+    return warnings
+
+
+def _settings_view(inputs: LoadedInputs, budgets: dict[str, BudgetPosition]) -> PlanSettings:
+    settings = inputs.settings
+    ladder = settings.ladder
+    return {
         "exit_cutoff_percent": ladder.exit_cutoff_percent,
         "reentry_min_remaining_percent": ladder.reentry_floor,
         "max_reading_age_seconds": ladder.max_reading_age_seconds,
@@ -444,11 +465,145 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
         "clamp_cooldown_to_reset": ladder.clamp_cooldown_to_reset,
         "cheap_max_input_usd_per_mtok": settings.tiers.cheap_max_input_usd_per_mtok,
     }
+
+
+def unknown_connection(connection_id: str, known: Sequence[str]) -> UsageError:
+    """The error for a connection id the fleet does not have, with the closest known ids."""
+    close = difflib.get_close_matches(connection_id, known, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    listed = "" if close else f"; known ids: {', '.join(known) or '(none)'}"
+    return UsageError(f"unknown connection id {connection_id!r}{hint}{listed}",
+                      field="CONNECTION_ID")
+
+
+def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
+                    now_source: NowSource, connection_id: str) -> Plan:
+    """``make_plan``'s answer about one connection, for ``why``.
+
+    The other connections are decided only as far as the positions of the pool entries that
+    seat this one need (an entry exists once one member is admitted). As ``make_plan`` has
+    them, for the whole fleet: ``warnings``, ``budgets``, ``settings`` and the ``position``
+    of each pool entry listed. Narrowed to the connection: ``pool`` lists only the entries
+    that seat it, each allowlist (and unverified list) cut to it; ``decisions``,
+    ``excluded``, ``connections``, ``clamps`` and ``facts`` are its own; ``rungs`` and
+    ``summary`` count only its decisions. An unknown id is a UsageError.
+    """
+    planner = _Planner(inputs, now)
+    target = planner.index.get(connection_id)
+    if target is None:
+        raise unknown_connection(connection_id, [c.id for c in planner.connections])
+    ladder = inputs.settings.ladder
+    budgets = budget_positions(inputs.settings.budgets, inputs.spend, now,
+                               planner.rung_of_event)
+
+    candidates: dict[tuple[str, str], list[int]] = {}
+    for index, (connection, models) in enumerate(zip(planner.connections, planner.models,
+                                                     strict=True)):
+        for model in models:
+            candidates.setdefault((connection.provider, model), []).append(index)
+    order = {key: position for position, key in enumerate(candidates)}
+    in_category: dict[tuple[str, str], bool] = {}
+    rungs_of: dict[tuple[str, str], list[Rung]] = {}
+    for key, members in candidates.items():
+        provider, model = key
+        sourced = inputs.catalogs.models.get(key)
+        in_category[key] = auto_id.category is None or (
+            sourced is not None and auto_id.category in sourced.entry.categories)
+        # the same tier calls, in the same order, as make_plan: the same warnings
+        rungs_of[key] = [rung_of(planner.classified[m], planner.tier(provider, model,
+                                                                    planner.classified[m]))
+                         for m in members]
+
+    histories: dict[int, HistoryVerdicts] = {}
+    decided: dict[tuple[int, str], PairDecision] = {}
+
+    def decision(index: int, key: tuple[str, str]) -> PairDecision:
+        found = decided.get((index, key[1]))
+        if found is None:
+            facts = planner.facts_of(index)
+            verdicts = histories.get(index)
+            if verdicts is None:
+                verdicts = histories[index] = HistoryVerdicts(
+                    planner.history(facts.connection.id), now, ladder)
+            tier = planner.tier(key[0], key[1], facts.billing)
+            found = decide(facts, key[0], key[1], tier, rung_of(facts.billing, tier),
+                           verdicts(key[1]), in_category[key], auto_id, budgets, now)
+            decided[(index, key[1])] = found
+        return found
+
+    entries: dict[tuple[int, str], bool] = {}
+
+    def entry_exists(rung: Rung, key: tuple[str, str]) -> bool:
+        memo = (order[key], rung)
+        found = entries.get(memo)
+        if found is None:
+            found = in_category[key] and any(
+                decision(m, key).admitted
+                for m, on in zip(candidates[key], rungs_of[key], strict=True) if on == rung)
+            entries[memo] = found
+        return found
+
+    facts = planner.facts_of(target)
+    provider = facts.connection.provider
+    mine = sorted(((provider, model) for model in facts.models), key=order.__getitem__)
+    decisions = tuple(decision(target, key) for key in mine)
+    pool: list[PoolEntry] = []
+    for key, made in zip(mine, decisions, strict=True):
+        if not made.admitted:
+            continue
+        rank = RUNGS.index(made.rung)
+        before = sum(
+            1 for rung in RUNGS[:rank + 1] for other in candidates
+            if (rung != made.rung or order[other] < order[key]) and entry_exists(rung, other))
+        pool.append(PoolEntry(before + 1, made.rung, key[0], key[1], (connection_id,),
+                              (connection_id,) if made.unverified else ()))
+    pool.sort(key=lambda entry: entry.position)
     plan_pool = tuple(pool)
-    summary = _summary(auto_id, planner.facts, plan_pool, excluded)
-    return Plan(auto_id, now, now_source, settings_view, rungs, plan_pool, excluded, records,
-                clamps, tuple(warnings), summary, tuple(decisions), planner.facts, budgets,
-                dict(inputs.files))
+    excluded = _exclusions((facts,), decisions)
+    clamps = tuple(
+        Clamp(f.connection.id, f.cooldown.until, f.cooldown.end, f.cooldown.cooling)
+        for f in (facts,) if f.cooldown is not None and f.cooldown.clamped)
+    return Plan(auto_id, now, now_source, _settings_view(inputs, budgets),
+                _rung_statuses(auto_id, decisions, plan_pool, budgets), plan_pool, excluded,
+                (_record(facts),), clamps, tuple(_warnings(planner, budgets)),
+                _summary(auto_id, (facts,), plan_pool, excluded), decisions, (facts,),
+                budgets, dict(inputs.files))
+
+
+def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, rung: Rung,
+           quota: Verdict, in_category: bool, auto_id: AutoId,
+           budgets: dict[str, BudgetPosition], now: datetime) -> PairDecision:
+    """R10 or R11 on one (candidate, connection) pair: admitted or not, and the reason."""
+    cid = facts.connection.id
+    reason: str | None = None
+    detail = ""
+    unverified = False
+    if not in_category:
+        reason = "not-in-category"
+        detail = f"{model} does not carry category {auto_id.category!r}"
+    elif auto_id.tier == "subscription":
+        failed = _subscription_check(facts, now)
+        if failed is not None:
+            reason, detail = failed
+        elif facts.gate_reason is not None:
+            reason, detail = facts.gate_reason, facts.gate_detail
+        elif quota.kind != "usable":
+            reason, detail = quota.reason, quota.detail
+    elif facts.gate_reason is not None:
+        reason, detail = facts.gate_reason, facts.gate_detail
+    elif rung in QUOTA_RUNGS:
+        if quota.kind == "exhausted":
+            reason, detail = quota.reason, quota.detail
+        else:
+            unverified = quota.kind == "unknown"
+    else:
+        position = budgets[rung]
+        if position.gates:
+            reason = position.reason
+            detail = _budget_detail(position)
+    ok = reason is None
+    return PairDecision(cid, provider, model, rung, tier, ok, unverified, reason,
+                        detail if not ok else quota.detail, quota)
 
 
 def _budget_detail(position: BudgetPosition) -> str:

@@ -27,7 +27,7 @@ def readings_until(history: Sequence[Reading], now: datetime) -> Sequence[Readin
     return history[:cut]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WindowView:
     """One window of a reading, seen for one model at one instant (R6)."""
 
@@ -81,7 +81,7 @@ def figures_of(reading: Reading, model: str, at: datetime
     return best, limiting, dated, dated_window
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReplayStep:
     """One reading of the R7 replay: what it showed and the state it left."""
 
@@ -93,7 +93,7 @@ class ReplayStep:
     in_play_after: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
     kind: VerdictKind
     reason: str | None
@@ -269,7 +269,7 @@ def _names_model(found: Verdict) -> bool:
 # --- R9 cooldown clamp ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cooldown:
     until: datetime
     """The configured ``rate_limited_until``."""

@@ -10,7 +10,7 @@ planning the same steps once more with a single threshold (the floor set to the 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -20,6 +20,7 @@ from omniladder.errors import UsageError
 from omniladder.loading import LoadedInputs
 from omniladder.models import RUNGS, Rung
 from omniladder.plan import PairDecision, Plan, PlanSettings, make_plan
+from omniladder.stepping import Stepper
 
 MAX_STEPS = 100_000
 MAX_STEP_SECONDS = 3_652_058 * 86_400
@@ -161,15 +162,23 @@ def single_threshold(inputs: LoadedInputs) -> LoadedInputs:
 
 
 def simulate(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: datetime,
-             step: timedelta) -> Series:
-    """Plan at every step; the series, its head-rung transitions with causes, and flaps."""
+             step: timedelta, *, replan: bool = False) -> Series:
+    """Plan at every step; the series, its head-rung transitions with causes, and flaps.
+
+    Each step re-decides only the connections whose inputs changed since the step before
+    (``omniladder.stepping``); ``replan=True`` plans the whole fleet at every step instead,
+    which gives the same series (the tests hold the two to it).
+    """
     instants = step_instants(start, end, step)
-    points, transitions, first, last = _walk(inputs, auto_id, instants)
-    _, flat_transitions, _, _ = _walk(single_threshold(inputs), auto_id, instants)
+    walk = _walk if replan else _walk_stepping
+    points, transitions = walk(inputs, auto_id, instants)
+    _, flat_transitions = walk(single_threshold(inputs), auto_id, instants)
     ours = {(t.at, t.previous, t.head) for t in transitions}
     suppressed = tuple(t for t in flat_transitions if (t.at, t.previous, t.head) not in ours)
     flaps = Flaps(len(transitions), len(flat_transitions), suppressed)
 
+    first = make_plan(inputs, auto_id, instants[0], "flag")
+    last = make_plan(inputs, auto_id, instants[-1], "flag") if len(instants) > 1 else first
     warnings: dict[str, None] = {}
     for plan in (first, last):
         for warning in plan.warnings:
@@ -179,12 +188,11 @@ def simulate(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: dateti
 
 
 def _walk(inputs: LoadedInputs, auto_id: AutoId, instants: Sequence[datetime]
-          ) -> tuple[tuple[Point, ...], tuple[Transition, ...], Plan, Plan]:
-    """Plan at each instant, keeping only the previous plan: the points, the head-rung
-    transitions with their causes, and the first and last plans."""
+          ) -> tuple[tuple[Point, ...], tuple[Transition, ...]]:
+    """Plan the whole fleet at each instant, keeping only the previous plan: the points and
+    the head-rung transitions with their causes."""
     points: list[Point] = []
     transitions: list[Transition] = []
-    first: Plan | None = None
     previous: Plan | None = None
     for at in instants:
         plan = make_plan(inputs, auto_id, at, "flag")
@@ -195,11 +203,29 @@ def _walk(inputs: LoadedInputs, auto_id: AutoId, instants: Sequence[datetime]
             transitions.append(Transition(point.at, before.head, point.head,
                                           _cause(changes, point.head), changes))
         points.append(point)
-        first = first or plan
         previous = plan
-    assert first is not None, "step_instants yields at least one instant"
-    assert previous is not None
-    return tuple(points), tuple(transitions), first, previous
+    return tuple(points), tuple(transitions)
+
+
+def _walk_stepping(inputs: LoadedInputs, auto_id: AutoId, instants: Sequence[datetime]
+                   ) -> tuple[tuple[Point, ...], tuple[Transition, ...]]:
+    """``_walk``, re-deciding at each instant only the connections whose inputs changed."""
+    points: list[Point] = []
+    transitions: list[Transition] = []
+    rungs: tuple[RungPoint, ...] = ()
+    for state in Stepper(inputs, auto_id, instants).steps():
+        if not points or state.rungs != tuple(
+                (r.rung, r.state, r.entries, r.connections) for r in rungs):
+            rungs = tuple(RungPoint(*r) for r in state.rungs)
+        point = Point(state.at, state.head, state.pool_size, rungs, state.eligible,
+                      state.unverified)
+        if points and points[-1].head != point.head:
+            before = points[-1]
+            changes = changes_between(state.changed, before.head, point.head, state.at)
+            transitions.append(Transition(point.at, before.head, point.head,
+                                          _cause(changes, point.head), changes))
+        points.append(point)
+    return tuple(points), tuple(transitions)
 
 
 def explain_change(previous: Plan, current: Plan, old_head: Rung | None,
@@ -210,19 +236,26 @@ def explain_change(previous: Plan, current: Plan, old_head: Rung | None,
     new head rung that came in.
     """
     was = {(d.connection_id, d.model): d for d in previous.decisions}
+    pairs = [(prior, decision) for decision in current.decisions
+             if (prior := was.get((decision.connection_id, decision.model))) is not None]
+    return changes_between(pairs, old_head, new_head, current.now)
+
+
+def changes_between(pairs: Iterable[tuple[PairDecision, PairDecision]], old_head: Rung | None,
+                    new_head: Rung | None, now: datetime) -> tuple[Change, ...]:
+    """``explain_change`` over (previous, current) decisions in the plan's decision order."""
     changes: list[Change] = []
     escalation = _rank(new_head) > _rank(old_head)
     watched = old_head if escalation else new_head
-    for decision in current.decisions:
-        prior = was.get((decision.connection_id, decision.model))
-        if prior is None or decision.rung != watched:
+    for prior, decision in pairs:
+        if decision.rung != watched:
             continue
         if escalation and prior.admitted and not decision.admitted:
             changes.append(Change(decision.connection_id, decision.model, decision.rung, False,
                                   _left_cause(decision)))
         elif not escalation and decision.admitted and not prior.admitted:
             changes.append(Change(decision.connection_id, decision.model, decision.rung, True,
-                                  _back_cause(prior, decision, current.now)))
+                                  _back_cause(prior, decision, now)))
     return tuple(changes)
 
 

@@ -12,7 +12,7 @@ from omniladder.models import Rung, Tier, TierSettings
 TierSource = Literal["free-provider", "catalog-override", "price", "not-in-catalog"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TierInfo:
     tier: Tier
     source: TierSource

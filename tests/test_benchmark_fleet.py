@@ -38,3 +38,21 @@ def test_generated_fleet_plans_and_is_deterministic(tmp_path: Path) -> None:
     document = json.loads(result.stdout)
     assert len(document["connections"]) == 10
     assert document["pool"]
+
+
+def test_connections_as_json_plan_exactly_as_toml(tmp_path: Path) -> None:
+    """The benchmark's JSON fleets are the TOML fleets' connections, byte for byte in plans."""
+    fleet = fleet_module()
+    size = fleet.FleetSize(connections=30, models=3, readings=2, spend_events=6)
+    as_toml = fleet.generate(tmp_path / "t", size, seed=3)
+    as_json = fleet.generate(tmp_path / "j", size, seed=3, connections_format="json")
+    assert not (tmp_path / "j" / "connections.toml").exists()
+    assert (tmp_path / "t" / "quota.json").read_bytes() == (
+        tmp_path / "j" / "quota.json").read_bytes()
+    plans = []
+    for settings in (as_toml, as_json):
+        result = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(settings),
+                                     "--json"])
+        assert result.exit_code == 0, result.output
+        plans.append(result.stdout)
+    assert plans[0] == plans[1]

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -62,3 +63,36 @@ def test_json_plan_never_imports_rich() -> None:
     assert json.loads(stdout)["format_version"] == "1"
     assert "omniladder.plan" in modules
     assert sorted(m for m in modules if m == "rich" or m.startswith("rich.")) == []
+
+
+def test_a_named_command_imports_no_other_command() -> None:
+    """Lazy command registration: `omniladder plan …` builds only the plan command."""
+    code, modules, stdout = imported_by(
+        "plan", "auto/thrifty", "--config", str(EXAMPLES / "omniladder.toml"), "--json")
+    assert code in (0, None), stdout
+    commands = sorted(m for m in modules if m.startswith("omniladder.commands.")
+                      and m != "omniladder.commands.common")
+    assert commands == ["omniladder.commands.plan_cmd"]
+
+
+@pytest.mark.parametrize("name", ["plan", "ids", "import", "catalog", "init", "schema", "why",
+                                  "simulate", "check", "diff"])
+@pytest.mark.parametrize("tail", [["--help"], [], ["--no-such-option"]])
+def test_the_one_command_app_answers_as_the_whole_app(name: str, tail: list[str],
+                                                      tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from omniladder.cli import _COMMANDS, app, build_app
+
+    assert list(_COMMANDS) == [c.name or "" for c in app.registered_commands][:2] + [
+        g.name or "" for g in app.registered_groups] + [
+        c.name or "" for c in app.registered_commands][2:]
+    runner = CliRunner()
+    outcomes = []
+    for which, built in (("whole", app), ("alone", build_app(name))):
+        (tmp_path / which).mkdir()
+        monkeypatch.chdir(tmp_path / which)  # `init` writes where it runs
+        outcomes.append(runner.invoke(built, [name, *tail]))
+    whole, alone = outcomes
+    assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -341,3 +342,70 @@ def test_why_names_the_window_that_keeps_a_stale_reading_exhausted(
     assert ("R6.4: the reading is stale, but its weekly-opus window at 0% can only fall until it "
             "resets at 2026-12-03 12:00Z: exhausted until then, whatever its age") in text
     assert text.count("R6.4:") == 1
+
+
+# --- the narrowed plan `why` reads -----------------------------------------------------------
+
+
+def _narrowed_equals_whole(inputs: LoadedInputs, now: datetime, ids: tuple[str, ...]) -> None:
+    from omniladder.plan import connection_plan
+    from omniladder.rendering.why_view import render_why, why_json
+
+    for auto_id in ids:
+        parsed = parse_auto_id(auto_id)
+        whole = make_plan(inputs, parsed, now, "flag")
+        for connection in inputs.connections:
+            narrow = connection_plan(inputs, parsed, now, "flag", connection.id)
+            assert narrow.warnings == whole.warnings
+            assert narrow.budgets == whole.budgets
+            assert narrow.settings == whole.settings
+            assert narrow.decisions == tuple(d for d in whole.decisions
+                                             if d.connection_id == connection.id)
+            assert narrow.excluded == tuple(x for x in whole.excluded
+                                            if x.connection_id == connection.id)
+            seats = [(e.position, e.rung, e.provider, e.model,
+                      connection.id in e.unverified_connection_ids)
+                     for e in whole.pool if connection.id in e.allowed_connection_ids]
+            assert [(e.position, e.rung, e.provider, e.model, bool(e.unverified_connection_ids))
+                    for e in narrow.pool] == seats
+            traced = explain(inputs, [narrow], connection.id)
+            assert traced == explain(inputs, [whole], connection.id)
+            assert why_json(traced) == why_json(explain(inputs, [whole], connection.id))
+            ours, theirs = io.StringIO(), io.StringIO()
+            render_why(traced, ours)
+            render_why(explain(inputs, [whole], connection.id), theirs)
+            assert ours.getvalue() == theirs.getvalue()
+
+
+@pytest.mark.parametrize("config", ["omniladder.toml", "day/omniladder.toml"])
+def test_narrowed_why_equals_the_whole_plans_on_the_examples(config: str) -> None:
+    from omniladder.loading import load_inputs
+
+    inputs = load_inputs(EXAMPLES / config)
+    for at in ("2026-11-29T10:45:00Z", "2026-11-29T12:00:00Z", "2026-11-29T17:00:00Z"):
+        _narrowed_equals_whole(inputs, datetime.fromisoformat(at),
+                               ("auto/subscription", "auto/thrifty", "auto/coding:thrifty"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(fleets())
+def test_narrowed_why_equals_the_whole_plans_on_generated_fleets(
+        fleet: tuple[LoadedInputs, datetime]) -> None:
+    inputs, now = fleet
+    _narrowed_equals_whole(inputs, now, ("auto/subscription", "auto/thrifty"))
+
+
+def test_narrowed_why_names_an_unknown_id_as_the_whole_plan_does() -> None:
+    from omniladder.errors import UsageError
+    from omniladder.loading import load_inputs
+    from omniladder.plan import connection_plan
+
+    inputs = load_inputs(EXAMPLES / "omniladder.toml")
+    now = datetime(2026, 11, 29, 12, tzinfo=UTC)
+    parsed = parse_auto_id("auto/thrifty")
+    for wrong in ("claude-max-wrk", "nothing-like-it"):
+        with pytest.raises(UsageError) as whole:
+            explain(inputs, [make_plan(inputs, parsed, now, "flag")], wrong)
+        with pytest.raises(UsageError) as narrow:
+            connection_plan(inputs, parsed, now, "flag", wrong)
+        assert str(narrow.value) == str(whole.value)

@@ -37,13 +37,15 @@ def why(
     with user_errors():
         from omniladder.autoid import parse_auto_id
         from omniladder.explain import explain
-        from omniladder.plan import make_plan
+        from omniladder.plan import connection_plan
 
         ids = [parse_auto_id(auto_id)] if auto_id is not None else [
             parse_auto_id("auto/subscription"), parse_auto_id("auto/thrifty")]
         inputs = options.load()
         instant, source, inputs = now_for(now, inputs)
-        plans = [make_plan(inputs, parsed, instant, source)
+        # The connection's own plan: the rest of the fleet is decided only as far as the
+        # positions of its pool entries need (the tests hold it to the whole plan's trace).
+        plans = [connection_plan(inputs, parsed, instant, source, connection_id)
                  for parsed in ids]
         trace = explain(inputs, plans, connection_id, model)
         if json_out:

@@ -7,7 +7,6 @@ the worst of them: the most expensive head rung, the fewest entries on a rung.
 
 from __future__ import annotations
 
-import json
 import math
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from rich.text import Text
 from omniladder import timefmt
 from omniladder.models import RUNGS
 from omniladder.plan import FORMAT_VERSION
+from omniladder.rendering.json_view import dumps
 from omniladder.simulate import Point, Series, Transition
 
 HEAD_MARK = {"subscription": "S", "keyless": "K", "free": "F", "cheap": "C", "premium": "P"}
@@ -87,7 +87,7 @@ def series_document(series: Series) -> dict[str, Any]:
 
 
 def series_json(series: Series) -> str:
-    return json.dumps(series_document(series), indent=2, ensure_ascii=False)
+    return dumps(series_document(series))  # json.dumps(indent=2), written faster
 
 
 # --- terminal chart ------------------------------------------------------------------------

@@ -1,0 +1,339 @@
+"""Planning one auto id at many instants, re-deciding only what can have changed.
+
+A pair's admission never depends on another connection (R10, R11) except through the rung
+budgets (R8), and a connection's decisions change only at instants where one of its inputs
+changes: a reading arrives, a window (or an exhausted reading) resets, a reading turns stale
+(which also ends a fresh R2a observation), a cooldown or its clamp ends, and, through the
+budgets, a spend event counts or a budget period starts. R6.4 needs no instant of its own:
+a low window with a reset holds until that reset, which is one. ``Stepper`` decides every
+connection at the first instant, then at each later one re-decides only the connections with
+such an instant since the previous step (all of a rung's when its budget position changed),
+with the very functions ``make_plan`` uses (``connection_facts``, ``HistoryVerdicts``,
+``decide``), and rebuilds what a step of ``simulate`` reads from per-pair counts.
+
+``simulate(..., replan=True)`` plans the whole fleet at every step instead; the tests hold
+the two to the same output.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import chain
+
+from omniladder.autoid import AutoId
+from omniladder.billing import BillingInfo, classify
+from omniladder.budgets import BudgetPosition, budget_positions, period_start
+from omniladder.loading import LoadedInputs
+from omniladder.models import RUNGS, Reading, Rung, SpendEvent
+from omniladder.plan import PairDecision, connection_facts, decide
+from omniladder.quota import HistoryVerdicts
+from omniladder.tiers import TierInfo, economic_tier, rung_of
+
+_RUNG_INDEX = {rung: index for index, rung in enumerate(RUNGS)}
+
+
+@dataclass(frozen=True)
+class _Pair:
+    model: str
+    candidate: int
+    """The candidate's index in R12 order."""
+    tier: TierInfo
+    rung: Rung
+    in_category: bool
+
+
+@dataclass(frozen=True)
+class StepState:
+    """What one step reads off the plan, without building the plan."""
+
+    at: datetime
+    head: Rung | None
+    pool_size: int
+    rungs: tuple[tuple[Rung, str, int, int], ...]
+    """(rung, state, pool entries, connections) per rung, as ``RungStatus`` has them."""
+    eligible: tuple[str, ...]
+    unverified: tuple[str, ...]
+    changed: tuple[tuple[PairDecision, PairDecision], ...]
+    """(decision at the previous step, decision now) of every re-decided pair, in the plan's
+    decision order; pairs not listed are decided as at the previous step."""
+
+
+def change_steps(history: Sequence[Reading], rate_limited_until: datetime | None,
+                 max_age_seconds: float, instants: Sequence[datetime]) -> set[int]:
+    """The indexes of the steps at which a connection's decisions can differ from the step
+    before: the first step at or after each instant its inputs change.
+
+    A reading's resets and its turning stale matter only while it is the latest reading
+    (R6 and R9 read the latest one; R7's replay judges each reading at its own
+    ``checked_at``), except that R2a keeps the latest reading that *carries* an overage
+    report, fresh or not, so such a reading's turning stale always counts.
+    """
+    found: set[int] = set()
+    count = len(instants)
+
+    def at_or_after(instant: datetime, before: datetime | None) -> None:
+        if before is not None and instant >= before:
+            return  # a newer reading has arrived by then: its arrival re-decides
+        index = bisect.bisect_left(instants, instant)
+        if 0 < index < count:
+            found.add(index)
+
+    for position, reading in enumerate(history):
+        checked = reading.checked_at
+        superseded = history[position + 1].checked_at if position + 1 < len(history) else None
+        at_or_after(checked, None)
+        if reading.reset_at is not None:
+            at_or_after(reading.reset_at, superseded)
+        for window in reading.all_windows():
+            if window.reset_at is not None:
+                at_or_after(window.reset_at, superseded)
+        # Stale exactly as R6.5 and R2a test it: the first step whose age is past the max.
+        index = bisect.bisect_right(instants, max_age_seconds,
+                                    key=lambda at: (at - checked).total_seconds())
+        if 0 < index < count and (reading.overage is not None or superseded is None
+                                  or instants[index] < superseded):
+            found.add(index)
+    if rate_limited_until is not None:
+        at_or_after(rate_limited_until, None)
+    return found
+
+
+class _Seats:
+    """Connections ordered by their first pool seat (rung, candidate, connection index),
+    kept in one small sorted list per (rung, candidate): a change moves one connection
+    within its bucket, never the whole fleet's list."""
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        self._ids = ids
+        self._buckets: dict[tuple[int, int], tuple[list[int], list[str]]] = {}
+        self._order: list[tuple[int, int]] = []
+
+    def move(self, seat: tuple[int, int, int], sign: int) -> None:
+        """Add (sign 1) or remove (sign -1) the connection seated at ``seat``."""
+        where, index = seat[:2], seat[2]
+        bucket = self._buckets.get(where)
+        if bucket is None:
+            bucket = self._buckets[where] = ([], [])
+            bisect.insort(self._order, where)
+        indexes, ids = bucket
+        at = bisect.bisect_left(indexes, index)
+        if sign > 0:
+            indexes.insert(at, index)
+            ids.insert(at, self._ids[index])
+        else:
+            del indexes[at], ids[at]
+
+    def ids(self) -> tuple[str, ...]:
+        return tuple(chain.from_iterable(self._buckets[where][1] for where in self._order))
+
+
+class Stepper:
+    """One auto id over a sorted sequence of instants; ``steps()`` yields each step's state."""
+
+    def __init__(self, inputs: LoadedInputs, auto_id: AutoId,
+                 instants: Sequence[datetime]) -> None:
+        self.inputs = inputs
+        self.auto_id = auto_id
+        self.instants = instants
+        settings = inputs.settings
+        self.ladder = settings.ladder
+        catalogs = inputs.catalogs
+        connections_file = inputs.files.get("connections", "connections")
+        self.connections = inputs.connections
+        self.classified: list[BillingInfo] = [
+            classify(c, catalogs, connections_file) for c in self.connections]
+        self.models: list[tuple[str, ...]] = [
+            tuple(dict.fromkeys(c.models)) if c.models is not None
+            else catalogs.models_of(c.provider) for c in self.connections]
+        self.histories = [inputs.readings.get(c.id, ()) for c in self.connections]
+
+        candidates: dict[tuple[str, str], int] = {}
+        for connection, models in zip(self.connections, self.models, strict=True):
+            for model in models:
+                candidates.setdefault((connection.provider, model), len(candidates))
+        tiers: dict[tuple[str, str], TierInfo] = {}
+
+        def tier(provider: str, model: str) -> TierInfo:
+            key = (provider, model)
+            found = tiers.get(key)
+            if found is None:
+                found = tiers[key] = economic_tier(provider, model, catalogs, settings.tiers)
+            return found
+
+        category = auto_id.category
+        self.pairs: list[tuple[_Pair, ...]] = []
+        self.has_pairs = dict.fromkeys(RUNGS, False)
+        """Whether any pair in the category lands on the rung (else the rung is empty)."""
+        self.on_rung: dict[str, list[int]] = {rung: [] for rung in RUNGS}
+        for index, (connection, models) in enumerate(zip(self.connections, self.models,
+                                                         strict=True)):
+            pairs: list[_Pair] = []
+            for model in models:
+                key = (connection.provider, model)
+                info = tier(*key)
+                rung = rung_of(self.classified[index], info)
+                if category is None:
+                    in_category = True
+                else:
+                    sourced = catalogs.models.get(key)
+                    in_category = sourced is not None and category in sourced.entry.categories
+                pairs.append(_Pair(model, candidates[key], info, rung, in_category))
+                if in_category:
+                    self.has_pairs[rung] = True
+                if not self.on_rung[rung] or self.on_rung[rung][-1] != index:
+                    self.on_rung[rung].append(index)
+            self.pairs.append(tuple(pairs))
+
+        by_id = {c.id: i for i, c in enumerate(self.connections)}
+
+        def rung_of_event(event: SpendEvent) -> str | None:
+            index = by_id.get(event.connection or "")
+            if index is None or event.model is None:
+                return None
+            return rung_of(self.classified[index],
+                           tier(self.connections[index].provider, event.model))
+
+        self.rung_of_event: Callable[[SpendEvent], str | None] = rung_of_event
+        self.spend_ats = (sorted(e.at for e in inputs.spend)
+                          if inputs.spend is not None else None)
+        self.schedule: dict[int, list[int]] = {}
+        max_age = self.ladder.max_reading_age_seconds
+        for index, connection in enumerate(self.connections):
+            for step in change_steps(self.histories[index], connection.rate_limited_until,
+                                     max_age, instants):
+                self.schedule.setdefault(step, []).append(index)
+
+    # --- one connection -----------------------------------------------------------------
+
+    def decide(self, index: int, now: datetime,
+               budgets: dict[str, BudgetPosition]) -> tuple[PairDecision, ...]:
+        connection = self.connections[index]
+        history = self.histories[index]
+        facts = connection_facts(connection, history, self.classified[index],
+                                 self.models[index], now, self.ladder)
+        verdicts = HistoryVerdicts(history, now, self.ladder)
+        provider = connection.provider
+        return tuple(
+            decide(facts, provider, pair.model, pair.tier, pair.rung, verdicts(pair.model),
+                   pair.in_category, self.auto_id, budgets, now)
+            for pair in self.pairs[index])
+
+    def budgets(self, now: datetime) -> dict[str, BudgetPosition]:
+        return budget_positions(self.inputs.settings.budgets, self.inputs.spend, now,
+                                self.rung_of_event)
+
+    def _budget_key(self, now: datetime) -> tuple[datetime, int]:
+        """Budget positions are the same at two instants with the same key (R8)."""
+        counted = bisect.bisect_right(self.spend_ats, now) if self.spend_ats else 0
+        return period_start(now, self.inputs.settings.budgets.period), counted
+
+    # --- the walk -----------------------------------------------------------------------
+
+    def steps(self) -> Iterator[StepState]:
+        count = len(self.connections)
+        rung_count = len(RUNGS)
+        subscription_only = self.auto_id.tier == "subscription"
+        ids = [c.id for c in self.connections]
+        # per (candidate, rung) and per (connection, rung): admitted pairs
+        per_entry: dict[tuple[int, int], int] = {}
+        per_member: dict[tuple[int, int], int] = {}
+        entries = [0] * rung_count
+        members = [0] * rung_count
+        # each eligible connection under its first pool seat (rung, candidate)
+        eligible = _Seats(ids)
+        unverified = _Seats(ids)
+        decided: list[tuple[PairDecision, ...]] = [()] * count
+
+        def apply(index: int, decisions: tuple[PairDecision, ...], sign: int) -> None:
+            seat: tuple[int, int, int] | None = None
+            shaky: tuple[int, int, int] | None = None
+            for pair, decision in zip(self.pairs[index], decisions, strict=True):
+                if not decision.admitted:
+                    continue
+                rung = _RUNG_INDEX[pair.rung]
+                entry = (pair.candidate, rung)
+                before = per_entry.get(entry, 0)
+                per_entry[entry] = before + sign
+                if (before == 0) != (before + sign == 0):
+                    entries[rung] += sign
+                member = (index, rung)
+                before = per_member.get(member, 0)
+                per_member[member] = before + sign
+                if (before == 0) != (before + sign == 0):
+                    members[rung] += sign
+                key = (rung, pair.candidate, index)
+                if seat is None or key < seat:
+                    seat = key
+                if decision.unverified and (shaky is None or key < shaky):
+                    shaky = key
+            if seat is not None:
+                eligible.move(seat, sign)
+            if shaky is not None:
+                unverified.move(shaky, sign)
+
+        budgets: dict[str, BudgetPosition] = {}
+        budget_key: tuple[datetime, int] | None = None
+        previous: StepState | None = None
+        for step, now in enumerate(self.instants):
+            key = self._budget_key(now)
+            redo: set[int] | list[int]
+            if step == 0:
+                budgets, budget_key = self.budgets(now), key
+                redo = range(count)  # type: ignore[assignment]
+            else:
+                redo = set(self.schedule.get(step, ()))
+                if key != budget_key:
+                    fresh = self.budgets(now)
+                    for rung, moved_to in fresh.items():
+                        was = budgets.get(rung)
+                        # a pair reads its rung's budget only while the budget closes it
+                        if was != moved_to and (moved_to.gates or (was is not None
+                                                                   and was.gates)):
+                            redo.update(self.on_rung[rung])
+                    budgets, budget_key = fresh, key
+            changed: list[tuple[int, int, PairDecision, PairDecision]] = []
+            moved = step == 0
+            for index in sorted(redo):
+                old = decided[index]
+                new = self.decide(index, now, budgets)
+                decided[index] = new
+                if step == 0:
+                    apply(index, new, 1)
+                    continue
+                if any((o.admitted, o.unverified) != (n.admitted, n.unverified)
+                       for o, n in zip(old, new, strict=True)):
+                    apply(index, old, -1)
+                    apply(index, new, 1)
+                    moved = True
+                for pair, o, n in zip(self.pairs[index], old, new, strict=True):
+                    changed.append((pair.candidate, index, o, n))
+            changed.sort(key=lambda item: (item[0], item[1]))
+            states: list[tuple[Rung, str, int, int]] = []
+            for rung_index, rung in enumerate(RUNGS):
+                if subscription_only and rung != "subscription":
+                    states.append((rung, "not-in-id", 0, 0))
+                    continue
+                position = budgets.get(rung)
+                if position is not None and position.state == "disabled":
+                    state = "disabled"
+                elif position is not None and position.state == "spent":
+                    state = "budget-spent"
+                elif not self.has_pairs[rung]:
+                    state = "empty"
+                elif entries[rung_index]:
+                    state = "serving"
+                else:
+                    state = "exhausted"
+                states.append((rung, state, entries[rung_index], members[rung_index]))
+            head = next((rung for rung, n in zip(RUNGS, entries, strict=True) if n), None)
+            if moved or previous is None:
+                seated, shaky = eligible.ids(), unverified.ids()
+            else:
+                seated, shaky = previous.eligible, previous.unverified
+            state_now = StepState(now, head, sum(entries), tuple(states), seated, shaky,
+                                  tuple((o, n) for _, _, o, n in changed))
+            yield state_now
+            previous = state_now

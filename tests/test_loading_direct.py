@@ -1,0 +1,169 @@
+"""Input models validated straight from JSON text give what the plain path gives.
+
+``load_model`` lets pydantic parse JSON (and TOML re-encoded as JSON) itself; on any
+problem it falls back to the plain path (parse, walk for secret keys, validate), which
+words every error. These tests hold the two paths to the same models and the same errors.
+"""
+
+from __future__ import annotations
+
+import json
+import typing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from omniladder import models as model_module
+from omniladder.errors import OmniladderError
+from omniladder.loading import (
+    forbids_unknown_keys_everywhere,
+    load_model,
+    read_document,
+    validate,
+)
+from omniladder.models import (
+    BillingCatalog,
+    ConnectionsFile,
+    ModelCatalog,
+    QuotaFile,
+    Settings,
+    SpendFile,
+    StrictModel,
+)
+from tests.conftest import EXAMPLES, ROOT
+
+
+def _plain(model: type[BaseModel], path: Path) -> BaseModel:
+    return validate(model, read_document(path), str(path), path)
+
+
+def _strict_models() -> list[type[StrictModel]]:
+    found = [value for value in vars(model_module).values()
+             if isinstance(value, type) and issubclass(value, StrictModel)
+             and value is not StrictModel]
+    from omniladder.policy import Expectation, Policy
+
+    return [*found, Policy, Expectation]
+
+
+def _annotation_types(annotation: Any) -> list[Any]:
+    out = [annotation]
+    for arg in typing.get_args(annotation):
+        out += _annotation_types(arg)
+    return out
+
+
+INPUT_MODELS = [Settings, ConnectionsFile, QuotaFile, SpendFile, BillingCatalog, ModelCatalog]
+
+
+@pytest.mark.parametrize("model", _strict_models(), ids=lambda m: m.__name__)
+def test_only_closed_models_take_the_direct_path(model: type[StrictModel]) -> None:
+    """A secret-looking key must be an unknown key for the direct path to be taken: no
+    free-form table anywhere, every model inside strict and forbidding unknown keys."""
+    closed = True
+    for info in model.model_fields.values():
+        for kind in _annotation_types(info.annotation):
+            origin = typing.get_origin(kind) or kind
+            if origin is dict or kind is Any:
+                closed = False
+            if isinstance(kind, type) and issubclass(kind, BaseModel):
+                closed = closed and forbids_unknown_keys_everywhere(kind)
+    assert forbids_unknown_keys_everywhere(model) == closed
+    if model in INPUT_MODELS:
+        assert closed, f"{model.__name__} would be walked in Python"
+
+
+def test_a_secret_key_in_a_policy_table_is_still_refused(tmp_path: Path) -> None:
+    from omniladder.policy import Policy
+
+    assert not forbids_unknown_keys_everywhere(Policy)
+
+
+CASES = [
+    (Settings, EXAMPLES / "omniladder.toml"),
+    (Settings, EXAMPLES / "day" / "omniladder.toml"),
+    (ConnectionsFile, EXAMPLES / "connections.toml"),
+    (QuotaFile, EXAMPLES / "quota.json"),
+    (QuotaFile, EXAMPLES / "day" / "quota.json"),
+    (SpendFile, EXAMPLES / "spend.json"),
+    (BillingCatalog, ROOT / "catalogs" / "connection-billing.toml"),
+    (ModelCatalog, ROOT / "catalogs" / "models.toml"),
+]
+
+
+@pytest.mark.parametrize(("model", "path"), CASES, ids=lambda v: getattr(v, "name", ""))
+def test_direct_path_equals_plain_path_on_the_examples(model: type[BaseModel],
+                                                       path: Path) -> None:
+    assert path.is_file()
+    assert load_model(model, path) == _plain(model, path)
+
+
+def _connections(extra: str = "") -> str:
+    return ('{"connections": [{"id": "a", "provider": "claude", "auth_type": "oauth", '
+            '"models": ["m1", "m1", "m2"], "rate_limited_until": "2026-11-29T12:00:00+02:00"'
+            + extra + '}]}')
+
+
+GOOD_JSON = [
+    _connections(),
+    _connections(', "label": "caf\\u00e9 \u00e9"'),
+    _connections(', "id": "b"'),  # a repeated key: the last one wins, as json.loads has it
+    "\ufeff" + _connections(),  # a byte-order mark
+    _connections(', "label": "\\ud800"'),  # a lone surrogate: json.loads takes it too
+    "  \n" + _connections() + "\n\n",
+]
+BAD_JSON = [
+    _connections(', "api_key": "sk-live-123"'),
+    _connections(', "label": {"token": "sk-live-123"}'),
+    '{"connections": {"Password": "x"}}',
+    _connections(', "active": NaN'),
+    _connections(', "label": "a\nb"'),
+    _connections() + " trailing",
+    '[1, 2]',
+    '{"connections": [' * 600 + ']' * 600 + '}',
+]
+
+
+@pytest.mark.parametrize("text", GOOD_JSON + BAD_JSON)
+def test_direct_path_equals_plain_path_on_awkward_json(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "connections.json"
+    path.write_text(text, encoding="utf-8")
+    outcomes: list[Any] = []
+    for load in (load_model, _plain):
+        try:
+            outcomes.append(load(ConnectionsFile, path))
+        except OmniladderError as exc:
+            outcomes.append((type(exc), str(exc)))
+    assert outcomes[0] == outcomes[1]
+    assert (text in GOOD_JSON) == isinstance(outcomes[0], ConnectionsFile)
+    assert "sk-live" not in repr(outcomes[0])
+
+
+@pytest.mark.parametrize("text", [
+    '[[connections]]\nid = "a"\nprovider = "p"\nauth_type = "x"\nmodels = ["m"]\n',
+    '[[connections]]\nid = "a"\nprovider = "p"\nauth_type = "x"\n'
+    'rate_limited_until = 2026-11-29T12:00:00Z\n',  # a native TOML timestamp
+    '[[connections]]\nid = "a"\nprovider = "p"\nauth_type = "x"\naccess_token = "t"\n',
+])
+def test_direct_path_equals_plain_path_on_toml(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "connections.toml"
+    path.write_text(text, encoding="utf-8")
+    outcomes: list[Any] = []
+    for load in (load_model, _plain):
+        try:
+            outcomes.append(load(ConnectionsFile, path))
+        except OmniladderError as exc:
+            outcomes.append((type(exc), str(exc)))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_settings_numbers_keep_their_type(tmp_path: Path) -> None:
+    path = tmp_path / "omniladder.json"
+    path.write_text(json.dumps({"ladder": {"max_reading_age_seconds": 180,
+                                           "exit_cutoff_percent": 2}}), encoding="utf-8")
+    direct = load_model(Settings, path)
+    assert direct == _plain(Settings, path)
+    assert repr(direct.ladder.max_reading_age_seconds) == repr(
+        _plain(Settings, path).ladder.max_reading_age_seconds)  # type: ignore[attr-defined]
