@@ -114,7 +114,7 @@ def read_document(path: Path, shown: str | None = None) -> dict[str, Any]:
     """Parse a TOML or JSON file into plain data (lists become tuples), or raise InputError."""
     name = shown or display_path(path)
     suffix, raw = _read_input(path, name)
-    return _document(_parse(decode_text(raw, name), suffix, name), name)
+    return _document(parse_text(decode_text(raw, name), suffix, name), name)
 
 
 def _read_input(path: Path, name: str) -> tuple[str, bytes]:
@@ -126,7 +126,8 @@ def _read_input(path: Path, name: str) -> tuple[str, bytes]:
     return suffix, read_bytes(path, name)
 
 
-def _parse(text: str, suffix: str, name: str) -> Any:
+def parse_text(text: str, suffix: str, name: str) -> Any:
+    """A ``.toml`` or ``.json`` document's plain data, or one InputError naming the line."""
     if suffix == ".toml":
         try:
             return tomllib.loads(text)
@@ -403,7 +404,7 @@ def load_model(model: type[M], path: Path, shown: str | None = None) -> M:
         found = _from_json(model, raw.removeprefix(b"\xef\xbb\xbf"))
         if found is not None:
             return found
-    data = _parse(decode_text(raw, name), suffix, name)
+    data = parse_text(decode_text(raw, name), suffix, name)
     if direct and suffix == ".toml" and isinstance(data, dict):
         # tomllib is pure Python and gives plain data; the C encoder turns it into JSON
         # faster than a Python walk turns its lists into tuples. Native TOML dates and

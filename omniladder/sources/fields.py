@@ -39,17 +39,9 @@ def fail(file: str, path: str, expected: str, value: Any) -> InputError:
 
 def load_json(raw: bytes, file: str) -> Any:
     """A whole JSON document; an unreadable one names the file and the line."""
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", file=file) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=file,
-                         line=exc.lineno) from None
-    except RecursionError:
-        raise InputError("invalid JSON: nested too deeply", file=file) from None
+    from omniladder.loading import decode_text, parse_text
+
+    return parse_text(decode_text(raw, file), ".json", file)
 
 
 def join(path: str, key: str | int) -> str:
