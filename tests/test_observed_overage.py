@@ -155,3 +155,68 @@ def test_R2a_why_shows_the_observation_used_and_the_one_refused() -> None:
     assert billing["observation"]["applied"] is False
     assert billing["observation"]["fresh"] is False
     assert "only a fresh report widens" in billing["observation"]["note"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields", "report", "age_s", "overage", "source", "applied", "fresh", "note"),
+    [
+        pytest.param(DEVIN, {}, "meters-to-paid", 60, "meters-to-paid", "catalog", False, True,
+                     "reported meters-to-paid at 11:59Z; agrees with the catalog overage",
+                     id="agreeing-meters-to-paid-changes-nothing"),
+        pytest.param(CLAUDE, {}, "hard-stop", 60, "hard-stop", "catalog", False, True,
+                     "reported hard-stop at 11:59Z; agrees with the catalog overage",
+                     id="agreeing-hard-stop-changes-nothing"),
+        pytest.param(CLAUDE, {}, "hard-stop", 3600, "hard-stop", "catalog", False, False,
+                     "reported hard-stop at 11:00Z; agrees with the catalog overage",
+                     id="an-old-agreeing-report-is-recorded-as-not-fresh"),
+        pytest.param(CLAUDE, {}, "meters-to-paid", 60, "meters-to-paid", "observed", True, True,
+                     "reported meters-to-paid at 11:59Z: narrows hard-stop to meters-to-paid "
+                     "(R2a)", id="narrowing-is-applied"),
+        pytest.param(CURSOR, {}, "hard-stop", 60, "hard-stop", "observed", True, True,
+                     "reported hard-stop at 11:59Z: widens the catalog's unknown to hard-stop "
+                     "while fresh (R2a)", id="widening-is-applied"),
+        pytest.param(CURSOR, {"overage": "unknown"}, "hard-stop", 60, "unknown", "override",
+                     False, True, "reported hard-stop at 11:59Z; not used: the connection's "
+                     "own overage setting is final", id="refused-past-an-override"),
+        pytest.param(DEVIN, {}, "hard-stop", 60, "meters-to-paid", "catalog", False, True,
+                     "reported hard-stop at 11:59Z; not used: it never widens a catalog "
+                     "meters-to-paid", id="refused-past-a-catalog-meters-to-paid"),
+        pytest.param(UNCURATED, {}, "hard-stop", 60, "unknown", "uncurated", False, True,
+                     "reported hard-stop at 11:59Z; not used: only a catalog unknown may be "
+                     "widened, this one is uncurated", id="refused-for-an-uncurated-provider"),
+        pytest.param(CURSOR, {}, "hard-stop", 181, "unknown", "catalog", False, False,
+                     "reported hard-stop at 11:56:59Z; not used: the reading is 3m old "
+                     "(max 3m); only a fresh report widens", id="refused-when-stale"),
+    ],
+)
+def test_R2a_the_observation_record(kind: dict[str, Any], fields: dict[str, Any], report: str,
+                                    age_s: int, overage: str, source: str, applied: bool,
+                                    fresh: bool, note: str) -> None:
+    """What `why` shows of an observation: the report, its freshness, whether it was used
+    and why, exactly."""
+    inputs = _fleet(kind, reading("c", at(seconds=-age_s), window("5h", 50, at(hours=2)),
+                                  overage=report), **fields)
+    (facts,) = plan(inputs, "auto/subscription").facts
+    billing = facts.billing
+    assert (billing.overage, billing.overage_source) == (overage, source)
+    observation = billing.observation
+    assert observation is not None
+    assert (observation.overage, observation.applied, observation.fresh) == (
+        report, applied, fresh)
+    assert observation.note == note
+
+
+@pytest.mark.parametrize(("provider", "auth_type", "hint"), [
+    ("claud", "oauth", "(did you mean provider 'claude'?)"),
+    ("claude", "oauht", "(did you mean auth_type 'oauth'?)"),
+    ("zzz-unrelated", "oauth", None),
+])
+def test_an_uncurated_connection_close_to_a_catalog_key_says_which(
+        provider: str, auth_type: str, hint: str | None) -> None:
+    inputs = _fleet({"provider": provider, "auth_type": auth_type, "models": ["m"]})
+    (excluded,) = plan(inputs, "auto/subscription").excluded
+    assert excluded.reason == "billing-uncurated"
+    if hint is None:
+        assert "did you mean" not in excluded.detail
+    else:
+        assert excluded.detail.endswith(hint)
