@@ -186,3 +186,15 @@ def test_R9_clamp_is_shown_in_the_plan_and_decides_the_gate() -> None:
     # unknown, which thrifty admits as unverified on a quota rung (R11)
     assert result.pool[0].allowed_connection_ids == ("over",)
     assert result.pool[0].unverified_connection_ids == ("over",)
+
+
+@pytest.mark.parametrize(("readings", "end"), [
+    pytest.param([reading("c", remaining_percent=50, reset_at=at(minutes=30))], at(hours=6),
+                 id="R9-a-healthy-top-level-figure-with-a-reset-does-not-clamp"),
+    pytest.param([reading("c", window("weekly", 80, at(days=2)),
+                          window("5h", 0, at(minutes=40)))], at(minutes=40),
+                 id="R9-a-healthy-window-listed-first-does-not-hide-the-exhausted-one"),
+])
+def test_R9_only_exhaustion_gives_a_reset_to_clamp_to(readings: list[dict[str, Any]],
+                                                      end: str) -> None:
+    assert cooldown_of(at(hours=6), *readings) == (end, True)

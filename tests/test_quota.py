@@ -343,3 +343,46 @@ def test_history_is_sorted_whatever_the_file_order(tmp_path: Path) -> None:
                         encoding="utf-8")
     result = plan(load_inputs(settings), "auto/subscription")
     assert [x.reason for x in result.excluded] == ["quota-below-reentry"]
+
+
+# --- what a verdict names, and the replay it shows ----------------------------------------
+
+
+def test_R6_an_outdated_window_listed_first_does_not_hide_a_current_low_one() -> None:
+    """R6.6: every current applicable window counts, whatever its place in the reading."""
+    result = verdict(history(reading(R, window("5h", 50, at(minutes=-1)),
+                                     window("weekly", 0, at(days=3)))),
+                     "sonnet", NOW, ladder(**CUTOFF_2))
+    assert (result.kind, result.reason) == ("exhausted", "quota-below-cutoff")
+    assert result.window is not None
+    assert result.window.name == "weekly"
+
+
+def test_R6_of_equally_low_windows_the_first_is_named() -> None:
+    result = verdict(history(reading(R, window("5h", 0, at(hours=1)),
+                                     window("weekly", 0, at(days=3)))),
+                     "sonnet", NOW, ladder(**CUTOFF_2))
+    assert result.detail.startswith("5h window at 0%")
+    stale = verdict(history(reading(R, at(hours=-1), window("5h", 0, at(hours=1)),
+                                    window("weekly", 0, at(days=3)))),
+                    "sonnet", NOW, ladder(**CUTOFF_2))
+    assert stale.held_past_age
+    assert stale.detail.startswith("5h window at 0%")
+
+
+def test_R7_replay_steps_show_each_reading_and_the_threshold_it_met() -> None:
+    """R7 as `why` shows it: each earlier reading with its status, its figure and the
+    threshold of the state it was judged in (cutoff in play, floor when out)."""
+    result = verdict(history(reading(R, at(minutes=-30), window("5h", 1, at(hours=3))),
+                             reading(R, at(minutes=-20), window("5h", 4, at(hours=3)),
+                                     status="ok"),
+                             reading(R, at(minutes=-10), window("5h", 6, at(hours=3))),
+                             reading(R, window("5h", 60, at(hours=3)))),
+                     "sonnet", NOW, ladder(exit_cutoff_percent=2,
+                                           reentry_min_remaining_percent=5))
+    assert [(s.status, s.figure, s.threshold, s.in_play_before, s.in_play_after)
+            for s in result.replay] == [
+        (None, 1.0, 2.0, True, False),
+        ("ok", 4.0, 5.0, False, False),
+        (None, 6.0, 5.0, False, True),
+    ]
