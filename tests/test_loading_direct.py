@@ -126,16 +126,23 @@ BAD_JSON = [
 ]
 
 
-@pytest.mark.parametrize("text", GOOD_JSON + BAD_JSON)
-def test_direct_path_equals_plain_path_on_awkward_json(tmp_path: Path, text: str) -> None:
-    path = tmp_path / "connections.json"
-    path.write_text(text, encoding="utf-8")
+def _both_ways(path: Path) -> list[Any]:
+    """The connections file loaded by the direct path and by the plain one: the model, or
+    the error each raised."""
     outcomes: list[Any] = []
     for load in (load_model, _plain):
         try:
             outcomes.append(load(ConnectionsFile, path))
         except OmniladderError as exc:
             outcomes.append((type(exc), str(exc)))
+    return outcomes
+
+
+@pytest.mark.parametrize("text", GOOD_JSON + BAD_JSON)
+def test_direct_path_equals_plain_path_on_awkward_json(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "connections.json"
+    path.write_text(text, encoding="utf-8")
+    outcomes = _both_ways(path)
     assert outcomes[0] == outcomes[1]
     assert (text in GOOD_JSON) == isinstance(outcomes[0], ConnectionsFile)
     assert "sk-live" not in repr(outcomes[0])
@@ -150,12 +157,7 @@ def test_direct_path_equals_plain_path_on_awkward_json(tmp_path: Path, text: str
 def test_direct_path_equals_plain_path_on_toml(tmp_path: Path, text: str) -> None:
     path = tmp_path / "connections.toml"
     path.write_text(text, encoding="utf-8")
-    outcomes: list[Any] = []
-    for load in (load_model, _plain):
-        try:
-            outcomes.append(load(ConnectionsFile, path))
-        except OmniladderError as exc:
-            outcomes.append((type(exc), str(exc)))
+    outcomes = _both_ways(path)
     assert outcomes[0] == outcomes[1]
 
 
