@@ -113,8 +113,9 @@ class GatewayRow:
 
     @property
     def breaker_open(self) -> bool:
-        # OmniRoute's breaker states are CLOSED, OPEN and HALF_OPEN; the listing has shown
-        # them in either case. HALF_OPEN lets a trial request through.
+        # OmniRoute's breaker states (src/shared/utils/circuitBreaker.ts) are CLOSED,
+        # DEGRADED, OPEN and HALF_OPEN; only OPEN short-circuits every request (HALF_OPEN's
+        # probe shows in ``reachable``). Its tests and its OpenAPI example differ in case.
         return (self.breaker_state or "").strip().lower() == "open"
 
     @property

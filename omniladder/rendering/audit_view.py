@@ -94,9 +94,9 @@ def _table(audit: Audit, out: TextIO) -> None:
             continue
         fitted_table(
             console, [("connection", ID), ("model", ID), ("rung", ID), ("reason", ID),
-                      ("detail", TEXT), ("gateway", TEXT)],
+                      ("gateway", ID), ("detail", TEXT)],
             [[Text(f.connection_id), Text(f"{f.provider}/{f.model}"), Text(f.plan_rung or "-"),
-              Text(f.reason, style="yellow"), Text(f.detail), Text(gateway_text(f))]
+              Text(f.reason, style="yellow"), Text(gateway_text(f)), Text(f.detail)]
              for f in found],
             title=f"{KIND_TITLES[kind]} ({len(found)})", box=box.SIMPLE_HEAD, pad_edge=False)
     if not audit.findings:
