@@ -526,3 +526,46 @@ def test_check_with_a_missing_or_bad_audit_file_is_exit_2(tmp_path: Path) -> Non
     result = runner.invoke(app, ["check", str(_policy(tmp_path, "bad.json"))])
     assert result.exit_code == 2, result.output
     assert "bad.json: candidates[0].connectionId: missing" in result.stderr
+
+
+def test_the_readme_section_shows_the_example_verdict_and_every_code() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Is my gateway doing what the plan says?", 1)[1].split("\n## ", 1)[0]
+    result = run(str(EXAMPLES / "omniroute-candidates.json"), "--config",
+                 str(EXAMPLES / "omniladder.toml"))
+    verdict = result.stdout.rstrip().splitlines()[-1]
+    assert f"\n{verdict}\n" in section
+    table = section.split("| finding | when | exit |", 1)[1]
+    for kind in KINDS:
+        assert f"| `{kind}` |" in table, kind
+    for code in AUDIT_REASONS:
+        assert f"`{code}`" in table, code
+    assert "/api/v1/auto-combo/subscription/candidates" in section
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.json")))
+def test_no_unknown_field_of_the_document_reaches_any_output(name: str) -> None:
+    """The fixtures carry a canary in a field the audit does not read; neither view, nor
+    stderr, nor check's JUnit evidence may echo it. The file stays byte-identical."""
+    path = FIXTURES / name
+    before = path.read_bytes()
+    assert b"CANARY-" in before
+    config = str(EXAMPLES / "omniladder.toml") if name.startswith("example") else str(FLEET)
+    for extra in ([], ["--json"]):
+        result = run(str(path), "--config", config, *extra)
+        assert result.exit_code in (0, 1), result.output
+        assert "CANARY-" not in result.output
+    assert path.read_bytes() == before
+
+
+def test_a_model_outside_the_ids_category_is_unknown_to_plan_R13() -> None:
+    """opus carries no `vision`: the plan leaves it out of auto/vision:subscription; the
+    gateway's own categories may differ, so it is reported, not failed."""
+    inputs = fleet([conn("plan", models=["sonnet", "opus"])],
+                   [reading("plan", window("5h", 50, at(hours=1)))])
+    doc = document(row("plan", "sonnet"), row("plan", "opus"),
+                   channel="auto/vision:subscription")
+    assert findings(doc, "auto/vision:subscription", inputs=inputs) == [
+        ("unknown-to-plan", "plan", "opus", "not-in-category")]
+    inside = document(row("plan", "sonnet"), channel="auto/vision:subscription")
+    assert findings(inside, "auto/vision:subscription", inputs=inputs) == []
