@@ -14,6 +14,8 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from omniladder.audit import (
@@ -34,6 +36,7 @@ from omniladder.rendering.audit_view import RENDERERS, render_audit
 from tests.builders import at, conn, fleet, reading, window
 from tests.builders import plan as make_plan
 from tests.conftest import EXAMPLES, ROOT
+from tests.test_properties import fleets
 
 runner = CliRunner()
 FIXTURES = ROOT / "tests" / "fixtures" / "sources" / "omniroute-candidates"
@@ -569,3 +572,63 @@ def test_a_model_outside_the_ids_category_is_unknown_to_plan_R13() -> None:
         ("unknown-to-plan", "plan", "opus", "not-in-category")]
     inside = document(row("plan", "sonnet"), channel="auto/vision:subscription")
     assert findings(inside, "auto/vision:subscription", inputs=inputs) == []
+
+
+# --- invariants over generated fleets ------------------------------------------------------
+
+
+def _listing(result: Any, used: Any) -> CandidatesDocument:
+    """A gateway list of every pair of the plan, each used or excluded as ``used`` says."""
+    rows = [row(d.connection_id, d.model, provider=d.provider, excluded=not used(d))
+            for d in result.decisions]
+    return document(*rows, channel=result.auto_id.text)
+
+
+def _cheaper_mate(result: Any, decision: Any) -> bool:
+    from omniladder.models import RUNGS
+
+    return any(o.admitted and o.provider == decision.provider and o.model == decision.model
+               and RUNGS.index(o.rung) < RUNGS.index(decision.rung) for o in result.decisions)
+
+
+@settings(max_examples=60)
+@given(inputs=fleets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty",
+                                                 "auto/coding:thrifty"]))
+def test_a_gateway_using_every_pair_gets_one_finding_per_plan_exclusion(inputs: Any,
+                                                                        auto_id: str) -> None:
+    result = make_plan(inputs, auto_id)
+    audit = audit_plan(_listing(result, lambda d: True), result)
+    got = sorted((f.connection_id, f.model, f.reason) for f in audit.findings
+                 if f.reason != "mixed-allowlist")
+    assert got == sorted((d.connection_id, d.model, d.reason) for d in result.decisions
+                         if not d.admitted)
+    for f in audit.findings:
+        if f.reason != "mixed-allowlist":
+            assert f.kind == kind_of_reason(f.reason)
+    mixed = sorted((f.connection_id, f.model) for f in audit.findings
+                   if f.reason == "mixed-allowlist")
+    assert mixed == sorted((d.connection_id, d.model) for d in result.decisions
+                           if d.admitted and d.rung in ("cheap", "premium")
+                           and _cheaper_mate(result, d))
+    assert audit.counts["missed-capacity"] == 0
+
+
+@settings(max_examples=60)
+@given(inputs=fleets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty"]))
+def test_a_gateway_using_only_what_the_plan_admits_can_only_mix(inputs: Any,
+                                                               auto_id: str) -> None:
+    result = make_plan(inputs, auto_id)
+    audit = audit_plan(_listing(result, lambda d: d.admitted), result)
+    assert {f.reason for f in audit.findings} <= {"mixed-allowlist"}
+    assert audit.used == sum(1 for d in result.decisions if d.admitted)
+
+
+@settings(max_examples=40)
+@given(inputs=fleets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty"]))
+def test_an_empty_gateway_list_misses_every_admitted_pair(inputs: Any, auto_id: str) -> None:
+    result = make_plan(inputs, auto_id)
+    audit = audit_plan(document(channel=auto_id), result)
+    assert audit.passed
+    assert [(f.kind, f.reason) for f in audit.findings] == [
+        ("missed-capacity", "not-listed")] * sum(len(e.allowed_connection_ids)
+                                                 for e in result.pool)
