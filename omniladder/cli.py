@@ -18,6 +18,7 @@ _COMMANDS: dict[str, tuple[str, str, bool]] = {
     "ids": ("ids_cmd", "ids", False),
     "import": ("import_cmd", "import_app", True),
     "catalog": ("catalog_cmd", "catalog_app", True),
+    "audit": ("audit_cmd", "audit_app", True),
     "init": ("init_cmd", "init", False),
     "schema": ("schema_cmd", "schema", False),
     "why": ("why_cmd", "why", False),

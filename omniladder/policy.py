@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
@@ -28,12 +28,15 @@ from omniladder.loading import LoadedInputs, close_match, display_path, load_mod
 from omniladder.models import RUNGS, NonBlank, Rung, StrictModel, Timestamp, first_repeat
 from omniladder.plan import REASON_CODES, Plan, make_plan
 
+if TYPE_CHECKING:
+    from omniladder.audit import CandidatesDocument
+
 BillingClassName = Literal["subscription", "metered", "unknown", "keyless"]
 BILLING_CLASSES: tuple[BillingClassName, ...] = ("subscription", "metered", "unknown", "keyless")
 
 CHECK_KEYS: tuple[str, ...] = (
     "min_pool", "max_pool", "head_rung", "allowed_rungs", "forbidden_rungs", "must_include",
-    "must_exclude", "forbid_billing", "max_unverified", "expect_reason",
+    "must_exclude", "forbid_billing", "max_unverified", "expect_reason", "audit",
 )
 """Every kind of check an expectation can make, in the order they are judged and shown."""
 
@@ -92,6 +95,8 @@ class Expectation(StrictModel):
     forbid_billing: BillingList | None = None
     max_unverified: Count | None = None
     expect_reason: ReasonTable | None = None
+    audit: NonBlank | None = None
+    """A gateway's saved candidate list (``audit omniroute``), relative to the policy file."""
 
     @model_validator(mode="after")
     def _coherent(self) -> Expectation:
@@ -248,9 +253,17 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
     """
     results: list[ExpectationResult] = []
     warnings: dict[str, None] = {}
+    documents = load_audits(loaded)
     for index, expectation in enumerate(loaded.policy.expect):
         started = time.perf_counter()
         auto_id = parse_auto_id(expectation.auto_id)
+        document = documents.get(index)
+        if document is not None:
+            from omniladder.audit import audit_auto_id
+
+            _, mismatch = audit_auto_id(document, expectation.auto_id)
+            if mismatch is not None:
+                warnings[f"expect[{index}].audit: {mismatch}"] = None
         source: ExpectationNowSource
         if expectation.now is not None:
             now, source = expectation.now, "policy"
@@ -261,18 +274,58 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
         warnings.update(dict.fromkeys(plan.warnings))
         results.append(ExpectationResult(
             index, expectation.name, expectation.auto_id, now, source,
-            judge(expectation, plan), plan.summary, time.perf_counter() - started))
+            judge(expectation, plan, document), plan.summary, time.perf_counter() - started))
     return PolicyResult(loaded.shown, tuple(results), dict(inputs.files), tuple(warnings))
 
 
-def judge(expectation: Expectation, plan: Plan) -> tuple[CheckResult, ...]:
-    """Judge every check the expectation makes against one plan, in CHECK_KEYS order."""
+def load_audits(loaded: LoadedPolicy) -> dict[int, CandidatesDocument]:
+    """The gateway candidate lists the expectations name, read before any plan is made."""
+    from omniladder.audit import parse_candidates
+    from omniladder.loading import check_input_file, read_bytes
+
+    out: dict[int, CandidatesDocument] = {}
+    for index, expectation in enumerate(loaded.policy.expect):
+        if expectation.audit is None:
+            continue
+        path = loaded.path.parent / expectation.audit
+        shown = display_path(path)
+        check_input_file(path, shown)
+        out[index] = parse_candidates(read_bytes(path, shown), shown)
+    return out
+
+
+def judge(expectation: Expectation, plan: Plan,
+          document: CandidatesDocument | None = None) -> tuple[CheckResult, ...]:
+    """Judge every check the expectation makes against one plan, in CHECK_KEYS order.
+
+    ``document`` is the gateway candidate list its ``audit`` names, already read.
+    """
     out: list[CheckResult] = []
     for key in CHECK_KEYS:
         value = getattr(expectation, key)
-        if value is not None:
+        if value is None:
+            continue
+        if key == "audit":
+            if document is None:
+                raise ValueError(f"expectation {expectation.name!r}: audit file not read")
+            out.append(_audit(document, plan))
+        else:
             out.append(_JUDGES[key](value, plan))
     return tuple(out)
+
+
+def _audit(document: CandidatesDocument, plan: Plan) -> CheckResult:
+    """The gateway's rows against the plan: no row in use that would bill or that the plan
+    finds exhausted (the exit-1 kinds of ``audit omniroute``)."""
+    from omniladder.audit import audit_plan, finding_line
+
+    audit = audit_plan(document, plan)
+    counts = audit.counts
+    actual = (f"{counts['would-bill']} would-bill, {counts['would-dispatch-exhausted']} "
+              f"would-dispatch-exhausted ({audit.used} of {audit.rows} gateway rows in use)")
+    return CheckResult("audit", f"no would-bill or would-dispatch-exhausted row in "
+                       f"{document.file}", audit.passed, actual,
+                       tuple(finding_line(f) for f in audit.failing))
 
 
 def _entry_text(position: int, plan: Plan) -> str:

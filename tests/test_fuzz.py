@@ -286,6 +286,7 @@ def test_secret_canaries_are_never_shown(name: str, data: st.DataObject) -> None
 CONFIG = str(EXAMPLES / "omniladder.toml")
 POLICY = str(EXAMPLES / "policy.toml")
 PLAN_ARGS = ["plan", "auto/thrifty", "--config", CONFIG]
+CANDIDATES = str(EXAMPLES / "omniroute-candidates.json")
 
 
 def edge_commands(bad: str) -> dict[str, list[str]]:
@@ -303,6 +304,9 @@ def edge_commands(bad: str) -> dict[str, list[str]]:
         "check POLICY": ["check", bad],
         "check --connections": ["check", POLICY, "--connections", bad],
         "diff OLD": ["diff", bad, bad],
+        "audit omniroute CANDIDATES": ["audit", "omniroute", bad, "--config", CONFIG],
+        "audit omniroute --quota": ["audit", "omniroute", CANDIDATES, "--config", CONFIG,
+                                    "--quota", bad],
         "why --quota": ["why", "claude-max-work", "--config", CONFIG, "--quota", bad],
         "simulate --spend": ["simulate", "auto/thrifty", "--config", CONFIG, "--from",
                              "2026-11-29T11:00:00Z", "--to", "2026-11-29T12:00:00Z",
@@ -370,6 +374,8 @@ NUMERIC_OPTIONS: dict[str, Callable[[str], list[str]]] = {
                                                    "--out", "o", f"--group-seconds={v}"],
     "catalog check --max-age-days": lambda v: ["catalog", "check", f"--max-age-days={v}"],
     "plan --now": lambda v: [*PLAN_ARGS, "--now", v],
+    "audit omniroute --now": lambda v: ["audit", "omniroute", CANDIDATES, "--config", CONFIG,
+                                        "--now", v],
     "simulate --from": lambda v: ["simulate", "auto/thrifty", "--config", CONFIG, "--from",
                                   v, "--to", "2026-11-29T12:00:00Z"],
     "import omniroute --now": lambda v: ["import", "omniroute", "absent.db", "--out", "o",
@@ -436,6 +442,8 @@ CLOSED_STDOUT = {
     "simulate": ["simulate", "auto/thrifty", "--config", CONFIG, "--from",
                  "2026-11-29T11:00:00Z", "--to", "2026-11-29T12:00:00Z"],
     "check": ["check", POLICY],
+    "audit omniroute": ["audit", "omniroute", CANDIDATES, "--config", CONFIG],
+    "audit omniroute --json": ["audit", "omniroute", CANDIDATES, "--config", CONFIG, "--json"],
     "diff": ["diff", str(EXAMPLES / "ci" / "plan-thrifty.json"),
              str(EXAMPLES / "ci" / "plan-thrifty.json")],
     "catalog show": ["catalog", "show"],

@@ -128,7 +128,8 @@ def test_every_golden_file_belongs_to_a_plan() -> None:
     """A renamed or dropped plan must not leave a stale golden file behind."""
     expected = {f"{name}.{ext}" for name in PLANS for ext in ("txt", "json")}
     expected |= {f"thrifty-detail-{columns}.txt" for columns in WIDTHS}
-    expected |= {"check-results.json", "plan-diffs.json"}
+    expected |= {"check-results.json", "plan-diffs.json", "audit-subscription.txt",
+                 "audit-subscription.json"}
     assert {p.name for p in GOLDEN.iterdir()} == expected
 
 
@@ -233,3 +234,13 @@ def test_plan_diffs() -> None:
         found.append({"summary": result.summary, "counts": result.counts(),
                       "diff": _plain(result)})
     compare(GOLDEN / "plan-diffs.json", json.dumps(found, indent=2) + "\n")
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"]], ids=["table", "json"])
+def test_the_example_gateway_audit(extra: list[str]) -> None:
+    """`audit omniroute` on the example candidate list: exact view and exact document."""
+    result = runner.invoke(app, ["audit", "omniroute", "examples/omniroute-candidates.json",
+                                 "--config", "examples/omniladder.toml", *extra])
+    assert result.exit_code == 1, result.output
+    compare(GOLDEN / ("audit-subscription.json" if extra else "audit-subscription.txt"),
+            result.stdout)

@@ -32,7 +32,8 @@ EDGE = ("omniladder.cli", "omniladder.__main__", "omniladder.commands")
 """The CLI edge: typer lives here."""
 RICH_ALLOWED = ("omniladder.rendering.table", "omniladder.rendering.catalog_view",
                 "omniladder.rendering.check_view", "omniladder.rendering.diff_view",
-                "omniladder.rendering.timeline", "omniladder.rendering.why_view")
+                "omniladder.rendering.timeline", "omniladder.rendering.why_view",
+                "omniladder.rendering.audit_view")
 """The rich renderers; the rendering interface and the JSON view stay pure (CONVENTIONS 8)."""
 
 
@@ -102,7 +103,7 @@ def test_the_core_is_found() -> None:
     modules = core_modules()
     assert {"omniladder.plan", "omniladder.quota", "omniladder.policy", "omniladder.plandiff",
             "omniladder.rendering", "omniladder.rendering.json_view",
-            "omniladder.sources.merge", "omniladder.explain"} <= set(modules)
+            "omniladder.sources.merge", "omniladder.explain", "omniladder.audit"} <= set(modules)
     assert not [m for m in modules if m.startswith(("omniladder.cli", "omniladder.commands"))]
 
 

@@ -21,7 +21,7 @@ from omniladder.policy import (
     judge,
     load_policy,
 )
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, ROOT
 
 SNAPSHOT = "2026-11-29T12:00:00Z"
 
@@ -95,14 +95,28 @@ CASES: list[tuple[str, str, str, Any, bool, str]] = [
     ("expect_reason-fail-in-pool-R8", "auto/thrifty", "expect_reason",
      {"openai-key": "budget-spent"}, False,
      "expected budget-spent, but it is not excluded (in the pool at #9 cheap"),
+    ("audit-pass-R10", "auto/subscription", "audit",
+     "tests/fixtures/sources/omniroute-candidates/example-fleet-clean.json", True, ""),
+    ("audit-fail-R10", "auto/subscription", "audit", "examples/omniroute-candidates.json",
+     False, "would-bill claude-max-extra claude/claude-sonnet-4-5: overage-not-hard-stop"),
 ]
+
+
+def _audit_document(key: str, value: Any) -> Any:
+    """The candidate list an ``audit`` check names, read as ``check`` reads it."""
+    if key != "audit":
+        return None
+    from omniladder.audit import parse_candidates
+
+    return parse_candidates((ROOT / value).read_bytes(), value)
 
 
 @pytest.mark.parametrize(("auto_id", "key", "value", "passes", "evidence"),
                          [case[1:] for case in CASES], ids=[case[0] for case in CASES])
 def test_each_check_kind(auto_id: str, key: str, value: Any, passes: bool,
                          evidence: str) -> None:
-    (result,) = judge(expectation(auto_id=auto_id, **{key: value}), example_plan(auto_id))
+    (result,) = judge(expectation(auto_id=auto_id, **{key: value}), example_plan(auto_id),
+                      _audit_document(key, value))
     assert result.check == key
     assert result.passed is passes, result
     if passes:

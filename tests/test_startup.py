@@ -75,8 +75,8 @@ def test_a_named_command_imports_no_other_command() -> None:
     assert commands == ["omniladder.commands.plan_cmd"]
 
 
-@pytest.mark.parametrize("name", ["plan", "ids", "import", "catalog", "init", "schema", "why",
-                                  "simulate", "check", "diff"])
+@pytest.mark.parametrize("name", ["plan", "ids", "import", "catalog", "audit", "init", "schema",
+                                  "why", "simulate", "check", "diff"])
 @pytest.mark.parametrize("tail", [["--help"], [], ["--no-such-option"]])
 def test_the_one_command_app_answers_as_the_whole_app(name: str, tail: list[str],
                                                       tmp_path: Path,
