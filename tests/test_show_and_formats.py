@@ -449,3 +449,18 @@ def test_show_accepts_a_byte_order_mark(tmp_path: Path) -> None:
     assert table.exit_code == 0, table.output
     as_json = runner.invoke(app, ["show", str(marked), "--json"])
     assert as_json.stdout == saved.read_text(encoding="utf-8")  # the document, without the mark
+
+
+def test_markdown_carries_the_warnings_as_a_quote() -> None:
+    from omniladder.rendering.markdown import warning_lines
+
+    assert warning_lines([]) == []
+    assert warning_lines(["a|b_c", "second"]) == [
+        "> **warning:** a\\|b\\_c  \n> **warning:** second", ""]
+    from dataclasses import replace
+
+    result = replace(plan(fleet([conn("c", models=["sonnet"])], [])),
+                     warnings=("first <b>", "second"))
+    lines = plan_markdown(view_of_plan(result)).splitlines()
+    start = lines.index("> **warning:** first \\<b\\>  ")
+    assert lines[start + 1:start + 4] == ["> **warning:** second", "", "**Ladder**"]

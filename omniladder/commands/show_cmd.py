@@ -24,8 +24,10 @@ def show(
 ) -> None:
     """Show a saved plan in the human view, as `plan` printed it, without planning again.
 
-    The plan is validated first: a file that is not a saved plan of this format_version
-    exits 2 naming the file and the field. Example: omniladder show plan.json
+    The plan is validated first. Exit codes: 0 when it is shown; 2 when the file is not a
+    saved plan of this format_version (the message names the file and the field).
+
+    Example: omniladder show plan.json --format markdown
     """
     with user_errors():
         from omniladder.loading import display_path

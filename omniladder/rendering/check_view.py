@@ -112,12 +112,13 @@ def _json(result: PolicyResult, out: TextIO) -> None:
 
 
 def _markdown(result: PolicyResult, out: TextIO) -> None:
-    from omniladder.rendering.markdown import code, table, text
+    from omniladder.rendering.markdown import code, table, text, warning_lines
 
     lines = [f"### omniladder check {code(result.policy_file)}", ""]
     if result.files:
         lines += ["inputs: " + ", ".join(f"{text(role)} {code(path)}"
                                          for role, path in result.files.items()), ""]
+    lines += warning_lines(result.warnings)
     rows = []
     for expectation in result.expectations:
         for check in expectation.checks:

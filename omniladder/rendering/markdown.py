@@ -46,6 +46,13 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]],
     return ["| " + " | ".join(cells) + " |" for cells in (header, rule, *rows)]
 
 
+def warning_lines(warnings: Sequence[str]) -> list[str]:
+    """Warnings as a quoted block (with the blank line after it), or nothing."""
+    if not warnings:
+        return []
+    return ["> " + "  \n> ".join(f"**warning:** {text(w)}" for w in warnings), ""]
+
+
 def plan_markdown(plan: PlanView, *, detail: bool = False) -> str:
     lines = [f"### omniladder plan {code(plan.auto_id)}", ""]
     if plan.saved is not None:
@@ -62,7 +69,9 @@ def plan_markdown(plan: PlanView, *, detail: bool = False) -> str:
     if plan.files:
         lines.append("inputs: " + ", ".join(f"{text(role)} {code(path)}"
                                             for role, path in plan.files.items()))
-    lines += ["", "**Ladder**", ""]
+    lines.append("")
+    lines += warning_lines(plan.warnings)
+    lines += ["**Ladder**", ""]
     lines += table(["rung", "state", "candidates", "connections", "why"],
                    [[code(r.rung), text(r.state), str(r.candidates), str(r.connections),
                      text(r.note)] for r in plan.rungs], numeric=(2, 3))

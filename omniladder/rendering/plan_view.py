@@ -91,6 +91,8 @@ class PlanView:
     clamps: Sequence[ClampLine]
     summary: str
     saved: SavedFrom | None = None
+    warnings: Sequence[str] = ()
+    """The table view leaves them to the command's stderr; markdown, a document, has them."""
 
 
 def view_of_plan(plan: Plan) -> PlanView:
@@ -101,7 +103,7 @@ def view_of_plan(plan: Plan) -> PlanView:
         files=plan.files, rungs=plan.rungs, pool=plan.pool, excluded=plan.excluded,
         clamps=[ClampLine(c.connection_id, timefmt.iso(c.rate_limited_until),
                           timefmt.iso(c.clamped_to), c.cooling) for c in plan.clamps],
-        summary=plan.summary)
+        summary=plan.summary, warnings=plan.warnings)
 
 
 _FILE_ROLES = ("settings", "connections", "quota", "spend")
@@ -116,4 +118,5 @@ def view_of_saved(saved: SavedPlan, file: str) -> PlanView:
         rungs=saved.rungs, pool=saved.pool, excluded=saved.excluded,
         clamps=[ClampLine(c.connection_id, c.rate_limited_until, c.clamped_to, c.cooling)
                 for c in saved.clamps],
-        summary=saved.summary, saved=SavedFrom(file, saved.omniladder_version))
+        summary=saved.summary, saved=SavedFrom(file, saved.omniladder_version),
+        warnings=saved.warnings)
