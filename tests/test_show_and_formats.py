@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.main import get_command
 from typer.testing import CliRunner
 
@@ -464,3 +466,41 @@ def test_markdown_carries_the_warnings_as_a_quote() -> None:
     lines = plan_markdown(view_of_plan(result)).splitlines()
     start = lines.index("> **warning:** first \\<b\\>  ")
     assert lines[start + 1:start + 4] == ["> **warning:** second", "", "**Ladder**"]
+
+
+# --- markdown cells: property tests ----------------------------------------------------------
+
+_CELL_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+
+
+def _read_text(cell: str) -> str:
+    """What a GFM renderer shows for a ``text`` cell: escapes undone, <br> a newline."""
+    return re.sub(r"\\(.)|<br>", lambda m: m.group(1) if m.group(1) else "\n", cell)
+
+
+def _read_code(cell: str) -> str:
+    """What a GFM renderer shows for a ``code`` cell (table pipes unescaped first)."""
+    fence = re.match(r"`+", cell)
+    assert fence is not None, cell
+    ticks = fence.group(0)
+    assert cell.endswith(ticks), cell
+    inner = cell[len(ticks):-len(ticks)].replace("\\|", "|")
+    if inner.startswith(" ") and inner.endswith(" ") and inner.strip(" "):
+        inner = inner[1:-1]
+    return inner
+
+
+@given(_CELL_TEXT)
+def test_a_text_cell_never_breaks_a_row_and_reads_back(value: str) -> None:
+    cell = text(value)
+    assert "\n" not in cell
+    assert "\r" not in cell
+    assert not re.search(r"(?<!\\)\|", cell)
+    assert _read_text(cell) == value.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@given(_CELL_TEXT.filter(lambda v: "\n" not in v and "\r" not in v and v != ""))
+def test_a_code_cell_never_breaks_a_row_and_reads_back(value: str) -> None:
+    cell = code(value)
+    assert not re.search(r"(?<!\\)\|", cell)
+    assert _read_code(cell) == value
