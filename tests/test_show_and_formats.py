@@ -470,7 +470,7 @@ def test_markdown_carries_the_warnings_as_a_quote() -> None:
 
 # --- markdown cells: property tests ----------------------------------------------------------
 
-_CELL_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+_CELL_TEXT = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
 
 
 def _read_text(cell: str) -> str:
