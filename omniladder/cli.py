@@ -25,6 +25,7 @@ _COMMANDS: dict[str, tuple[str, str, bool]] = {
     "simulate": ("simulate_cmd", "simulate", False),
     "check": ("check_cmd", "check", False),
     "diff": ("diff_cmd", "diff", False),
+    "show": ("show_cmd", "show", False),
 }
 """Every command in the order ``--help`` lists them, and where it lives."""
 

@@ -550,6 +550,8 @@ class LoadedInputs:
     files: dict[str, str]
     """Display names of the files read: settings, connections, quota, spend."""
     warnings: tuple[str, ...] = field(default=())
+    read: tuple[tuple[str, str, Path], ...] = field(default=())
+    """Every file read, catalogs included, in reading order: (role, display name, path)."""
 
 
 def find_settings(explicit: Path | None) -> Path | None:
@@ -653,7 +655,14 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
 
     catalogs = load_catalogs(files.billing_catalogs, files.model_catalogs,
                              include_shipped=not files.no_shipped_catalogs)
+    read = [(role, shown[role], path) for role, path in (
+        ("settings", files.settings_file), ("connections", files.connections),
+        ("quota", files.quota), ("spend", files.spend)) if path is not None]
+    billing_paths, model_paths = catalog_paths(files.billing_catalogs, files.model_catalogs,
+                                               not files.no_shipped_catalogs)
+    read += [("billing-catalog", name, path) for path, name in billing_paths]
+    read += [("models-catalog", name, path) for path, name in model_paths]
     return LoadedInputs(settings=settings, connections=connections, readings=readings,
                         quota=quota, spend=spend, catalogs=catalogs, files=shown,
-                        warnings=tuple(warnings))
+                        warnings=tuple(warnings), read=tuple(read))
 

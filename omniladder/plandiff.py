@@ -71,6 +71,21 @@ class SavedConnection(_SavedModel):
     overage: str
 
 
+class SavedClamp(_SavedModel):
+    connection_id: str
+    rate_limited_until: str
+    clamped_to: str
+    cooling: bool
+
+
+class SavedInput(_SavedModel):
+    """One input file of a saved plan's stamp (``plan --out``)."""
+
+    role: str
+    path: str
+    sha256: str
+
+
 class SavedPlan(_SavedModel):
     format_version: str
     auto_id: str
@@ -80,6 +95,13 @@ class SavedPlan(_SavedModel):
     excluded: tuple[SavedExclusion, ...]
     connections: tuple[SavedConnection, ...]
     summary: str = ""
+    now_source: str | None = None
+    clamps: tuple[SavedClamp, ...] = ()
+    warnings: tuple[str, ...] = ()
+    omniladder_version: str | None = None
+    """Stamped by ``plan --out``; None in a plan printed by ``--json``."""
+    inputs: tuple[SavedInput, ...] | None = None
+    """Stamped by ``plan --out``; None in a plan printed by ``--json``."""
 
     @model_validator(mode="after")
     def _unique_keys(self) -> SavedPlan:
@@ -98,11 +120,27 @@ class SavedPlan(_SavedModel):
         return self
 
 
+_OTHER_DOCUMENTS = (
+    (("policy", "expectations"), "an `omniladder check --json` document"),
+    (("equal", "old", "new"), "an `omniladder diff --json` document"),
+    (("connection_id", "connection"), "an `omniladder why --json` document"),
+    (("from", "to", "steps"), "an `omniladder simulate --json` document"),
+    (("billing_files", "model_files"), "an `omniladder catalog show --json` document"),
+    (("ok", "problems"), "an `omniladder catalog check --json` document"),
+)
+"""Documents of this program that are not plans, known by keys only they have (no key here
+is a key of a plan document)."""
+
+
 def parse_saved_plan(data: Any, name: str) -> SavedPlan:
     """Validate a plan document (already parsed JSON); ``name`` is what errors call it."""
     if not isinstance(data, dict):
         raise InputError("not a saved omniladder plan: the top level must be an object",
                          file=name)
+    for keys, what in _OTHER_DOCUMENTS:
+        if all(key in data for key in keys):
+            raise InputError(f"not a saved omniladder plan: this is {what} (write a plan "
+                             "with `omniladder plan AUTO_ID --out FILE`)", file=name)
     if "format_version" not in data:
         raise InputError("not a saved omniladder plan: no format_version (write one with "
                          "`omniladder plan AUTO_ID --out FILE`)", file=name,
@@ -118,6 +156,11 @@ def parse_saved_plan(data: Any, name: str) -> SavedPlan:
 
 def load_saved_plan(path: Path) -> SavedPlan:
     """Read a saved plan with json and validate it, or raise one clear InputError."""
+    return read_saved_plan(path)[0]
+
+
+def read_saved_plan(path: Path) -> tuple[SavedPlan, str]:
+    """A saved plan validated, and its text as read; or one clear InputError."""
     name = display_path(path)
     text = decode_text(read_bytes(path, name), name)
     try:
@@ -128,7 +171,7 @@ def load_saved_plan(path: Path) -> SavedPlan:
                          line=exc.lineno) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", file=name) from None
-    return parse_saved_plan(data, name)
+    return parse_saved_plan(data, name), text
 
 
 # --- the differences -----------------------------------------------------------------------
@@ -217,6 +260,65 @@ class BillingChange:
     new_overage: str
 
 
+@dataclass(frozen=True)
+class InputChange:
+    """An input file whose content (sha256) differs between the plans' stamps; a side that
+    did not read a file of that role has None. Files are matched by role and rank within
+    the role, not by path, so a plan saved from another directory still compares."""
+
+    role: str
+    old_path: str | None
+    new_path: str | None
+    old_sha256: str | None
+    new_sha256: str | None
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """How the two plans were made, from their ``plan --out`` stamps. Never a routing
+    difference: it does not count toward ``equal`` or the exit code."""
+
+    old_version: str | None
+    new_version: str | None
+    versions_differ: bool | None
+    """None when either plan carries no version stamp."""
+    inputs_differ: bool | None
+    """None when either plan carries no input stamp."""
+    inputs: tuple[InputChange, ...] = ()
+
+
+NO_PROVENANCE = Provenance(None, None, None, None)
+
+
+def _keyed(inputs: Sequence[SavedInput]) -> dict[tuple[str, int], SavedInput]:
+    """Inputs by role and rank within the role (catalog overlays repeat a role)."""
+    seen: dict[str, int] = {}
+    keyed = {}
+    for item in inputs:
+        rank = seen.get(item.role, 0)
+        seen[item.role] = rank + 1
+        keyed[(item.role, rank)] = item
+    return keyed
+
+
+def provenance(old: SavedPlan, new: SavedPlan) -> Provenance:
+    versions_differ = (None if old.omniladder_version is None or new.omniladder_version is None
+                       else old.omniladder_version != new.omniladder_version)
+    if old.inputs is None or new.inputs is None:
+        return Provenance(old.omniladder_version, new.omniladder_version, versions_differ, None)
+    before, after = _keyed(old.inputs), _keyed(new.inputs)
+    changes = []
+    for key in [*before, *(k for k in after if k not in before)]:
+        was, now = before.get(key), after.get(key)
+        if was is not None and now is not None and was.sha256 == now.sha256:
+            continue  # the same content read from another path is the same input
+        changes.append(InputChange(
+            key[0], was.path if was else None, now.path if now else None,
+            was.sha256 if was else None, now.sha256 if now else None))
+    return Provenance(old.omniladder_version, new.omniladder_version, versions_differ,
+                      bool(changes), tuple(changes))
+
+
 COUNT_LABELS: dict[str, tuple[str, str]] = {
     "pool_added": ("pool entry added", "pool entries added"),
     "pool_removed": ("pool entry removed", "pool entries removed"),
@@ -243,6 +345,7 @@ class PlanDiff:
     exclusions_removed: tuple[ExclusionRef, ...]
     reasons: tuple[ReasonChange, ...]
     billing: tuple[BillingChange, ...]
+    provenance: Provenance = NO_PROVENANCE
 
     def counts(self) -> dict[str, int]:
         """How many differences of each kind, keyed as in COUNT_LABELS."""
@@ -379,4 +482,4 @@ def diff_plans(old: SavedPlan, new: SavedPlan, old_label: str = "old",
         PlanHeader(old_label, old.auto_id, old.now, old.summary),
         PlanHeader(new_label, new.auto_id, new.now, new.summary),
         added, removed, tuple(moved), tuple(allowlists), rungs, exclusions_added,
-        exclusions_removed, reasons, billing)
+        exclusions_removed, reasons, billing, provenance(old, new))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -12,6 +13,7 @@ from xml.etree import ElementTree as ET
 import pytest
 from typer.testing import CliRunner
 
+from omniladder import __version__
 from omniladder.cli import app
 from omniladder.rendering import Format, check_view, diff_view
 from tests.conftest import EXAMPLES, ROOT
@@ -201,14 +203,30 @@ def test_an_expectation_now_wins_over_the_now_flag_R14(tmp_path: Path) -> None:
 # --- plan --out / --compare, diff ----------------------------------------------------------
 
 
-def test_plan_out_writes_the_json_document(tmp_path: Path) -> None:
+def test_plan_out_writes_the_json_document(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
     out = tmp_path / "plan.json"
     shown = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(CONFIG), "--json"])
     saved = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(CONFIG), "--out",
                                 str(out)])
     assert saved.exit_code == 0, saved.output
     assert "Pool, in dispatch order" in saved.stdout  # the normal view still prints
-    assert out.read_text(encoding="utf-8") == shown.stdout
+    document = json.loads(out.read_text(encoding="utf-8"))
+    stamp = {key: document.pop(key) for key in ("omniladder_version", "inputs")}
+    assert document == json.loads(shown.stdout)  # the --json document plus the stamp
+    assert "omniladder_version" not in shown.stdout  # stdout --json is as it was
+    assert stamp["omniladder_version"] == __version__
+    assert [(i["role"], i["path"]) for i in stamp["inputs"]] == [
+        ("settings", "examples/omniladder.toml"), ("connections", "examples/connections.toml"),
+        ("quota", "examples/quota.json"), ("spend", "examples/spend.json"),
+        ("billing-catalog", "<shipped>/connection-billing.toml"),
+        ("billing-catalog", "examples/billing-overlay.toml"),
+        ("models-catalog", "<shipped>/models.toml")]
+    for item in stamp["inputs"]:
+        real = ROOT / "catalogs" / item["path"].removeprefix("<shipped>/") \
+            if item["path"].startswith("<shipped>/") else ROOT / item["path"]
+        assert item["sha256"] == hashlib.sha256(real.read_bytes()).hexdigest(), item
     assert [p.name for p in tmp_path.iterdir()] == ["plan.json"]
     assert out.stat().st_mode & 0o044  # readable by others, like any file the user makes
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from omniladder import __version__
 from omniladder.cli import app
 from omniladder.plan import REASON_CODES
 from tests.conftest import ROOT
@@ -129,7 +130,8 @@ def test_every_golden_file_belongs_to_a_plan() -> None:
     expected = {f"{name}.{ext}" for name in PLANS for ext in ("txt", "json")}
     expected |= {f"thrifty-detail-{columns}.txt" for columns in WIDTHS}
     expected |= {"check-results.json", "plan-diffs.json", "audit-subscription.txt",
-                 "audit-subscription.json"}
+                 "audit-subscription.json", "audit-subscription.md"}
+    expected |= {"thrifty.md", "check-failing.md", "diff-thrifty-tight.md"}
     assert {p.name for p in GOLDEN.iterdir()} == expected
 
 
@@ -236,11 +238,44 @@ def test_plan_diffs() -> None:
     compare(GOLDEN / "plan-diffs.json", json.dumps(found, indent=2) + "\n")
 
 
-@pytest.mark.parametrize("extra", [[], ["--json"]], ids=["table", "json"])
-def test_the_example_gateway_audit(extra: list[str]) -> None:
+@pytest.mark.parametrize(("extra", "golden"), [
+    ([], "audit-subscription.txt"), (["--json"], "audit-subscription.json"),
+    (["--format", "markdown"], "audit-subscription.md")], ids=["table", "json", "markdown"])
+def test_the_example_gateway_audit(extra: list[str], golden: str) -> None:
     """`audit omniroute` on the example candidate list: exact view and exact document."""
     result = runner.invoke(app, ["audit", "omniroute", "examples/omniroute-candidates.json",
                                  "--config", "examples/omniladder.toml", *extra])
     assert result.exit_code == 1, result.output
-    compare(GOLDEN / ("audit-subscription.json" if extra else "audit-subscription.txt"),
-            result.stdout)
+    compare(GOLDEN / golden, result.stdout)
+
+
+# --- markdown for pull requests (--format markdown) -----------------------------------------
+
+
+def test_plan_markdown(tmp_path: Path) -> None:
+    """The example plan as GitHub markdown, exactly; the same from ``show`` of it saved."""
+    saved = tmp_path / "plan.json"
+    stdout, _ = run("thrifty", "--format", "markdown", "--out", str(saved))
+    compare(GOLDEN / "thrifty.md", stdout)
+    assert "…" not in stdout
+    shown = runner.invoke(app, ["show", str(saved), "--format", "markdown"])
+    assert shown.exit_code == 0, shown.output
+    fresh = stdout.splitlines()
+    # a saved plan names its file and version, and does not record the candidate count
+    assert shown.stdout.splitlines() == [
+        fresh[0], fresh[1], f"saved plan `{saved}`, made by omniladder {__version__}  ",
+        fresh[2].replace(" · 17 candidates", ""), *fresh[3:]]
+
+
+def test_check_markdown() -> None:
+    result = runner.invoke(app, ["check", "examples/policy-failing.toml", "--format",
+                                 "markdown"])
+    assert result.exit_code == 1, result.output
+    compare(GOLDEN / "check-failing.md", result.stdout)
+
+
+def test_diff_markdown() -> None:
+    result = runner.invoke(app, ["diff", "tests/golden/thrifty.json",
+                                 "tests/golden/tight-thrifty.json", "--format", "markdown"])
+    assert result.exit_code == 1, result.output
+    compare(GOLDEN / "diff-thrifty-tight.md", result.stdout)

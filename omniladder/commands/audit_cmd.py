@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from omniladder.commands.common import (
+    FormatOpt,
     InputOptions,
     NowOpt,
     answer_is_no,
@@ -48,8 +49,9 @@ def omniroute(
         metavar="[AUTO_ID]", help="The auto id to plan; default: the document's channel.",
         show_default=False)] = None,
     now: NowOpt = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the JSON audit document.")]
-    = False,
+    json_out: Annotated[bool, typer.Option(
+        "--json", help="Print the JSON audit document (the same as --format json).")] = False,
+    fmt: FormatOpt = None,
     *,
     options: InputOptions,
 ) -> None:
@@ -59,10 +61,12 @@ def omniroute(
     """
     with user_errors():
         from omniladder.audit import audit_auto_id, audit_plan, parse_candidates
+        from omniladder.commands.common import output_format
         from omniladder.plan import make_plan
         from omniladder.rendering import Format
         from omniladder.rendering.audit_view import render_audit
 
+        chosen = output_format(fmt, json_out)
         raw, shown = read_candidates(candidates)
         document = parse_candidates(raw, shown)
         parsed, warning = audit_auto_id(document, auto_id)
@@ -70,10 +74,10 @@ def omniroute(
         instant, source, inputs = now_for(now, inputs)
         result = audit_plan(document, make_plan(inputs, parsed, instant, source),
                             (warning,) if warning else ())
-        if not json_out:
+        if chosen is not Format.JSON:
             for line in result.warnings:
                 say(f"omniladder: warning: {line}")
-        render_audit(result, Format.JSON if json_out else Format.TABLE, sys.stdout)
+        render_audit(result, chosen, sys.stdout)
         if not result.passed:
             counts = result.counts
             answer_is_no(f"the gateway's {document.channel or parsed.text} candidates "

@@ -10,10 +10,12 @@ from typing import Annotated
 import typer
 
 from omniladder.commands.common import (
+    FormatOpt,
     InputOptions,
     NowOpt,
     answer_is_no,
     now_for,
+    output_format,
     say,
     user_errors,
     with_input_options,
@@ -27,8 +29,9 @@ def check(
         metavar="POLICY", help="Policy file (TOML or JSON) of [[expect]] tables.",
         show_default=False)],
     now: NowOpt = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the JSON check document.")]
-    = False,
+    json_out: Annotated[bool, typer.Option(
+        "--json", help="Print the JSON check document (the same as --format json).")] = False,
+    fmt: FormatOpt = None,
     junit: Annotated[Path | None, typer.Option(
         "--junit", help="Also write a JUnit XML report to this file (one testcase per "
         "expectation).", show_default=False)] = None,
@@ -45,6 +48,7 @@ def check(
         from omniladder.rendering import Format
         from omniladder.rendering.check_view import junit_xml, render_check
 
+        chosen = output_format(fmt, json_out)
         loaded = load_policy(policy)
         if options.config is None:
             options = replace(options, config=loaded.settings_path)
@@ -54,10 +58,10 @@ def check(
         instant, source, inputs = now_for(
             now, inputs, snapshot_used=any(e.now is None for e in loaded.policy.expect))
         result = evaluate(loaded, inputs, instant, source)
-        if not json_out:
+        if chosen != Format.JSON:
             for warning in result.warnings:
                 say(f"omniladder: warning: {warning}")
-        render_check(result, Format.JSON if json_out else Format.TABLE, sys.stdout)
+        render_check(result, chosen, sys.stdout)
         if junit is not None:
             write_atomic(junit, junit_xml(result))
         if not result.passed:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from omniladder.errors import ExitCode, OmniladderError
+from omniladder.errors import ExitCode, OmniladderError, UsageError
+from omniladder.rendering import Format
 
 if TYPE_CHECKING:
     from omniladder.autoid import NowSource
@@ -44,6 +45,26 @@ NoShippedOpt = Annotated[bool, typer.Option(
 NowOpt = Annotated[str | None, typer.Option(
     "--now", help="Plan for this instant (RFC 3339 with offset, or 'now' for the current "
     "time); default: the snapshot's taken_at, else the current time.", show_default=False)]
+
+
+FormatOpt = Annotated[Format | None, typer.Option(
+    "--format", case_sensitive=False, show_default=False,
+    help="Output format: table (the default), json (the same as --json) or markdown "
+    "(GitHub-flavoured, for a pull request comment or $GITHUB_STEP_SUMMARY).")]
+"""The --format option; a command taking it names its renderers in
+omniladder.rendering.FORMAT_RENDERERS and picks one with ``output_format``."""
+
+
+def output_format(chosen: Format | None, json_flag: bool) -> Format:
+    """The format --format and --json ask for together; --json is --format json, so the
+    two may agree, and a disagreement is a usage error (exit 2)."""
+    if json_flag and chosen not in (None, Format.JSON):
+        assert chosen is not None
+        raise UsageError(f"--json asks for json and --format asks for {chosen.value}; "
+                         "pass one of them", field="--format")
+    if json_flag:
+        return Format.JSON
+    return chosen if chosen is not None else Format.TABLE
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,13 @@ from typing import Annotated
 import typer
 
 from omniladder.commands.common import (
+    FormatOpt,
     InputOptions,
     NowOpt,
     answer_is_no,
     differences,
     now_for,
+    output_format,
     say,
     user_errors,
     with_input_options,
@@ -26,18 +28,21 @@ def plan(
     auto_id: Annotated[str, typer.Argument(
         metavar="AUTO_ID", help="auto/subscription, auto/thrifty or auto/<category>:<tier>.")],
     now: NowOpt = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the JSON plan document.")]
-    = False,
+    json_out: Annotated[bool, typer.Option(
+        "--json", help="Print the JSON plan document (the same as --format json).")] = False,
+    fmt: FormatOpt = None,
     fail_on_empty: Annotated[bool, typer.Option(
         "--fail-on-empty", help="Exit 1 when the pool is empty.")] = False,
     detail: Annotated[bool, typer.Option(
         "--detail", help="Also list not-in-category exclusions in the table view.")] = False,
     out: Annotated[Path | None, typer.Option(
-        "--out", help="Also save the JSON plan document to this file (for `diff` and "
-        "--compare).", show_default=False)] = None,
+        "--out", help="Also save the JSON plan document to this file, stamped with the "
+        "omniladder version and each input's sha256 (for `show`, `diff` and --compare).",
+        show_default=False)] = None,
     compare: Annotated[Path | None, typer.Option(
-        "--compare", help="Compare with this saved plan: print the diff instead of the plan "
-        "and exit 1 when they differ.", show_default=False)] = None,
+        "--compare", help="Compare with this saved plan: print the diff (in the --format "
+        "chosen) instead of the plan and exit 1 when they differ.",
+        show_default=False)] = None,
     *,
     options: InputOptions,
 ) -> None:
@@ -47,6 +52,7 @@ def plan(
         from omniladder.plan import make_plan
         from omniladder.rendering import Format, render
 
+        chosen = output_format(fmt, json_out)
         parsed = parse_auto_id(auto_id)
         saved = None
         if compare is not None:
@@ -56,32 +62,33 @@ def plan(
         inputs = options.load()
         instant, source, inputs = now_for(now, inputs)
         result = make_plan(inputs, parsed, instant, source)
-        if out is not None:
-            from omniladder.rendering.json_view import plan_json
+        document = None
+        if out is not None or saved is not None:
+            from omniladder.rendering.json_view import plan_document
+            from omniladder.stamp import stamped
 
-            write_atomic(out, plan_json(result) + "\n")
+            document = stamped(plan_document(result), inputs)
+        if out is not None:
+            from omniladder.rendering.json_view import dumps
+
+            write_atomic(out, dumps(document) + "\n")
+        if chosen != Format.JSON:
+            for warning in result.warnings:
+                say(f"omniladder: warning: {warning}")
         reasons = []
         if saved is not None and compare is not None:
             from omniladder.loading import display_path
             from omniladder.plandiff import diff_plans, parse_saved_plan
             from omniladder.rendering.diff_view import render_diff
-            from omniladder.rendering.json_view import plan_document
 
-            current = parse_saved_plan(plan_document(result), "(current plan)")
+            current = parse_saved_plan(document, "(current plan)")
             changes = diff_plans(saved, current, display_path(compare), "current plan")
-            if not json_out:
-                for warning in result.warnings:
-                    say(f"omniladder: warning: {warning}")
-            render_diff(changes, Format.JSON if json_out else Format.TABLE, sys.stdout)
+            render_diff(changes, chosen, sys.stdout)
             if not changes.equal:
                 reasons.append(f"the plan differs from {display_path(compare)} "
                                f"({differences(changes.counts())})")
-        elif json_out:
-            render(result, Format.JSON, sys.stdout)
         else:
-            for warning in result.warnings:
-                say(f"omniladder: warning: {warning}")
-            render(result, Format.TABLE, sys.stdout, detail=detail)
+            render(result, chosen, sys.stdout, detail=detail)
         if fail_on_empty and not result.pool:
             reasons.append(f"the pool of {parsed.text} is empty (--fail-on-empty)")
         if reasons:

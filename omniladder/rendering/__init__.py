@@ -1,17 +1,35 @@
-"""Renderers: one per output format, all reading the same Plan."""
+"""Renderers: one per output format, all reading the same Plan.
+
+``Format`` is the one list of output formats. Every command taking ``--format`` keeps a
+``RENDERERS`` table from ``Format`` to a renderer; ``FORMAT_RENDERERS`` names each command's
+table, and a test checks every format has a renderer in every one (CONVENTIONS 9).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from omniladder.plan import Plan
+if TYPE_CHECKING:
+    from omniladder.plan import Plan
 
 
 class Format(StrEnum):
     TABLE = "table"
     JSON = "json"
+    MARKDOWN = "markdown"
+    """GitHub-flavoured markdown, for a pull request comment or $GITHUB_STEP_SUMMARY."""
+
+
+FORMAT_RENDERERS: dict[str, str] = {
+    "plan": "omniladder.rendering",
+    "show": "omniladder.rendering.show_view",
+    "check": "omniladder.rendering.check_view",
+    "diff": "omniladder.rendering.diff_view",
+    "audit omniroute": "omniladder.rendering.audit_view",
+}
+"""Each command that takes --format, and the module whose ``RENDERERS`` serves it."""
 
 
 def render(plan: Plan, fmt: Format, out: TextIO, *, detail: bool = False) -> None:
@@ -32,7 +50,15 @@ def _json(plan: Plan, out: TextIO, detail: bool) -> None:
     out.write("\n")
 
 
+def _markdown(plan: Plan, out: TextIO, detail: bool) -> None:
+    from omniladder.rendering.markdown import plan_markdown
+    from omniladder.rendering.plan_view import view_of_plan
+
+    out.write(plan_markdown(view_of_plan(plan), detail=detail))
+
+
 RENDERERS: dict[Format, Callable[[Plan, TextIO, bool], None]] = {
     Format.TABLE: _table,
     Format.JSON: _json,
+    Format.MARKDOWN: _markdown,
 }

@@ -107,7 +107,36 @@ def _table(audit: Audit, out: TextIO) -> None:
                   soft_wrap=True)
 
 
+def _markdown(audit: Audit, out: TextIO) -> None:
+    from omniladder.rendering import markdown as md
+
+    channel = f"channel {md.code(audit.channel)}" if audit.channel else "no channel"
+    lines = [f"### omniladder audit omniroute {md.code(audit.file)}", "",
+             *md.warning_lines(audit.warnings),
+             f"{md.code(audit.auto_id.text)} at {md.code(timefmt.iso(audit.now))} "
+             f"({md.text(_NOW_SOURCE.get(audit.now_source, audit.now_source))}) · {channel} · "
+             f"{audit.rows} rows, {audit.used} in use", "",
+             f"plan: {md.text(audit.plan_summary)}", ""]
+    for kind in KINDS:
+        found = audit.of_kind(kind)
+        if not found:
+            continue
+        lines += [f"#### {md.text(KIND_TITLES[kind])} ({len(found)})", ""]
+        lines += md.table(
+            ["connection", "model", "rung", "reason", "gateway", "detail"],
+            [[md.code(f.connection_id), md.code(f"{f.provider}/{f.model}"),
+              md.code(f.plan_rung or "-"), md.code(f.reason), md.text(gateway_text(f)),
+              md.text(f.detail)] for f in found])
+        lines.append("")
+    if not audit.findings:
+        lines += ["No findings: every row the gateway uses is admitted by the plan, and the "
+                  "gateway uses all the plan admits.", ""]
+    lines.append(f"**{md.text(audit.summary)}**")
+    out.write("\n".join(lines) + "\n")
+
+
 RENDERERS: dict[Format, Callable[[Audit, TextIO], None]] = {
     Format.TABLE: _table,
     Format.JSON: _json,
+    Format.MARKDOWN: _markdown,
 }

@@ -111,9 +111,41 @@ def _json(result: PolicyResult, out: TextIO) -> None:
     out.write("\n")
 
 
+def _markdown(result: PolicyResult, out: TextIO) -> None:
+    from omniladder.rendering.markdown import code, table, text, warning_lines
+
+    lines = [f"### omniladder check {code(result.policy_file)}", ""]
+    if result.files:
+        lines += ["inputs: " + ", ".join(f"{text(role)} {code(path)}"
+                                         for role, path in result.files.items()), ""]
+    lines += warning_lines(result.warnings)
+    rows = []
+    for expectation in result.expectations:
+        for check in expectation.checks:
+            rows.append(["✅ pass" if check.passed else "❌ **FAIL**", text(expectation.name),
+                         code(expectation.auto_id), code(check.check), text(check.expected),
+                         text(check.actual)])
+    lines += table(["result", "expectation", "auto id", "check", "expected", "found"], rows)
+    lines.append("")
+    failed = result.failed
+    if failed:
+        lines += ["**Failures**", ""]
+        for expectation in failed:
+            lines.append(f"- ❌ **{text(expectation.name)}** — {text(_where(expectation))}")
+            for check in expectation.failed_checks:
+                lines.append(f"  - {code(check.check)}: expected {text(check.expected)}; "
+                             f"found {text(check.actual)}")
+                lines += [f"    - {text(line)}" for line in check.evidence]
+            lines.append(f"  - plan: {text(expectation.plan_summary)}")
+        lines.append("")
+    lines.append(f"**{text(result.summary)}**")
+    out.write("\n".join(lines) + "\n")
+
+
 RENDERERS: dict[Format, Callable[[PolicyResult, TextIO], None]] = {
     Format.TABLE: _table,
     Format.JSON: _json,
+    Format.MARKDOWN: _markdown,
 }
 
 

@@ -71,6 +71,35 @@ def diff_lines(diff: PlanDiff) -> list[tuple[str, str]]:
     return lines
 
 
+def notes(diff: PlanDiff) -> list[str]:
+    """What the reader should know before the differences: other auto ids, another
+    omniladder version, other inputs (from the ``plan --out`` stamps)."""
+    found = []
+    if diff.old.auto_id != diff.new.auto_id:
+        found.append(f"the plans are for different auto ids ({diff.old.auto_id}, "
+                     f"{diff.new.auto_id})")
+    made = diff.provenance
+    if made.versions_differ:
+        found.append(f"the plans were made by different omniladder versions "
+                     f"({made.old_version}, {made.new_version})")
+    if made.inputs_differ:
+        parts = []
+        for change in made.inputs:
+            if change.old_sha256 is None:
+                parts.append(f"{change.role} {change.new_path} (read only for "
+                             f"{diff.new.label})")
+            elif change.new_sha256 is None:
+                parts.append(f"{change.role} {change.old_path} (read only for "
+                             f"{diff.old.label})")
+            elif change.old_path == change.new_path:
+                parts.append(f"{change.role} {change.new_path} (sha256 changed)")
+            else:
+                parts.append(f"{change.role} {change.old_path} → {change.new_path} "
+                             "(sha256 changed)")
+        found.append("the inputs differ: " + "; ".join(parts))
+    return found
+
+
 def _header(h: PlanHeader) -> str:
     return f"{h.label}: {h.auto_id} at {h.now}"
 
@@ -87,9 +116,8 @@ def _table(diff: PlanDiff, out: TextIO) -> None:
     console.print(title, soft_wrap=True)
     for header in (diff.old, diff.new):
         console.print(Text(f"  {_header(header)}", style="dim"), soft_wrap=True)
-    if diff.old.auto_id != diff.new.auto_id:
-        console.print(Text(f"note: the plans are for different auto ids ({diff.old.auto_id}, "
-                           f"{diff.new.auto_id})", style="yellow"), soft_wrap=True)
+    for note in notes(diff):
+        console.print(Text(f"note: {note}", style="yellow"), soft_wrap=True)
     console.print()
     styles = {"+": "green", "-": "red", "~": "yellow"}
     for marker, text in diff_lines(diff):
@@ -121,6 +149,7 @@ def diff_document(diff: PlanDiff) -> dict[str, Any]:
             "reason_changed": [asdict(r) for r in diff.reasons],
         },
         "billing": [asdict(b) for b in diff.billing],
+        "provenance": asdict(diff.provenance),
         "counts": diff.counts(),
         "summary": diff.summary,
     }
@@ -131,7 +160,33 @@ def _json(diff: PlanDiff, out: TextIO) -> None:
     out.write("\n")
 
 
+_CHANGE = {"+": "added", "-": "removed", "~": "changed"}
+
+
+def _markdown(diff: PlanDiff, out: TextIO) -> None:
+    from omniladder.rendering.markdown import code, table, text
+
+    lines = [f"### omniladder diff {code(diff.old.label)} → {code(diff.new.label)}", ""]
+    lines += [f"- {text(_header(header))}" for header in (diff.old, diff.new)]
+    lines.append("")
+    for note in notes(diff):
+        lines += [f"> **note:** {text(note)}", ""]
+    rows = []
+    section = ""
+    for marker, line in diff_lines(diff):
+        if not marker:
+            section = line
+            continue
+        rows.append([_CHANGE[marker], text(section), text(line)])
+    if rows:
+        lines += table(["change", "section", "what"], rows)
+        lines.append("")
+    lines.append(f"**{text(diff.summary)}**")
+    out.write("\n".join(lines) + "\n")
+
+
 RENDERERS: dict[Format, Callable[[PlanDiff, TextIO], None]] = {
     Format.TABLE: _table,
     Format.JSON: _json,
+    Format.MARKDOWN: _markdown,
 }

@@ -9,15 +9,17 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from omniladder import timefmt
-from omniladder.plan import Plan
+from omniladder.rendering.plan_view import PlanView, view_of_plan
+
+if TYPE_CHECKING:
+    from omniladder.plan import Plan
 
 PIPED_WIDTH = 120
 
@@ -119,17 +121,27 @@ def hanging(console: Console, text: Text, first: int, rest: int) -> None:
         console.print(Text(" " * (first if number == 0 else rest)) + line, soft_wrap=True)
 
 
-def render_table(plan: Plan, out: TextIO, *, detail: bool = False) -> None:
+def render_table(given: PlanView | Plan, out: TextIO, *, detail: bool = False) -> None:
+    """The human view of a plan, fresh (``plan``) or saved (``show``)."""
+    plan = given if isinstance(given, PlanView) else view_of_plan(given)
     console = make_console(out)
     files = plan.files
     header = Text()
     header.append("omniladder plan ", style="bold")
-    header.append(plan.auto_id.text, style="bold cyan")
+    header.append(plan.auto_id, style="bold cyan")
     console.print(header)
-    console.print(Text(f"now {timefmt.iso(plan.now)} ({_NOW_SOURCE[plan.now_source]}) · "
-                       f"{len(plan.connections)} connections · "
-                       f"{len({(d.provider, d.model) for d in plan.decisions})} candidates"),
-                  soft_wrap=True)
+    if plan.saved is not None:
+        made = plan.saved.omniladder_version
+        console.print(Text(f"saved plan {plan.saved.file}"
+                           + (f", made by omniladder {made}" if made else ""), style="dim"),
+                      soft_wrap=True)
+    counts = [f"now {plan.now}"
+              + (f" ({_NOW_SOURCE.get(plan.now_source, plan.now_source)})"
+                 if plan.now_source else ""),
+              f"{plan.connections} connections"]
+    if plan.candidates is not None:
+        counts.append(f"{plan.candidates} candidates")
+    console.print(Text(" · ".join(counts)), soft_wrap=True)
     if files:
         console.print(Text("inputs: " + ", ".join(f"{k} {v}" for k, v in files.items()),
                            style="dim"), soft_wrap=True)
@@ -160,7 +172,7 @@ def render_table(plan: Plan, out: TextIO, *, detail: bool = False) -> None:
                      title="Pool, in dispatch order", box=box.SIMPLE_HEAD, pad_edge=False)
     else:
         console.print(Text("Pool: empty — no candidate has a usable connection under "
-                           f"{plan.auto_id.text}.", style="bold"))
+                           f"{plan.auto_id}.", style="bold"))
         console.print()
 
     shown = [x for x in plan.excluded if detail or x.reason != "not-in-category"]
@@ -183,8 +195,8 @@ def render_table(plan: Plan, out: TextIO, *, detail: bool = False) -> None:
             state = "still cooling" if clamp.cooling else "cooldown over"
             console.print(Text(
                 f"  {clamp.connection_id}: rate limited until "
-                f"{timefmt.iso(clamp.rate_limited_until)}, clamped to its reset "
-                f"{timefmt.iso(clamp.clamped_to)} ({state})"))
+                f"{clamp.rate_limited_until}, clamped to its reset "
+                f"{clamp.clamped_to} ({state})"))
         console.print()
 
     console.print(Text(plan.summary, style="bold"), soft_wrap=True)

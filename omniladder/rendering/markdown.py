@@ -1,0 +1,115 @@
+"""GitHub-flavoured markdown views, for a pull request comment or ``$GITHUB_STEP_SUMMARY``.
+
+Plain text, never through rich. Identifiers go in code spans and are never shortened; other
+text is escaped so a ``|`` never splits a table cell, a newline never ends a row and ``*``,
+``_``, ``<`` or ``[`` in a user's string never turn into formatting or HTML. Escaping
+follows the GFM spec: any ASCII punctuation may be backslash-escaped, and inside a table
+``\\|`` is a literal pipe even within a code span (https://github.github.com/gfm/#tables-extension-).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from omniladder.rendering.plan_view import PlanView
+
+_ACTIVE = re.compile(r"([\\`*_\[\]<>|~&])")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_TICKS = re.compile(r"`+")
+
+_NOW_SOURCE = {"flag": "from --now", "snapshot": "from the quota snapshot",
+               "clock": "from the clock"}
+
+
+def text(value: str) -> str:
+    """Prose for a cell or a line: markdown-active characters escaped, newlines as <br>."""
+    return _NEWLINE.sub("<br>", _ACTIVE.sub(r"\\\1", value))
+
+
+def code(value: str) -> str:
+    """An identifier as a code span, whole; a value spanning lines falls back to ``text``."""
+    if not value:
+        return ""
+    if _NEWLINE.search(value):
+        return text(value)
+    longest = max((len(run) for run in _TICKS.findall(value)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") else ""
+    return f"{fence}{pad}{value.replace('|', chr(92) + '|')}{pad}{fence}"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]],
+          numeric: Sequence[int] = ()) -> list[str]:
+    """A GFM table; cells are already escaped; columns in ``numeric`` align right."""
+    rule = ["---:" if index in numeric else "---" for index in range(len(header))]
+    return ["| " + " | ".join(cells) + " |" for cells in (header, rule, *rows)]
+
+
+def warning_lines(warnings: Sequence[str]) -> list[str]:
+    """Warnings as a quoted block (with the blank line after it), or nothing."""
+    if not warnings:
+        return []
+    return ["> " + "  \n> ".join(f"**warning:** {text(w)}" for w in warnings), ""]
+
+
+def plan_markdown(plan: PlanView, *, detail: bool = False) -> str:
+    lines = [f"### omniladder plan {code(plan.auto_id)}", ""]
+    if plan.saved is not None:
+        made = plan.saved.omniladder_version
+        lines += [f"saved plan {code(plan.saved.file)}"
+                  + (f", made by omniladder {text(made)}" if made else "") + "  "]
+    counts = [f"now {text(plan.now)}"
+              + (f" ({text(_NOW_SOURCE.get(plan.now_source, plan.now_source))})"
+                 if plan.now_source else ""),
+              f"{plan.connections} connections"]
+    if plan.candidates is not None:
+        counts.append(f"{plan.candidates} candidates")
+    lines.append(" · ".join(counts) + ("  " if plan.files else ""))
+    if plan.files:
+        lines.append("inputs: " + ", ".join(f"{text(role)} {code(path)}"
+                                            for role, path in plan.files.items()))
+    lines.append("")
+    lines += warning_lines(plan.warnings)
+    lines += ["**Ladder**", ""]
+    lines += table(["rung", "state", "candidates", "connections", "why"],
+                   [[code(r.rung), text(r.state), str(r.candidates), str(r.connections),
+                     text(r.note)] for r in plan.rungs], numeric=(2, 3))
+    lines.append("")
+    if plan.pool:
+        lines += ["**Pool, in dispatch order**", ""]
+        rows = []
+        for entry in plan.pool:
+            allow = ", ".join(
+                code(cid) + (" (unverified)" if cid in entry.unverified_connection_ids else "")
+                for cid in entry.allowed_connection_ids)
+            rows.append([str(entry.position), code(entry.rung),
+                         code(f"{entry.provider}/{entry.model}"), allow])
+        lines += table(["#", "rung", "candidate", "allowlist"], rows, numeric=(0,))
+    else:
+        lines.append(f"**Pool: empty** — no candidate has a usable connection under "
+                     f"{code(plan.auto_id)}.")
+    lines.append("")
+    shown = [x for x in plan.excluded if detail or x.reason != "not-in-category"]
+    hidden = len(plan.excluded) - len(shown)
+    if shown:
+        lines += ["**Excluded**", ""]
+        lines += table(["connection", "model", "rung", "reason", "detail"],
+                       [[code(x.connection_id),
+                         code(x.model) if x.model is not None else "all models",
+                         code(x.rung) if x.rung else "-", code(x.reason), text(x.detail)]
+                        for x in shown])
+        lines.append("")
+    if hidden:
+        lines += [f"_{hidden} not-in-category exclusion{'s' if hidden != 1 else ''} not "
+                  "listed (`--detail` or `--json` lists them)_", ""]
+    if plan.clamps:
+        lines += ["**Cooldown clamps (R9)**", ""]
+        for clamp in plan.clamps:
+            state = "still cooling" if clamp.cooling else "cooldown over"
+            lines.append(f"- {code(clamp.connection_id)}: rate limited until "
+                         f"{text(clamp.rate_limited_until)}, clamped to its reset "
+                         f"{text(clamp.clamped_to)} ({state})")
+        lines.append("")
+    lines.append(f"**{text(plan.summary)}**")
+    return "\n".join(lines) + "\n"

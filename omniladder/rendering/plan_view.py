@@ -1,0 +1,122 @@
+"""What the human views of a plan read: made from a fresh ``Plan`` or from a saved plan.
+
+``plan`` and ``show`` print the same views because both go through ``PlanView``; every
+decision in it comes from the plan (or the saved document), none is recomputed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from omniladder import timefmt
+
+if TYPE_CHECKING:
+    from omniladder.plan import Plan
+    from omniladder.plandiff import SavedPlan
+
+
+class RungLine(Protocol):
+    @property
+    def rung(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def candidates(self) -> int: ...
+    @property
+    def connections(self) -> int: ...
+    @property
+    def note(self) -> str: ...
+
+
+class EntryLine(Protocol):
+    @property
+    def position(self) -> int: ...
+    @property
+    def rung(self) -> str: ...
+    @property
+    def provider(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def allowed_connection_ids(self) -> tuple[str, ...]: ...
+    @property
+    def unverified_connection_ids(self) -> tuple[str, ...]: ...
+
+
+class ExclusionLine(Protocol):
+    @property
+    def connection_id(self) -> str: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def rung(self) -> str | None: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def detail(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class ClampLine:
+    connection_id: str
+    rate_limited_until: str
+    clamped_to: str
+    cooling: bool
+
+
+@dataclass(frozen=True)
+class SavedFrom:
+    """Where a shown plan was read from, and the version its stamp names."""
+
+    file: str
+    omniladder_version: str | None
+
+
+@dataclass(frozen=True)
+class PlanView:
+    auto_id: str
+    now: str
+    now_source: str | None
+    """None for a saved plan that does not say."""
+    connections: int
+    candidates: int | None
+    """Distinct ``provider/model`` pairs considered; a saved plan does not record it."""
+    files: Mapping[str, str]
+    """Input files by role, as the header lists them."""
+    rungs: Sequence[RungLine]
+    pool: Sequence[EntryLine]
+    excluded: Sequence[ExclusionLine]
+    clamps: Sequence[ClampLine]
+    summary: str
+    saved: SavedFrom | None = None
+    warnings: Sequence[str] = ()
+    """The table view leaves them to the command's stderr; markdown, a document, has them."""
+
+
+def view_of_plan(plan: Plan) -> PlanView:
+    return PlanView(
+        auto_id=plan.auto_id.text, now=timefmt.iso(plan.now), now_source=plan.now_source,
+        connections=len(plan.connections),
+        candidates=len({(d.provider, d.model) for d in plan.decisions}),
+        files=plan.files, rungs=plan.rungs, pool=plan.pool, excluded=plan.excluded,
+        clamps=[ClampLine(c.connection_id, timefmt.iso(c.rate_limited_until),
+                          timefmt.iso(c.clamped_to), c.cooling) for c in plan.clamps],
+        summary=plan.summary, warnings=plan.warnings)
+
+
+_FILE_ROLES = ("settings", "connections", "quota", "spend")
+"""The roles the header's ``inputs:`` line names, as a fresh plan's header does."""
+
+
+def view_of_saved(saved: SavedPlan, file: str) -> PlanView:
+    files = {i.role: i.path for i in saved.inputs or () if i.role in _FILE_ROLES}
+    return PlanView(
+        auto_id=saved.auto_id, now=saved.now, now_source=saved.now_source,
+        connections=len(saved.connections), candidates=None, files=files,
+        rungs=saved.rungs, pool=saved.pool, excluded=saved.excluded,
+        clamps=[ClampLine(c.connection_id, c.rate_limited_until, c.clamped_to, c.cooling)
+                for c in saved.clamps],
+        summary=saved.summary, saved=SavedFrom(file, saved.omniladder_version),
+        warnings=saved.warnings)
