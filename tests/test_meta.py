@@ -32,7 +32,8 @@ EDGE = ("omniladder.cli", "omniladder.__main__", "omniladder.commands")
 """The CLI edge: typer lives here."""
 RICH_ALLOWED = ("omniladder.rendering.table", "omniladder.rendering.catalog_view",
                 "omniladder.rendering.check_view", "omniladder.rendering.diff_view",
-                "omniladder.rendering.timeline", "omniladder.rendering.why_view")
+                "omniladder.rendering.timeline", "omniladder.rendering.why_view",
+                "omniladder.rendering.who_view")
 """The rich renderers; the rendering interface and the JSON view stay pure (CONVENTIONS 8)."""
 
 
