@@ -213,8 +213,12 @@ def _overage(case: _Case) -> str:
 
 
 def _quota_missing(case: _Case) -> str:
-    return (f"import a reading of {case.cid!r} ({IMPORT_HINT.format(cid=case.cid)}); if its "
-            "readings all lie after now, plan at a later instant with --now")
+    verdict = case.verdict
+    if verdict is not None and verdict.first_after is not None:
+        return (f"every reading of {case.cid!r} lies after now: plan at "
+                f"--now {timefmt.iso(verdict.first_after)} or later, or check the readings' "
+                "checked_at (and the snapshot's taken_at)")
+    return f"import a reading of {case.cid!r} ({IMPORT_HINT.format(cid=case.cid)})"
 
 
 def _quota_unknown(case: _Case) -> str:

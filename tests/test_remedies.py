@@ -197,6 +197,15 @@ def test_an_observed_meters_to_paid_points_at_the_provider_not_an_overlay() -> N
     assert "[[entries]]" not in exclusion.fix
 
 
+def test_a_connection_whose_readings_all_lie_after_now_is_told_when_they_start() -> None:
+    inputs = fleet([conn("c", models=["sonnet"])], [reading("c", at(hours=2), FRESH_50)])
+    (exclusion,) = plan(inputs, "auto/subscription").excluded
+    assert exclusion.reason == "quota-missing"
+    assert exclusion.fix is not None
+    assert f"plan at --now {at(hours=2)} or later" in exclusion.fix
+    assert "omniladder import" not in exclusion.fix
+
+
 @pytest.mark.parametrize(("reset", "expected"), [
     (at(hours=3), f"next reset {at(hours=3)}"),
     (None, "no reset instant is known"),
