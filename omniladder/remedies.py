@@ -12,6 +12,7 @@ is true. Reasons that are the intended answer (a keyless backend under
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -52,29 +53,34 @@ def overlay_stub(connection: Connection, *, billing: str, overage: str, reason: 
                  today: datetime) -> str:
     """A billing-catalog overlay entry for the connection's provider and auth type, as TOML
     to paste into an overlay file (format: catalogs/connection-billing.toml, SPEC §2.5)."""
+    return _stub(connection.provider, connection.auth_type, billing, overage, reason,
+                 today.astimezone(UTC).date().isoformat())
+
+
+@functools.lru_cache(maxsize=1024)
+def _stub(provider: str, auth_type: str, billing: str, overage: str, reason: str,
+          day: str) -> str:
+    # Cached: a fleet has many connections of one uncurated provider, and each exclusion
+    # then shares one string.
     return "\n".join([
         "[[entries]]",
-        f"provider = {_toml_string(connection.provider)}",
-        f"auth_type = {_toml_string(connection.auth_type)}",
+        f"provider = {_toml_string(provider)}",
+        f"auth_type = {_toml_string(auth_type)}",
         f"billing = {_toml_string(billing)}",
         f"overage = {_toml_string(overage)}",
         f"reason = {_toml_string(reason)}",
         'source = "your account terms (say where you checked)"',
-        f"reviewed = {today.astimezone(UTC).date().isoformat()}",
+        f"reviewed = {day}",
     ])
 
 
+_TOML_ESCAPES = {ord('"'): '\\"', ord("\\"): "\\\\", 0x7F: "\\u007f",
+                 **{code: f"\\u{code:04x}" for code in range(0x20)}}
+
+
 def _toml_string(text: str) -> str:
-    """A TOML basic string (the subset of escapes TOML and JSON share)."""
-    out = []
-    for char in text:
-        if char in '"\\':
-            out.append("\\" + char)
-        elif ord(char) < 0x20 or ord(char) == 0x7F:
-            out.append(f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-    return '"' + "".join(out) + '"'
+    """A TOML basic string (the escapes TOML and JSON share: quote, backslash, controls)."""
+    return '"' + text.translate(_TOML_ESCAPES) + '"'
 
 
 _OVERLAY_USE = "put it in an overlay file passed with --catalog FILE (or [catalogs] billing)"

@@ -365,3 +365,19 @@ def test_why_carries_the_plan_s_remedy() -> None:
                                     CONFIG])
     assert "to change this" in tree.stdout
     assert 'provider = "claude"' in tree.stdout
+
+
+@pytest.mark.parametrize("text", ["plain", 'a "quoted" name', "back\\slash", "ctl\x01\x1f\x7f",
+                                  "ünïcode"])
+def test_the_stub_quotes_any_provider_as_toml(text: str) -> None:
+    from datetime import UTC, datetime
+
+    from omniladder.models import Connection
+    from omniladder.remedies import overlay_stub
+
+    connection = Connection.model_validate({"id": "x", "provider": text, "auth_type": "apikey"})
+    stub = overlay_stub(connection, billing="subscription", overage="hard-stop", reason="r",
+                        today=datetime(2026, 11, 29, 23, 30, tzinfo=UTC))
+    (entry,) = tomllib.loads(stub)["entries"]
+    assert entry["provider"] == text
+    assert entry["reviewed"].isoformat() == "2026-11-29"
