@@ -381,3 +381,11 @@ def test_the_stub_quotes_any_provider_as_toml(text: str) -> None:
     (entry,) = tomllib.loads(stub)["entries"]
     assert entry["provider"] == text
     assert entry["reviewed"].isoformat() == "2026-11-29"
+
+
+def test_one_remedy_for_many_connections_is_printed_once() -> None:
+    inputs = fleet([conn(f"u-{n}", "mystery", "apikey", models=["m1"]) for n in range(3)],
+                   [reading(f"u-{n}", FRESH_50) for n in range(3)])
+    text = _table(plan(inputs, "auto/subscription"))
+    assert text.count("[[entries]]") == 1
+    assert "u-0 (all models), u-1 (all models), u-2 (all models) billing-uncurated" in text

@@ -215,18 +215,23 @@ def _unverified(console: Console, plan: Plan) -> None:
 
 def _to_change(console: Console, shown: Sequence[Exclusion]) -> None:
     """Each listed exclusion's remedy, below the tables rather than in a column: a remedy is
-    a sentence or a TOML stub to paste, which a column would squeeze at 80 columns."""
-    fixes = [x for x in shown if x.fix]
-    if not fixes:
+    a sentence or a TOML stub to paste, which a column would squeeze at 80 columns. The
+    same remedy for several exclusions (one overlay entry for every connection of an
+    uncurated provider) is printed once, under all of them."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for x in shown:
+        if x.fix:
+            groups.setdefault((x.reason, x.fix), []).append(
+                f"{x.connection_id} ({x.model or 'all models'})")
+    if not groups:
         return
     console.print(Text("To change this", style="italic"))
-    for x in fixes:
-        head = Text(x.connection_id, style="bold")
-        head.append(f" ({x.model or 'all models'}) ")
-        head.append(x.reason, style="yellow")
+    for (reason, fix), labels in groups.items():
+        head = Text(", ".join(labels), style="bold")
+        head.append(" ")
+        head.append(reason, style="yellow")
         hanging(console, head, 2, 4)
-        assert x.fix is not None
-        prose, _, stub = x.fix.partition("\n[[entries]]")
+        prose, _, stub = fix.partition("\n[[entries]]")
         for paragraph in prose.split("\n"):
             hanging(console, Text(paragraph), 4, 4)
         if stub:
