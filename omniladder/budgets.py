@@ -23,6 +23,17 @@ def period_start(now: datetime, period: str) -> datetime:
     return day.replace(day=1)
 
 
+def next_period_start(now: datetime, period: str) -> datetime:
+    """The start of the budget period after the one containing now (R8: UTC calendar)."""
+    start = period_start(now, period)
+    if period == "day":
+        return start + timedelta(days=1)
+    if period == "week":
+        return start + timedelta(days=7)
+    year, month = (start.year + 1, 1) if start.month == 12 else (start.year, start.month + 1)
+    return start.replace(year=year, month=month)
+
+
 @dataclass(frozen=True)
 class BudgetPosition:
     rung: str

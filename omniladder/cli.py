@@ -22,6 +22,7 @@ _COMMANDS: dict[str, tuple[str, str, bool]] = {
     "init": ("init_cmd", "init", False),
     "schema": ("schema_cmd", "schema", False),
     "why": ("why_cmd", "why", False),
+    "who": ("who_cmd", "who", False),
     "simulate": ("simulate_cmd", "simulate", False),
     "check": ("check_cmd", "check", False),
     "diff": ("diff_cmd", "diff", False),

@@ -18,7 +18,7 @@ from typing import Literal
 from omniladder import timefmt
 from omniladder.autoid import AutoId
 from omniladder.billing import BillingInfo
-from omniladder.budgets import BudgetPosition, period_start
+from omniladder.budgets import BudgetPosition, next_period_start
 from omniladder.errors import UsageError
 from omniladder.loading import LoadedInputs
 from omniladder.models import Reading, Rung, Window
@@ -97,6 +97,8 @@ class Left:
     rung: Rung
     reason: str
     detail: str
+    fix: str | None = None
+    """The remedy the plan's exclusion carries (omniladder.remedies)."""
 
 
 @dataclass(frozen=True)
@@ -242,12 +244,14 @@ def _id_verdict(plan: Plan, connection_id: str, models: Sequence[str],
                                   connection_id in entry.unverified_connection_ids))
     left: list[Left] = []
     comebacks: list[Comeback] = []
+    fixes = {x.model: x.fix for x in plan.excluded if x.connection_id == connection_id}
     for decision in plan.decisions:
         if (decision.connection_id != connection_id or decision.admitted
                 or decision.model not in models):
             continue
         assert decision.reason is not None
-        left.append(Left(decision.model, decision.rung, decision.reason, decision.detail))
+        fix = fixes[decision.model] if decision.model in fixes else fixes.get(None)
+        left.append(Left(decision.model, decision.rung, decision.reason, decision.detail, fix))
         if decision.reason in COMEBACK_REASONS:
             comebacks.append(earliest_comeback(inputs, plan, decision))
     return IdVerdict(plan.auto_id.text, tuple(seats), tuple(left), tuple(comebacks))
@@ -305,20 +309,10 @@ def change_instants(inputs: LoadedInputs, plan: Plan, connection_id: str
         stale_at = latest.checked_at + timedelta(
             seconds=inputs.settings.ladder.max_reading_age_seconds)
         found.add((stale_at, True))
-    found.add((_next_period(now, inputs.settings.budgets.period), False))
+    found.add((next_period_start(now, inputs.settings.budgets.period), False))
     # A reading exactly max-age old at now is still fresh: it goes stale just after now.
     return sorted((at, exclusive) for at, exclusive in found
                   if at > now or (exclusive and at == now))
-
-
-def _next_period(now: datetime, period: str) -> datetime:
-    start = period_start(now, period)
-    if period == "day":
-        return start + timedelta(days=1)
-    if period == "week":
-        return start + timedelta(days=7)
-    year, month = (start.year + 1, 1) if start.month == 12 else (start.year, start.month + 1)
-    return start.replace(year=year, month=month)
 
 
 def earliest_comeback(inputs: LoadedInputs, plan: Plan, decision: PairDecision) -> Comeback:

@@ -30,6 +30,7 @@ from omniladder.models import (
     SpendEvent,
 )
 from omniladder.quota import Cooldown, HistoryVerdicts, Verdict, cooldown, readings_until
+from omniladder.remedies import RemedyContext, remedy
 from omniladder.tiers import TierInfo, economic_tier, rung_of
 
 FORMAT_VERSION = "1"
@@ -89,6 +90,15 @@ class PlanSettings(TypedDict):
 
 
 @dataclass(frozen=True, slots=True)
+class UnverifiedMark:
+    """Why one connection of a pool entry is unverified: its quota verdict was unknown."""
+
+    connection_id: str
+    reason: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
 class PoolEntry:
     position: int
     rung: Rung
@@ -96,6 +106,8 @@ class PoolEntry:
     model: str
     allowed_connection_ids: tuple[str, ...]
     unverified_connection_ids: tuple[str, ...]
+    unverified: tuple[UnverifiedMark, ...] = ()
+    """One mark per unverified connection, in allowlist order (SPEC §4.2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +119,8 @@ class Exclusion:
     rung: Rung | None
     reason: str
     detail: str
+    fix: str | None = None
+    """What would change the answer (omniladder.remedies); None only for an unknown code."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,8 +413,8 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             verdicts[(cid, model)] = of_history(model)
 
     decisions: list[PairDecision] = []
-    # per candidate, per rung: [(connection id, unverified)]
-    admitted: dict[tuple[str, str], dict[Rung, list[tuple[str, bool]]]] = {}
+    # per candidate, per rung: [(connection id, unverified mark or None)]
+    admitted: dict[tuple[str, str], dict[Rung, list[tuple[str, UnverifiedMark | None]]]] = {}
     for key, members in candidates.items():
         provider, model = key
         for facts in members:
@@ -411,10 +425,9 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             decision = decide(facts, provider, model, tier, rung, quota, in_category[key],
                               auto_id, budgets, now)
             decisions.append(decision)
-            ok = decision.admitted
-            unverified = decision.unverified
-            if ok:
-                admitted.setdefault(key, {}).setdefault(rung, []).append((cid, unverified))
+            if decision.admitted:
+                admitted.setdefault(key, {}).setdefault(rung, []).append(
+                    (cid, _unverified_mark(decision)))
 
     # R11: split mixed candidates into one entry per rung; order by rung, stable within.
     pool: list[PoolEntry] = []
@@ -426,9 +439,11 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             pool.append(PoolEntry(
                 len(pool) + 1, rung, key[0], key[1],
                 tuple(cid for cid, _ in members_on_rung),
-                tuple(cid for cid, unverified in members_on_rung if unverified)))
+                tuple(cid for cid, mark in members_on_rung if mark is not None),
+                tuple(mark for _, mark in members_on_rung if mark is not None)))
 
-    excluded = _exclusions(all_facts, decisions)
+    excluded = _exclusions(all_facts, decisions,
+                           _remedy_context(inputs, auto_id, now, budgets))
     rungs = _rung_statuses(auto_id, decisions, pool, budgets)
     records = tuple(_record(f) for f in all_facts)
     clamps = tuple(
@@ -555,11 +570,14 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
         before = sum(
             1 for rung in RUNGS[:rank + 1] for other in candidates
             if (rung != made.rung or order[other] < order[key]) and entry_exists(rung, other))
+        mark = _unverified_mark(made)
         pool.append(PoolEntry(before + 1, made.rung, key[0], key[1], (connection_id,),
-                              (connection_id,) if made.unverified else ()))
+                              (connection_id,) if mark is not None else (),
+                              (mark,) if mark is not None else ()))
     pool.sort(key=lambda entry: entry.position)
     plan_pool = tuple(pool)
-    excluded = _exclusions((facts,), decisions)
+    excluded = _exclusions((facts,), decisions,
+                           _remedy_context(inputs, auto_id, now, budgets))
     clamps = tuple(
         Clamp(f.connection.id, f.cooldown.until, f.cooldown.end, f.cooldown.cooling)
         for f in (facts,) if f.cooldown is not None and f.cooldown.clamped)
@@ -613,8 +631,34 @@ def _budget_detail(position: BudgetPosition) -> str:
             f"{timefmt.usd(position.budget_usd or 0)} this {position.period}")
 
 
-def _exclusions(facts: Sequence[ConnectionFacts],
-                decisions: Sequence[PairDecision]) -> tuple[Exclusion, ...]:
+def _unverified_mark(decision: PairDecision) -> UnverifiedMark | None:
+    """Why an admitted pair is unverified (its quota verdict), or None when it is verified."""
+    if not decision.unverified:
+        return None
+    verdict = decision.verdict
+    reason = verdict.reason if verdict is not None and verdict.reason else "quota-unknown"
+    return UnverifiedMark(decision.connection_id, reason, decision.detail)
+
+
+def _remedy_context(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
+                    budgets: dict[str, BudgetPosition]) -> RemedyContext:
+    models = inputs.catalogs.models
+
+    def categories_of(provider: str, model: str) -> tuple[str, ...] | None:
+        sourced = models.get((provider, model))
+        return tuple(sourced.entry.categories) if sourced is not None else None
+
+    return RemedyContext(auto_id, now, inputs.settings.ladder, budgets, categories_of)
+
+
+def _fix(ctx: RemedyContext, facts: ConnectionFacts, reason: str,
+         decision: PairDecision | None, model: str | None, rung: Rung | None) -> str | None:
+    return remedy(reason, facts.connection, facts.billing, facts.cooldown, model, rung,
+                  decision.verdict if decision is not None else None, ctx)
+
+
+def _exclusions(facts: Sequence[ConnectionFacts], decisions: Sequence[PairDecision],
+                ctx: RemedyContext) -> tuple[Exclusion, ...]:
     by_connection: dict[str, list[PairDecision]] = {}
     for decision in decisions:
         by_connection.setdefault(decision.connection_id, []).append(decision)
@@ -625,7 +669,8 @@ def _exclusions(facts: Sequence[ConnectionFacts],
         if not mine:
             out.append(Exclusion(connection.id, connection.provider, None, None, "no-models",
                                  "serves no model: no models listed and none in the model "
-                                 f"catalog for provider {connection.provider!r}"))
+                                 f"catalog for provider {connection.provider!r}",
+                                 _fix(ctx, f, "no-models", None, None, None)))
             continue
         failed = [d for d in mine if not d.admitted]
         if not failed:
@@ -636,12 +681,14 @@ def _exclusions(facts: Sequence[ConnectionFacts],
             rung = next(iter(rungs)) if len(rungs) == 1 else None
             assert failed[0].reason is not None
             out.append(Exclusion(connection.id, connection.provider, None, rung,
-                                 failed[0].reason, failed[0].detail))
+                                 failed[0].reason, failed[0].detail,
+                                 _fix(ctx, f, failed[0].reason, failed[0],
+                                      failed[0].model if len(failed) == 1 else None, rung)))
             continue
         for d in failed:
             assert d.reason is not None
             out.append(Exclusion(connection.id, connection.provider, d.model, d.rung,
-                                 d.reason, d.detail))
+                                 d.reason, d.detail, _fix(ctx, f, d.reason, d, d.model, d.rung)))
     return tuple(out)
 
 

@@ -38,6 +38,12 @@ class SavedRung(_SavedModel):
     note: str = ""
 
 
+class SavedMark(_SavedModel):
+    connection_id: str
+    reason: str
+    detail: str = ""
+
+
 class SavedEntry(_SavedModel):
     position: int
     rung: str
@@ -45,6 +51,8 @@ class SavedEntry(_SavedModel):
     model: str
     allowed_connection_ids: tuple[str, ...]
     unverified_connection_ids: tuple[str, ...] = ()
+    unverified: tuple[SavedMark, ...] = ()
+    """Why each unverified connection is; absent from plans saved before it was added."""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -58,6 +66,8 @@ class SavedExclusion(_SavedModel):
     rung: str | None
     reason: str
     detail: str = ""
+    fix: str | None = None
+    """The remedy; absent from plans saved before it was added."""
 
     @property
     def key(self) -> tuple[str, str | None]:

@@ -109,6 +109,8 @@ class Verdict:
     held_past_age: bool = False
     """R6.4: the reading is older than the max age, and a low window with a reset instant
     still after now keeps the pair exhausted."""
+    first_after: datetime | None = None
+    """For ``quota-missing`` when readings exist but all lie after now: the first of them."""
 
 
 def replay(readings: Sequence[Reading], model: str,
@@ -143,7 +145,8 @@ def verdict(history: Sequence[Reading], model: str, now: datetime,
         if history:
             return Verdict("unknown", "quota-missing",
                            f"no quota reading at or before now: all {len(history)} lie after "
-                           f"it (the first at {timefmt.short(history[0].checked_at, now)})")
+                           f"it (the first at {timefmt.short(history[0].checked_at, now)})",
+                           first_after=history[0].checked_at)
         return Verdict("unknown", "quota-missing", "no quota reading at or before now")
     latest = readings[-1]
     in_play, out_since, steps = replay(readings[:-1], model, ladder)

@@ -125,6 +125,24 @@ def test_the_examples_keep_showing_what_they_are_for() -> None:
         "subscription", "keyless", "free"}
 
 
+WHO: dict[str, list[str]] = {
+    "who-sonnet": ["claude/claude-sonnet-4-5"],
+    "who-codex-coding": ["codex/gpt-5.1-codex", "auto/coding:subscription"],
+}
+
+
+@pytest.mark.parametrize("name", list(WHO))
+def test_who_views(name: str) -> None:
+    """`who`'s exact tree and JSON for the examples."""
+    base = ["who", *WHO[name], "--config", "examples/omniladder.toml"]
+    text = runner.invoke(app, base)
+    assert text.exit_code == 0, text.output
+    compare(GOLDEN / f"{name}.txt", text.stdout)
+    document = runner.invoke(app, [*base, "--json"])
+    assert document.exit_code == 0, document.output
+    compare(GOLDEN / f"{name}.json", document.stdout)
+
+
 def test_every_golden_file_belongs_to_a_plan() -> None:
     """A renamed or dropped plan must not leave a stale golden file behind."""
     expected = {f"{name}.{ext}" for name in PLANS for ext in ("txt", "json")}
@@ -132,6 +150,7 @@ def test_every_golden_file_belongs_to_a_plan() -> None:
     expected |= {"check-results.json", "plan-diffs.json", "audit-subscription.txt",
                  "audit-subscription.json", "audit-subscription.md"}
     expected |= {"thrifty.md", "check-failing.md", "diff-thrifty-tight.md"}
+    expected |= {f"{name}.{ext}" for name in WHO for ext in ("txt", "json")}
     assert {p.name for p in GOLDEN.iterdir()} == expected
 
 

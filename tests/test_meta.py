@@ -33,7 +33,7 @@ EDGE = ("omniladder.cli", "omniladder.__main__", "omniladder.commands")
 RICH_ALLOWED = ("omniladder.rendering.table", "omniladder.rendering.catalog_view",
                 "omniladder.rendering.check_view", "omniladder.rendering.diff_view",
                 "omniladder.rendering.timeline", "omniladder.rendering.why_view",
-                "omniladder.rendering.audit_view")
+                "omniladder.rendering.audit_view", "omniladder.rendering.who_view")
 """The rich renderers; the rendering interface and the JSON view stay pure (CONVENTIONS 8)."""
 
 

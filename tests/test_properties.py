@@ -320,7 +320,27 @@ def check_exclusions_match_the_decisions(inputs: LoadedInputs, result: Plan) -> 
             assert [d.reason for d in mine if d.model == x.model] == [x.reason]
 
 
+def check_every_no_has_a_remedy_and_every_unverified_a_reason(inputs: LoadedInputs,
+                                                              result: Plan) -> None:
+    """Issue 10: every exclusion carries a remedy; every unverified connection of a pool
+    entry has exactly one mark, in allowlist order, with the quota verdict's reason."""
+    for x in result.excluded:
+        assert x.fix, x
+        if "[[entries]]" in x.fix or "removing that key" in x.fix:
+            assert "grants" in x.fix.lower(), x.fix  # never a silent widening
+    decided = {(d.connection_id, d.model): d for d in result.decisions}
+    for entry in result.pool:
+        assert tuple(m.connection_id for m in entry.unverified) == \
+            entry.unverified_connection_ids
+        for mark in entry.unverified:
+            verdict = decided[(mark.connection_id, entry.model)].verdict
+            assert verdict is not None
+            assert verdict.kind == "unknown"
+            assert mark.reason == verdict.reason
+
+
 CHECKS = (
+    check_every_no_has_a_remedy_and_every_unverified_a_reason,
     check_subscription_pool_holds_only_usable_hard_stop_plans,
     check_allowlists_are_non_empty_ordered_subsets,
     check_pool_is_ordered_by_rung_and_stable_within,

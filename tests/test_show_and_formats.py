@@ -80,7 +80,9 @@ def test_show_detail_lists_not_in_category_exclusions(tmp_path: Path) -> None:
     assert "1 not-in-category exclusion not listed" in plain.stdout
     assert plain.stdout.count("not-in-category") == 1  # only the note
     assert "1 not-in-category exclusion not listed" not in detailed.stdout
-    assert detailed.stdout.count("not-in-category") == 1  # only the row
+    # the row, and its remedy under "To change this"
+    assert detailed.stdout.count("not-in-category") == 2
+    assert "To change this" in detailed.stdout
     fresh = runner.invoke(app, ["plan", "auto/coding:thrifty", "--config", str(CONFIG),
                                 "--detail"])
     assert detailed.stdout.splitlines()[3:] == fresh.stdout.splitlines()[2:]

@@ -76,7 +76,7 @@ def test_a_named_command_imports_no_other_command() -> None:
 
 
 @pytest.mark.parametrize("name", ["plan", "ids", "import", "catalog", "audit", "init", "schema",
-                                  "why", "simulate", "check", "diff", "show"])
+                                  "why", "who", "simulate", "check", "diff", "show"])
 @pytest.mark.parametrize("tail", [["--help"], [], ["--no-such-option"]])
 def test_the_one_command_app_answers_as_the_whole_app(name: str, tail: list[str],
                                                       tmp_path: Path,

@@ -28,12 +28,14 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "pool": [
             {"position": e.position, "rung": e.rung, "provider": e.provider, "model": e.model,
              "allowed_connection_ids": list(e.allowed_connection_ids),
-             "unverified_connection_ids": list(e.unverified_connection_ids)}
+             "unverified_connection_ids": list(e.unverified_connection_ids),
+             "unverified": [{"connection_id": u.connection_id, "reason": u.reason,
+                             "detail": u.detail} for u in e.unverified]}
             for e in plan.pool
         ],
         "excluded": [
             {"connection_id": x.connection_id, "provider": x.provider, "model": x.model,
-             "rung": x.rung, "reason": x.reason, "detail": x.detail}
+             "rung": x.rung, "reason": x.reason, "detail": x.detail, "fix": x.fix}
             for x in plan.excluded
         ],
         "connections": [

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from omniladder.rendering.plan_view import PlanView
+from omniladder.rendering.plan_view import ExclusionLine, PlanView
 
 _ACTIVE = re.compile(r"([\\`*_\[\]<>|~&])")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -86,12 +86,16 @@ def plan_markdown(plan: PlanView, *, detail: bool = False) -> str:
             rows.append([str(entry.position), code(entry.rung),
                          code(f"{entry.provider}/{entry.model}"), allow])
         lines += table(["#", "rung", "candidate", "allowlist"], rows, numeric=(0,))
+        lines += _unverified(plan)
     else:
         lines.append(f"**Pool: empty** — no candidate has a usable connection under "
                      f"{code(plan.auto_id)}.")
     lines.append("")
     shown = [x for x in plan.excluded if detail or x.reason != "not-in-category"]
     hidden = len(plan.excluded) - len(shown)
+    if not plan.pool:
+        # An empty pool is where an operator most needs what to do: say it first.
+        lines += _to_change(shown)
     if shown:
         lines += ["**Excluded**", ""]
         lines += table(["connection", "model", "rung", "reason", "detail"],
@@ -103,6 +107,8 @@ def plan_markdown(plan: PlanView, *, detail: bool = False) -> str:
     if hidden:
         lines += [f"_{hidden} not-in-category exclusion{'s' if hidden != 1 else ''} not "
                   "listed (`--detail` or `--json` lists them)_", ""]
+    if plan.pool:
+        lines += _to_change(shown)
     if plan.clamps:
         lines += ["**Cooldown clamps (R9)**", ""]
         for clamp in plan.clamps:
@@ -113,3 +119,41 @@ def plan_markdown(plan: PlanView, *, detail: bool = False) -> str:
         lines.append("")
     lines.append(f"**{text(plan.summary)}**")
     return "\n".join(lines) + "\n"
+
+
+def _unverified(plan: PlanView) -> list[str]:
+    """Why each unverified connection is, once per (connection, reason, detail)."""
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for entry in plan.pool:
+        for mark in entry.unverified:
+            groups.setdefault((mark.connection_id, mark.reason, mark.detail), []).append(
+                entry.position)
+    if not groups:
+        return []
+    return ["", "**Unverified** (admitted, quota unknown)", "", *table(
+        ["connection", "reason", "at", "detail"],
+        [[code(cid), code(reason), ", ".join(f"#{p}" for p in positions), text(detail)]
+         for (cid, reason, detail), positions in groups.items()])]
+
+
+def _to_change(shown: Sequence[ExclusionLine]) -> list[str]:
+    """Each listed exclusion's remedy, a shared one once; an overlay stub as a TOML block."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for x in shown:
+        if x.fix:
+            groups.setdefault((x.reason, x.fix), []).append(
+                f"{code(x.connection_id)} ({code(x.model) if x.model else 'all models'})")
+    if not groups:
+        return []
+    lines = ["**To change this**", ""]
+    for (reason, fix), labels in groups.items():
+        prose, _, stub = fix.partition("\n[[entries]]")
+        lines.append(f"- {', '.join(labels)} {code(reason)}: "
+                     + "<br>".join(text(p) for p in prose.split("\n")))
+        if stub:
+            fence = "`" * max(3, 1 + max((len(r) for r in _TICKS.findall(stub)), default=0))
+            lines += ["", f"  {fence}toml",
+                      *(f"  {line}" for line in ("[[entries]]" + stub).split("\n")),
+                      f"  {fence}"]
+    lines.append("")
+    return lines

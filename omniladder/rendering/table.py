@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from omniladder.rendering.plan_view import PlanView, view_of_plan
+from omniladder.rendering.plan_view import ExclusionLine, PlanView, view_of_plan
 
 if TYPE_CHECKING:
     from omniladder.plan import Plan
@@ -170,13 +170,16 @@ def render_table(given: PlanView | Plan, out: TextIO, *, detail: bool = False) -
         fitted_table(console, [("#", NUM), ("rung", ID), ("candidate", ID),
                                ("allowlist", TEXT)], rows,
                      title="Pool, in dispatch order", box=box.SIMPLE_HEAD, pad_edge=False)
-    else:
-        console.print(Text("Pool: empty — no candidate has a usable connection under "
-                           f"{plan.auto_id}.", style="bold"))
-        console.print()
+        _unverified(console, plan)
 
     shown = [x for x in plan.excluded if detail or x.reason != "not-in-category"]
     hidden = len(plan.excluded) - len(shown)
+    if not plan.pool:
+        console.print(Text("Pool: empty — no candidate has a usable connection under "
+                           f"{plan.auto_id}.", style="bold"))
+        console.print()
+        # An empty pool is where an operator most needs what to do: say it first.
+        _to_change(console, shown)
     if shown:
         fitted_table(
             console, [("connection", ID), ("model", ID), ("rung", ID), ("reason", ID),
@@ -188,6 +191,8 @@ def render_table(given: PlanView | Plan, out: TextIO, *, detail: bool = False) -
         console.print(Text(f"{hidden} not-in-category exclusion{'s' if hidden != 1 else ''} "
                            "not listed (--detail or --json lists them)", style="dim"))
         console.print()
+    if plan.pool:
+        _to_change(console, shown)
 
     if plan.clamps:
         console.print(Text("Cooldown clamps (R9)", style="italic"))
@@ -200,3 +205,49 @@ def render_table(given: PlanView | Plan, out: TextIO, *, detail: bool = False) -
         console.print()
 
     console.print(Text(plan.summary, style="bold"), soft_wrap=True)
+
+
+def _unverified(console: Console, plan: PlanView) -> None:
+    """Why each unverified connection is unverified, once per (connection, reason, detail),
+    with the pool positions it is unverified at."""
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for entry in plan.pool:
+        for mark in entry.unverified:
+            groups.setdefault((mark.connection_id, mark.reason, mark.detail), []).append(
+                entry.position)
+    if not groups:
+        return
+    fitted_table(
+        console, [("connection", ID), ("reason", ID), ("at", TEXT), ("detail", TEXT)],
+        [[Text(cid), Text(reason, style="yellow"),
+          Text(", ".join(f"#{p}" for p in positions)), Text(detail)]
+         for (cid, reason, detail), positions in groups.items()],
+        title="Unverified (admitted, quota unknown)", box=box.SIMPLE_HEAD, pad_edge=False)
+
+
+def _to_change(console: Console, shown: Sequence[ExclusionLine]) -> None:
+    """Each listed exclusion's remedy, below the tables rather than in a column: a remedy is
+    a sentence or a TOML stub to paste, which a column would squeeze at 80 columns. The
+    same remedy for several exclusions (one overlay entry for every connection of an
+    uncurated provider) is printed once, under all of them."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for x in shown:
+        if x.fix:
+            groups.setdefault((x.reason, x.fix), []).append(
+                f"{x.connection_id} ({x.model or 'all models'})")
+    if not groups:
+        return
+    console.print(Text("To change this", style="italic"))
+    for (reason, fix), labels in groups.items():
+        head = Text(", ".join(labels), style="bold")
+        head.append(" ")
+        head.append(reason, style="yellow")
+        hanging(console, head, 2, 4)
+        prose, _, stub = fix.partition("\n[[entries]]")
+        for paragraph in prose.split("\n"):
+            hanging(console, Text(paragraph), 4, 4)
+        if stub:
+            # TOML to paste: printed line for line, never wrapped.
+            for line in ("[[entries]]" + stub).split("\n"):
+                console.print(Text("      " + line), soft_wrap=True)
+    console.print()

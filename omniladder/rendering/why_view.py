@@ -102,7 +102,7 @@ def _verdict(verdict: IdVerdict) -> dict[str, Any]:
         "pool": [{"model": s.model, "position": s.position, "rung": s.rung,
                   "unverified": s.unverified} for s in verdict.seats],
         "excluded": [{"model": x.model, "rung": x.rung, "reason": x.reason,
-                      "detail": x.detail} for x in verdict.left],
+                      "detail": x.detail, "fix": x.fix} for x in verdict.left],
         "comeback": [_comeback(c) for c in verdict.comebacks],
     }
 
@@ -384,13 +384,13 @@ def _verdict_node(trace: Trace, verdict: IdVerdict) -> tuple[Text | str, list[An
         mark = " (unverified)" if seat.unverified else ""
         children.append(_leaf(f"#{seat.position} {seat.rung} {seat.model}{mark}"))
     comebacks = {c.model: c for c in verdict.comebacks}
-    groups: dict[tuple[str, str, Comeback | None], list[str]] = {}
+    groups: dict[tuple[str, str, Comeback | None, str | None], list[str]] = {}
     for left in verdict.left:
         comeback = comebacks.get(left.model)
         key = (left.reason, left.detail,
-               replace(comeback, model="") if comeback is not None else None)
+               replace(comeback, model="") if comeback is not None else None, left.fix)
         groups.setdefault(key, []).append(left.model)
-    for (reason, detail, _), models in groups.items():
+    for (reason, detail, _, fix), models in groups.items():
         every = len(models) == total and len(models) > 1
         line = Text(f"{'all models' if every else ', '.join(models)}: ")
         line.append(reason, style="yellow")
@@ -399,6 +399,8 @@ def _verdict_node(trace: Trace, verdict: IdVerdict) -> tuple[Text | str, list[An
         comeback = comebacks.get(models[0])
         if comeback is not None:
             sub.append(_comeback_node(comeback, now))
+        if fix:
+            sub.append(("to change this", [_leaf(part) for part in fix.split("\n")]))
         children.append((line, sub))
     if not children:
         children.append(_leaf("serves no model"))
