@@ -40,10 +40,15 @@ if [ -n "$config" ]; then config_args=(--config "$config"); fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-# summarize TITLE STATUS FILE: one section of the job summary.
+# summarize TITLE STATUS FILE [ERRFILE]: one section of the job summary; the one-line
+# reasons omniladder gave on stderr (why it answered "no", or could not answer) come first.
 summarize() {
   {
     printf '### %s: %s\n\n' "$1" "$2"
+    if [ -n "${4:-}" ] && grep -Eq '^omniladder: (exit 1|error):' "$4"; then
+      grep -E '^omniladder: (exit 1|error):' "$4" | sed 's/^/> /; s/$/  /'
+      printf '\n'
+    fi
     if [ ${#view[@]} -eq 0 ]; then
       printf '```text\n'
       cat "$3"
@@ -68,20 +73,23 @@ status() {
 # to the log.
 mkdir -p -- "$(dirname -- "$junit")"
 "$omniladder" check "$policy" "${config_args[@]}" --junit "$junit" "${view[@]}" \
-  | tee "$scratch/check.txt"
+  2>"$scratch/check.err" | tee "$scratch/check.txt"
 check_code=${PIPESTATUS[0]}
-summarize "omniladder check $policy" "$(status "$check_code")" "$scratch/check.txt"
+cat "$scratch/check.err" >&2
+summarize "omniladder check $policy" "$(status "$check_code")" "$scratch/check.txt" \
+  "$scratch/check.err"
 echo "check-exit-code=$check_code" >>"$outputs"
 echo "junit=$junit" >>"$outputs"
 
 compare_code=0
 if [ -n "$compare" ]; then
   "$omniladder" plan "$auto_id" "${config_args[@]}" --compare "$compare" "${view[@]}" \
-    | tee "$scratch/compare.txt"
+    2>"$scratch/compare.err" | tee "$scratch/compare.txt"
   compare_code=${PIPESTATUS[0]}
+  cat "$scratch/compare.err" >&2
   summarize "omniladder plan $auto_id --compare $compare" \
     "$(status "$compare_code" | sed 's/^pass$/no change/; s/^fail$/changed/')" \
-    "$scratch/compare.txt"
+    "$scratch/compare.txt" "$scratch/compare.err"
   echo "compare-exit-code=$compare_code" >>"$outputs"
 fi
 

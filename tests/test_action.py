@@ -111,6 +111,7 @@ def test_a_passing_policy_and_an_unchanged_plan(tmp_path: Path) -> None:
     assert check_view.count("✓ pass ") == 4
     assert check_view in stdout  # the log shows the same view
     assert "no differences" in sections[1]
+    assert "> omniladder:" not in summary  # no reason lines when the answer is yes
 
 
 def test_a_failing_policy_fails_the_step_with_its_evidence(tmp_path: Path) -> None:
@@ -122,7 +123,9 @@ def test_a_failing_policy_fails_the_step_with_its_evidence(tmp_path: Path) -> No
     assert tests == 5
     assert failures == summary.count("✗ FAIL ") >= 1
     assert summary.startswith(f"### omniladder check {EXAMPLES / 'policy-failing.toml'}: "
-                              "fail\n\n```text\n")
+                              "fail\n\n> omniladder: exit 1: 4 of 5 expectations failed: "
+                              "auto/thrifty never bills per token, ")
+    assert "leads coding work  \n\n```text\n" in summary  # the reason, then the view
     assert "compare" not in summary
 
 
@@ -146,7 +149,8 @@ def test_no_answer_is_exit_2(tmp_path: Path, policy: str) -> None:
     code, summary, outputs, _ = run_action(tmp_path, policy=policy)
     assert code == 2
     if policy:
-        assert ": error (exit 2)\n" in summary
+        assert ": error (exit 2)\n\n> omniladder: error: missing.toml: file not found  \n" \
+            in summary
         assert outputs["check-exit-code"] == "2"
     else:
         assert summary == ""
