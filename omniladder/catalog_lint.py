@@ -30,6 +30,7 @@ from omniladder.models import (
     BillingEntry,
     Connection,
     ModelEntry,
+    StrictModel,
     WindowScopeEntry,
     parse_date,
 )
@@ -263,3 +264,96 @@ def lint_fleet(connections: Sequence[Connection], catalogs: Catalogs,
         for (provider, model), ids in missing.items()
     ]
     return problems
+
+
+# --- accepted findings (catalog check --baseline) -------------------------------------------
+
+
+class AcceptedFinding(StrictModel):
+    """A finding accepted on purpose: matched by code and key, and by where when given."""
+
+    code: ProblemCode
+    key: str
+    """The finding's key (``provider/auth_type``, ``provider/model``, ...); ``""`` for a
+    finding about a whole file or key."""
+    where: str | None = None
+    """The field path inside the file (``entries[3].reviewed``); absent: anywhere."""
+    note: str | None = None
+    """Why it is accepted, or the finding's message when the baseline was written."""
+
+    def matches(self, problem: Problem) -> bool:
+        return (self.code == problem.code and self.key == problem.key
+                and (self.where is None or self.where == problem.where))
+
+    def label(self) -> str:
+        return " ".join(part for part in (self.code, self.key, self.where) if part)
+
+
+class Baseline(StrictModel):
+    """``catalog check --baseline FILE``: the findings a fleet accepts (like pip-audit's
+    ``--ignore-vuln``), so the check fails only on new ones."""
+
+    accepted: tuple[AcceptedFinding, ...] = ()
+
+
+@dataclass(frozen=True)
+class Judged:
+    new: tuple[Problem, ...]
+    """Findings no baseline entry accepts: these fail the check."""
+    accepted: tuple[Problem, ...]
+    stale: tuple[tuple[int, AcceptedFinding], ...]
+    """(index, entry) of every baseline entry that matches no finding any more."""
+
+
+def judge(problems: Sequence[Problem], baseline: Baseline) -> Judged:
+    """Split the findings into new and accepted; list the baseline entries no finding uses."""
+    used: set[int] = set()
+    new: list[Problem] = []
+    accepted: list[Problem] = []
+    for problem in problems:
+        hits = [i for i, entry in enumerate(baseline.accepted) if entry.matches(problem)]
+        used.update(hits)
+        (accepted if hits else new).append(problem)
+    stale = tuple((i, entry) for i, entry in enumerate(baseline.accepted) if i not in used)
+    return Judged(tuple(new), tuple(accepted), stale)
+
+
+def baseline_of(problems: Sequence[Problem], previous: Baseline | None = None) -> Baseline:
+    """A baseline accepting exactly these findings (each once); an entry of ``previous`` that
+    still matches keeps its note."""
+    entries: list[AcceptedFinding] = []
+    seen: set[tuple[str, str, str]] = set()
+    for problem in problems:
+        if (problem.code, problem.key, problem.where) in seen:
+            continue
+        seen.add((problem.code, problem.key, problem.where))
+        kept = next((entry.note for entry in (previous.accepted if previous else ())
+                     if entry.matches(problem) and entry.note), None)
+        entries.append(AcceptedFinding(code=problem.code, key=problem.key,
+                                       where=problem.where or None,
+                                       note=kept or problem.message))
+    return Baseline(accepted=tuple(entries))
+
+
+BASELINE_HEADER = """\
+# Catalog findings accepted on purpose. `omniladder catalog check --baseline THIS_FILE`
+# counts them as accepted and fails only on new findings; an entry that matches no finding
+# any more is reported as stale. An entry matches by code and key (and where, when given);
+# note is free text. Rewrite it with `--write-baseline THIS_FILE`.
+"""
+
+
+def baseline_text(baseline: Baseline, suffix: str) -> str:
+    """The baseline file: commented TOML, or JSON for a ``.json`` file."""
+    rows = [entry.model_dump(exclude_none=True) for entry in baseline.accepted]
+    if suffix == ".json":
+        import json
+
+        return json.dumps({"accepted": rows}, indent=2, ensure_ascii=False) + "\n"
+    import tomli_w
+
+    # [[accepted]] tables, one key a line (tomli_w would inline them); each value as
+    # tomli_w writes it, so every string is escaped as TOML needs.
+    tables = ["[[accepted]]\n" + "".join(tomli_w.dumps({key: value}) for key, value in row.items())
+              for row in rows]
+    return BASELINE_HEADER + "".join("\n" + table for table in tables)

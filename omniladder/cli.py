@@ -11,6 +11,7 @@ from typing import Annotated, Any, TextIO
 import typer
 
 from omniladder import __version__
+from omniladder.commands.help import HELP_OPTION_NAMES, ROOT_EPILOG, epilog
 
 _COMMANDS: dict[str, tuple[str, str, bool]] = {
     # name: (module under omniladder.commands, attribute, a sub-application)
@@ -27,8 +28,14 @@ _COMMANDS: dict[str, tuple[str, str, bool]] = {
     "check": ("check_cmd", "check", False),
     "diff": ("diff_cmd", "diff", False),
     "show": ("show_cmd", "show", False),
+    "completion": ("completion_cmd", "completion", False),
 }
 """Every command in the order ``--help`` lists them, and where it lives."""
+
+
+COMPLETE_VAR = "_OMNILADDER_COMPLETE"
+"""The variable a completion script sets when it calls omniladder back (click's name for a
+program called omniladder)."""
 
 
 def _version(value: bool) -> None:
@@ -57,19 +64,26 @@ def build_app(only: str | None = None) -> typer.Typer:
         help="Routing planner for LLM gateways: which subscription, keyless and paid "
         "connections an auto id may use, in what order, and why the rest is out.",
         no_args_is_help=True,
+        # Completion is `omniladder completion SHELL` (a lazy command), not typer's
+        # --install-completion, which would import its completion module on every run.
         add_completion=False,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
+        # click passes these on to every command and sub-command's context.
+        context_settings={"help_option_names": HELP_OPTION_NAMES},
+        epilog=ROOT_EPILOG,
     )
-    built.callback()(_root)
+    built.callback(epilog=ROOT_EPILOG)(_root)
     for name, (module, attribute, group) in _COMMANDS.items():
         if only is not None and name != only:
             continue
         found = getattr(importlib.import_module(f"omniladder.commands.{module}"), attribute)
         if group:
+            for sub in found.registered_commands:
+                sub.epilog = epilog(f"{name} {sub.name}")
             built.add_typer(found, name=name)
         else:
-            built.command(name)(found)
+            built.command(name, epilog=epilog(name))(found)
     return built
 
 
@@ -134,6 +148,13 @@ def main() -> None:
     # back (peak 1,327 MB at 100,000 connections with or without it; see benchmarks/).
     # The process is short-lived, so it runs without it.
     gc.disable()
+    if COMPLETE_VAR in os.environ:
+        # A completion script asking for completions (`omniladder completion SHELL`): typer's
+        # shell classes are registered only now, so no other run pays for importing them.
+        # The command line is bare then, so the whole application (every command) is built.
+        from typer._completion_classes import completion_init
+
+        completion_init()
     guard = _ClosedPipeGuard(sys.stdout)
     sys.stdout = guard  # a TextIO in all but name (its __getattr__ passes the rest on)
     try:

@@ -16,6 +16,18 @@ class ExitCode(IntEnum):
     """Usage error, unreadable or invalid input."""
 
 
+EXIT_MEANINGS: dict[ExitCode, str] = {
+    ExitCode.ANSWERED: "the question was answered (an empty pool is an answer)",
+    ExitCode.NO: 'the answer is "no": an empty pool under --fail-on-empty, a failed check, '
+    "a changed plan, a new catalog problem, a gateway audit that would bill or dispatch "
+    "exhausted connections",
+    ExitCode.UNANSWERABLE: "the question could not be answered: usage error, unreadable or "
+    "invalid input",
+}
+"""The one exit-code table: every command's help prints it, and the README's table holds the
+same text (tests/test_help.py)."""
+
+
 class OmniladderError(Exception):
     """A problem with the user's input or invocation.
 

@@ -41,6 +41,233 @@ _TITLES = {
 }
 
 
+DESCRIPTIONS: dict[str, dict[str, str]] = {
+    "Connection": {
+        "id": "Unique id of the connection, as the gateway names it.",
+        "provider": (
+            "Provider of the connection (claude, codex, github, openrouter, ...); with auth_type "
+            "it selects the billing catalog entry."
+        ),
+        "auth_type": (
+            "How the connection authenticates (oauth, apikey, ...); \"none\" marks a keyless "
+            "backend."
+        ),
+        "models": (
+            "Models this connection serves; default: every model the model catalog lists for the "
+            "provider."
+        ),
+        "active": "false takes the connection out of every plan (reason inactive).",
+        "status": (
+            "Health reported by the gateway: ok, unknown, error, or a terminal status (banned, "
+            "expired, credits_exhausted, deactivated, unavailable)."
+        ),
+        "rate_limited_until": (
+            "End of a cooldown the gateway imposed (RFC 3339 with offset); the connection is out "
+            "until then, or until its exhausted window resets when clamping is on."
+        ),
+        "label": "Free-form label shown in the views.",
+        "overage": (
+            "Narrowing override of what happens past the plan: hard-stop, meters-to-paid or "
+            "unknown; it may only narrow the catalog's value."
+        ),
+        "billing": (
+            "Narrowing override of the billing class (subscription, metered, unknown, keyless); it"
+            " may only narrow the catalog's value."
+        ),
+    },
+    "ConnectionsFile": {
+        "connections": "Every connection of the gateway, each with a unique id.",
+    },
+    "Window": {
+        "name": "Name of the quota window (5h, weekly, weekly-opus, monthly, ...).",
+        "remaining_percent": "Quota left in this window, 0-100; give this or unlimited = true.",
+        "unlimited": (
+            "true when the window has no limit (counts as 100%); give this or remaining_percent."
+        ),
+        "reset_at": "When the window resets (RFC 3339 with offset).",
+        "models": (
+            "Models this window limits; without it the window limits every model of the "
+            "connection."
+        ),
+    },
+    "Reading": {
+        "connection": "Id of the connection this reading is of.",
+        "checked_at": (
+            "When the reading was taken (RFC 3339 with offset); older than max_reading_age_seconds"
+            " is stale."
+        ),
+        "status": "ok, exhausted or unknown.",
+        "remaining_percent": (
+            "Quota left, 0-100, as one window for every model; give this or windows, not both."
+        ),
+        "reset_at": (
+            "When the quota resets (RFC 3339 with offset); with windows, the reset of an exhausted"
+            " reading."
+        ),
+        "windows": "The quota windows of this reading, each with its own figure and reset.",
+        "overage": (
+            "What the provider itself reported about usage past the plan at checked_at: hard-stop "
+            "or meters-to-paid (R2a)."
+        ),
+    },
+    "QuotaFile": {
+        "taken_at": (
+            "When the snapshot was taken (RFC 3339 with offset); plans default to this instant."
+        ),
+        "readings": "Quota readings, several per connection forming its history, in any order.",
+    },
+    "SpendEvent": {
+        "at": "When the spend happened (RFC 3339 with offset).",
+        "cost_usd": "Cost of the event in US dollars, 0 or more.",
+        "connection": (
+            "Connection that spent; with model, it decides the rung the spend counts against."
+        ),
+        "model": (
+            "Model that was used; with connection, it decides the rung the spend counts against."
+        ),
+        "rung": (
+            "Rung the spend counts against (cheap or premium); needed when connection and model "
+            "are not both given."
+        ),
+    },
+    "SpendFile": {
+        "events": "Paid spend events; those in the current budget period count.",
+    },
+    "InputsSettings": {
+        "connections": (
+            "Connections file, relative to the settings file; --connections overrides it."
+        ),
+        "quota": (
+            "Quota snapshot, relative to the settings file; --quota overrides it. Without one "
+            "every connection is quota-missing."
+        ),
+        "spend": (
+            "Spend ledger, relative to the settings file; --spend overrides it. Without one "
+            "budgets are not enforced."
+        ),
+    },
+    "LadderSettings": {
+        "exit_cutoff_percent": (
+            "A connection in play stays while its remaining quota is above this percent."
+        ),
+        "reentry_min_remaining_percent": (
+            "A connection that dropped out comes back only above this percent (never below the "
+            "exit cutoff)."
+        ),
+        "max_reading_age_seconds": "Readings older than this many seconds are stale.",
+        "clamp_cooldown_to_reset": (
+            "Shorten a cooldown to the reset of the connection's exhausted window when that comes "
+            "first."
+        ),
+    },
+    "RungBudgets": {
+        "cheap": (
+            "Budget of the cheap rung per period, in US dollars; 0 disables the rung; absent means"
+            " no budget."
+        ),
+        "premium": (
+            "Budget of the premium rung per period, in US dollars; 0 disables the rung; absent "
+            "means no budget."
+        ),
+    },
+    "BudgetSettings": {
+        "period": "Budget period, UTC calendar: day, week (ISO, from Monday) or month.",
+        "rung_budget_usd": "Budget per paid rung (cheap, premium) in US dollars per period.",
+    },
+    "TierSettings": {
+        "cheap_max_input_usd_per_mtok": (
+            "Metered models priced up to this many US dollars per million input tokens are cheap; "
+            "above it premium; 0 is free."
+        ),
+        "free_providers": "Providers whose metered models are all on the free rung.",
+    },
+    "CatalogSettings": {
+        "billing": (
+            "Billing catalog overlays, relative to the settings file, applied over the shipped "
+            "catalog in order."
+        ),
+        "models": "Model catalog overlays, relative to the settings file, applied in order.",
+        "windows": (
+            "Quota-window scope catalog overlays for omniladder import, tried before the shipped "
+            "one."
+        ),
+        "include_shipped": "Use the catalogs shipped with omniladder under the overlays.",
+    },
+    "Settings": {
+        "inputs": "Where the input files are.",
+        "ladder": "Quota cutoffs, re-entry floor, reading age and cooldown clamping.",
+        "budgets": "Budgets of the paid rungs.",
+        "tiers": "How metered models are put on the free, cheap and premium rungs.",
+        "catalogs": "Catalog overlays and whether the shipped catalogs are used.",
+    },
+    "BillingEntry": {
+        "provider": "Provider this entry describes.",
+        "auth_type": (
+            "Auth type this entry describes; absent: every auth type of the provider without an "
+            "entry of its own."
+        ),
+        "billing": "Billing class: subscription, metered, unknown or keyless.",
+        "overage": "What happens past the plan: hard-stop, meters-to-paid or unknown.",
+        "reason": "Why the fact holds.",
+        "source": "Where the fact comes from (a URL or document).",
+        "reviewed": "When the fact was last checked (YYYY-MM-DD).",
+    },
+    "BillingCatalog": {
+        "entries": "Billing facts, one per provider and auth type.",
+    },
+    "ModelEntry": {
+        "provider": "Provider of the model.",
+        "model": "Model id, as connections name it.",
+        "input_usd_per_mtok": (
+            "Price in US dollars per million input tokens; decides the rung of a metered "
+            "connection."
+        ),
+        "output_usd_per_mtok": "Price in US dollars per million output tokens.",
+        "categories": (
+            "Categories for auto/<category>:<tier>: coding, reasoning, vision, chat, multimodal."
+        ),
+        "tier": "Explicit rung (free, cheap or premium) instead of the one the price gives.",
+        "as_of": "When the price was last checked (YYYY-MM-DD).",
+        "source": "Where the price comes from (a URL or document).",
+    },
+    "ModelCatalog": {
+        "models": "Model prices and categories, one per provider and model.",
+    },
+    "WindowScopeEntry": {
+        "provider": "Provider whose quota windows this entry scopes.",
+        "window": (
+            "Window name or glob pattern (* any run of characters, ? one), matched case-"
+            "insensitively."
+        ),
+        "models": "Model name patterns the window limits; {window} stands for the window's name.",
+        "exclude_models": (
+            "Model name patterns the window does not limit, among those models matches."
+        ),
+        "ignore": "true when the window limits no model (importers drop it); give this or models.",
+        "zero_is_sentinel": (
+            "A stored 0 that the source did not flag exhausted means unlimited or unreported: "
+            "importers drop it instead of reading exhaustion."
+        ),
+        "reason": "Why the scope holds.",
+        "source": "Where the scope comes from (a URL or document).",
+        "reviewed": "When the scope was last checked (YYYY-MM-DD).",
+    },
+    "WindowScopeCatalog": {
+        "windows": "Window scopes, tried in order; the first that matches a window wins.",
+    },
+}
+"""The description of every property of every input model, by model and field name: added to
+the schemas when they are generated (editors show them on hover), so the models the loaders
+build at start-up carry no extra metadata. A test holds it to the models' fields exactly."""
+
+
+def _describe(schema: dict[str, Any], model: str) -> None:
+    known = DESCRIPTIONS.get(model, {})
+    for name, prop in schema.get("properties", {}).items():
+        if name in known:
+            prop["description"] = known[name]
+
+
 def schema_file_name(kind: str) -> str:
     return f"{kind}.schema.json"
 
@@ -48,6 +275,9 @@ def schema_file_name(kind: str) -> str:
 def json_schema(kind: str) -> dict[str, Any]:
     """The JSON Schema of one input kind (validation mode: what a file may contain)."""
     schema = KINDS[kind].model_json_schema(mode="validation")
+    _describe(schema, KINDS[kind].__name__)
+    for model, definition in schema.get("$defs", {}).items():
+        _describe(definition, model)
     return {"$schema": SCHEMA_DIALECT, **schema, "title": _TITLES[kind]}
 
 

@@ -246,3 +246,153 @@ def test_show_table() -> None:
     assert "devin-desktop" in result.stdout
     assert "<shipped>/connection-billing.toml" in result.stdout
     assert result.stdout.strip().splitlines()[-1].startswith("7 billing entries from 1 file")
+
+
+# --- accepted findings: --baseline and --write-baseline ----------------------------------
+
+FLEET = ("--config", str(EXAMPLES / "omniladder.toml"))
+UNCURATED = {"claude/apikey", "openrouter/apikey", "gemini/apikey"}
+
+
+def _text_check(*args: str) -> Any:
+    return runner.invoke(app, ["catalog", "check", "--today", TODAY, *FLEET, *args])
+
+
+def test_write_baseline_accepts_every_finding_then_gates_on_new_ones(tmp_path: Path) -> None:
+    written = tmp_path / "accepted.toml"
+    first = _text_check("--write-baseline", str(written))
+    assert first.exit_code == 0, first.output
+    assert f"wrote 3 accepted findings to {written}" in first.stderr
+    import tomllib
+
+    document = tomllib.loads(written.read_text(encoding="utf-8"))
+    assert [(e["code"], e["key"]) for e in document["accepted"]] == [
+        ("uncurated", "claude/apikey"), ("uncurated", "openrouter/apikey"),
+        ("uncurated", "gemini/apikey")]
+    assert "where" not in document["accepted"][0]  # a fleet finding has no field path
+    assert "used by claude-api" in document["accepted"][0]["note"]
+    assert written.read_text(encoding="utf-8").startswith("# Catalog findings accepted")
+    again = _text_check("--baseline", str(written))
+    assert again.exit_code == 0, again.output
+    assert again.stdout.splitlines() == [
+        "catalog check: ok, no new problems in 4 catalog file(s) and examples/connections.toml; "
+        f"3 accepted by {written}"]
+    assert again.stderr == ""
+    as_json = _check(*FLEET, "--baseline", str(written))
+    assert as_json.exit_code == 0, as_json.output
+    doc = json.loads(as_json.stdout)
+    assert (doc["ok"], doc["problems"], doc["stale"]) == (True, [], [])
+    assert {p["key"] for p in doc["accepted"]} == UNCURATED
+    assert doc["baseline"] == str(written)
+    without = _check(*FLEET)  # without a baseline the document is as before
+    assert "accepted" not in json.loads(without.stdout)
+    assert without.exit_code == 1
+
+
+def test_a_finding_the_baseline_does_not_list_fails(tmp_path: Path) -> None:
+    baseline = _write(tmp_path, "b.toml", """
+[[accepted]]
+code = "uncurated"
+key = "claude/apikey"
+note = "the Sonnet key is metered on purpose"
+""")
+    result = _text_check("--baseline", str(baseline))
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert [line.split(": ")[1] for line in lines[:-1]] == ["openrouter/apikey",
+                                                            "gemini/apikey"]
+    assert lines[-1] == ("catalog check: 2 new problem(s) in 4 catalog file(s) and "
+                         f"examples/connections.toml; 1 accepted by {baseline}")
+    assert result.stderr == (f"omniladder: exit 1: 2 new catalog problems found "
+                             f"(1 accepted by {baseline})\n")
+    doc = json.loads(_check(*FLEET, "--baseline", str(baseline)).stdout)
+    assert doc["ok"] is False
+    assert [p["key"] for p in doc["problems"]] == ["openrouter/apikey", "gemini/apikey"]
+    assert [p["key"] for p in doc["accepted"]] == ["claude/apikey"]
+
+
+def test_a_stale_entry_warns_and_does_not_fail(tmp_path: Path) -> None:
+    written = tmp_path / "accepted.json"
+    assert _text_check("--write-baseline", str(written)).exit_code == 0
+    document = json.loads(written.read_text(encoding="utf-8"))
+    document["accepted"].append({"code": "uncurated", "key": "acme/oauth"})
+    written.write_text(json.dumps(document), encoding="utf-8")
+    before = written.read_bytes()
+    result = _text_check("--baseline", str(written))
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (f"omniladder: warning: {written}: accepted[3]: uncurated "
+                             "acme/oauth matches no finding any more (stale); remove it from "
+                             "the baseline\n")
+    assert result.stdout.endswith("3 accepted by " + str(written) + ", 1 stale baseline entry\n")
+    doc = json.loads(_check(*FLEET, "--baseline", str(written)).stdout)
+    assert doc["stale"] == [{"index": 3, "code": "uncurated", "key": "acme/oauth"}]
+    assert doc["ok"] is True
+    assert written.read_bytes() == before  # an input file is never modified
+
+
+def test_rewriting_a_baseline_keeps_notes_and_drops_stale_entries(tmp_path: Path) -> None:
+    baseline = _write(tmp_path, "b.toml", """
+[[accepted]]
+code = "uncurated"
+key = "gemini/apikey"
+note = "free tier, reviewed by ops"
+
+[[accepted]]
+code = "uncurated"
+key = "gone/apikey"
+""")
+    result = _text_check("--baseline", str(baseline), "--write-baseline", str(baseline))
+    assert result.exit_code == 0, result.output
+    import tomllib
+
+    entries = tomllib.loads(baseline.read_text(encoding="utf-8"))["accepted"]
+    assert [e["key"] for e in entries] == ["claude/apikey", "openrouter/apikey",
+                                           "gemini/apikey"]
+    assert entries[2]["note"] == "free tier, reviewed by ops"
+
+
+def test_where_narrows_an_entry_to_one_field(tmp_path: Path) -> None:
+    bad = _write(tmp_path, "bad.toml", BAD_BILLING)
+    args = ("--no-shipped-catalogs", "--catalog", str(bad))
+    found = {(w, k, c) for w, k, c in _codes(_check(*args))}
+    assert ("entries[0].reviewed", "acme/oauth", "review-stale") in found
+    for where, accepted in (("entries[0].reviewed", True), ("entries[1].reviewed", False),
+                            (None, True)):
+        line = "" if where is None else f'where = "{where}"\n'
+        baseline = _write(tmp_path, "b.toml", '[[accepted]]\ncode = "review-stale"\n'
+                          f'key = "acme/oauth"\n{line}')
+        doc = json.loads(_check(*args, "--baseline", str(baseline)).stdout)
+        assert [(p["where"], p["code"]) for p in doc["accepted"]] == (
+            [("entries[0].reviewed", "review-stale")] if accepted else []), where
+        assert len(doc["problems"]) + len(doc["accepted"]) == len(found)
+        assert doc["stale"] == ([] if accepted else [
+            {"index": 0, "code": "review-stale", "key": "acme/oauth", "where": where}])
+
+
+@pytest.mark.parametrize(("text", "name", "message"), [
+    ('[[accepted]]\ncode = "uncurrated"\nkey = "a/b"\n', "b.toml",
+     "b.toml:2: accepted[0].code: must be one of"),
+    ('[[accepted]]\ncode = "uncurated"\nkye = "a/b"\n', "b.toml",
+     "b.toml:3: accepted[0].kye: unknown key 'kye'; did you mean 'key'?"),
+    ('[[accepted]]\ncode = "uncurated"\n', "b.toml", "accepted[0].key: required field"),
+    ('{"accepted": 3}', "b.json", "b.json: accepted: must be an array"),
+    ("accepted = [", "b.toml", "b.toml"),
+    (None, "missing.toml", "missing.toml: file not found"),
+])
+def test_a_bad_baseline_is_exit_2(tmp_path: Path, text: str | None, name: str,
+                                  message: str) -> None:
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    result = _text_check("--baseline", str(path))
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert result.stdout == ""
+    assert "Traceback" not in result.output
+
+
+def test_write_baseline_needs_a_toml_or_json_name(tmp_path: Path) -> None:
+    result = _text_check("--write-baseline", str(tmp_path / "accepted.yaml"))
+    assert result.exit_code == 2, result.output
+    assert "--write-baseline" in result.stderr
+    assert not (tmp_path / "accepted.yaml").exists()

@@ -315,6 +315,7 @@ def edge_commands(bad: str) -> dict[str, list[str]]:
                              "--spend", bad],
         "catalog show --catalog": ["catalog", "show", "--catalog", bad],
         "catalog check --windows-catalog": ["catalog", "check", "--windows-catalog", bad],
+        "catalog check --baseline": ["catalog", "check", "--baseline", bad],
         "import omniroute DB": ["import", "omniroute", bad, "--out", bad + "-out"],
         "import claude-usage FILE": ["import", "claude-usage", bad, *importing, "q.json"],
         "import codex-sessions PATH": ["import", "codex-sessions", bad, *importing, "q.json"],
@@ -461,7 +462,9 @@ CLOSED_STDOUT = {
     "catalog show": ["catalog", "show"],
     "catalog check": ["catalog", "check", "--today", "2026-11-29"],
     "schema": ["schema", "connections"],
+    "completion": ["completion", "bash"],
     "help": ["--help"],
+    "help -h": ["catalog", "check", "-h"],
 }
 
 

@@ -71,12 +71,13 @@ def test_a_named_command_imports_no_other_command() -> None:
         "plan", "auto/thrifty", "--config", str(EXAMPLES / "omniladder.toml"), "--json")
     assert code in (0, None), stdout
     commands = sorted(m for m in modules if m.startswith("omniladder.commands.")
-                      and m != "omniladder.commands.common")
+                      and m not in ("omniladder.commands.common", "omniladder.commands.help"))
     assert commands == ["omniladder.commands.plan_cmd"]
 
 
 @pytest.mark.parametrize("name", ["plan", "ids", "import", "catalog", "audit", "init", "schema",
-                                  "why", "who", "simulate", "check", "diff", "show"])
+                                  "why", "who", "simulate", "check", "diff", "show",
+                                  "completion"])
 @pytest.mark.parametrize("tail", [["--help"], [], ["--no-such-option"]])
 def test_the_one_command_app_answers_as_the_whole_app(name: str, tail: list[str],
                                                       tmp_path: Path,

@@ -16,7 +16,9 @@ from omniladder.commands.common import (
     NoShippedOpt,
     WindowsCatalogOpt,
     answer_is_no,
+    say,
     user_errors,
+    write_atomic,
 )
 
 catalog_app = typer.Typer(
@@ -88,14 +90,29 @@ def check(
     today: Annotated[str | None, typer.Option(
         "--today", help="Judge review ages as of this date (YYYY-MM-DD); default: today (UTC).",
         show_default=False)] = None,
+    baseline: Annotated[Path | None, typer.Option(
+        "--baseline", metavar="FILE", help="Accepted findings (TOML or JSON, as "
+        "--write-baseline writes them): reported as accepted, they do not fail the check.",
+        show_default=False)] = None,
+    write_baseline: Annotated[Path | None, typer.Option(
+        "--write-baseline", metavar="FILE", help="Write every finding to FILE as accepted "
+        "(.toml or .json), then judge against it.", show_default=False)] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Lint the catalogs and list uncurated providers in use; exit 1 on any problem."""
+    """Lint the catalogs and list uncurated providers in use; exit 1 on any problem (with
+    --baseline: on any problem it does not accept)."""
     with user_errors():
         import json
         from datetime import UTC, date, datetime
 
-        from omniladder.catalog_lint import lint_catalogs, lint_fleet
+        from omniladder.catalog_lint import (
+            Baseline,
+            baseline_of,
+            baseline_text,
+            judge,
+            lint_catalogs,
+            lint_fleet,
+        )
         from omniladder.errors import UsageError
         from omniladder.loading import catalog_paths, display_path, load_model
         from omniladder.models import ConnectionsFile
@@ -110,6 +127,10 @@ def check(
             except ValueError:
                 raise UsageError(f"not a date: {today!r} (expected e.g. 2026-11-29)",
                                  field="--today") from None
+        if write_baseline is not None and write_baseline.suffix not in (".toml", ".json"):
+            raise UsageError(f"{write_baseline}: a baseline file is .toml or .json",
+                             field="--write-baseline")
+        accepted = load_model(Baseline, baseline) if baseline is not None else None
         _, files = _files(config, connections, catalog, models_catalog, no_shipped_catalogs,
                           windows_catalog)
         billing_paths, model_paths = catalog_paths(
@@ -125,11 +146,31 @@ def check(
             fleet_connections = load_model(ConnectionsFile, files.connections).connections
             problems += lint_fleet(fleet_connections, result.catalogs, fleet)
         shown = [s for _, s in (*billing_paths, *model_paths, *window_paths)]
+        judged = None
+        against: str | None = None
+        if write_baseline is not None:
+            accepted = baseline_of(problems, accepted)
+            write_atomic(write_baseline, baseline_text(accepted, write_baseline.suffix))
+            against = display_path(write_baseline)
+            say(f"omniladder: wrote {len(accepted.accepted)} accepted finding"
+                f"{'' if len(accepted.accepted) == 1 else 's'} to {against}")
+        elif baseline is not None:
+            against = display_path(baseline)
+        if accepted is not None:
+            judged = judge(problems, accepted)
         if json_out:
             sys.stdout.write(json.dumps(lint_document(problems, shown, day, max_age_days,
-                                                      fleet)) + "\n")
+                                                      fleet, judged, against)) + "\n")
         else:
-            sys.stdout.write("\n".join(lint_lines(problems, shown, fleet)) + "\n")
-        if problems:
-            answer_is_no(f"{len(problems)} catalog problem{'' if len(problems) == 1 else 's'}"
-                         " found")
+            for index, entry in judged.stale if judged is not None else ():
+                say(f"omniladder: warning: {against}: accepted[{index}]: {entry.label()} "
+                    "matches no finding any more (stale); remove it from the baseline")
+            sys.stdout.write("\n".join(lint_lines(problems, shown, fleet, judged, against))
+                             + "\n")
+        failing = judged.new if judged is not None else problems
+        if failing:
+            new = "new " if judged is not None else ""
+            accepted_note = (f" ({len(judged.accepted)} accepted by {against})"
+                             if judged is not None else "")
+            answer_is_no(f"{len(failing)} {new}catalog problem"
+                         f"{'' if len(failing) == 1 else 's'} found{accepted_note}")

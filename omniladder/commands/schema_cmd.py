@@ -22,7 +22,8 @@ class Kind(StrEnum):
 
 def schema(
     kind: Annotated[Kind, typer.Argument(
-        metavar="KIND", help="Which input file's schema to print.")],
+        metavar="KIND", help="Which input file's schema to print: "
+        + ", ".join(kind.value for kind in Kind) + ".")],
 ) -> None:
     """Print the JSON Schema of an input kind, generated from the loaders' own models."""
     with user_errors():

@@ -24,10 +24,8 @@ def show(
 ) -> None:
     """Show a saved plan in the human view, as `plan` printed it, without planning again.
 
-    The plan is validated first. Exit codes: 0 when it is shown; 2 when the file is not a
-    saved plan of this format_version (the message names the file and the field).
-
-    Example: omniladder show plan.json --format markdown
+    The plan is validated first: a file that is not a saved plan of this format_version is
+    exit 2, with the file and the field named.
     """
     with user_errors():
         from omniladder.loading import display_path

@@ -35,10 +35,8 @@ def who(
 ) -> None:
     """Who serves a model: each connection that lists it, its rung, and why it is in or out.
 
-    Connections of the provider that do not list the model are shown too. Exit 0 when
-    answered (also when nobody serves the model), 2 on bad input.
-
-    Example: omniladder who claude/claude-opus-4-1 auto/subscription --config omniladder.toml
+    Connections of the provider that do not list the model are shown too; an answer where
+    nobody serves the model is still an answer (exit 0).
     """
     with user_errors():
         from omniladder.autoid import all_auto_ids, parse_auto_id

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import date
 from typing import Any, TextIO
 
-from omniladder.catalog_lint import Problem
+from omniladder.catalog_lint import Judged, Problem
 from omniladder.loading import Catalogs
 from omniladder.models import TierSettings
 from omniladder.scopes import WindowScopes
@@ -113,29 +113,53 @@ def render_catalog_table(catalogs: Catalogs, tiers: TierSettings, out: TextIO,
 
 
 def lint_document(problems: Sequence[Problem], files: Sequence[str], today: date,
-                  max_age_days: int, connections: str | None) -> dict[str, Any]:
-    return {
+                  max_age_days: int, connections: str | None,
+                  judged: Judged | None = None, baseline: str | None = None
+                  ) -> dict[str, Any]:
+    """The JSON document. With a baseline, ``problems`` are the new findings only, and
+    ``accepted``, ``stale`` and ``baseline`` are added (``ok``: no new finding)."""
+    shown = judged.new if judged is not None else problems
+    document: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
-        "ok": not problems,
+        "ok": not shown,
         "today": today.isoformat(),
         "max_age_days": max_age_days,
         "files": list(files),
         "connections": connections,
-        "problems": [{"file": p.file, "where": p.where, "key": p.key, "code": p.code,
-                      "message": p.message} for p in problems],
+        "problems": [_problem(p) for p in shown],
     }
+    if judged is not None:
+        document["baseline"] = baseline
+        document["accepted"] = [_problem(p) for p in judged.accepted]
+        document["stale"] = [{"index": index, **entry.model_dump(exclude_none=True)}
+                             for index, entry in judged.stale]
+    return document
+
+
+def _problem(p: Problem) -> dict[str, str]:
+    return {"file": p.file, "where": p.where, "key": p.key, "code": p.code,
+            "message": p.message}
 
 
 def lint_lines(problems: Sequence[Problem], files: Sequence[str],
-               connections: str | None) -> list[str]:
-    """One line per problem, then the verdict."""
+               connections: str | None, judged: Judged | None = None,
+               baseline: str | None = None) -> list[str]:
+    """One line per problem (with a baseline: per new problem), then the verdict."""
+    shown = judged.new if judged is not None else problems
     lines = []
-    for p in problems:
+    for p in shown:
         parts = [p.file] + [part for part in (p.where, p.key) if part] + [p.code, p.message]
         lines.append(": ".join(parts))
     checked = f"{len(files)} catalog file(s)" + (f" and {connections}" if connections else "")
-    if problems:
-        lines.append(f"catalog check: {len(problems)} problem(s) in {checked}")
+    new = "new " if judged is not None else ""
+    if shown:
+        verdict = f"catalog check: {len(shown)} {new}problem(s) in {checked}"
     else:
-        lines.append(f"catalog check: ok, no problems in {checked}")
+        verdict = f"catalog check: ok, no {new}problems in {checked}"
+    if judged is not None:
+        verdict += f"; {len(judged.accepted)} accepted by {baseline}"
+        if judged.stale:
+            verdict += f", {len(judged.stale)} stale baseline entr" + (
+                "y" if len(judged.stale) == 1 else "ies")
+    lines.append(verdict)
     return lines
