@@ -75,7 +75,8 @@ def test_R6_6_low_window_detail(win: dict[str, Any], detail: str) -> None:
     assert (found.kind, found.reason, found.detail) == ("exhausted", "quota-below-cutoff", detail)
     assert found.held_past_age is False
     assert found.figure == win["remaining_percent"]
-    assert found.window is not None and found.window.name == "5h"
+    assert found.window is not None
+    assert found.window.name == "5h"
 
 
 def test_R6_4_a_stale_low_window_is_held_until_its_reset_exactly() -> None:
@@ -93,7 +94,8 @@ def test_R6_5_usable_detail_names_the_limiting_window_and_the_age() -> None:
     assert (found.kind, found.reason) == ("usable", None)
     assert found.detail == "5h window at 40%, reading 30s old"
     assert found.figure == 40
-    assert found.window is not None and found.window.name == "5h"
+    assert found.window is not None
+    assert found.window.name == "5h"
 
 
 def test_R6_7_a_window_reset_since_the_reading_keeps_figure_and_window() -> None:
@@ -103,7 +105,8 @@ def test_R6_7_a_window_reset_since_the_reading_keeps_figure_and_window() -> None
     assert found.detail == "5h window reset at 11:59Z, after the reading at 11:58Z"
     # the figure of the windows still current, as why shows it
     assert found.figure == 60
-    assert found.window is not None and found.window.name == "week"
+    assert found.window is not None
+    assert found.window.name == "week"
 
 
 def test_R7_out_since_survives_into_a_verdict_that_is_not_low() -> None:
