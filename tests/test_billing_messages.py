@@ -111,6 +111,17 @@ def test_R1_4_two_connections_with_the_same_typo_both_get_the_hint() -> None:
     assert details == {"a": expected, "b": expected}
 
 
+def test_R1_4_each_uncurated_connection_gets_its_own_hint() -> None:
+    inputs = fleet([conn("a", "claud", "oauth", models=["m"]),
+                    conn("b", "codex", "oath", models=["m"]),
+                    conn("c", "zzz-unrelated", "oauth", models=["m"])])
+    result = plan(inputs, "auto/subscription")
+    hints = {x.connection_id: x.detail.partition("treated as metered")[2]
+             for x in result.excluded}
+    assert hints == {"a": " (did you mean provider 'claude'?)",
+                     "b": " (did you mean auth_type 'oauth'?)", "c": ""}
+
+
 # --- R10's billing checks, the exact detail of each -----------------------------------------
 
 FRESH = window("5h", 50, at(hours=2))

@@ -98,6 +98,30 @@ def test_R6_5_usable_detail_names_the_limiting_window_and_the_age() -> None:
     assert found.window.name == "5h"
 
 
+@pytest.mark.parametrize(("windows", "figure", "name"), [
+    pytest.param([window("weekly-opus", 1, at(days=2), models=["opus"]), window("5h", 40)],
+                 40, "5h", id="a-window-of-another-model-first-is-skipped"),
+    pytest.param([window("5h", 40, at(hours=1)), window("week", 40, at(days=2))], 40, "5h",
+                 id="a-tie-names-the-first-window"),
+    pytest.param([window("week", 40, at(days=2)), window("5h", 40, at(hours=1))], 40, "week",
+                 id="a-tie-names-the-first-window-in-either-order"),
+])
+def test_R6_5_the_limiting_window(windows: list[dict[str, Any]], figure: float,
+                                  name: str) -> None:
+    found = verdict(history(reading("c", at(seconds=-30), *windows)), "sonnet", NOW, LADDER)
+    assert (found.kind, found.figure) == ("usable", figure)
+    assert found.window is not None
+    assert found.window.name == name
+
+
+def test_R6_4_a_tie_between_dated_low_windows_holds_the_first() -> None:
+    found = verdict(history(reading("c", at(hours=-1), window("undated", 0),
+                                    window("5h", 1, at(hours=2)), window("day", 1, at(hours=5)))),
+                    "sonnet", NOW, LADDER)
+    assert found.held_past_age is True
+    assert found.detail.startswith("5h window at 1% (cutoff 2%), resets 14:00Z; reading 60m old")
+
+
 def test_R6_7_a_window_reset_since_the_reading_keeps_figure_and_window() -> None:
     found = verdict(history(reading("c", at(minutes=-2), window("week", 60, at(days=3)),
                                     window("5h", 1, at(minutes=-1)))), "sonnet", NOW, LADDER)
