@@ -133,6 +133,17 @@ def test_an_exhausted_rung_counts_each_connection_once_by_its_first_reason() -> 
         "1 overage unknown")
 
 
+def test_an_exhausted_rung_counts_a_connection_by_the_reason_of_its_first_model() -> None:
+    inputs = fleet([conn("d", models=["sonnet", "opus"])],
+                   [reading("d", at(minutes=-1), window("5h", 1, at(hours=2), models=["sonnet"]),
+                            window("weekly-opus", 50, at(seconds=-10), models=["opus"]))])
+    result = plan(inputs, "auto/subscription")
+    assert [(x.model, x.reason) for x in result.excluded] == [
+        ("sonnet", "quota-below-cutoff"), ("opus", "quota-reset-since-reading")]
+    assert _note(result, "subscription") == (
+        "exhausted", "1 connection, none usable: 1 quota exhausted")
+
+
 def test_an_exhausted_rung_of_one_connection_is_singular() -> None:
     inputs = fleet([conn("dev", "devin-desktop", "oauth", models=["devin"])],
                    [reading("dev", FRESH)])
