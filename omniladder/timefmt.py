@@ -67,3 +67,13 @@ def duration(seconds: float) -> str:
         return f"{hours}h{minutes:02d}m"
     days, hours = divmod(hours, 24)
     return f"{days}d{hours:02d}h"
+
+
+NOW_SOURCES = {"flag": "from --now", "snapshot": "from the quota snapshot",
+               "clock": "from the clock"}
+"""R14's sources of now as the views' headers say them."""
+
+
+def now_source(source: str) -> str:
+    """``from the quota snapshot`` for ``snapshot``; an unknown source as it is."""
+    return NOW_SOURCES.get(source, source)

@@ -16,9 +16,6 @@ from omniladder.rendering import Format
 
 AUDIT_FORMAT_VERSION = "1"
 
-_NOW_SOURCE = {"flag": "from --now", "snapshot": "from the quota snapshot",
-               "clock": "from the clock"}
-
 KIND_TITLES = {
     "would-bill": "would-bill — the gateway uses what the plan keeps out to avoid billing",
     "would-dispatch-exhausted": "would-dispatch-exhausted — the gateway uses what the plan "
@@ -81,7 +78,7 @@ def _table(audit: Audit, out: TextIO) -> None:
     console.print(header, soft_wrap=True)
     channel = f"channel {audit.channel}" if audit.channel else "no channel"
     console.print(Text(f"{audit.auto_id.text} at {timefmt.iso(audit.now)} "
-                       f"({_NOW_SOURCE.get(audit.now_source, audit.now_source)}) · {channel} · "
+                       f"({timefmt.now_source(audit.now_source)}) · {channel} · "
                        f"{audit.rows} rows, {audit.used} in use"), soft_wrap=True)
     if audit.files:
         console.print(Text("inputs: " + ", ".join(f"{k} {v}" for k, v in audit.files.items()),
@@ -114,7 +111,7 @@ def _markdown(audit: Audit, out: TextIO) -> None:
     lines = [f"### omniladder audit omniroute {md.code(audit.file)}", "",
              *md.warning_lines(audit.warnings),
              f"{md.code(audit.auto_id.text)} at {md.code(timefmt.iso(audit.now))} "
-             f"({md.text(_NOW_SOURCE.get(audit.now_source, audit.now_source))}) · {channel} · "
+             f"({md.text(timefmt.now_source(audit.now_source))}) · {channel} · "
              f"{audit.rows} rows, {audit.used} in use", "",
              f"plan: {md.text(audit.plan_summary)}", ""]
     for kind in KINDS:

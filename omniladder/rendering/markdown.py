@@ -18,10 +18,6 @@ _ACTIVE = re.compile(r"([\\`*_\[\]<>|~&])")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _TICKS = re.compile(r"`+")
 
-_NOW_SOURCE = {"flag": "from --now", "snapshot": "from the quota snapshot",
-               "clock": "from the clock"}
-
-
 def text(value: str) -> str:
     """Prose for a cell or a line: markdown-active characters escaped, newlines as <br>."""
     return _NEWLINE.sub("<br>", _ACTIVE.sub(r"\\\1", value))
@@ -56,16 +52,9 @@ def warning_lines(warnings: Sequence[str]) -> list[str]:
 def plan_markdown(plan: PlanView, *, detail: bool = False) -> str:
     lines = [f"### omniladder plan {code(plan.auto_id)}", ""]
     if plan.saved is not None:
-        made = plan.saved.omniladder_version
-        lines += [f"saved plan {code(plan.saved.file)}"
-                  + (f", made by omniladder {text(made)}" if made else "") + "  "]
-    counts = [f"now {text(plan.now)}"
-              + (f" ({text(_NOW_SOURCE.get(plan.now_source, plan.now_source))})"
-                 if plan.now_source else ""),
-              f"{plan.connections} connections"]
-    if plan.candidates is not None:
-        counts.append(f"{plan.candidates} candidates")
-    lines.append(" · ".join(counts) + ("  " if plan.files else ""))
+        lines += [f"saved plan {code(plan.saved.file)}{text(plan.made_by() or '')}  "]
+    lines.append(" · ".join(text(part) for part in plan.header_counts())
+                 + ("  " if plan.files else ""))
     if plan.files:
         lines.append("inputs: " + ", ".join(f"{text(role)} {code(path)}"
                                             for role, path in plan.files.items()))

@@ -107,6 +107,21 @@ class PlanView:
     warnings: Sequence[str] = ()
     """The table view leaves them to the command's stderr; markdown, a document, has them."""
 
+    def header_counts(self) -> list[str]:
+        """The header's second line, in parts: now and its source, the counts."""
+        counts = [f"now {self.now}"
+                  + (f" ({timefmt.now_source(self.now_source)})"
+                     if self.now_source else ""),
+                  f"{self.connections} connections"]
+        if self.candidates is not None:
+            counts.append(f"{self.candidates} candidates")
+        return counts
+
+    def made_by(self) -> str | None:
+        """``, made by omniladder X`` for a saved plan whose stamp names it."""
+        made = self.saved.omniladder_version if self.saved is not None else None
+        return f", made by omniladder {made}" if made else None
+
 
 def view_of_plan(plan: Plan) -> PlanView:
     return PlanView(

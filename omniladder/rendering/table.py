@@ -32,10 +32,6 @@ _STATE_STYLE = {
     "not-in-id": "dim",
 }
 
-_NOW_SOURCE = {"flag": "from --now", "snapshot": "from the quota snapshot",
-               "clock": "from the clock"}
-
-
 def make_console(out: TextIO) -> Console:
     """A console for ``out``: its terminal width on a tty, COLUMNS if set, else fixed."""
     columns = os.environ.get("COLUMNS", "")
@@ -131,17 +127,9 @@ def render_table(given: PlanView | Plan, out: TextIO, *, detail: bool = False) -
     header.append(plan.auto_id, style="bold cyan")
     console.print(header)
     if plan.saved is not None:
-        made = plan.saved.omniladder_version
-        console.print(Text(f"saved plan {plan.saved.file}"
-                           + (f", made by omniladder {made}" if made else ""), style="dim"),
+        console.print(Text(f"saved plan {plan.saved.file}{plan.made_by() or ''}", style="dim"),
                       soft_wrap=True)
-    counts = [f"now {plan.now}"
-              + (f" ({_NOW_SOURCE.get(plan.now_source, plan.now_source)})"
-                 if plan.now_source else ""),
-              f"{plan.connections} connections"]
-    if plan.candidates is not None:
-        counts.append(f"{plan.candidates} candidates")
-    console.print(Text(" · ".join(counts)), soft_wrap=True)
+    console.print(Text(" · ".join(plan.header_counts())), soft_wrap=True)
     if files:
         console.print(Text("inputs: " + ", ".join(f"{k} {v}" for k, v in files.items()),
                            style="dim"), soft_wrap=True)

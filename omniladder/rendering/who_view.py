@@ -13,9 +13,6 @@ from omniladder.rendering.table import make_console
 from omniladder.rendering.why_view import _leaf, _Tree
 from omniladder.who import WhoAnswer, WhoForId, WhoRow
 
-_NOW_SOURCE = {"flag": "from --now", "snapshot": "from the quota snapshot",
-               "clock": "from the clock"}
-
 
 def who_document(answer: WhoAnswer) -> dict[str, Any]:
     return {
@@ -106,7 +103,7 @@ def render_who(answer: WhoAnswer, out: TextIO) -> None:
     could = {r.connection_id for a in answer.answers for r in a.rows if r.state != "not-serving"}
     catalog = "" if answer.in_model_catalog else " · not in the model catalog (priced premium)"
     console.print(Text(f"now {timefmt.iso(answer.now)} "
-                       f"({_NOW_SOURCE.get(answer.now_source, '')}) · {len(could)} "
+                       f"({timefmt.now_source(answer.now_source)}) · {len(could)} "
                        f"connection{'s' if len(could) != 1 else ''} list it{catalog}"),
                   soft_wrap=True)
     tree = _Tree()

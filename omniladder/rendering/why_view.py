@@ -14,10 +14,6 @@ from omniladder.explain import R1_STEPS, Comeback, IdVerdict, ModelTrace, Route,
 from omniladder.plan import FORMAT_VERSION
 from omniladder.rendering.table import make_console
 
-_NOW_SOURCE = {"flag": "from --now", "snapshot": "from the quota snapshot",
-               "clock": "from the clock"}
-
-
 # --- JSON ----------------------------------------------------------------------------------
 
 
@@ -435,7 +431,7 @@ def render_why(trace: Trace, out: TextIO) -> None:
     header = Text("omniladder why ", style="bold")
     header.append(trace.connection_id, style="bold cyan")
     console.print(header)
-    console.print(Text(f"now {timefmt.iso(trace.now)} ({_NOW_SOURCE.get(trace.now_source, '')})"
+    console.print(Text(f"now {timefmt.iso(trace.now)} ({timefmt.now_source(trace.now_source)})"
                        f" · settings: exit cutoff {timefmt.pct(trace.exit_cutoff_percent)}, "
                        f"re-entry floor {timefmt.pct(trace.reentry_floor_percent)}, max "
                        f"reading age {timefmt.duration(trace.max_reading_age_seconds)}"))
