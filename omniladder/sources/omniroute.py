@@ -363,6 +363,10 @@ _NUMERIC_WALKS = (
     # numbers stored as numbers (a column without TEXT affinity)
     "WHERE connection_id = :cid AND window_key = :window AND created_at < :ms_int "
     "ORDER BY created_at DESC LIMIT 3",
+    # epoch seconds stored as numbers: every one of them is below :ms_int, so the walk above
+    # may return only rows after since; this one starts below since in seconds
+    "WHERE connection_id = :cid AND window_key = :window AND created_at < :s_int "
+    "ORDER BY created_at DESC LIMIT 3",
 )
 _HAS_NUMERIC = f"SELECT 1 FROM {SNAPSHOTS_TABLE} WHERE created_at < :floor LIMIT 1"
 
@@ -433,7 +437,8 @@ class _Reader:
         numeric_walks = [f"SELECT {listed} FROM {SNAPSHOTS_TABLE} {walk}"
                          for walk in _NUMERIC_WALKS]
         since_ms = math.floor(since.timestamp() * 1000)
-        bounds = {"ms_int": since_ms, "ms_text": str(since_ms)}
+        bounds = {"ms_int": since_ms, "ms_text": str(since_ms),
+                  "s_int": math.floor(since.timestamp()) + 1}
         for key in series:
             parameters = {**key, "floor": TEXT_FLOOR, "upper": upper}
             date: str | None = None
