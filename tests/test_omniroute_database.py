@@ -114,3 +114,9 @@ def test_the_importer_connection_refuses_other_pragmas_and_functions(
             connection.execute(statement).fetchall()
     finally:
         connection.close()
+
+
+def test_a_connection_row_problem_names_the_database_file(tmp_path: Path) -> None:
+    path = build_db(tmp_path / "o.sqlite", snapshots=(), connections=(
+        ("c1", "", "oauth", "n", None, 1, None, None, None, 1),))
+    assert _refusal(path) == "storage.sqlite: provider_connections[id=c1].provider: is empty"

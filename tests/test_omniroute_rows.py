@@ -253,21 +253,48 @@ def test_scoping_notes_count_each_connection_window_once() -> None:
             _row("cl", "mystery-window", 30, "2026-11-29T11:00:00.000Z"),
             _row("cl", "other-window", 30, "2026-11-29T11:00:00.000Z"),
             _row("gh", "mystery-window", 30, "2026-11-29T11:00:00.000Z"),
-            _row("gh", "mystery-window", 40, "2026-11-29T11:30:00.000Z")]
-    _, _, notes = _map(rows, since=since)
-    assert notes == ["windows not in the window-scope catalog: read as limiting every model "
-                     "(count: connections): 'mystery-window' ×2, 'other-window' ×1"]
+            _row("gh", "mystery-window", 40, "2026-11-29T11:30:00.000Z"),
+            _row("sonnet", "weekly opus (7d)", 40, "2026-11-29T11:30:00.000Z"),
+            _row("sonnet", "session (5h)", 40, "2026-11-29T11:30:00.000Z")]
+    connections = [{"id": "idle", "provider": "claude", "auth_type": "oauth",
+                    "models": ["claude-opus-4-5"]}, *CONNECTIONS,
+                   {"id": "sonnet", "provider": "claude", "auth_type": "oauth",
+                    "models": ["claude-sonnet-4-5"]}]
+    readings, _, notes = _map(rows, since=since, connections=connections)
+    assert notes == [
+        "windows dropped: they limit none of the connection's models (count: connections): "
+        "'weekly opus (7d)' ×1",
+        "windows not in the window-scope catalog: read as limiting every model "
+        "(count: connections): 'mystery-window' ×2, 'other-window' ×1"]
+    assert [_windows(r) for r in readings if r["connection"] == "sonnet"] == [
+        {"session (5h)": 40}]
 
 
 def test_confirmed_at_adds_a_reading_only_where_it_is_newer() -> None:
     rows = [_row("cl", "session (5h)", 30, "2026-11-29T11:00:00.000Z", reset=None),
-            _row("gh", "premium_interactions", 40, "2026-11-29T11:30:00.000Z")]
+            _row("gh", "premium_interactions", 40, "2026-11-29T11:30:00.000Z"),
+            _row("none", "monthly", 20, "2026-11-29T10:00:00.000Z")]
     at = datetime(2026, 11, 29, 11, 30, tzinfo=UTC)
     readings, _, notes = _map(rows, confirmed_at=at)
     assert [(r["connection"], r["checked_at"], _windows(r)) for r in readings] == [
         ("gh", "2026-11-29T11:30:00Z", {"premium_interactions": 40}),
         ("cl", "2026-11-29T11:00:00Z", {"session (5h)": 30}),
-        ("cl", "2026-11-29T11:30:00Z", {"session (5h)": 30})]
-    assert notes[-1] == ("--confirmed-at 2026-11-29T11:30:00Z: 1 connection(s) got one more "
+        ("cl", "2026-11-29T11:30:00Z", {"session (5h)": 30}),
+        ("none", "2026-11-29T10:00:00Z", {"monthly": 20}),
+        ("none", "2026-11-29T11:30:00Z", {"monthly": 20})]
+    assert notes[-1] == ("--confirmed-at 2026-11-29T11:30:00Z: 2 connection(s) got one more "
                          "reading carrying their latest values (the others have none, or a "
                          "newer reading)")
+
+
+@pytest.mark.parametrize("order", [1, -1], ids=["as-stored", "reversed"])
+def test_a_row_id_that_is_no_integer_loses_a_tie_before_since(order: int) -> None:
+    """Ties on created_at before since go to the higher integer id; an id that is no integer
+    (a database not created by OmniRoute's schema) counts as 0, whatever the read order."""
+    since = datetime(2026, 11, 29, 10, tzinfo=UTC)
+    at = "2026-11-29T09:00:00.000Z"
+    rows = [_row("cl", "session (5h)", 70, at, row_id="x"),
+            _row("cl", "session (5h)", 80, at, row_id=1),
+            _row("cl", "session (5h)", 50, "2026-11-29T10:30:00.000Z", row_id=9)][::order]
+    readings, _, _ = _map(rows, since=since)
+    assert [_windows(r) for r in readings] == [{"session (5h)": 80}, {"session (5h)": 50}]
