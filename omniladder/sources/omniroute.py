@@ -432,7 +432,9 @@ class _Reader:
                  + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S")
         series = list(_stream(self.db, _SERIES, {}, ("cid", "window"), SNAPSHOTS_TABLE,
                               self.shown))
-        numeric = self.db.execute(_HAS_NUMERIC, {"floor": TEXT_FLOOR}).fetchone() is not None
+        # through _stream like every other read: a damaged page is an InputError, not a crash
+        numeric = next(_stream(self.db, _HAS_NUMERIC, {"floor": TEXT_FLOOR}, ("one",),
+                               SNAPSHOTS_TABLE, self.shown), None) is not None
         text_walk = f"SELECT {listed} FROM {SNAPSHOTS_TABLE} {_TEXT_WALK}"
         numeric_walks = [f"SELECT {listed} FROM {SNAPSHOTS_TABLE} {walk}"
                          for walk in _NUMERIC_WALKS]
