@@ -120,3 +120,14 @@ def test_a_connection_row_problem_names_the_database_file(tmp_path: Path) -> Non
     path = build_db(tmp_path / "o.sqlite", snapshots=(), connections=(
         ("c1", "", "oauth", "n", None, 1, None, None, None, 1),))
     assert _refusal(path) == "storage.sqlite: provider_connections[id=c1].provider: is empty"
+
+
+def test_the_importer_waits_two_seconds_for_a_busy_gateway(tmp_path: Path) -> None:
+    """A gateway writing at that moment holds the lock briefly: the import waits up to 2 s
+    (SQLite's busy timeout) rather than failing at once or hanging on."""
+    connection = open_readonly(build_db(tmp_path / "o.sqlite"), "o.sqlite")
+    try:
+        connection.set_authorizer(None)
+        assert connection.execute("PRAGMA busy_timeout").fetchone() == (2000,)
+    finally:
+        connection.close()

@@ -151,3 +151,19 @@ def test_since_does_not_depend_on_the_local_time_zone(tmp_path: Path, local_zone
             _row(70, text(SINCE + timedelta(hours=1)))]
     result = run_import(_db(tmp_path, rows), since=SINCE)
     assert _values(result) == [("2026-11-29T08:00:00Z", 80), ("2026-11-29T11:00:00Z", 70)]
+
+
+def test_since_reads_no_older_row_of_any_text_form(tmp_path: Path) -> None:
+    """Rows of earlier dates, ISO or datetime('now') text, are never read; of the date in
+    force, the rows before since are read once each."""
+    rows = [
+        _row(95, "2026-11-27 08:00:00"), _row(94, "2026-01-29 10:30:00"),
+        _row(93, "2026-11-28T08:00:00.000Z"),
+        _row(90, "2026-11-29 08:00:00"),          # the date in force, datetime('now') form
+        _row(80, "2026-11-29T09:00:00.000Z"),     # in force at since
+        _row(60, "2026-11-29 10:30:00"), _row(50, "2026-11-29T11:00:00.000Z"),
+    ]
+    result = run_import(_db(tmp_path, rows), since=SINCE)
+    assert _values(result) == [("2026-11-29T09:00:00Z", 80), ("2026-11-29T10:30:00Z", 60),
+                               ("2026-11-29T11:00:00Z", 50)]
+    assert result.counts["snapshot_rows"] == 4
