@@ -167,3 +167,26 @@ def test_since_reads_no_older_row_of_any_text_form(tmp_path: Path) -> None:
     assert _values(result) == [("2026-11-29T09:00:00Z", 80), ("2026-11-29T10:30:00Z", 60),
                                ("2026-11-29T11:00:00Z", 50)]
     assert result.counts["snapshot_rows"] == 4
+
+
+@pytest.mark.parametrize("ddl", [REAL_SNAPSHOTS_DDL, NUMERIC_DDL], ids=["text", "numeric"])
+@pytest.mark.parametrize("form", ["iso", "sqlite", "ms", "s"])
+def test_rows_after_the_import_instant_are_counted_with_since_as_with_all(
+        tmp_path: Path, ddl: str, form: str) -> None:
+    """README: rows dated after the import instant are skipped and counted on stderr. With
+    --since too, however far after it they are (an import with --now in the past)."""
+    def stamp(instant: datetime) -> Any:
+        if form == "iso":
+            return instant.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        if form == "sqlite":
+            return instant.strftime("%Y-%m-%d %H:%M:%S")
+        return int(instant.timestamp()) * (1000 if form == "ms" else 1)
+    later = [NOW + timedelta(seconds=s) for s in (1, 3, 3600, 86400 * 40)]
+    rows = [_row(70, stamp(SINCE + timedelta(minutes=30)))] + [
+        _row(60 - n, stamp(at)) for n, at in enumerate(later)]
+    path = _db(tmp_path, rows, ddl)
+    skipped = "4 quota_snapshots row(s) dated after the import instant were skipped"
+    assert skipped in run_import(path).notes
+    recent = run_import(path, since=SINCE)
+    assert skipped in recent.notes
+    assert _values(recent) == [("2026-11-29T10:30:00Z", 70)]
