@@ -131,3 +131,16 @@ def test_the_importer_waits_two_seconds_for_a_busy_gateway(tmp_path: Path) -> No
         assert connection.execute("PRAGMA busy_timeout").fetchone() == (2000,)
     finally:
         connection.close()
+
+
+def test_a_file_sqlite_cannot_open_names_the_file(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite refusing the file (permission denied for a user; faked here, the tests may run
+    as root) is one line naming the file and SQLite's reason."""
+    path = build_db(tmp_path / "o.sqlite")
+
+    def refuse(*_args: object, **_kwargs: object) -> sqlite3.Connection:
+        raise sqlite3.OperationalError("unable to open database file")
+    monkeypatch.setattr(sqlite3, "connect", refuse)
+    assert _refusal(path) == ("storage.sqlite: cannot open the SQLite database (unable to "
+                              "open database file)")
