@@ -252,6 +252,7 @@ def test_scoping_notes_count_each_connection_window_once() -> None:
     rows = [_row("cl", "mystery-window", 20, "2026-11-29T08:00:00.000Z"),
             _row("cl", "mystery-window", 30, "2026-11-29T11:00:00.000Z"),
             _row("cl", "other-window", 30, "2026-11-29T11:00:00.000Z"),
+            _row("cl", "weekly opus (7d)", 30, "2026-11-29T11:00:00.000Z"),  # cl has Opus
             _row("gh", "mystery-window", 30, "2026-11-29T11:00:00.000Z"),
             _row("gh", "mystery-window", 40, "2026-11-29T11:30:00.000Z"),
             _row("sonnet", "weekly opus (7d)", 40, "2026-11-29T11:30:00.000Z"),
