@@ -190,3 +190,19 @@ def test_rows_after_the_import_instant_are_counted_with_since_as_with_all(
     recent = run_import(path, since=SINCE)
     assert skipped in recent.notes
     assert _values(recent) == [("2026-11-29T10:30:00Z", 70)]
+
+
+@pytest.mark.parametrize("ddl", [REAL_SNAPSHOTS_DDL, NUMERIC_DDL], ids=["text", "numeric"])
+@pytest.mark.parametrize("scale", [1000, 1], ids=["ms", "s"])
+def test_since_does_not_read_the_whole_epoch_history(tmp_path: Path, ddl: str,
+                                                     scale: int) -> None:
+    """README "Streaming": memory follows the rows selected, not the table. Ten days of old
+    epoch rows are not all read; the one in force is."""
+    def at(instant: datetime) -> int:
+        return int(instant.timestamp()) * scale
+    rows = [_row(90 - n, at(SINCE - timedelta(days=10 - n))) for n in range(10)]
+    rows += [_row(50, at(SINCE + timedelta(minutes=30))), _row(40, at(NOW))]
+    result = run_import(_db(tmp_path, rows, ddl), since=SINCE)
+    assert _values(result) == [("2026-11-28T10:00:00Z", 81), ("2026-11-29T10:30:00Z", 50),
+                               ("2026-11-29T12:00:00Z", 40)]
+    assert result.counts["snapshot_rows"] < len(rows)
