@@ -206,3 +206,12 @@ def test_since_does_not_read_the_whole_epoch_history(tmp_path: Path, ddl: str,
     assert _values(result) == [("2026-11-28T10:00:00Z", 81), ("2026-11-29T10:30:00Z", 50),
                                ("2026-11-29T12:00:00Z", 40)]
     assert result.counts["snapshot_rows"] < len(rows)
+
+
+def test_an_epoch_seconds_row_one_second_before_since_is_in_force(tmp_path: Path) -> None:
+    """Seconds stored as numbers: the last row before since, a second before it, is kept."""
+    rows = [_row(90, int((SINCE - timedelta(hours=1)).timestamp())),
+            _row(80, int((SINCE - timedelta(seconds=1)).timestamp())),
+            _row(70, int((SINCE + timedelta(minutes=30)).timestamp()))]
+    result = run_import(_db(tmp_path, rows, NUMERIC_DDL), since=SINCE)
+    assert _values(result) == [("2026-11-29T09:59:59Z", 80), ("2026-11-29T10:30:00Z", 70)]
