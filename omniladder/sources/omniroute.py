@@ -335,16 +335,22 @@ def _stream(db: sqlite3.Connection, query: str, parameters: Mapping[str, Any],
 # milliseconds and Z, SQLite datetime('now') text, epoch milliseconds. The epoch form may be
 # stored as an integer or, in a TEXT column, as a string of digits; epoch seconds are
 # accepted the same way. Each form is a range of its own in SQLite's ordering (numbers before
-# text; digit strings before "2026-..."), so a filter over the created_at index is an OR of
-# ranges. The ranges are a superset (whole seconds); the exact comparison is made in Python.
+# text; digit strings before "1970-..." and "2026-..."), so a filter over the created_at
+# index is an OR of ranges. The ranges are a superset (whole seconds); the exact comparison
+# is made in Python. No range stops at the import instant: rows dated after it are read, so
+# they are skipped and counted as without --since (README "Streaming").
 _RECENT = (
     "(created_at >= :iso_t"
     " OR (created_at >= :iso_space AND created_at < :iso_date_t)"
-    " OR (created_at >= :ms_lo AND created_at < :ms_hi)"
-    " OR (created_at >= :ms_lo_text AND created_at < :ms_hi_text)"
-    " OR (created_at >= :s_lo AND created_at < :s_hi)"
-    " OR (created_at >= :s_lo_text AND created_at < :s_hi_text))"
+    # numbers: milliseconds from since on (every number below '' , the least text)
+    " OR (created_at >= :ms_lo AND created_at < '')"
+    # numbers: seconds from since on, below db_instant's seconds/milliseconds split
+    " OR (created_at >= :s_lo AND created_at < :split)"
+    # digit strings, seconds or milliseconds: from since's seconds on, as text
+    " OR (created_at >= :s_lo_text AND created_at < :floor))"
 )
+EPOCH_SPLIT = 100_000_000_000
+"""db_instant's split: a number at or above it is epoch milliseconds, below it seconds."""
 
 # The value in force at since, per (connection, window_key), read through OmniRoute's
 # (connection_id, created_at) index: a walk down from since over the series' text rows (ISO
@@ -360,26 +366,26 @@ _NUMERIC_WALKS = (
     # epoch digits in a TEXT column (13-digit milliseconds order as text)
     "WHERE connection_id = :cid AND window_key = :window AND created_at >= '0' "
     "AND created_at < :ms_text ORDER BY created_at DESC LIMIT 3",
-    # numbers stored as numbers (a column without TEXT affinity)
-    "WHERE connection_id = :cid AND window_key = :window AND created_at < :ms_int "
+    # milliseconds stored as numbers (a column without TEXT affinity)
+    "WHERE connection_id = :cid AND window_key = :window AND created_at >= :split "
+    "AND created_at < :ms_int ORDER BY created_at DESC LIMIT 3",
+    # seconds stored as numbers: all below the split, so the walk above never sees them
+    "WHERE connection_id = :cid AND window_key = :window AND created_at < :s_int "
     "ORDER BY created_at DESC LIMIT 3",
 )
 _HAS_NUMERIC = f"SELECT 1 FROM {SNAPSHOTS_TABLE} WHERE created_at < :floor LIMIT 1"
 
 
-def _recent_bounds(since: datetime, now: datetime) -> dict[str, Any]:
+def _recent_bounds(since: datetime) -> dict[str, Any]:
     """Parameters of ``_RECENT``: every form of an instant from since's whole second on."""
     low = since.astimezone(UTC).replace(microsecond=0)
-    high = max(now.astimezone(UTC), low) + timedelta(seconds=1)
-    low_s, high_s = int(low.timestamp()), int(high.timestamp()) + 1
+    low_s = int(low.timestamp())
     return {
         "iso_t": low.strftime("%Y-%m-%dT%H:%M:%S"),
         "iso_space": low.strftime("%Y-%m-%d %H:%M:%S"),
         "iso_date_t": low.strftime("%Y-%m-%dT"),
-        "ms_lo": low_s * 1000, "ms_hi": high_s * 1000,
-        "ms_lo_text": str(low_s * 1000), "ms_hi_text": str(high_s * 1000),
-        "s_lo": low_s, "s_hi": high_s,
-        "s_lo_text": str(low_s), "s_hi_text": str(high_s),
+        "ms_lo": low_s * 1000, "s_lo": low_s, "split": EPOCH_SPLIT,
+        "s_lo_text": str(low_s), "floor": TEXT_FLOOR,
     }
 
 
@@ -408,7 +414,7 @@ class _Reader:
         return _stream(self.db, f"SELECT {listed} FROM {CONNECTIONS_TABLE}", {},
                        CONNECTION_COLUMNS, CONNECTIONS_TABLE, self.shown)
 
-    def snapshots(self, since: datetime | None, now: datetime) -> Iterator[dict[str, Any]]:
+    def snapshots(self, since: datetime | None) -> Iterator[dict[str, Any]]:
         """Every row (since None), else the rows at or after since (a superset by whole
         seconds) followed by the latest row before since of every (connection, window_key)."""
         listed, names = _snapshot_select(self.snapshot_columns)
@@ -417,7 +423,7 @@ class _Reader:
                                SNAPSHOTS_TABLE, self.shown)
             return
         yield from _stream(self.db, f"SELECT {listed} FROM {SNAPSHOTS_TABLE} WHERE {_RECENT}",
-                           _recent_bounds(since, now), names, SNAPSHOTS_TABLE, self.shown)
+                           _recent_bounds(since), names, SNAPSHOTS_TABLE, self.shown)
         yield from self._in_force(since, listed, names)
 
     def _in_force(self, since: datetime, listed: str, names: tuple[str, ...]
@@ -428,12 +434,15 @@ class _Reader:
                  + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S")
         series = list(_stream(self.db, _SERIES, {}, ("cid", "window"), SNAPSHOTS_TABLE,
                               self.shown))
-        numeric = self.db.execute(_HAS_NUMERIC, {"floor": TEXT_FLOOR}).fetchone() is not None
+        # through _stream like every other read: a damaged page is an InputError, not a crash
+        numeric = next(_stream(self.db, _HAS_NUMERIC, {"floor": TEXT_FLOOR}, ("one",),
+                               SNAPSHOTS_TABLE, self.shown), None) is not None
         text_walk = f"SELECT {listed} FROM {SNAPSHOTS_TABLE} {_TEXT_WALK}"
         numeric_walks = [f"SELECT {listed} FROM {SNAPSHOTS_TABLE} {walk}"
                          for walk in _NUMERIC_WALKS]
         since_ms = math.floor(since.timestamp() * 1000)
-        bounds = {"ms_int": since_ms, "ms_text": str(since_ms)}
+        bounds = {"ms_int": since_ms, "ms_text": str(since_ms), "split": EPOCH_SPLIT,
+                  "s_int": math.floor(since.timestamp()) + 1}
         for key in series:
             parameters = {**key, "floor": TEXT_FLOOR, "upper": upper}
             date: str | None = None
@@ -816,7 +825,7 @@ def import_omniroute(path: Path, shown: str, catalogs: Catalogs, scopes: WindowS
     notes: list[str] = []
     with _Database(path, shown) as reader:
         connections = map_connections(reader.connections(), catalogs, shown, notes)
-        readings, rows = map_snapshots(reader.snapshots(options.since, options.now),
+        readings, rows = map_snapshots(reader.snapshots(options.since),
                                        connections, options, scopes, shown, notes)
     if options.since is not None:
         notes.append(f"history before --since {timefmt.iso(options.since)}: only the value in "
