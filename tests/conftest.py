@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer.testing
 from hypothesis import HealthCheck, settings
 
 # Property and fuzz tests draw the same examples on every run, so a green CI run is
@@ -15,6 +17,23 @@ settings.register_profile(
 settings.register_profile("explore", deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("repeatable")
+
+# typer's CliRunner turns the application into click commands on every invoke (about 25 ms
+# for omniladder's, half of a small plan); the commands are stateless, so each application
+# is turned once per test process. The key holds the application itself, so an id reused by
+# a later application never finds an earlier one's commands.
+_BUILT: dict[int, tuple[Any, Any]] = {}
+_build_command = typer.testing._get_command  # type: ignore[attr-defined]
+
+
+def _command_once(app: Any) -> Any:
+    found = _BUILT.get(id(app))
+    if found is None or found[0] is not app:
+        found = _BUILT[id(app)] = (app, _build_command(app))
+    return found[1]
+
+
+typer.testing._get_command = _command_once  # type: ignore[attr-defined,assignment]
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
