@@ -210,3 +210,26 @@ def test_piped_output_has_a_fixed_width_without_columns(monkeypatch: pytest.Monk
     assert verdict.startswith("auto/subscription: ")
     unwrapped = ("now ", "inputs: ", verdict)
     assert max(len(line) for line in lines if not line.startswith(unwrapped)) <= 120
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+@pytest.mark.parametrize("args", [
+    ["why", "claude-max-work"], ["who", "claude/claude-sonnet-4-5"],
+    ["who", "codex/gpt-5.1-codex", "auto/coding:subscription"]], ids=["why", "who", "who-id"])
+def test_a_tree_wraps_under_its_own_guides(args: list[str], columns: int,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long label continues under its node's guides, never back at the first column, and
+    no line is wider than the terminal."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    result = runner.invoke(app, [*args, "--config", str(EXAMPLES / "omniladder.toml")])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    root = next(n for n, line in enumerate(lines) if lines[n + 1][:1] in "├└")
+    tree = lines[root + 1:]
+    assert len(tree) > 10
+    assert max(len(line) for line in lines) <= columns
+    assert all(line[:1] in "│├└ " for line in tree), [x for x in tree if x[:1] not in "│├└ "]
+    wrapped = [line for line in tree if not re.match(r"^[│ ]*[├└]── ", line)]
+    assert wrapped, "the example has labels longer than the terminal"
+    for line in wrapped:
+        assert re.match(r"^(?:[│ ]   )*[│ ] \S", line), line

@@ -104,10 +104,8 @@ def render_who(answer: WhoAnswer, out: TextIO) -> None:
     catalog = "" if answer.in_model_catalog else " · not in the model catalog (priced premium)"
     console.print(Text(f"now {timefmt.iso(answer.now)} "
                        f"({timefmt.now_source(answer.now_source)}) · {len(could)} "
-                       f"connection{'s' if len(could) != 1 else ''} list it{catalog}"),
-                  soft_wrap=True)
+                       f"connection{'s list' if len(could) != 1 else ' lists'} it{catalog}"))
     tree = _Tree()
     tree.add((Text(answer.target, style="bold"), [_id_node(a) for a in answer.answers]),
              root=True)
-    for line in tree.lines:
-        console.print(line, overflow="fold", no_wrap=False, crop=False, soft_wrap=True)
+    tree.print(console)

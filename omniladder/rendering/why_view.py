@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, TextIO
 
+from rich.console import Console
 from rich.text import Text
 
 from omniladder import timefmt
@@ -163,20 +164,32 @@ def why_json(trace: Trace) -> str:
 
 
 class _Tree:
-    """Lines with ``├──`` / ``└──`` guides, built from nested (label, children) nodes."""
+    """Lines with ``├──`` / ``└──`` guides, built from nested (label, children) nodes.
+
+    Each line keeps its guide apart from its label, so ``print`` wraps a long label under
+    its own guides, two columns in, instead of back to the first column.
+    """
 
     def __init__(self) -> None:
-        self.lines: list[Text] = []
+        self.lines: list[tuple[str, str, Text]] = []
+        """(guide of the first line, guide of the label's further lines, label)."""
 
     def add(self, node: tuple[Text | str, list[Any]], prefix: str = "", last: bool = True,
             root: bool = False) -> None:
         label, children = node
-        text = Text(prefix if root else prefix + ("└── " if last else "├── "))
-        text.append(label if isinstance(label, Text) else Text(label))
-        self.lines.append(text)
         inner = prefix if root else prefix + ("    " if last else "│   ")
+        self.lines.append((prefix if root else prefix + ("└── " if last else "├── "),
+                           inner + ("│ " if children else "  "),
+                           label if isinstance(label, Text) else Text(label)))
         for index, child in enumerate(children):
             self.add(child, inner, index == len(children) - 1)
+
+    def print(self, console: Console) -> None:
+        for first, rest, label in self.lines:
+            room = max(console.width - len(rest), 20)
+            for number, line in enumerate(label.wrap(console, room, overflow="fold")):
+                line.rstrip()
+                console.print(Text(first if number == 0 else rest) + line, soft_wrap=True)
 
 
 def _leaf(label: Text | str) -> tuple[Text | str, list[Any]]:
@@ -446,5 +459,4 @@ def render_why(trace: Trace, out: TextIO) -> None:
     children.append(("verdicts", [_verdict_node(trace, v) for v in trace.verdicts]))
     tree = _Tree()
     tree.add((title, children), root=True)
-    for line in tree.lines:
-        console.print(line, overflow="fold", no_wrap=False, crop=False, soft_wrap=True)
+    tree.print(console)
