@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from omniladder.rendering.plan_view import ExclusionLine, PlanView
+from omniladder.rendering.plan_view import ExclusionLine, PlanView, remedy_groups
 
 _ACTIVE = re.compile(r"([\\`*_\[\]<>|~&])")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -112,11 +112,7 @@ def plan_markdown(plan: PlanView, *, detail: bool = False) -> str:
 
 def _unverified(plan: PlanView) -> list[str]:
     """Why each unverified connection is, once per (connection, reason, detail)."""
-    groups: dict[tuple[str, str, str], list[int]] = {}
-    for entry in plan.pool:
-        for mark in entry.unverified:
-            groups.setdefault((mark.connection_id, mark.reason, mark.detail), []).append(
-                entry.position)
+    groups = plan.unverified_groups()
     if not groups:
         return []
     return ["", "**Unverified** (admitted, quota unknown)", "", *table(
@@ -127,15 +123,13 @@ def _unverified(plan: PlanView) -> list[str]:
 
 def _to_change(shown: Sequence[ExclusionLine]) -> list[str]:
     """Each listed exclusion's remedy, a shared one once; an overlay stub as a TOML block."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for x in shown:
-        if x.fix:
-            groups.setdefault((x.reason, x.fix), []).append(
-                f"{code(x.connection_id)} ({code(x.model) if x.model else 'all models'})")
+    groups = remedy_groups(shown)
     if not groups:
         return []
     lines = ["**To change this**", ""]
-    for (reason, fix), labels in groups.items():
+    for (reason, fix), members in groups.items():
+        labels = [f"{code(x.connection_id)} ({code(x.model) if x.model else 'all models'})"
+                  for x in members]
         prose, _, stub = fix.partition("\n[[entries]]")
         lines.append(f"- {', '.join(labels)} {code(reason)}: "
                      + "<br>".join(text(p) for p in prose.split("\n")))

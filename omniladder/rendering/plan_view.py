@@ -117,6 +117,16 @@ class PlanView:
             counts.append(f"{self.candidates} candidates")
         return counts
 
+    def unverified_groups(self) -> dict[tuple[str, str, str], list[int]]:
+        """Each (connection, reason, detail) of the pool's unverified marks, once, with the
+        pool positions it is unverified at."""
+        groups: dict[tuple[str, str, str], list[int]] = {}
+        for entry in self.pool:
+            for mark in entry.unverified:
+                groups.setdefault((mark.connection_id, mark.reason, mark.detail), []).append(
+                    entry.position)
+        return groups
+
     def made_by(self) -> str | None:
         """``, made by omniladder X`` for a saved plan whose stamp names it."""
         made = self.saved.omniladder_version if self.saved is not None else None
@@ -148,3 +158,14 @@ def view_of_saved(saved: SavedPlan, file: str) -> PlanView:
                 for c in saved.clamps],
         summary=saved.summary, saved=SavedFrom(file, saved.omniladder_version),
         warnings=saved.warnings)
+
+
+def remedy_groups(shown: Sequence[ExclusionLine]
+                  ) -> dict[tuple[str, str], list[ExclusionLine]]:
+    """The listed exclusions by (reason, remedy): a remedy shared by several (one overlay
+    entry for every connection of an uncurated provider) is given once, under all of them."""
+    groups: dict[tuple[str, str], list[ExclusionLine]] = {}
+    for x in shown:
+        if x.fix:
+            groups.setdefault((x.reason, x.fix), []).append(x)
+    return groups

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from omniladder.rendering.plan_view import ExclusionLine, PlanView, view_of_plan
+from omniladder.rendering.plan_view import ExclusionLine, PlanView, remedy_groups, view_of_plan
 
 if TYPE_CHECKING:
     from omniladder.plan import Plan
@@ -198,11 +198,7 @@ def render_table(given: PlanView | Plan, out: TextIO, *, detail: bool = False) -
 def _unverified(console: Console, plan: PlanView) -> None:
     """Why each unverified connection is unverified, once per (connection, reason, detail),
     with the pool positions it is unverified at."""
-    groups: dict[tuple[str, str, str], list[int]] = {}
-    for entry in plan.pool:
-        for mark in entry.unverified:
-            groups.setdefault((mark.connection_id, mark.reason, mark.detail), []).append(
-                entry.position)
+    groups = plan.unverified_groups()
     if not groups:
         return
     fitted_table(
@@ -218,15 +214,12 @@ def _to_change(console: Console, shown: Sequence[ExclusionLine]) -> None:
     a sentence or a TOML stub to paste, which a column would squeeze at 80 columns. The
     same remedy for several exclusions (one overlay entry for every connection of an
     uncurated provider) is printed once, under all of them."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for x in shown:
-        if x.fix:
-            groups.setdefault((x.reason, x.fix), []).append(
-                f"{x.connection_id} ({x.model or 'all models'})")
+    groups = remedy_groups(shown)
     if not groups:
         return
     console.print(Text("To change this", style="italic"))
-    for (reason, fix), labels in groups.items():
+    for (reason, fix), members in groups.items():
+        labels = [f"{x.connection_id} ({x.model or 'all models'})" for x in members]
         head = Text(", ".join(labels), style="bold")
         head.append(" ")
         head.append(reason, style="yellow")
