@@ -528,19 +528,9 @@ def test_a_closed_stdout_still_writes_the_files(name: str, tmp_path: Path) -> No
 
 def test_every_command_meets_a_closed_stdout(tmp_path: Path) -> None:
     """Each command path of the application has a closed-stdout case above."""
-    from typer.main import get_command
+    from tests.test_meta import command_paths
 
-    from omniladder.cli import app
-
-    paths: set[str] = set()
-    groups: list[tuple[str, Any]] = [("", get_command(app))]
-    while groups:
-        prefix, group = groups.pop()
-        for name, command in group.commands.items():
-            if hasattr(command, "commands"):
-                groups.append((f"{prefix}{name} ", command))
-            else:
-                paths.add(f"{prefix}{name}")
+    paths = {" ".join(path) for path in command_paths()}
     covered = {" ".join(args[:2]) if args[0] in {"catalog", "audit", "import"} else args[0]
                for args in CLOSED_STDOUT.values() if not args[0].startswith("-")}
     covered |= set(writing_commands(tmp_path))

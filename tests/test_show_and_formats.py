@@ -309,17 +309,16 @@ def test_compare_notes_changed_inputs_and_keeps_the_exit_code(tmp_path: Path) ->
 
 def commands_taking_format() -> dict[str, Any]:
     """Every command and sub-command (``audit omniroute``) with a --format option."""
+    from tests.test_meta import command_paths
+
     found = {}
-    groups: list[tuple[str, Any]] = [("", get_command(app))]
-    while groups:
-        prefix, group = groups.pop()
-        for name, command in group.commands.items():
-            full = f"{prefix}{name}"
-            if hasattr(command, "commands"):
-                groups.append((f"{full} ", command))
-            for param in getattr(command, "params", []):
-                if "--format" in getattr(param, "opts", []):
-                    found[full] = param
+    for path in command_paths():
+        command: Any = get_command(app)
+        for name in path:
+            command = command.commands[name]
+        for param in command.params:
+            if "--format" in getattr(param, "opts", []):
+                found[" ".join(path)] = param
     return found
 
 
