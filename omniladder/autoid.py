@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from omniladder import timefmt
 from omniladder.errors import UsageError
@@ -22,8 +21,7 @@ _GRAMMAR = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class AutoId:
+class AutoId(NamedTuple):
     text: str
     tier: AutoTier
     category: str | None = None

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from omniladder import timefmt
 from omniladder.errors import InputError
@@ -22,8 +21,7 @@ _STEP_SOURCES: dict[int, BillingSource] = {
     1: "keyless", 2: "catalog", 3: "catalog-provider-wide", 4: "uncurated"}
 
 
-@dataclass(frozen=True, slots=True)
-class Observation:
+class Observation(NamedTuple):
     """The provider's own report of overage that R2a considered (a reading's ``overage``)."""
 
     overage: str
@@ -35,8 +33,7 @@ class Observation:
     """Why it was applied, or why not."""
 
 
-@dataclass(frozen=True, slots=True)
-class BillingInfo:
+class BillingInfo(NamedTuple):
     billing: BillingClass
     overage: OverageClass
     source: BillingSource
@@ -136,7 +133,7 @@ def observe(info: BillingInfo, readings: Sequence[Reading], now: datetime,
         if info.overage == "meters-to-paid":
             return _noted(info, reading, fresh, False, f"{seen}; agrees with the "
                           f"{info.overage_source} overage")
-        return replace(info, overage="meters-to-paid", overage_source="observed",
+        return info._replace(overage="meters-to-paid", overage_source="observed",
                        observation=Observation(reading.overage, reading.checked_at, fresh, True,
                                                f"{seen}: narrows {info.overage} to "
                                                "meters-to-paid (R2a)"))
@@ -153,7 +150,7 @@ def observe(info: BillingInfo, readings: Sequence[Reading], now: datetime,
         why = (f"the reading is {timefmt.duration(age)} old (max "
                f"{timefmt.duration(max_age_seconds)}); only a fresh report widens")
     else:
-        return replace(info, overage="hard-stop", overage_source="observed",
+        return info._replace(overage="hard-stop", overage_source="observed",
                        observation=Observation(reading.overage, reading.checked_at, fresh, True,
                                                f"{seen}: widens the catalog's unknown to "
                                                "hard-stop while fresh (R2a)"))
@@ -163,7 +160,7 @@ def observe(info: BillingInfo, readings: Sequence[Reading], now: datetime,
 def _noted(info: BillingInfo, reading: Reading, fresh: bool, applied: bool,
            note: str) -> BillingInfo:
     assert reading.overage is not None
-    return replace(info, observation=Observation(reading.overage, reading.checked_at, fresh,
+    return info._replace(observation=Observation(reading.overage, reading.checked_at, fresh,
                                                  applied, note))
 
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from omniladder.models import PAID_RUNGS, BudgetSettings, SpendEvent
 
@@ -34,8 +33,7 @@ def next_period_start(now: datetime, period: str) -> datetime:
     return start.replace(year=year, month=month)
 
 
-@dataclass(frozen=True)
-class BudgetPosition:
+class BudgetPosition(NamedTuple):
     rung: str
     state: BudgetState
     budget_usd: float | None

@@ -9,9 +9,9 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
-from typing import Literal, TypedDict
+from typing import Literal, NamedTuple, TypedDict
 
 from omniladder import timefmt
 from omniladder.autoid import AutoId, NowSource
@@ -89,8 +89,7 @@ class PlanSettings(TypedDict):
     cheap_max_input_usd_per_mtok: float
 
 
-@dataclass(frozen=True, slots=True)
-class UnverifiedMark:
+class UnverifiedMark(NamedTuple):
     """Why one connection of a pool entry is unverified: its quota verdict was unknown."""
 
     connection_id: str
@@ -98,8 +97,7 @@ class UnverifiedMark:
     detail: str
 
 
-@dataclass(frozen=True, slots=True)
-class PoolEntry:
+class PoolEntry(NamedTuple):
     position: int
     rung: Rung
     provider: str
@@ -110,8 +108,7 @@ class PoolEntry:
     """One mark per unverified connection, in allowlist order (SPEC §4.2)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Exclusion:
+class Exclusion(NamedTuple):
     connection_id: str
     provider: str
     model: str | None
@@ -123,8 +120,7 @@ class Exclusion:
     """What would change the answer (omniladder.remedies); None only for an unknown code."""
 
 
-@dataclass(frozen=True, slots=True)
-class RungStatus:
+class RungStatus(NamedTuple):
     rung: Rung
     state: RungState
     candidates: int
@@ -134,8 +130,7 @@ class RungStatus:
     note: str
 
 
-@dataclass(frozen=True, slots=True)
-class ConnectionRecord:
+class ConnectionRecord(NamedTuple):
     id: str
     provider: str
     auth_type: str
@@ -147,16 +142,14 @@ class ConnectionRecord:
     overage_source: str
 
 
-@dataclass(frozen=True, slots=True)
-class Clamp:
+class Clamp(NamedTuple):
     connection_id: str
     rate_limited_until: datetime
     clamped_to: datetime
     cooling: bool
 
 
-@dataclass(frozen=True, slots=True)
-class PairDecision:
+class PairDecision(NamedTuple):
     """The verdict on one (candidate, connection) pair, with everything that decided it."""
 
     connection_id: str
@@ -171,8 +164,7 @@ class PairDecision:
     verdict: Verdict | None
 
 
-@dataclass(frozen=True, slots=True)
-class ConnectionFacts:
+class ConnectionFacts(NamedTuple):
     """What is true of a connection whatever the auto id: billing, models, R5 gates."""
 
     connection: Connection
@@ -183,8 +175,7 @@ class ConnectionFacts:
     cooldown: Cooldown | None
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     auto_id: AutoId
     now: datetime
     now_source: NowSource

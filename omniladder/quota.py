@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from omniladder import timefmt
 from omniladder.models import Connection, LadderSettings, Reading, Window
@@ -27,8 +26,7 @@ def readings_until(history: Sequence[Reading], now: datetime) -> Sequence[Readin
     return history[:cut]
 
 
-@dataclass(frozen=True, slots=True)
-class WindowView:
+class WindowView(NamedTuple):
     """One window of a reading, seen for one model at one instant (R6)."""
 
     window: Window
@@ -81,8 +79,7 @@ def figures_of(reading: Reading, model: str, at: datetime
     return best, limiting, dated, dated_window
 
 
-@dataclass(frozen=True, slots=True)
-class ReplayStep:
+class ReplayStep(NamedTuple):
     """One reading of the R7 replay: what it showed and the state it left."""
 
     checked_at: datetime
@@ -93,8 +90,7 @@ class ReplayStep:
     in_play_after: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Verdict:
+class Verdict(NamedTuple):
     kind: VerdictKind
     reason: str | None
     """A reason code when the verdict is not usable."""
@@ -272,8 +268,7 @@ def _names_model(found: Verdict) -> bool:
 # --- R9 cooldown clamp ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Cooldown:
+class Cooldown(NamedTuple):
     until: datetime
     """The configured ``rate_limited_until``."""
     end: datetime

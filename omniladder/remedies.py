@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from omniladder import timefmt
 from omniladder.autoid import AutoId
@@ -32,8 +31,13 @@ IMPORT_HINT = "omniladder import SOURCE … --connection {cid} --quota QUOTA_FIL
 """How a fresh reading gets in (README: Real inputs); SOURCE is the telemetry the operator has."""
 
 
-@dataclass(frozen=True, slots=True)
-class RemedyContext:
+# Files are named by kind, not path: a remedy, like the rest of the plan, must not depend on
+# where the inputs live (a saved plan compares equal after a move).
+CONNECTIONS_FILE = "the connections file"
+SETTINGS_FILE = "the settings file"
+
+
+class RemedyContext(NamedTuple):
     """What every remedy of one plan may read besides the exclusion itself."""
 
     auto_id: AutoId
@@ -42,11 +46,6 @@ class RemedyContext:
     budgets: Mapping[str, BudgetPosition]
     categories_of: Callable[[str, str], tuple[str, ...] | None]
     """The catalog categories of ``(provider, model)``; None when the model is not listed."""
-
-    # Files are named by kind, not path: a remedy, like the rest of the plan, must not
-    # depend on where the inputs live (a saved plan compares equal after a move).
-    connections_file = "the connections file"
-    settings_file = "the settings file"
 
 
 def overlay_stub(connection: Connection, *, billing: str, overage: str, reason: str,
@@ -101,8 +100,7 @@ def remedy(reason: str, connection: Connection, billing: BillingInfo,
     return handler(_Case(reason, connection, billing, cooldown, model, rung, verdict, ctx))
 
 
-@dataclass(frozen=True, slots=True)
-class _Case:
+class _Case(NamedTuple):
     reason: str
     connection: Connection
     billing: BillingInfo
@@ -127,14 +125,14 @@ class _Case:
 
 def _inactive(case: _Case) -> str:
     return (f"set active = true (or remove the key) on connection {case.cid!r} in "
-            f"{case.ctx.connections_file}")
+            f"{CONNECTIONS_FILE}")
 
 
 def _terminal(case: _Case) -> str:
     status = case.connection.status
     return (f"status {status!r} is terminal (R5): once the account works again, set "
             f'status = "ok" (or remove the key) on connection {case.cid!r} in '
-            f"{case.ctx.connections_file}")
+            f"{CONNECTIONS_FILE}")
 
 
 def _cooldown(case: _Case) -> str:
@@ -145,14 +143,14 @@ def _cooldown(case: _Case) -> str:
     if cool.clamped:
         text += " (clamped to its own quota reset, R9)"
     return (text + "; if the limit has lifted already, update or remove rate_limited_until on "
-            f"connection {case.cid!r} in {case.ctx.connections_file}")
+            f"connection {case.cid!r} in {CONNECTIONS_FILE}")
 
 
 def _billing_not_subscription(case: _Case) -> str:
     override = case.billing.override or {}
     if override.get("billing") == "metered":
         return (f'connection {case.cid!r} sets billing = "metered" itself in '
-                f"{case.ctx.connections_file}; removing that key restores the catalog's "
+                f"{CONNECTIONS_FILE}; removing that key restores the catalog's "
                 "billing. That grants subscription status again: do it only if the account "
                 "is a flat-rate plan")
     serves = f" on the {case.rung} rung" if case.rung else ""
@@ -166,7 +164,7 @@ def _billing_uncurated(case: _Case) -> str:
     lines = []
     if case.billing.near:
         lines.append(f"if you meant {case.billing.near}, fix the connection in "
-                     f"{case.ctx.connections_file} instead.")
+                     f"{CONNECTIONS_FILE} instead.")
     lines.append(
         "uncurated is treated as metered. This entry GRANTS subscription status and a hard "
         "stop: add it only if the account is a flat-rate plan that refuses requests past its "
@@ -198,7 +196,7 @@ def _overage(case: _Case) -> str:
         catalog = (billing.matched.entry.overage if billing.matched is not None
                    else "unknown (uncurated)")
         return (f"connection {case.cid!r} sets overage = {override['overage']!r} itself in "
-                f"{case.ctx.connections_file}; removing that key restores the catalog's "
+                f"{CONNECTIONS_FILE}; removing that key restores the catalog's "
                 f"overage ({catalog}). Do it only if the account refuses requests past its "
                 "plan: that grants the hard stop")
     if billing.overage == "meters-to-paid":
@@ -243,7 +241,7 @@ def _quota_stale(case: _Case) -> str:
     max_age = case.ctx.ladder.max_reading_age_seconds
     when = f" of {timefmt.iso(reading.checked_at)}" if reading is not None else ""
     return (f"its reading{when} is older than max_reading_age_seconds = {max_age:g} "
-            f"([ladder] in {case.ctx.settings_file}): import a fresh reading "
+            f"([ladder] in {SETTINGS_FILE}): import a fresh reading "
             f"({IMPORT_HINT.format(cid=case.cid)}; `import omniroute --confirmed-at now` adds "
             "one when the gateway was still polling and nothing changed), or raise "
             "max_reading_age_seconds")
@@ -307,7 +305,7 @@ def _budget_key(rung: str | None) -> str:
 def _budget_disabled(case: _Case) -> str:
     position = case.ctx.budgets.get(case.rung or "")
     period = position.period if position is not None else "period"
-    return (f"{_budget_key(case.rung)} = 0 in {case.ctx.settings_file} disables the rung: a "
+    return (f"{_budget_key(case.rung)} = 0 in {SETTINGS_FILE} disables the rung: a "
             f"positive budget opens it to paid traffic up to that amount each {period} "
             "(enforced only with a spend ledger)")
 
@@ -320,7 +318,7 @@ def _budget_spent(case: _Case) -> str:
              f"{timefmt.usd(position.budget_usd or 0)} spent; "
              if position is not None else "")
     return (f"{spent}the next {period} starts at {timefmt.iso(starts)}; raising "
-            f"{_budget_key(case.rung)} in {case.ctx.settings_file} allows more paid traffic "
+            f"{_budget_key(case.rung)} in {SETTINGS_FILE} allows more paid traffic "
             "now")
 
 
@@ -341,7 +339,7 @@ def _not_in_category(case: _Case) -> str:
 
 def _no_models(case: _Case) -> str:
     return (f'list the models it serves (models = ["…"]) on connection {case.cid!r} in '
-            f"{case.ctx.connections_file}, or add models of provider "
+            f"{CONNECTIONS_FILE}, or add models of provider "
             f"{case.connection.provider!r} in a model catalog overlay (--models-catalog FILE)")
 
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from omniladder.billing import BillingInfo
 from omniladder.loading import Catalogs
@@ -12,8 +11,7 @@ from omniladder.models import Rung, Tier, TierSettings
 TierSource = Literal["free-provider", "catalog-override", "price", "not-in-catalog"]
 
 
-@dataclass(frozen=True, slots=True)
-class TierInfo:
+class TierInfo(NamedTuple):
     tier: Tier
     source: TierSource
     input_usd_per_mtok: float | None

@@ -471,10 +471,8 @@ def test_markdown_carries_the_warnings_as_a_quote() -> None:
     assert warning_lines([]) == []
     assert warning_lines(["a|b_c", "second"]) == [
         "> **warning:** a\\|b\\_c  \n> **warning:** second", ""]
-    from dataclasses import replace
-
-    result = replace(plan(fleet([conn("c", models=["sonnet"])], [])),
-                     warnings=("first <b>", "second"))
+    result = plan(fleet([conn("c", models=["sonnet"])], []))._replace(
+        warnings=("first <b>", "second"))
     lines = plan_markdown(view_of_plan(result)).splitlines()
     start = lines.index("> **warning:** first \\<b\\>  ")
     assert lines[start + 1:start + 4] == ["> **warning:** second", "", "**Ladder**"]
