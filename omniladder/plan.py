@@ -29,7 +29,14 @@ from omniladder.models import (
     Rung,
     SpendEvent,
 )
-from omniladder.quota import Cooldown, HistoryVerdicts, Verdict, cooldown, readings_until
+from omniladder.quota import (
+    Cooldown,
+    DeferredVerdict,
+    HistoryVerdicts,
+    Verdict,
+    cooldown,
+    readings_until,
+)
 from omniladder.remedies import RemedyContext, remedy
 from omniladder.tiers import TierInfo, economic_tier, rung_of
 
@@ -149,9 +156,7 @@ class Clamp(NamedTuple):
     cooling: bool
 
 
-class PairDecision(NamedTuple):
-    """The verdict on one (candidate, connection) pair, with everything that decided it."""
-
+class _PairFields(NamedTuple):
     connection_id: str
     provider: str
     model: str
@@ -160,8 +165,29 @@ class PairDecision(NamedTuple):
     admitted: bool
     unverified: bool
     reason: str | None
-    detail: str
-    verdict: Verdict | None
+    refusal: str
+    """The detail of a refusal; empty when admitted (the detail is then the verdict's)."""
+    quota: Verdict | DeferredVerdict | None
+    """The quota verdict, computed when read if the decision did not need it."""
+
+
+class PairDecision(_PairFields):
+    """The verdict on one (candidate, connection) pair, with everything that decided it."""
+
+    __slots__ = ()
+
+    @property
+    def verdict(self) -> Verdict | None:
+        quota = self.quota
+        return quota.get() if isinstance(quota, DeferredVerdict) else quota
+
+    @property
+    def detail(self) -> str:
+        """Why it was refused; when admitted, what its quota verdict says."""
+        if not self.admitted:
+            return self.refusal
+        verdict = self.verdict
+        return verdict.detail if verdict is not None else ""
 
 
 class ConnectionFacts(NamedTuple):
@@ -395,13 +421,10 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             in_category[key] = (sourced is not None
                                 and auto_id.category in sourced.entry.categories)
 
-    # R6/R7: every (connection, model) verdict, one connection's history at a time.
-    verdicts: dict[tuple[str, str], Verdict] = {}
-    for facts in all_facts:
-        cid = facts.connection.id
-        of_history = HistoryVerdicts(planner.history(cid), now, ladder)
-        for model in facts.models:
-            verdicts[(cid, model)] = of_history(model)
+    # R6/R7: each connection's verdicts, from its history, as the decisions read them.
+    verdicts = {facts.connection.id: HistoryVerdicts(planner.history(facts.connection.id),
+                                                     now, ladder)
+                for facts in all_facts}
 
     decisions: list[PairDecision] = []
     # per candidate, per rung: [(connection id, unverified mark or None)]
@@ -412,9 +435,9 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             tier = planner.tier(provider, model, facts.billing)
             rung = rung_of(facts.billing, tier)
             cid = facts.connection.id
-            quota = verdicts[(cid, model)]
-            decision = decide(facts, provider, model, tier, rung, quota, in_category[key],
-                              auto_id, budgets, now)
+            decision = decide(facts, provider, model, tier, rung,
+                              verdicts[cid].deferred(model), in_category[key], auto_id,
+                              budgets, now)
             decisions.append(decision)
             if decision.admitted:
                 admitted.setdefault(key, {}).setdefault(rung, []).append(
@@ -533,7 +556,7 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                     planner.history(facts.connection.id), now, ladder)
             tier = planner.tier(key[0], key[1], facts.billing)
             found = decide(facts, key[0], key[1], tier, rung_of(facts.billing, tier),
-                           verdicts(key[1]), in_category[key], auto_id, budgets, now)
+                           verdicts.deferred(key[1]), in_category[key], auto_id, budgets, now)
             decided[(index, key[1])] = found
         return found
 
@@ -580,9 +603,13 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
 
 
 def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, rung: Rung,
-           quota: Verdict, in_category: bool, auto_id: AutoId,
+           quota: Verdict | DeferredVerdict, in_category: bool, auto_id: AutoId,
            budgets: dict[str, BudgetPosition], now: datetime) -> PairDecision:
-    """R10 or R11 on one (candidate, connection) pair: admitted or not, and the reason."""
+    """R10 or R11 on one (candidate, connection) pair: admitted or not, and the reason.
+
+    A deferred quota verdict is computed only when the rule reads it: R10 past its billing
+    checks and the gates, R11 on a quota rung past the gates.
+    """
     cid = facts.connection.id
     reason: str | None = None
     detail = ""
@@ -596,11 +623,16 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
             reason, detail = failed
         elif facts.gate_reason is not None:
             reason, detail = facts.gate_reason, facts.gate_detail
-        elif quota.kind != "usable":
-            reason, detail = quota.reason, quota.detail
+        else:
+            if isinstance(quota, DeferredVerdict):
+                quota = quota.get()
+            if quota.kind != "usable":
+                reason, detail = quota.reason, quota.detail
     elif facts.gate_reason is not None:
         reason, detail = facts.gate_reason, facts.gate_detail
     elif rung in QUOTA_RUNGS:
+        if isinstance(quota, DeferredVerdict):
+            quota = quota.get()
         if quota.kind == "exhausted":
             reason, detail = quota.reason, quota.detail
         else:
@@ -612,7 +644,7 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
             detail = _budget_detail(position)
     ok = reason is None
     return PairDecision(cid, provider, model, rung, tier, ok, unverified, reason,
-                        detail if not ok else quota.detail, quota)
+                        "" if ok else detail, quota)
 
 
 def _budget_detail(position: BudgetPosition) -> str:

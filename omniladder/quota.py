@@ -52,6 +52,29 @@ def figure_of(reading: Reading, model: str, at: datetime) -> tuple[float | None,
     return best, limiting
 
 
+def _figure(reading: Reading, model: str, at: datetime) -> float | None:
+    """``figure_of``'s figure alone, without building a top-level reading's window."""
+    windows = reading.windows
+    if windows is None:  # the one window of a top-level figure applies to every model
+        value = reading.remaining_percent
+        reset_at = reading.reset_at
+        if value is None or (reset_at is not None and reset_at <= at):
+            return None
+        return float(value)
+    best: float | None = None
+    for window in windows:
+        models = window.models
+        if models is not None and model not in models:
+            continue
+        reset_at = window.reset_at
+        if reset_at is not None and reset_at <= at:
+            continue
+        value = 100.0 if window.unlimited else float(window.remaining_percent or 0.0)
+        if best is None or value < best:
+            best = value
+    return best
+
+
 def figures_of(reading: Reading, model: str, at: datetime
                ) -> tuple[float | None, Window | None, float | None, Window | None]:
     """``figure_of``, and the same minimum over only the windows that carry a ``reset_at``.
@@ -121,7 +144,7 @@ def replay(readings: Sequence[Reading], model: str,
     out_since: datetime | None = None
     steps: list[ReplayStep] = []
     for reading in readings:
-        figure, _ = figure_of(reading, model, reading.checked_at)
+        figure = _figure(reading, model, reading.checked_at)
         before = in_play
         if in_play:
             if reading.status == "exhausted" or (figure is not None and figure <= cutoff):
@@ -239,24 +262,67 @@ class HistoryVerdicts:
 
     def __init__(self, history: Sequence[Reading], now: datetime,
                  ladder: LadderSettings) -> None:
-        self.readings = readings_until(history, now)
         self._history = history
-        """Every reading, for the detail when all of them lie after now."""
         self.now = now
         self.ladder = ladder
-        self._scoped = tuple(window.models for reading in self.readings
-                             for window in reading.all_windows()
-                             if window.models is not None)
+        self._readings: Sequence[Reading] | None = None
+        self._scoped: tuple[tuple[str, ...], ...] = ()
         self._shared: dict[tuple[bool, ...], Verdict] = {}
 
     def __call__(self, model: str) -> Verdict:
+        readings = self._readings
+        if readings is None:  # the first verdict asked for: a paid connection may ask none
+            readings = self._readings = readings_until(self._history, self.now)
+            # A top-level figure's window applies to every model: only listed windows count.
+            self._scoped = tuple(window.models for reading in readings
+                                 if reading.windows is not None for window in reading.windows
+                                 if window.models is not None)
         key = tuple([model in models for models in self._scoped]) if self._scoped else ()
         found = self._shared.get(key)
         if found is None:
-            found = verdict(self.readings or self._history, model, self.now, self.ladder)
+            # with no reading at or before now, the whole history words quota-missing
+            found = verdict(readings or self._history, model, self.now, self.ladder)
             if not _names_model(found):
                 self._shared[key] = found
         return found
+
+    def deferred(self, model: str) -> DeferredVerdict:
+        """The verdict of ``model``, computed only when something reads it."""
+        return DeferredVerdict(self, model)
+
+
+class DeferredVerdict:
+    """One pair's quota verdict, computed the first time it is read.
+
+    A pair on a paid rung, or one a gate (R5) or R10's billing checks already refuse, is
+    decided without its quota; the views that show the verdict anyway (``why``, simulate's
+    causes) read it through ``PairDecision.verdict``. It compares, hashes and prints as the
+    verdict it stands for, so a plan is equal to one whose verdicts were all computed.
+    """
+
+    __slots__ = ("_model", "_source", "_value")
+
+    def __init__(self, source: HistoryVerdicts, model: str) -> None:
+        self._source = source
+        self._model = model
+        self._value: Verdict | None = None
+
+    def get(self) -> Verdict:
+        value = self._value
+        if value is None:
+            value = self._value = self._source(self._model)
+        return value
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DeferredVerdict):
+            other = other.get()
+        return self.get() == other
+
+    def __hash__(self) -> int:
+        return hash(self.get())
+
+    def __repr__(self) -> str:
+        return repr(self.get())
 
 
 def _names_model(found: Verdict) -> bool:
