@@ -59,6 +59,12 @@ class BillingInfo(NamedTuple):
 def classify(connection: Connection, catalogs: Catalogs,
              connections_file: str = "connections") -> BillingInfo:
     """Classify one connection (R1), then apply its narrowing overrides (R2)."""
+    plain = connection.billing is None and connection.overage is None
+    if plain:  # no override: the class is the catalog's for (provider, auth type)
+        class_key = ("class", connection.provider, connection.auth_type)
+        known = catalogs.memo.get(class_key)
+        if known is not None:
+            return known  # type: ignore[no-any-return]
     billing: BillingClass
     overage: OverageClass
     source: BillingSource
@@ -97,8 +103,11 @@ def classify(connection: Connection, catalogs: Catalogs,
             near = catalogs.memo[memo_key]
         else:
             near = catalogs.memo[memo_key] = _near_catalog_key(connection, catalogs)
-    return BillingInfo(billing, overage, source, matched, step, override or None,
+    info = BillingInfo(billing, overage, source, matched, step, override or None,
                        overage_source, near=near)
+    if plain:
+        catalogs.memo[class_key] = info
+    return info
 
 
 def _near_catalog_key(connection: Connection, catalogs: Catalogs) -> str | None:

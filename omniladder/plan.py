@@ -677,7 +677,7 @@ def _remedy_context(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
 def _fix(ctx: RemedyContext, facts: ConnectionFacts, reason: str,
          decision: PairDecision | None, model: str | None, rung: Rung | None) -> str | None:
     return remedy(reason, facts.connection, facts.billing, facts.cooldown, model, rung,
-                  decision.verdict if decision is not None else None, ctx)
+                  decision.quota if decision is not None else None, ctx)
 
 
 def _exclusions(facts: Sequence[ConnectionFacts], decisions: Sequence[PairDecision],

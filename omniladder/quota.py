@@ -167,8 +167,15 @@ def verdict(history: Sequence[Reading], model: str, now: datetime,
                            f"it (the first at {timefmt.short(history[0].checked_at, now)})",
                            first_after=history[0].checked_at)
         return Verdict("unknown", "quota-missing", "no quota reading at or before now")
+    return _verdict(readings, model, now, ladder, replay(readings[:-1], model, ladder))
+
+
+def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: LadderSettings,
+             replayed: tuple[bool, datetime | None, tuple[ReplayStep, ...]]) -> Verdict:
+    """``verdict`` over readings at or before now (at least one), given the R7 replay of
+    all but the latest."""
     latest = readings[-1]
-    in_play, out_since, steps = replay(readings[:-1], model, ladder)
+    in_play, out_since, steps = replayed
     threshold = ladder.exit_cutoff_percent if in_play else ladder.reentry_floor
 
     def seen() -> str:  # only the details that name the reading pay for formatting it
@@ -267,21 +274,38 @@ class HistoryVerdicts:
         self.ladder = ladder
         self._readings: Sequence[Reading] | None = None
         self._scoped: tuple[tuple[str, ...], ...] = ()
+        self._earlier_scoped = 0
+        """How many of ``_scoped`` belong to the readings before the latest (they come first)."""
         self._shared: dict[tuple[bool, ...], Verdict] = {}
+        self._replays: dict[tuple[bool, ...],
+                            tuple[bool, datetime | None, tuple[ReplayStep, ...]]] = {}
 
     def __call__(self, model: str) -> Verdict:
         readings = self._readings
         if readings is None:  # the first verdict asked for: a paid connection may ask none
             readings = self._readings = readings_until(self._history, self.now)
             # A top-level figure's window applies to every model: only listed windows count.
-            self._scoped = tuple(window.models for reading in readings
-                                 if reading.windows is not None for window in reading.windows
-                                 if window.models is not None)
+            scoped = [window.models for reading in readings[:-1]
+                      if reading.windows is not None for window in reading.windows
+                      if window.models is not None]
+            self._earlier_scoped = len(scoped)
+            if readings and readings[-1].windows is not None:
+                scoped += [window.models for window in readings[-1].windows
+                           if window.models is not None]
+            self._scoped = tuple(scoped)
         key = tuple([model in models for models in self._scoped]) if self._scoped else ()
         found = self._shared.get(key)
         if found is None:
-            # with no reading at or before now, the whole history words quota-missing
-            found = verdict(readings or self._history, model, self.now, self.ladder)
+            if not readings:  # the whole history words quota-missing
+                found = verdict(self._history, model, self.now, self.ladder)
+            else:
+                # R7's replay sees the earlier readings only: models their windows treat
+                # alike replay alike.
+                early = key[:self._earlier_scoped]
+                replayed = self._replays.get(early)
+                if replayed is None:
+                    replayed = self._replays[early] = replay(readings[:-1], model, self.ladder)
+                found = _verdict(readings, model, self.now, self.ladder, replayed)
             if not _names_model(found):
                 self._shared[key] = found
         return found

@@ -21,6 +21,7 @@ from omniladder import timefmt
 from omniladder.autoid import AutoId
 from omniladder.budgets import BudgetPosition, next_period_start
 from omniladder.models import LadderSettings
+from omniladder.quota import DeferredVerdict
 
 if TYPE_CHECKING:
     from omniladder.billing import BillingInfo
@@ -87,10 +88,11 @@ _OVERLAY_USE = "put it in an overlay file passed with --catalog FILE (or [catalo
 
 def remedy(reason: str, connection: Connection, billing: BillingInfo,
            cooldown: Cooldown | None, model: str | None, rung: str | None,
-           verdict: Verdict | None, ctx: RemedyContext) -> str | None:
+           verdict: Verdict | DeferredVerdict | None, ctx: RemedyContext) -> str | None:
     """The remedy for one exclusion: what to change, or when it changes by itself.
 
-    ``model`` is None when the exclusion covers every model of the connection. Every reason
+    ``model`` is None when the exclusion covers every model of the connection; a deferred
+    ``verdict`` is computed only by the remedies that read it (the quota ones). Every reason
     code of SPEC §4.2 (and ``no-models``) has one; None only for a code this version does
     not know (a later release may add codes).
     """
@@ -107,8 +109,13 @@ class _Case(NamedTuple):
     cooldown: Cooldown | None
     model: str | None
     rung: str | None
-    verdict: Verdict | None
+    quota: Verdict | DeferredVerdict | None
     ctx: RemedyContext
+
+    @property
+    def verdict(self) -> Verdict | None:
+        quota = self.quota
+        return quota.get() if isinstance(quota, DeferredVerdict) else quota
 
     @property
     def cid(self) -> str:

@@ -41,10 +41,12 @@ def iso(instant: datetime) -> str:
 def short(instant: datetime, now: datetime) -> str:
     """``15:00Z`` on the same UTC day as now, else ``2026-12-02 00:00Z``."""
     utc = instant.astimezone(UTC)
-    clock = utc.strftime("%H:%M:%S" if utc.second else "%H:%M") + "Z"
-    if utc.date() == now.astimezone(UTC).date():
+    clock = (f"{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}Z" if utc.second
+             else f"{utc.hour:02d}:{utc.minute:02d}Z")
+    day = utc.date()
+    if day == now.astimezone(UTC).date():
         return clock
-    return f"{utc.date().isoformat()} {clock}"
+    return f"{day.isoformat()} {clock}"
 
 
 def pct(value: float) -> str:
