@@ -293,12 +293,18 @@ class _Planner:
     def history(self, connection_id: str) -> Sequence[Reading]:
         return self.inputs.readings.get(connection_id, ())
 
-    def tier(self, provider: str, model: str, billing: BillingInfo) -> TierInfo:
+    def tier_of(self, provider: str, model: str) -> TierInfo:
+        """R3's tier of a candidate, computed once; ``tier`` also warns."""
         key = (provider, model)
         info = self._tiers.get(key)
         if info is None:
             info = economic_tier(provider, model, self.inputs.catalogs, self.settings.tiers)
             self._tiers[key] = info
+        return info
+
+    def tier(self, provider: str, model: str, billing: BillingInfo) -> TierInfo:
+        key = (provider, model)
+        info = self.tier_of(provider, model)
         if (info.source == "not-in-catalog" and billing.treated_as_metered
                 and key not in self._warned_models):
             self._warned_models.add(key)
@@ -431,17 +437,22 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     admitted: dict[tuple[str, str], dict[Rung, list[tuple[str, UnverifiedMark | None]]]] = {}
     for key, members in candidates.items():
         provider, model = key
+        listed = in_category[key]
+        tier = planner.tier_of(provider, model)
+        uncatalogued = tier.source == "not-in-catalog"
+        seated = admitted.setdefault(key, {})
         for facts in members:
-            tier = planner.tier(provider, model, facts.billing)
-            rung = rung_of(facts.billing, tier)
+            billing = facts.billing
+            if uncatalogued:  # the warning, at the first metered member, in this order
+                planner.tier(provider, model, billing)
+            rung = rung_of(billing, tier)
             cid = facts.connection.id
-            decision = decide(facts, provider, model, tier, rung,
-                              verdicts[cid].deferred(model), in_category[key], auto_id,
-                              budgets, now)
+            decision = decide(facts, provider, model, tier, rung, verdicts[cid], listed,
+                              auto_id, budgets, now)
             decisions.append(decision)
             if decision.admitted:
-                admitted.setdefault(key, {}).setdefault(rung, []).append(
-                    (cid, _unverified_mark(decision)))
+                seated.setdefault(rung, []).append(
+                    (cid, _unverified_mark(decision) if decision.unverified else None))
 
     # R11: split mixed candidates into one entry per rung; order by rung, stable within.
     pool: list[PoolEntry] = []
@@ -556,7 +567,7 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                     planner.history(facts.connection.id), now, ladder)
             tier = planner.tier(key[0], key[1], facts.billing)
             found = decide(facts, key[0], key[1], tier, rung_of(facts.billing, tier),
-                           verdicts.deferred(key[1]), in_category[key], auto_id, budgets, now)
+                           verdicts, in_category[key], auto_id, budgets, now)
             decided[(index, key[1])] = found
         return found
 
@@ -603,17 +614,19 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
 
 
 def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, rung: Rung,
-           quota: Verdict | DeferredVerdict, in_category: bool, auto_id: AutoId,
+           verdicts: HistoryVerdicts, in_category: bool, auto_id: AutoId,
            budgets: dict[str, BudgetPosition], now: datetime) -> PairDecision:
     """R10 or R11 on one (candidate, connection) pair: admitted or not, and the reason.
 
-    A deferred quota verdict is computed only when the rule reads it: R10 past its billing
-    checks and the gates, R11 on a quota rung past the gates.
+    ``verdicts`` gives the connection's quota verdicts; the model's is computed here only
+    when the rule reads it (R10 past its billing checks and the gates, R11 on a quota rung
+    past the gates), else the decision carries it deferred.
     """
     cid = facts.connection.id
     reason: str | None = None
     detail = ""
     unverified = False
+    quota: Verdict | DeferredVerdict | None = None
     if not in_category:
         reason = "not-in-category"
         detail = f"{model} does not carry category {auto_id.category!r}"
@@ -624,15 +637,13 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
         elif facts.gate_reason is not None:
             reason, detail = facts.gate_reason, facts.gate_detail
         else:
-            if isinstance(quota, DeferredVerdict):
-                quota = quota.get()
+            quota = verdicts(model)
             if quota.kind != "usable":
                 reason, detail = quota.reason, quota.detail
     elif facts.gate_reason is not None:
         reason, detail = facts.gate_reason, facts.gate_detail
     elif rung in QUOTA_RUNGS:
-        if isinstance(quota, DeferredVerdict):
-            quota = quota.get()
+        quota = verdicts(model)
         if quota.kind == "exhausted":
             reason, detail = quota.reason, quota.detail
         else:
@@ -644,7 +655,8 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
             detail = _budget_detail(position)
     ok = reason is None
     return PairDecision(cid, provider, model, rung, tier, ok, unverified, reason,
-                        "" if ok else detail, quota)
+                        "" if ok else detail,
+                        quota if quota is not None else verdicts.deferred(model))
 
 
 def _budget_detail(position: BudgetPosition) -> str:

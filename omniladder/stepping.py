@@ -217,7 +217,7 @@ class Stepper:
         verdicts = HistoryVerdicts(history, now, self.ladder)
         provider = connection.provider
         return tuple(
-            decide(facts, provider, pair.model, pair.tier, pair.rung, verdicts.deferred(pair.model),
+            decide(facts, provider, pair.model, pair.tier, pair.rung, verdicts,
                    pair.in_category, self.auto_id, budgets, now)
             for pair in self.pairs[index])
 
