@@ -131,8 +131,10 @@ def observe(info: BillingInfo, readings: Sequence[Reading], now: datetime,
     an ``unknown`` overage that came from the catalog (never a catalog ``meters-to-paid``,
     never the connection's own setting), and only while its reading is fresh (R6.5's test).
     """
-    reading = next((r for r in reversed(readings) if r.overage is not None), None)
-    if reading is None:
+    for reading in reversed(readings):
+        if reading.overage is not None:
+            break
+    else:
         return info
     assert reading.overage is not None
     age = (now - reading.checked_at).total_seconds()

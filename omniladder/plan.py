@@ -439,12 +439,14 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
         provider, model = key
         listed = in_category[key]
         tier = planner.tier_of(provider, model)
-        uncatalogued = tier.source == "not-in-catalog"
+        # R3's warning about a model outside the catalog, at its first metered member
+        unwarned = tier.source == "not-in-catalog"
         seated = admitted.setdefault(key, {})
         for facts in members:
             billing = facts.billing
-            if uncatalogued:  # the warning, at the first metered member, in this order
+            if unwarned and billing.treated_as_metered:
                 planner.tier(provider, model, billing)
+                unwarned = False
             rung = rung_of(billing, tier)
             cid = facts.connection.id
             decision = decide(facts, provider, model, tier, rung, verdicts[cid], listed,
@@ -694,24 +696,25 @@ def _fix(ctx: RemedyContext, facts: ConnectionFacts, reason: str,
 
 def _exclusions(facts: Sequence[ConnectionFacts], decisions: Sequence[PairDecision],
                 ctx: RemedyContext) -> tuple[Exclusion, ...]:
-    by_connection: dict[str, list[PairDecision]] = {}
+    # Every model of a connection has one decision; only the refused ones matter here.
+    refused: dict[str, list[PairDecision]] = {}
     for decision in decisions:
-        by_connection.setdefault(decision.connection_id, []).append(decision)
+        if not decision.admitted:
+            refused.setdefault(decision.connection_id, []).append(decision)
     out: list[Exclusion] = []
     for f in facts:
         connection = f.connection
-        mine = by_connection.get(connection.id, [])
-        if not mine:
+        if not f.models:
             out.append(Exclusion(connection.id, connection.provider, None, None, "no-models",
                                  "serves no model: no models listed and none in the model "
                                  f"catalog for provider {connection.provider!r}",
                                  _fix(ctx, f, "no-models", None, None, None)))
             continue
-        failed = [d for d in mine if not d.admitted]
+        failed = refused.get(connection.id)
         if not failed:
             continue
         reasons = {(d.reason, d.detail) for d in failed}
-        if len(failed) == len(mine) and len(reasons) == 1:
+        if len(failed) == len(f.models) and len(reasons) == 1:
             rungs = {d.rung for d in failed}
             rung = next(iter(rungs)) if len(rungs) == 1 else None
             assert failed[0].reason is not None
@@ -731,6 +734,10 @@ def _rung_statuses(auto_id: AutoId, decisions: Sequence[PairDecision],
                    pool: Sequence[PoolEntry],
                    budgets: dict[str, BudgetPosition]) -> tuple[RungStatus, ...]:
     statuses: list[RungStatus] = []
+    by_rung: dict[str, list[PairDecision]] = {rung: [] for rung in RUNGS}
+    for d in decisions:
+        if d.reason != "not-in-category":
+            by_rung[d.rung].append(d)
     for rung in RUNGS:
         position = budgets.get(rung)
         budget = position.budget_usd if position is not None else None
@@ -739,7 +746,7 @@ def _rung_statuses(auto_id: AutoId, decisions: Sequence[PairDecision],
             statuses.append(RungStatus(rung, "not-in-id", 0, 0, budget, spent,
                                        f"{auto_id.text} serves only the subscription rung"))
             continue
-        on_rung = [d for d in decisions if d.rung == rung and d.reason != "not-in-category"]
+        on_rung = by_rung[rung]
         entries = [e for e in pool if e.rung == rung]
         serving_ids = {cid for e in entries for cid in e.allowed_connection_ids}
         unverified = {cid for e in entries for cid in e.unverified_connection_ids}
