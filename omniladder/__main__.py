@@ -1,4 +1,4 @@
-from omniladder.cli import main
+from omniladder.cli import run
 
 if __name__ == "__main__":
-    main()
+    run()

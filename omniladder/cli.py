@@ -6,7 +6,7 @@ import gc
 import importlib
 import os
 import sys
-from typing import Annotated, Any, TextIO
+from typing import Annotated, Any, NoReturn, TextIO
 
 import typer
 
@@ -138,6 +138,20 @@ class _ClosedPipeGuard:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def run() -> NoReturn:
+    """The console script: ``main``, then the fast exit of omniladder.commands.lifetime."""
+    from omniladder.commands import lifetime
+
+    lifetime.keep_until_exit()
+    try:
+        main()
+    except SystemExit as stop:
+        status = lifetime.exit_status(stop.code)
+    else:
+        status = 0
+    lifetime.hard_exit(status)
 
 
 def main() -> None:

@@ -71,7 +71,8 @@ def test_a_named_command_imports_no_other_command() -> None:
         "plan", "auto/thrifty", "--config", str(EXAMPLES / "omniladder.toml"), "--json")
     assert code in (0, None), stdout
     commands = sorted(m for m in modules if m.startswith("omniladder.commands.")
-                      and m not in ("omniladder.commands.common", "omniladder.commands.help"))
+                      and m not in ("omniladder.commands.common", "omniladder.commands.help",
+                                    "omniladder.commands.lifetime"))
     assert commands == ["omniladder.commands.plan_cmd"]
 
 

@@ -18,6 +18,7 @@ from omniladder.commands.common import (
     user_errors,
     with_input_options,
 )
+from omniladder.commands.lifetime import hold
 
 audit_app = typer.Typer(
     name="audit",
@@ -72,8 +73,9 @@ def omniroute(
         parsed, warning = audit_auto_id(document, auto_id)
         inputs = options.load()
         instant, source, inputs = now_for(now, inputs)
-        result = audit_plan(document, make_plan(inputs, parsed, instant, source),
-                            (warning,) if warning else ())
+        made = make_plan(inputs, parsed, instant, source)
+        hold(made)
+        result = audit_plan(document, made, (warning,) if warning else ())
         if chosen is not Format.JSON:
             for line in result.warnings:
                 say(f"omniladder: warning: {line}")

@@ -21,6 +21,7 @@ from omniladder.commands.common import (
     with_input_options,
     write_atomic,
 )
+from omniladder.commands.lifetime import hold
 
 
 @with_input_options
@@ -58,6 +59,7 @@ def check(
         instant, source, inputs = now_for(
             now, inputs, snapshot_used=any(e.now is None for e in loaded.policy.expect))
         result = evaluate(loaded, inputs, instant, source)
+        hold(result)
         if chosen != Format.JSON:
             for warning in result.warnings:
                 say(f"omniladder: warning: {warning}")

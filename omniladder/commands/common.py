@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from omniladder.commands.lifetime import hold
 from omniladder.errors import ExitCode, OmniladderError, UsageError
 from omniladder.rendering import Format
 
@@ -81,10 +82,12 @@ class InputOptions:
         """Load and validate every input these options name."""
         from omniladder.loading import find_settings, load_inputs
 
-        return load_inputs(
+        loaded = load_inputs(
             find_settings(self.config), connections=self.connections, quota=self.quota,
             spend=self.spend, catalogs=self.catalog, models_catalogs=self.models_catalog,
             no_shipped_catalogs=self.no_shipped_catalogs)
+        hold(loaded)
+        return loaded
 
 
 _SHARED: tuple[tuple[str, Any, object], ...] = (

@@ -21,6 +21,7 @@ from omniladder.commands.common import (
     with_input_options,
     write_atomic,
 )
+from omniladder.commands.lifetime import hold
 
 
 @with_input_options
@@ -62,6 +63,7 @@ def plan(
         inputs = options.load()
         instant, source, inputs = now_for(now, inputs)
         result = make_plan(inputs, parsed, instant, source)
+        hold(result)
         document = None
         if out is not None or saved is not None:
             from omniladder.rendering.json_view import plan_document

@@ -15,6 +15,7 @@ from omniladder.commands.common import (
     with_input_options,
     write_atomic,
 )
+from omniladder.commands.lifetime import hold
 
 
 @with_input_options
@@ -47,6 +48,7 @@ def simulate(
         step_instants(first, last, every)  # usage errors before any file is read
         inputs = options.load()
         series = simulate(inputs, parsed, first, last, every)
+        hold(series)
         if svg is not None:
             from omniladder.rendering.timeline import timeline_svg
 

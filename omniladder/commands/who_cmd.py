@@ -16,6 +16,7 @@ from omniladder.commands.common import (
     user_errors,
     with_input_options,
 )
+from omniladder.commands.lifetime import hold
 
 
 @with_input_options
@@ -53,6 +54,7 @@ def who(
         inputs = options.load()
         instant, source, inputs = now_for(now, inputs)
         plans = [make_plan(inputs, parsed, instant, source) for parsed in ids]
+        hold(plans)
         provider, model, in_catalog = check_target(target, plans[0], inputs.catalogs.models)
         answer = who(plans, provider, model, in_catalog)
         if json_out:

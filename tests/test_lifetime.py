@@ -1,0 +1,109 @@
+"""The console script's exit: every byte written, the status main's SystemExit carries,
+and nothing kept when main runs in-process.
+
+``python -m omniladder`` and the ``omniladder`` script end with os._exit after flushing
+(omniladder.commands.lifetime); these run them in a child process, as operators do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from omniladder.cli import app
+from omniladder.commands import lifetime
+from tests.conftest import EXAMPLES, ROOT
+
+SETTINGS = str(EXAMPLES / "omniladder.toml")
+
+
+def child(*args: str, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "omniladder", *args], env=env, cwd=ROOT,
+                          stdout=stdout, stderr=subprocess.PIPE, text=True, check=False)
+
+
+def test_a_large_document_reaches_a_pipe_whole_before_the_process_ends(
+        tmp_path: Path) -> None:
+    generated = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "fleet.py"), str(tmp_path / "fleet"),
+         "--connections", "1500", "--seed", "3", "--connections-format", "json"],
+        capture_output=True, text=True, check=True)
+    settings = generated.stdout.strip()
+    done = child("plan", "auto/thrifty", "--config", settings, "--json")
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout) > 1_000_000  # far past any pipe or stream buffer
+    in_process = CliRunner().invoke(app, ["plan", "auto/thrifty", "--config", settings,
+                                          "--json"])
+    assert done.stdout == in_process.stdout
+    assert len(json.loads(done.stdout)["connections"]) == 1500
+
+
+def test_a_file_redirect_gets_every_byte_too(tmp_path: Path) -> None:
+    out = tmp_path / "plan.json"
+    with out.open("w") as handle:
+        done = child("plan", "auto/thrifty", "--config", SETTINGS, "--json",
+                     stdout=handle.fileno())
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["auto_id"] == "auto/thrifty"
+
+
+@pytest.mark.parametrize(("args", "status"), [
+    (("plan", "auto/thrifty", "--config", SETTINGS), 0),
+    (("plan", "auto/thrifty", "--config", SETTINGS, "--fail-on-empty",
+      "--now", "2030-01-01T00:00:00Z"), None),
+    (("plan", "auto/nonsense", "--config", SETTINGS), 2),
+    (("plan", "auto/subscription", "--config", SETTINGS, "--fail-on-empty", "--now",
+      "2026-11-29T12:00:00Z", "--connections", str(EXAMPLES / "connections.toml"),
+      "--quota", str(EXAMPLES / "quota.json")), None),
+    (("--version",), 0),
+    (("no-such-command",), 2),
+])
+def test_the_exit_status_is_the_one_main_raises(args: tuple[str, ...],
+                                                status: int | None) -> None:
+    done = child(*args)
+    if status is None:  # whatever main says in-process
+        status = CliRunner().invoke(app, list(args)).exit_code
+    assert done.returncode == status, done.stderr
+
+
+def test_an_error_message_is_flushed_before_the_exit() -> None:
+    done = child("plan", "auto/nonsense", "--config", SETTINGS)
+    assert done.returncode == 2
+    assert done.stderr.startswith("omniladder: error: AUTO_ID: invalid auto id 'auto/nonsense'")
+    assert done.stderr.endswith("\n")
+
+
+@pytest.mark.parametrize(("code", "status", "said"), [
+    (None, 0, ""), (0, 0, ""), (1, 1, ""), (2, 2, ""), ("stopped", 1, "stopped\n")])
+def test_exit_status_reads_a_system_exit_as_the_interpreter_does(
+        code: object, status: int, said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert lifetime.exit_status(code) == status
+    assert capsys.readouterr().err == said
+    interpreter = subprocess.run([sys.executable, "-c", f"raise SystemExit({code!r})"],
+                                 capture_output=True, text=True, check=False)
+    assert interpreter.returncode == status
+    assert interpreter.stderr == said
+
+
+def test_in_process_nothing_is_held() -> None:
+    assert lifetime._held is None
+    result = CliRunner().invoke(app, ["plan", "auto/thrifty", "--config", SETTINGS, "--json"])
+    assert result.exit_code == 0, result.output
+    assert lifetime._held is None
+    lifetime.hold(object())  # a no-op until keep_until_exit
+    assert lifetime._held is None
+
+
+def test_the_console_script_and_python_m_both_end_through_run() -> None:
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"omniladder": "omniladder.cli:run"}
+    assert "run()" in (ROOT / "omniladder" / "__main__.py").read_text()
