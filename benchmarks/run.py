@@ -33,6 +33,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "import typer, rich.table; from pydantic import BaseModel"
+ONE_MODEL = (BASELINE + "; from pydantic import Field\n"
+             "class Reading(BaseModel):\n    remaining_percent: float = Field(ge=0, le=100)")
+"""The baseline plus one validated model: declaring any pydantic model with a field
+imports pydantic.fields, pydantic.types, annotated_types and, for its validator, pydantic's
+plugin loader with importlib.metadata. Printed beside the start-up row for scale."""
 DAY = ("2026-11-29T00:00:00Z", "2026-11-30T00:00:00Z")
 """The day of the synthetic snapshot (taken at 12:00Z): readings arrive, resets pass."""
 WINDOW = ("2026-11-29T09:00:00Z", "2026-11-29T15:00:00Z")
@@ -188,17 +193,23 @@ def main() -> None:
         print("  measured plan and why", file=sys.stderr)
 
         base_runs: list[float] = []
+        model_runs: list[float] = []
         plan_runs: list[float] = []
         example = omniladder("plan", "auto/thrifty", "--config",
                              str(ROOT / "examples" / "omniladder.toml"), "--json")
         peak = 0.0
         for _ in range(args.pairs):
             base_runs.append(run_child([sys.executable, "-c", BASELINE])[0])
+            model_runs.append(run_child([sys.executable, "-c", ONE_MODEL])[0])
             wall, mib = run_child(example)
             plan_runs.append(wall)
             peak = max(peak, mib)
         base, plan = statistics.median(base_runs), statistics.median(plan_runs)
         ratio = plan / base
+        one_model = statistics.median(model_runs)
+        notes.append(f"start-up scale: the baseline with one pydantic model declared takes "
+                     f"{fmt_seconds(one_model)} ({one_model / base:.2f}x the baseline); the "
+                     f"example plan takes {fmt_seconds(plan)} ({plan / base:.2f}x)")
         rows.append(Row(f"example plan vs. `python -c \"{BASELINE}\"` "
                         f"({fmt_seconds(base)}; ratio, median of {args.pairs} pairs)",
                         plan, peak, f"<= 1.35x (here {ratio:.2f}x)", ratio <= 1.35, base))
