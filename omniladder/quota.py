@@ -267,6 +267,13 @@ class HistoryVerdicts:
     is computed for each model. Same results as calling ``verdict`` per model.
     """
 
+    # One per connection of a fleet, most of them never asked (paid connections): slots,
+    # and the memo tables made by the first question.
+    __slots__ = ("_earlier_scoped", "_history", "_readings", "_replays", "_scoped", "_shared",
+                 "ladder", "now")
+    _shared: dict[tuple[bool, ...], Verdict]
+    _replays: dict[tuple[bool, ...], tuple[bool, datetime | None, tuple[ReplayStep, ...]]]
+
     def __init__(self, history: Sequence[Reading], now: datetime,
                  ladder: LadderSettings) -> None:
         self._history = history
@@ -276,14 +283,13 @@ class HistoryVerdicts:
         self._scoped: tuple[tuple[str, ...], ...] = ()
         self._earlier_scoped = 0
         """How many of ``_scoped`` belong to the readings before the latest (they come first)."""
-        self._shared: dict[tuple[bool, ...], Verdict] = {}
-        self._replays: dict[tuple[bool, ...],
-                            tuple[bool, datetime | None, tuple[ReplayStep, ...]]] = {}
 
     def __call__(self, model: str) -> Verdict:
         readings = self._readings
         if readings is None:  # the first verdict asked for: a paid connection may ask none
             readings = self._readings = readings_until(self._history, self.now)
+            self._shared = {}
+            self._replays = {}
             # A top-level figure's window applies to every model: only listed windows count.
             scoped = [window.models for reading in readings[:-1]
                       if reading.windows is not None for window in reading.windows
