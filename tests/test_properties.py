@@ -339,7 +339,24 @@ def check_every_no_has_a_remedy_and_every_unverified_a_reason(inputs: LoadedInpu
             assert mark.reason == verdict.reason
 
 
+def check_every_decision_carries_its_own_verdict(inputs: LoadedInputs, result: Plan) -> None:
+    """R6/R7: whether the rule read it or it was left to be computed when asked (a paid
+    pair, a pair a gate or R10's billing refuses), each decision's verdict is the pair's
+    own, and its detail is the refusal's or, when admitted, the verdict's."""
+    ladder = inputs.settings.ladder
+    for d in result.decisions:
+        own = verdict(inputs.readings.get(d.connection_id, ()), d.model, NOW, ladder)
+        assert d.verdict == own
+        assert d == d._replace(quota=own)  # a deferred verdict compares as the verdict
+        if d.admitted:
+            assert d.detail == own.detail
+        else:
+            assert d.detail == d.refusal
+            assert d.reason is not None
+
+
 CHECKS = (
+    check_every_decision_carries_its_own_verdict,
     check_every_no_has_a_remedy_and_every_unverified_a_reason,
     check_subscription_pool_holds_only_usable_hard_stop_plans,
     check_allowlists_are_non_empty_ordered_subsets,

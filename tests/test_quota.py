@@ -386,3 +386,53 @@ def test_R7_replay_steps_show_each_reading_and_the_threshold_it_met() -> None:
         ("ok", 4.0, 5.0, False, False),
         (None, 6.0, 5.0, False, True),
     ]
+
+
+# --- deferred verdicts ---------------------------------------------------------------------
+
+
+def test_a_deferred_verdict_is_the_verdict_in_every_comparison() -> None:
+    from omniladder.quota import DeferredVerdict, HistoryVerdicts
+
+    readings = history(reading("c", window("5h", 40.0, at(hours=2))))
+    own = verdict(readings, "sonnet", NOW, ladder())
+    deferred = HistoryVerdicts(readings, NOW, ladder()).deferred("sonnet")
+    assert isinstance(deferred, DeferredVerdict)
+    assert deferred == own
+    assert own == deferred  # the verdict defers to the deferred one's comparison
+    assert (deferred != own) is False
+    assert hash(deferred) == hash(own)
+    assert repr(deferred) == repr(own)
+    assert deferred.get() is deferred.get()
+    other = HistoryVerdicts(readings, NOW, ladder()).deferred("sonnet")
+    assert deferred == other
+    assert deferred != verdict(readings, "sonnet", NOW, ladder(exit_cutoff_percent=50.0))
+
+
+def test_thrifty_computes_no_verdict_for_paid_pairs_or_refused_ones(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quota verdict is computed only when a rule reads it: none for the metered key (its
+    rungs are paid) or the inactive plan (a gate refuses it first), one for the live plan;
+    ``why`` and the other views still get every verdict when they ask."""
+    import omniladder.quota as quota
+
+    asked: list[str] = []
+    real = quota._verdict
+
+    def counting(readings: Any, model: str, *args: Any) -> Any:
+        asked.append(readings[-1].connection)
+        return real(readings, model, *args)
+
+    monkeypatch.setattr(quota, "_verdict", counting)
+    inputs = fleet(
+        [conn("key", "openai", "apikey", models=["gpt-4o"]),
+         conn("off", active=False, models=["sonnet"]),
+         conn("live", models=["sonnet"])],
+        [reading("key", window("5h", 50.0)), reading("off", window("5h", 50.0)),
+         reading("live", window("5h", 50.0))])
+    made = plan(inputs, "auto/thrifty")
+    assert asked == ["live"]
+    paid = next(d for d in made.decisions if d.connection_id == "key")
+    assert paid.admitted
+    assert paid.detail.startswith("5h window at 50%")
+    assert sorted(asked) == ["key", "live"]
