@@ -433,8 +433,8 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                 for facts in all_facts}
 
     decisions: list[PairDecision] = []
-    # per candidate, per rung: [(connection id, unverified mark or None)]
-    admitted: dict[tuple[str, str], dict[Rung, list[tuple[str, UnverifiedMark | None]]]] = {}
+    # per candidate, per rung: (admitted connection ids, unverified marks)
+    admitted: dict[tuple[str, str], dict[Rung, tuple[list[str], list[UnverifiedMark]]]] = {}
     for key, members in candidates.items():
         provider, model = key
         listed = in_category[key]
@@ -453,21 +453,25 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                               auto_id, budgets, now)
             decisions.append(decision)
             if decision.admitted:
-                seated.setdefault(rung, []).append(
-                    (cid, _unverified_mark(decision) if decision.unverified else None))
+                seat = seated.get(rung)
+                if seat is None:
+                    seat = seated[rung] = ([], [])
+                seat[0].append(cid)
+                if decision.unverified:
+                    mark = _unverified_mark(decision)
+                    assert mark is not None
+                    seat[1].append(mark)
 
     # R11: split mixed candidates into one entry per rung; order by rung, stable within.
     pool: list[PoolEntry] = []
     for rung in RUNGS:
         for key, per_rung in admitted.items():
-            members_on_rung = per_rung.get(rung)
-            if not members_on_rung:
+            seat = per_rung.get(rung)
+            if seat is None:
                 continue
-            pool.append(PoolEntry(
-                len(pool) + 1, rung, key[0], key[1],
-                tuple(cid for cid, _ in members_on_rung),
-                tuple(cid for cid, mark in members_on_rung if mark is not None),
-                tuple(mark for _, mark in members_on_rung if mark is not None)))
+            ids, marks = seat
+            pool.append(PoolEntry(len(pool) + 1, rung, key[0], key[1], tuple(ids),
+                                  tuple(mark.connection_id for mark in marks), tuple(marks)))
 
     excluded = _exclusions(all_facts, decisions,
                            _remedy_context(inputs, auto_id, now, budgets))
