@@ -19,7 +19,7 @@ from rich.text import Text
 from omniladder import timefmt
 from omniladder.models import RUNGS
 from omniladder.plan import FORMAT_VERSION
-from omniladder.rendering.json_view import dumps
+from omniladder.rendering.json_text import dumps
 from omniladder.simulate import Point, Series, Transition
 
 HEAD_MARK = {"subscription": "S", "keyless": "K", "free": "F", "cheap": "C", "premium": "P"}

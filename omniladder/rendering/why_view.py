@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, TextIO
@@ -157,7 +156,9 @@ def why_document(trace: Trace) -> dict[str, Any]:
 
 
 def why_json(trace: Trace) -> str:
-    return json.dumps(why_document(trace), indent=2, ensure_ascii=False)
+    from omniladder.rendering.json_text import dumps
+
+    return dumps(why_document(trace))
 
 
 # --- the tree ------------------------------------------------------------------------------
