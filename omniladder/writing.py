@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from omniladder.errors import InputError
@@ -38,8 +38,11 @@ def write_files(directory: Path, files: Mapping[str, str], *, force: bool = Fals
     return written
 
 
-def write_atomic(target: Path, text: str) -> None:
+def write_atomic(target: Path, text: str | Iterable[str]) -> None:
     """Write a file whole or not at all: a temporary file beside it, then ``os.replace``.
+
+    ``text`` is the whole text or its pieces in order (a long JSON document, written as
+    it is encoded).
 
     A symlink is written through: the file it points to is replaced and the link kept. An
     existing file keeps its mode; a new one gets the mode the umask allows (0644 under
@@ -62,7 +65,11 @@ def write_atomic(target: Path, text: str) -> None:
         raise InputError(f"cannot write file ({exc.strerror})", file=shown) from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
+            if isinstance(text, str):
+                stream.write(text)
+            else:
+                for piece in text:
+                    stream.write(piece)
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temp, mode)

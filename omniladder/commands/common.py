@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -175,7 +175,7 @@ def now_for(flag: str | None, inputs: LoadedInputs, *, snapshot_used: bool = Tru
     return instant, source, inputs
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str | Iterable[str]) -> None:
     """The one atomic writer (omniladder.writing), imported when a command writes."""
     from omniladder.writing import write_atomic as write
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from itertools import chain
 from pathlib import Path
 from typing import Annotated
 
@@ -71,9 +72,9 @@ def plan(
 
             document = stamped(plan_document(result), inputs)
         if out is not None:
-            from omniladder.rendering.json_view import dumps
+            from omniladder.rendering.json_text import iter_dumps
 
-            write_atomic(out, dumps(document) + "\n")
+            write_atomic(out, chain(iter_dumps(document), ("\n",)))
         if chosen != Format.JSON:
             for warning in result.warnings:
                 say(f"omniladder: warning: {warning}")

@@ -54,9 +54,10 @@ def simulate(
 
             write_atomic(svg, timeline_svg(series))
         if json_out:
-            from omniladder.rendering.timeline import series_json
+            from omniladder.rendering.json_text import write_json
+            from omniladder.rendering.timeline import series_document
 
-            sys.stdout.write(series_json(series) + "\n")
+            write_json(series_document(series), sys.stdout)
         else:
             from omniladder.rendering.timeline import render_timeline
 

@@ -58,9 +58,10 @@ def who(
         provider, model, in_catalog = check_target(target, plans[0], inputs.catalogs.models)
         answer = who(plans, provider, model, in_catalog)
         if json_out:
-            from omniladder.rendering.who_view import who_json
+            from omniladder.rendering.json_text import write_json
+            from omniladder.rendering.who_view import who_document
 
-            sys.stdout.write(who_json(answer) + "\n")
+            write_json(who_document(answer), sys.stdout)
         else:
             from omniladder.rendering.who_view import render_who
 

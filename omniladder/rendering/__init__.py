@@ -44,10 +44,9 @@ def _table(plan: Plan, out: TextIO, detail: bool) -> None:
 
 
 def _json(plan: Plan, out: TextIO, detail: bool) -> None:
-    from omniladder.rendering.json_view import plan_json
+    from omniladder.rendering.json_view import write_plan_json
 
-    out.write(plan_json(plan))
-    out.write("\n")
+    write_plan_json(plan, out)
 
 
 def _markdown(plan: Plan, out: TextIO, detail: bool) -> None:

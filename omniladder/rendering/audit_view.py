@@ -6,7 +6,6 @@ function and one more key.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -61,8 +60,9 @@ def finding_document(finding: Finding) -> dict[str, Any]:
 
 
 def _json(audit: Audit, out: TextIO) -> None:
-    out.write(json.dumps(audit_document(audit), indent=2, ensure_ascii=False))
-    out.write("\n")
+    from omniladder.rendering.json_text import write_json
+
+    write_json(audit_document(audit), out)
 
 
 def _table(audit: Audit, out: TextIO) -> None:

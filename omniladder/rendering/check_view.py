@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -107,8 +106,9 @@ def check_document(result: PolicyResult) -> dict[str, Any]:
 
 
 def _json(result: PolicyResult, out: TextIO) -> None:
-    out.write(json.dumps(check_document(result), indent=2, ensure_ascii=False))
-    out.write("\n")
+    from omniladder.rendering.json_text import write_json
+
+    write_json(check_document(result), out)
 
 
 def _markdown(result: PolicyResult, out: TextIO) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any, TextIO
@@ -156,8 +155,9 @@ def diff_document(diff: PlanDiff) -> dict[str, Any]:
 
 
 def _json(diff: PlanDiff, out: TextIO) -> None:
-    out.write(json.dumps(diff_document(diff), indent=2, ensure_ascii=False))
-    out.write("\n")
+    from omniladder.rendering.json_text import write_json
+
+    write_json(diff_document(diff), out)
 
 
 _CHANGE = {"+": "added", "-": "removed", "~": "changed"}

@@ -8,7 +8,6 @@ from rich.text import Text
 
 from omniladder import timefmt
 from omniladder.plan import FORMAT_VERSION
-from omniladder.rendering.json_view import dumps
 from omniladder.rendering.table import make_console
 from omniladder.rendering.why_view import _leaf, _Tree
 from omniladder.who import WhoAnswer, WhoForId, WhoRow
@@ -49,10 +48,6 @@ def _row(row: WhoRow) -> dict[str, Any]:
                        {"reason": row.unverified.reason, "detail": row.unverified.detail}),
         "reason": row.reason, "detail": row.detail, "fix": row.fix,
     }
-
-
-def who_json(answer: WhoAnswer) -> str:
-    return dumps(who_document(answer))
 
 
 def _id_node(answer: WhoForId) -> tuple[Text | str, list[Any]]:
