@@ -1,7 +1,5 @@
 """R13 auto ids and R14 the instant a plan is made for."""
 
-from __future__ import annotations
-
 import re
 from datetime import UTC, datetime
 from typing import Literal, NamedTuple

@@ -1,7 +1,5 @@
 """R1 billing classification, R2 narrowing overrides and R2a observed overage."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal, NamedTuple

@@ -1,7 +1,5 @@
 """R8 rung budgets, enforced from a spend ledger over the current UTC calendar period."""
 
-from __future__ import annotations
-
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Literal, NamedTuple

@@ -4,8 +4,6 @@
 check, diff, simulate) reads the immutable ``Plan`` it returns.
 """
 
-from __future__ import annotations
-
 import difflib
 from collections import Counter
 from collections.abc import Sequence

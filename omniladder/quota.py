@@ -5,8 +5,6 @@ planner keeps no state of its own, so the same history and ``now`` always give t
 verdict.
 """
 
-from __future__ import annotations
-
 import bisect
 from collections.abc import Sequence
 from datetime import datetime
@@ -316,7 +314,7 @@ class HistoryVerdicts:
                 self._shared[key] = found
         return found
 
-    def deferred(self, model: str) -> DeferredVerdict:
+    def deferred(self, model: str) -> "DeferredVerdict":
         """The verdict of ``model``, computed only when something reads it."""
         return DeferredVerdict(self, model)
 

@@ -10,23 +10,17 @@ is true. Reasons that are the intended answer (a keyless backend under
 ``auto/subscription``) say so and name the id that serves the connection instead.
 """
 
-from __future__ import annotations
-
 import functools
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from omniladder import timefmt
 from omniladder.autoid import AutoId
+from omniladder.billing import BillingInfo
 from omniladder.budgets import BudgetPosition, next_period_start
-from omniladder.models import LadderSettings
-from omniladder.quota import DeferredVerdict
-
-if TYPE_CHECKING:
-    from omniladder.billing import BillingInfo
-    from omniladder.models import Connection
-    from omniladder.quota import Cooldown, Verdict
+from omniladder.models import Connection, LadderSettings
+from omniladder.quota import Cooldown, DeferredVerdict, Verdict
 
 IMPORT_HINT = "omniladder import SOURCE … --connection {cid} --quota QUOTA_FILE"
 """How a fresh reading gets in (README: Real inputs); SOURCE is the telemetry the operator has."""

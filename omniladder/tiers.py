@@ -1,7 +1,5 @@
 """R3 economic tier of a model and R4 rung of a (connection, model) pair."""
 
-from __future__ import annotations
-
 from typing import Literal, NamedTuple
 
 from omniladder.billing import BillingInfo
