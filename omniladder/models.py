@@ -140,7 +140,8 @@ class StrictModel(BaseModel):
 
 class Record:
     """The base of the input records a file holds by the thousand (connections, readings,
-    windows): frozen slots dataclasses that pydantic validates as strictly as a StrictModel.
+    windows, spend events): frozen slots dataclasses that pydantic validates as strictly as a
+    StrictModel.
 
     A model instance carries a ``__dict__`` and a set of the fields given; a record only its
     slots, a third of the memory of a large quota file. A record takes a table (a dict) as
@@ -301,7 +302,8 @@ class QuotaFile(StrictModel):
 # --- spend ledger (SPEC §2.4) --------------------------------------------------------------
 
 
-class SpendEvent(StrictModel):
+@dataclasses.dataclass(frozen=True, slots=True)
+class SpendEvent(Record):
     at: Timestamp
     cost_usd: Usd
     connection: NonBlank | None = None
@@ -313,6 +315,11 @@ class SpendEvent(StrictModel):
         if self.rung is None and (self.connection is None or self.model is None):
             raise ValueError("an event needs a rung, or both connection and model")
         return self
+
+    def attributed(self, rung: str) -> SpendEvent:
+        """The same event with its rung given: one of RUNGS, as the planner attributes it
+        (a copy, not validated again)."""
+        return dataclasses.replace(self, rung=typing.cast(Rung, rung))
 
 
 class SpendFile(StrictModel):

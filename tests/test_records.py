@@ -1,4 +1,5 @@
-"""The input records (connections, readings, windows) validate and read like the models.
+"""The input records (connections, readings, windows, spend events) validate and read like
+the models.
 
 They are slots dataclasses, not pydantic models, for memory; pydantic words a few of their
 problems as a function's arguments (``unexpected_keyword_argument``, ``dataclass_type``).
@@ -22,6 +23,7 @@ from omniladder.models import (
     QuotaFile,
     Reading,
     Record,
+    SpendEvent,
     SpendFile,
     Window,
     validate_record,
@@ -117,3 +119,12 @@ def test_a_top_level_figure_is_one_window_built_once() -> None:
     assert reading == dataclasses.replace(reading)  # the cached window is not a field
     bare = validate_record(Reading, {"connection": "a", "checked_at": AT, "status": "unknown"})
     assert bare.all_windows() == ()
+
+
+def test_a_spend_event_attributed_keeps_its_other_fields() -> None:
+    event = validate_record(SpendEvent, {"at": AT, "cost_usd": 0.5, "connection": "c",
+                                         "model": "m"})
+    attributed = event.attributed("cheap")
+    assert attributed.rung == "cheap"
+    assert dataclasses.replace(attributed, rung=None) == event
+    assert event.rung is None
