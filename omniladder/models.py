@@ -271,7 +271,9 @@ class Reading(_ReadingSlots):
 
     @model_validator(mode="after")
     def _figure_in_one_place(self) -> Reading:
-        if self.remaining_percent is not None and self.windows is not None:
+        if self.windows is None:
+            self._keep_top_level_window()
+        elif self.remaining_percent is not None:
             raise ValueError(
                 "give remaining_percent at top level or windows, not both"
             )
@@ -281,17 +283,21 @@ class Reading(_ReadingSlots):
         """The reading's windows; a top-level figure is one window applying to every model."""
         if self.windows is not None:
             return self.windows
-        # Built once per reading (kept in a slot beside the fields, never compared): the
-        # verdicts of every model replay the same readings. Both values were validated.
         try:
-            cached: tuple[Window, ...] = self._top_level_window
-        except AttributeError:
-            cached = () if self.remaining_percent is None else (
-                Window(name="quota", remaining_percent=self.remaining_percent,
-                       unlimited=False, reset_at=self.reset_at, models=None),
-            )
-            object.__setattr__(self, "_top_level_window", cached)
-        return cached
+            return self._top_level_window
+        except AttributeError:  # a reading built without validation (a probe, a test)
+            return self._keep_top_level_window()
+
+    def _keep_top_level_window(self) -> tuple[Window, ...]:
+        # Built once per reading, as it is validated, and kept in a slot beside the fields
+        # (never compared): the verdicts of every model replay the same readings, four
+        # calls a reading in a plan. Both values were validated.
+        kept = () if self.remaining_percent is None else (
+            Window(name="quota", remaining_percent=self.remaining_percent, unlimited=False,
+                   reset_at=self.reset_at, models=None),
+        )
+        object.__setattr__(self, "_top_level_window", kept)
+        return kept
 
 
 class QuotaFile(StrictModel):

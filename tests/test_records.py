@@ -119,6 +119,10 @@ def test_a_top_level_figure_is_one_window_built_once() -> None:
     assert reading == dataclasses.replace(reading)  # the cached window is not a field
     bare = validate_record(Reading, {"connection": "a", "checked_at": AT, "status": "unknown"})
     assert bare.all_windows() == ()
+    built = Reading(connection="a", checked_at=reading.checked_at, remaining_percent=12.5,
+                    reset_at=reading.reset_at)  # no validation: explain's probes, tests
+    assert built.all_windows() == windows
+    assert built.all_windows() is built.all_windows()
 
 
 def test_a_spend_event_attributed_keeps_its_other_fields() -> None:
