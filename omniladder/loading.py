@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import errno
 import json
+import operator
 import re
 import stat
 import tomllib
@@ -630,6 +631,9 @@ def load_inputs(settings_path: Path | None = None, **flags: Any) -> LoadedInputs
     return load_files(files, settings)
 
 
+_CHECKED_AT = operator.attrgetter("checked_at")
+
+
 def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
     warnings: list[str] = []
     shown: dict[str, str] = {}
@@ -650,7 +654,9 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
         )
     shown["connections"] = display_path(files.connections)
     fleet = load_model(ConnectionsFile, files.connections)
-    duplicate = fleet.first_duplicate()
+    connections = fleet.connections
+    known = {connection.id for connection in connections}
+    duplicate = fleet.first_duplicate() if len(known) < len(connections) else None
     if duplicate is not None:
         first, again = duplicate
         raise InputError(
@@ -658,8 +664,6 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
             f"(first at connections[{first}]); ids must be unique",
             file=shown["connections"], field=f"connections[{again}].id",
             line=toml_line(files.connections, ("connections", again, "id")))
-    connections = fleet.connections
-    known = {connection.id for connection in connections}
 
     quota: QuotaFile | None = None
     histories: dict[str, list[Reading]] = {}
@@ -668,18 +672,20 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
         quota = load_model(QuotaFile, files.quota)
         unknown: dict[str, None] = {}
         for reading in quota.readings:
-            if reading.connection not in known:
-                unknown[reading.connection] = None
-                continue
-            histories.setdefault(reading.connection, []).append(reading)
+            history = histories.get(reading.connection)
+            if history is None:
+                if reading.connection not in known:
+                    unknown[reading.connection] = None
+                    continue
+                history = histories[reading.connection] = []
+            history.append(reading)
         if unknown:
             listed = ", ".join(sorted(unknown))
             warnings.append(f"{shown['quota']}: readings for connection ids not in "
                             f"{shown['connections']} were ignored: {listed}")
     else:
         warnings.append("no quota file: every connection has no reading (quota-missing)")
-    readings = {cid: tuple(sorted(items, key=lambda r: r.checked_at))
-                for cid, items in histories.items()}
+    readings = {cid: tuple(sorted(items, key=_CHECKED_AT)) for cid, items in histories.items()}
 
     spend: tuple[SpendEvent, ...] | None = None
     if files.spend is not None:
