@@ -19,10 +19,12 @@ from pydantic import (
     ConfigDict,
     Field,
     GetCoreSchemaHandler,
-    TypeAdapter,
     model_validator,
 )
 from pydantic_core import CoreSchema
+
+if typing.TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 from omniladder.timefmt import OUT_OF_RANGE, from_rfc3339, in_utc_range
 from omniladder.vocabulary import CATEGORIES as CATEGORIES
@@ -192,6 +194,8 @@ def validate_record(kind: type[R], data: Any) -> R:
     """One record validated from plain data: what ``model_validate`` is to a model."""
     adapter = _ADAPTERS.get(kind)
     if adapter is None:
+        from pydantic import TypeAdapter  # only importers and tests build records one by one
+
         adapter = _ADAPTERS[kind] = TypeAdapter(kind)
     found: R = adapter.validate_python(data)
     return found
