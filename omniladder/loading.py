@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import errno
 import json
+import operator
 import re
 import stat
 import tomllib
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from omniladder.errors import InputError, InputErrors, UsageError
 from omniladder.models import (
@@ -32,9 +34,11 @@ from omniladder.models import (
     ModelEntry,
     QuotaFile,
     Reading,
+    Record,
     Settings,
     SpendEvent,
     SpendFile,
+    field_types,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -246,7 +250,7 @@ def validate(model: type[M], data: dict[str, Any], name: str, text_path: Path | 
         return model.model_validate(data)
     except ValidationError as exc:
         problems: list[InputError] = []
-        for error in exc.errors(include_url=False, include_input=False):
+        for error in _errors(exc):
             loc = tuple(part for part in error["loc"] if isinstance(part, str | int))
             message = _explain(error["type"], error["msg"], loc, error.get("ctx"), data)
             if error["type"] == "extra_forbidden" and loc and isinstance(loc[-1], str):
@@ -262,6 +266,31 @@ def validate(model: type[M], data: dict[str, Any], name: str, text_path: Path | 
         raise InputErrors(problems, file=name) from None
 
 
+_AS_A_MODEL_SAYS = {
+    # A record (a dataclass) words a few problems as a function's arguments; a model's words
+    # are the ones the messages are made of.
+    "unexpected_keyword_argument": ("extra_forbidden", "Extra inputs are not permitted"),
+    "unexpected_positional_argument": ("extra_forbidden", "Extra inputs are not permitted"),
+    "missing_argument": ("missing", "Field required"),
+    "missing_keyword_only_argument": ("missing", "Field required"),
+    "missing_positional_only_argument": ("missing", "Field required"),
+}
+
+
+def _errors(exc: ValidationError) -> list[ErrorDetails]:
+    """The problems of a validation error, each worded as a model words it."""
+    out = exc.errors(include_url=False, include_input=False)
+    for error in out:
+        kind = error["type"]
+        if kind in _AS_A_MODEL_SAYS:
+            error["type"], error["msg"] = _AS_A_MODEL_SAYS[kind]
+        elif kind in ("dataclass_type", "dataclass_exact_type"):
+            name = str((error.get("ctx") or {}).get("class_name", "?"))
+            error["type"] = "model_type"
+            error["msg"] = f"Input should be a valid dictionary or instance of {name}"
+    return out
+
+
 def close_match(word: str, known: Iterable[str]) -> str | None:
     """The known word closest to ``word``, when one is close enough to be a typo."""
     found = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
@@ -273,27 +302,30 @@ def _did_you_mean(word: str, known: Iterable[str]) -> str:
     return f"; did you mean {match!r}?" if match else ""
 
 
-def field_names(model: type[BaseModel], loc: Sequence[str | int]) -> tuple[str, ...]:
+def field_names(model: type[BaseModel] | type[Record], loc: Sequence[str | int]
+                ) -> tuple[str, ...]:
     """The keys the model takes at ``loc`` (a field path inside it); () if not a model."""
-    current: Any = model
+    current: type[BaseModel] | type[Record] | None = model
     for part in loc:
         if isinstance(part, int):
             continue
-        found = _model_in(current.model_fields[part].annotation) if (
-            isinstance(current, type) and issubclass(current, BaseModel)
-            and part in current.model_fields) else None
-        if found is None:
+        fields = field_types(current) if current is not None else {}
+        current = _model_in(fields[part]) if part in fields else None
+        if current is None:
             return ()
-        current = found
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return tuple(info.alias or key for key, info in current.model_fields.items())
-    return ()
+    return tuple(field_types(current)) if current is not None else ()
 
 
-def _model_in(annotation: Any) -> type[BaseModel] | None:
+def _is_model(annotation: Any) -> bool:
+    """A model or a record: a type whose input is a table of known keys."""
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel | Record)
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | type[Record] | None:
     """The model inside an annotation such as ``tuple[Connection, ...] | None``."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
+    if _is_model(annotation):
+        model: type[BaseModel] | type[Record] = annotation
+        return model
     for arg in typing.get_args(annotation):
         found = _model_in(arg)
         if found is not None:
@@ -317,7 +349,7 @@ def describe_errors(exc: ValidationError, data: dict[str, Any]
                     ) -> list[tuple[tuple[str | int, ...], str, str]]:
     """Every problem of a validation error as (field path, error type, readable message)."""
     out: list[tuple[tuple[str | int, ...], str, str]] = []
-    for error in exc.errors(include_url=False, include_input=False):
+    for error in _errors(exc):
         loc = tuple(part for part in error["loc"] if isinstance(part, str | int))
         out.append((loc, error["type"],
                     _explain(error["type"], error["msg"], loc, error.get("ctx"), data)))
@@ -420,24 +452,26 @@ def load_model(model: type[M], path: Path, shown: str | None = None) -> M:
     return validate(model, _document(data, name), name, path)
 
 
-_CLOSED: dict[type[BaseModel], bool] = {}
+_CLOSED: dict[type[BaseModel] | type[Record], bool] = {}
 
 
-def forbids_unknown_keys_everywhere(model: type[BaseModel]) -> bool:
-    """The model and every model inside it are strict and forbid unknown keys, and none
-    takes a free-form table: then a secret-looking key anywhere is a validation error."""
+def forbids_unknown_keys_everywhere(model: type[BaseModel] | type[Record]) -> bool:
+    """The model and every model or record inside it are strict and forbid unknown keys,
+    and none takes a free-form table: then a secret-looking key anywhere is a validation
+    error."""
     found = _CLOSED.get(model)
     if found is None:
         _CLOSED[model] = True  # a model inside itself is judged by its other fields
-        config = model.model_config
+        config = (model.model_config if issubclass(model, BaseModel)
+                  else model.__pydantic_config__)
         found = config.get("extra") == "forbid" and config.get("strict") is True and all(
-            _closed_annotation(info.annotation) for info in model.model_fields.values())
+            _closed_annotation(annotation) for annotation in field_types(model).values())
         _CLOSED[model] = found
     return found
 
 
 def _closed_annotation(annotation: Any) -> bool:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if _is_model(annotation):
         return forbids_unknown_keys_everywhere(annotation)
     if (typing.get_origin(annotation) or annotation) in (dict, typing.Any):
         return False
@@ -597,6 +631,9 @@ def load_inputs(settings_path: Path | None = None, **flags: Any) -> LoadedInputs
     return load_files(files, settings)
 
 
+_CHECKED_AT = operator.attrgetter("checked_at")
+
+
 def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
     warnings: list[str] = []
     shown: dict[str, str] = {}
@@ -617,7 +654,9 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
         )
     shown["connections"] = display_path(files.connections)
     fleet = load_model(ConnectionsFile, files.connections)
-    duplicate = fleet.first_duplicate()
+    connections = fleet.connections
+    known = {connection.id for connection in connections}
+    duplicate = fleet.first_duplicate() if len(known) < len(connections) else None
     if duplicate is not None:
         first, again = duplicate
         raise InputError(
@@ -625,8 +664,6 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
             f"(first at connections[{first}]); ids must be unique",
             file=shown["connections"], field=f"connections[{again}].id",
             line=toml_line(files.connections, ("connections", again, "id")))
-    connections = fleet.connections
-    known = {connection.id for connection in connections}
 
     quota: QuotaFile | None = None
     histories: dict[str, list[Reading]] = {}
@@ -635,18 +672,20 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
         quota = load_model(QuotaFile, files.quota)
         unknown: dict[str, None] = {}
         for reading in quota.readings:
-            if reading.connection not in known:
-                unknown[reading.connection] = None
-                continue
-            histories.setdefault(reading.connection, []).append(reading)
+            history = histories.get(reading.connection)
+            if history is None:
+                if reading.connection not in known:
+                    unknown[reading.connection] = None
+                    continue
+                history = histories[reading.connection] = []
+            history.append(reading)
         if unknown:
             listed = ", ".join(sorted(unknown))
             warnings.append(f"{shown['quota']}: readings for connection ids not in "
                             f"{shown['connections']} were ignored: {listed}")
     else:
         warnings.append("no quota file: every connection has no reading (quota-missing)")
-    readings = {cid: tuple(sorted(items, key=lambda r: r.checked_at))
-                for cid, items in histories.items()}
+    readings = {cid: tuple(sorted(items, key=_CHECKED_AT)) for cid, items in histories.items()}
 
     spend: tuple[SpendEvent, ...] | None = None
     if files.spend is not None:

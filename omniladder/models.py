@@ -6,11 +6,25 @@ setting silently ignored. Timestamps must carry an offset.
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from collections.abc import Hashable, Iterable
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    model_validator,
+)
+from pydantic_core import CoreSchema
+
+if typing.TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 from omniladder.timefmt import OUT_OF_RANGE, from_rfc3339, in_utc_range
 from omniladder.vocabulary import CATEGORIES as CATEGORIES
@@ -126,10 +140,72 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+class Record:
+    """The base of the input records a file holds by the thousand (connections, readings,
+    windows, spend events): frozen slots dataclasses that pydantic validates as strictly as a
+    StrictModel.
+
+    A model instance carries a ``__dict__`` and a set of the fields given; a record only its
+    slots, a third of the memory of a large quota file. A record takes a table (a dict) as
+    its input like a model does: only its fields are strict, not the record itself, which
+    strict would take only as an instance in Python. Build one from plain data with
+    ``validate_record``; ``dataclasses.replace`` copies one without validating it again.
+    """
+
+    __slots__ = ()
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(extra="forbid", strict=True)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any,
+                                     handler: GetCoreSchemaHandler) -> CoreSchema:
+        schema = handler(source)
+        node: Any = schema
+        while node.get("type") != "dataclass" and "schema" in node:
+            node = node["schema"]  # through the validators wrapped around the record
+        if node.get("type") == "dataclass":
+            node["strict"] = False  # takes a table; its fields keep the strict config
+        return schema
+
+
+R = TypeVar("R", bound=Record)
+
+
+def field_types(kind: type[BaseModel] | type[Record]) -> dict[str, Any]:
+    """A model's or a record's fields, name to type, in order (what ``model_fields`` is to a
+    model, without the validators annotated on each type)."""
+    found = _FIELD_TYPES.get(kind)
+    if found is None:
+        if issubclass(kind, BaseModel):
+            found = {name: info.annotation for name, info in kind.model_fields.items()}
+        else:
+            hints = typing.get_type_hints(kind)
+            found = {item.name: hints[item.name]
+                     for item in dataclasses.fields(typing.cast(Any, kind))}
+        _FIELD_TYPES[kind] = found
+    return found
+
+
+_FIELD_TYPES: dict[type[Any], dict[str, Any]] = {}
+
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+
+
+def validate_record(kind: type[R], data: Any) -> R:
+    """One record validated from plain data: what ``model_validate`` is to a model."""
+    adapter = _ADAPTERS.get(kind)
+    if adapter is None:
+        from pydantic import TypeAdapter  # only importers and tests build records one by one
+
+        adapter = _ADAPTERS[kind] = TypeAdapter(kind)
+    found: R = adapter.validate_python(data)
+    return found
+
+
 # --- connections (SPEC §2.1) -------------------------------------------------------------
 
 
-class Connection(StrictModel):
+@dataclasses.dataclass(frozen=True, slots=True)
+class Connection(Record):
     id: NonBlank
     provider: NonBlank
     auth_type: NonBlank
@@ -157,7 +233,8 @@ class ConnectionsFile(StrictModel):
 # --- quota snapshot (SPEC §2.2) ------------------------------------------------------------
 
 
-class Window(StrictModel):
+@dataclasses.dataclass(frozen=True, slots=True)
+class Window(Record):
     name: NonBlank
     remaining_percent: Percent | None = None
     unlimited: bool = False
@@ -181,7 +258,13 @@ class Window(StrictModel):
         return 100.0 if self.unlimited else float(self.remaining_percent or 0.0)
 
 
-class Reading(StrictModel):
+class _ReadingSlots(Record):
+    __slots__ = ("_top_level_window",)
+    _top_level_window: tuple[Window, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Reading(_ReadingSlots):
     connection: NonBlank
     checked_at: Timestamp
     status: ReadingStatus | None = None
@@ -192,7 +275,9 @@ class Reading(StrictModel):
 
     @model_validator(mode="after")
     def _figure_in_one_place(self) -> Reading:
-        if self.remaining_percent is not None and self.windows is not None:
+        if self.windows is None:
+            self._keep_top_level_window()
+        elif self.remaining_percent is not None:
             raise ValueError(
                 "give remaining_percent at top level or windows, not both"
             )
@@ -202,16 +287,21 @@ class Reading(StrictModel):
         """The reading's windows; a top-level figure is one window applying to every model."""
         if self.windows is not None:
             return self.windows
-        # Built once per reading (kept beside the fields, never dumped or compared): the
-        # verdicts of every model replay the same readings. Both values were validated.
-        cached: tuple[Window, ...] | None = self.__dict__.get("_top_level_window")
-        if cached is None:
-            cached = () if self.remaining_percent is None else (
-                Window.model_construct(name="quota", remaining_percent=self.remaining_percent,
-                                       unlimited=False, reset_at=self.reset_at, models=None),
-            )
-            self.__dict__["_top_level_window"] = cached
-        return cached
+        try:
+            return self._top_level_window
+        except AttributeError:  # a reading built without validation (a probe, a test)
+            return self._keep_top_level_window()
+
+    def _keep_top_level_window(self) -> tuple[Window, ...]:
+        # Built once per reading, as it is validated, and kept in a slot beside the fields
+        # (never compared): the verdicts of every model replay the same readings, four
+        # calls a reading in a plan. Both values were validated.
+        kept = () if self.remaining_percent is None else (
+            Window(name="quota", remaining_percent=self.remaining_percent, unlimited=False,
+                   reset_at=self.reset_at, models=None),
+        )
+        object.__setattr__(self, "_top_level_window", kept)
+        return kept
 
 
 class QuotaFile(StrictModel):
@@ -222,7 +312,8 @@ class QuotaFile(StrictModel):
 # --- spend ledger (SPEC §2.4) --------------------------------------------------------------
 
 
-class SpendEvent(StrictModel):
+@dataclasses.dataclass(frozen=True, slots=True)
+class SpendEvent(Record):
     at: Timestamp
     cost_usd: Usd
     connection: NonBlank | None = None
@@ -234,6 +325,11 @@ class SpendEvent(StrictModel):
         if self.rung is None and (self.connection is None or self.model is None):
             raise ValueError("an event needs a rung, or both connection and model")
         return self
+
+    def attributed(self, rung: str) -> SpendEvent:
+        """The same event with its rung given: one of RUNGS, as the planner attributes it
+        (a copy, not validated again)."""
+        return dataclasses.replace(self, rung=typing.cast(Rung, rung))
 
 
 class SpendFile(StrictModel):

@@ -362,7 +362,7 @@ def focus(inputs: LoadedInputs, connection_id: str, now: datetime) -> LoadedInpu
             if event.rung is None and event.connection != connection_id:
                 rung = planner.rung_of_event(event)
                 if rung is not None:
-                    event = event.model_copy(update={"rung": rung})
+                    event = event.attributed(rung)
             events.append(event)
         spend = tuple(events)
     return replace(

@@ -26,6 +26,7 @@ from omniladder.models import (
     Reading,
     Settings,
     SpendFile,
+    validate_record,
 )
 from omniladder.plan import Exclusion, PairDecision, Plan, make_plan
 
@@ -146,7 +147,7 @@ def reading(cid: str, *parts: str | dict[str, Any], **fields: Any) -> dict[str, 
 
 def history(*readings: dict[str, Any]) -> tuple[Reading, ...]:
     """Readings as the planner sees a connection's history: validated, sorted by time."""
-    parsed = [Reading.model_validate(freeze(r)) for r in readings]
+    parsed = [validate_record(Reading, freeze(r)) for r in readings]
     return tuple(sorted(parsed, key=lambda r: r.checked_at))
 
 

@@ -10,12 +10,12 @@ import pytest
 from omniladder.billing import classify
 from omniladder.errors import InputError
 from omniladder.loading import load_catalogs
-from omniladder.models import Connection
+from omniladder.models import Connection, validate_record
 from tests.builders import BILLING, BILLING_FILE, catalogs, conn, fleet, freeze, plan
 
 
 def connection(**fields: Any) -> Connection:
-    return Connection.model_validate(freeze(fields))
+    return validate_record(Connection, freeze(fields))
 
 
 WIDE_AND_EXACT = (

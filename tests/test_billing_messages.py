@@ -10,12 +10,12 @@ import pytest
 
 from omniladder.billing import classify
 from omniladder.errors import InputError
-from omniladder.models import Connection
+from omniladder.models import Connection, validate_record
 from tests.builders import at, catalogs, conn, fleet, freeze, plan, reading, window
 
 
 def _connection(**fields: Any) -> Connection:
-    return Connection.model_validate(freeze(fields))
+    return validate_record(Connection, freeze(fields))
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from omniladder.models import Connection
+from omniladder.models import Connection, validate_record
 from omniladder.quota import cooldown
 from tests.builders import (
     NOW,
@@ -80,7 +80,7 @@ def test_R5_gate_excludes_the_whole_connection_with_model_null() -> None:
 
 def cooldown_of(until: str, *readings: dict[str, Any], **settings: Any) -> tuple[str, bool]:
     """(effective end as ISO text, cooling at NOW) for a connection with a cooldown."""
-    connection = Connection.model_validate(freeze(conn("c", rate_limited_until=until)))
+    connection = validate_record(Connection, freeze(conn("c", rate_limited_until=until)))
     result = cooldown(connection, history(*readings), NOW, ladder(**settings))
     assert result is not None
     return result.end.isoformat().replace("+00:00", "Z"), result.cooling

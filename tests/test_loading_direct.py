@@ -7,6 +7,7 @@ words every error. These tests hold the two paths to the same models and the sam
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import typing
 from pathlib import Path
@@ -28,9 +29,11 @@ from omniladder.models import (
     ConnectionsFile,
     ModelCatalog,
     QuotaFile,
+    Record,
     Settings,
     SpendFile,
     StrictModel,
+    field_types,
 )
 from tests.conftest import EXAMPLES, ROOT
 
@@ -39,10 +42,12 @@ def _plain(model: type[BaseModel], path: Path) -> BaseModel:
     return validate(model, read_document(path), str(path), path)
 
 
-def _strict_models() -> list[type[StrictModel]]:
-    found = [value for value in vars(model_module).values()
-             if isinstance(value, type) and issubclass(value, StrictModel)
-             and value is not StrictModel]
+def _strict_models() -> list[type[StrictModel] | type[Record]]:
+    found: list[type[StrictModel] | type[Record]] = [
+        value for value in vars(model_module).values()
+        if isinstance(value, type) and value is not StrictModel and (
+            issubclass(value, StrictModel)
+            or (issubclass(value, Record) and dataclasses.is_dataclass(value)))]
     from omniladder.policy import Expectation, Policy
 
     return [*found, Policy, Expectation]
@@ -59,16 +64,17 @@ INPUT_MODELS = [Settings, ConnectionsFile, QuotaFile, SpendFile, BillingCatalog,
 
 
 @pytest.mark.parametrize("model", _strict_models(), ids=lambda m: m.__name__)
-def test_only_closed_models_take_the_direct_path(model: type[StrictModel]) -> None:
+def test_only_closed_models_take_the_direct_path(model: type[StrictModel] | type[Record]
+                                                 ) -> None:
     """A secret-looking key must be an unknown key for the direct path to be taken: no
     free-form table anywhere, every model inside strict and forbidding unknown keys."""
     closed = True
-    for info in model.model_fields.values():
-        for kind in _annotation_types(info.annotation):
+    for annotation in field_types(model).values():
+        for kind in _annotation_types(annotation):
             origin = typing.get_origin(kind) or kind
             if origin is dict or kind is Any:
                 closed = False
-            if isinstance(kind, type) and issubclass(kind, BaseModel):
+            if isinstance(kind, type) and issubclass(kind, BaseModel | Record):
                 closed = closed and forbids_unknown_keys_everywhere(kind)
     assert forbids_unknown_keys_everywhere(model) == closed
     if model in INPUT_MODELS:

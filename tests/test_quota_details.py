@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from omniladder.models import Connection
+from omniladder.models import Connection, validate_record
 from omniladder.quota import HistoryVerdicts, cooldown, own_reset, replay, verdict
 from tests.builders import (
     NOW,
@@ -172,7 +172,7 @@ def test_R7_replay_steps_record_status_figure_and_the_threshold_each_reading_fac
 
 
 def _connection(**fields: Any) -> Connection:
-    return Connection.model_validate(freeze(conn("c", **fields)))
+    return validate_record(Connection, freeze(conn("c", **fields)))
 
 
 @pytest.mark.parametrize(("fields", "expected"), [

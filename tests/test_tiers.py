@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from omniladder.billing import classify
-from omniladder.models import Connection, TierSettings
+from omniladder.models import Connection, TierSettings, validate_record
 from omniladder.tiers import economic_tier, rung_of
 from tests.builders import catalogs, conn, fleet, freeze, plan
 
@@ -105,7 +105,7 @@ def test_R3_missing_model_of_a_plan_connection_does_not_warn() -> None:
     ],
 )
 def test_R4_rung(connection: dict[str, Any], name: str, rung: str) -> None:
-    parsed = Connection.model_validate(freeze(connection))
+    parsed = validate_record(Connection, freeze(connection))
     loaded = catalogs()
     info = classify(parsed, loaded)
     tier = economic_tier(parsed.provider, name, loaded, TierSettings())

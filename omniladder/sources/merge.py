@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
 from omniladder.loading import as_tuples, display_path, read_document, validate
-from omniladder.models import QuotaFile, Reading
+from omniladder.models import QuotaFile, Reading, validate_record
 from omniladder.writing import write_atomic
 
 FORMATS = (".json", ".toml")
@@ -117,12 +117,12 @@ def _key(reading: Reading) -> tuple[str, datetime]:
 
 
 def _same(old: Reading, new: Reading) -> bool:
-    return old.model_dump() == new.model_dump()
+    return old == new  # field by field, the windows too
 
 
 def _validated(document: dict[str, Any]) -> Reading:
     try:
-        return Reading.model_validate(as_tuples(document))
+        return validate_record(Reading, as_tuples(document))
     except ValidationError as exc:  # a source produced a reading the quota file rejects
         raise AssertionError(f"an imported reading is not a valid reading: {exc}") from None
 
