@@ -4,8 +4,6 @@ Every model is strict and forbids unknown keys, so a typo is an error rather tha
 setting silently ignored. Timestamps must carry an offset.
 """
 
-from __future__ import annotations
-
 import dataclasses
 import typing
 from collections.abc import Hashable, Iterable
@@ -187,7 +185,7 @@ def field_types(kind: type[BaseModel] | type[Record]) -> dict[str, Any]:
 
 _FIELD_TYPES: dict[type[Any], dict[str, Any]] = {}
 
-_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+_ADAPTERS: dict[type[Any], "TypeAdapter[Any]"] = {}
 
 
 def validate_record(kind: type[R], data: Any) -> R:
@@ -242,7 +240,7 @@ class Window(Record):
     models: tuple[NonBlank, ...] | None = None
 
     @model_validator(mode="after")
-    def _one_figure(self) -> Window:
+    def _one_figure(self) -> "Window":
         if self.unlimited and self.remaining_percent is not None:
             raise ValueError("give remaining_percent or unlimited = true, not both")
         if not self.unlimited and self.remaining_percent is None:
@@ -274,7 +272,7 @@ class Reading(_ReadingSlots):
     overage: ObservedOverage | None = None
 
     @model_validator(mode="after")
-    def _figure_in_one_place(self) -> Reading:
+    def _figure_in_one_place(self) -> "Reading":
         if self.windows is None:
             self._keep_top_level_window()
         elif self.remaining_percent is not None:
@@ -321,12 +319,12 @@ class SpendEvent(Record):
     rung: Rung | None = None
 
     @model_validator(mode="after")
-    def _attributable(self) -> SpendEvent:
+    def _attributable(self) -> "SpendEvent":
         if self.rung is None and (self.connection is None or self.model is None):
             raise ValueError("an event needs a rung, or both connection and model")
         return self
 
-    def attributed(self, rung: str) -> SpendEvent:
+    def attributed(self, rung: str) -> "SpendEvent":
         """The same event with its rung given: one of RUNGS, as the planner attributes it
         (a copy, not validated again)."""
         return dataclasses.replace(self, rung=typing.cast(Rung, rung))
@@ -447,7 +445,7 @@ class WindowScopeEntry(StrictModel):
     reviewed: CalendarDate | None = None
 
     @model_validator(mode="after")
-    def _models_or_ignore(self) -> WindowScopeEntry:
+    def _models_or_ignore(self) -> "WindowScopeEntry":
         if self.ignore and (self.models is not None or self.exclude_models):
             raise ValueError("give models (and exclude_models) or ignore = true, not both")
         if not self.ignore and not self.models:

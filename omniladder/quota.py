@@ -175,85 +175,104 @@ def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: Lad
     latest = readings[-1]
     in_play, out_since, steps = replayed
     threshold = ladder.exit_cutoff_percent if in_play else ladder.reentry_floor
-
-    def seen() -> str:  # only the details that name the reading pay for formatting it
-        return timefmt.short(latest.checked_at, now)
-
-    def judged(kind: VerdictKind, reason: str | None, detail: str, figure: float | None = None,
-               window: Window | None = None) -> Verdict:
-        return Verdict(kind, reason, detail, latest, figure, window, threshold, not in_play,
-                       steps, out_since)
-
-    if latest.status == "unknown":
-        return judged("unknown", "quota-unknown", f"reading at {seen()} has status unknown")
-    if latest.status == "exhausted":
+    status = latest.status
+    if status == "unknown":
+        return Verdict("unknown", "quota-unknown",
+                       f"reading at {timefmt.short(latest.checked_at, now)} has status unknown",
+                       latest, None, None, threshold, not in_play, steps, out_since)
+    if status == "exhausted":
+        seen = timefmt.short(latest.checked_at, now)
         if latest.reset_at is not None and latest.reset_at <= now:
-            return judged(
+            return Verdict(
                 "unknown", "quota-reset-since-reading",
-                f"reading at {seen()} said exhausted until {timefmt.short(latest.reset_at, now)};"
-                " reset since, no newer reading")
+                f"reading at {seen} said exhausted until {timefmt.short(latest.reset_at, now)};"
+                " reset since, no newer reading",
+                latest, None, None, threshold, not in_play, steps, out_since)
         resets = (f", resets {timefmt.short(latest.reset_at, now)}"
                   if latest.reset_at is not None else "")
-        return judged("exhausted", "quota-exhausted", f"reading at {seen()} says exhausted{resets}")
+        return Verdict("exhausted", "quota-exhausted", f"reading at {seen} says exhausted{resets}",
+                       latest, None, None, threshold, not in_play, steps, out_since)
     age = (now - latest.checked_at).total_seconds()
-    stale = age > ladder.max_reading_age_seconds
 
-    def low(figure: float, window: Window, held: bool) -> Verdict:
-        """R6.4 / R6.6: a current window at or below the threshold."""
-        resets = (f", resets {timefmt.short(window.reset_at, now)}"
-                  if window.reset_at is not None else "")
-        if in_play:
-            reason = "quota-below-cutoff"
-            why = f"cutoff {timefmt.pct(threshold)}"
-        else:
-            reason = "quota-below-reentry"
-            since = f", out since {timefmt.short(out_since, now)}" if out_since else ""
-            why = f"re-entry floor {timefmt.pct(threshold)}{since}"
-        detail = f"{window.name} window at {timefmt.pct(figure)} ({why}){resets}"
-        if held:
-            detail += (f"; reading {timefmt.duration(age)} old, still low until that reset"
-                       " (usage only grows inside a window)")
-        return Verdict("exhausted", reason, detail, latest, figure, window, threshold,
-                       not in_play, steps, out_since, held)
+    # One pass over the latest reading's windows that apply to the model: the lowest
+    # current figure (R6.6), the lowest among windows with a reset (R6.4), the first
+    # window whose reset has passed (R6.7), and whether any applies at all (R6.8).
+    figure: float | None = None
+    window: Window | None = None
+    dated: float | None = None
+    dated_window: Window | None = None
+    first: Window | None = None
+    applies = False
+    for candidate in latest.all_windows():
+        models = candidate.models
+        if models is not None and model not in models:
+            continue
+        applies = True
+        reset_at = candidate.reset_at
+        if reset_at is not None and reset_at <= now:
+            if first is None:
+                first = candidate
+            continue
+        value = 100.0 if candidate.unlimited else float(candidate.remaining_percent or 0.0)
+        if figure is None or value < figure:
+            figure, window = value, candidate
+        if reset_at is not None and (dated is None or value < dated):
+            dated, dated_window = value, candidate
 
     # R6.4: a low current window that has a reset instant stays low until that instant,
     # however old the reading; staleness only makes a healthy figure uncertain.
-    figure, window, dated, dated_window = figures_of(latest, model, now)
-    if stale and dated is not None and dated <= threshold:
-        assert dated_window is not None
-        return low(dated, dated_window, True)
-    if stale:
-        return judged(
+    if age > ladder.max_reading_age_seconds:
+        if dated is not None and dated <= threshold:
+            assert dated_window is not None
+            return _low(latest, now, threshold, replayed, age, dated, dated_window, True)
+        return Verdict(
             "unknown", "quota-stale",
-            f"reading at {seen()} is {timefmt.duration(age)} old "
-            f"(max {timefmt.duration(ladder.max_reading_age_seconds)})")
+            f"reading at {timefmt.short(latest.checked_at, now)} is {timefmt.duration(age)} "
+            f"old (max {timefmt.duration(ladder.max_reading_age_seconds)})",
+            latest, None, None, threshold, not in_play, steps, out_since)
     if figure is not None and figure <= threshold:
         assert window is not None
-        return low(figure, window, False)
-
-    # R6.7 and R6.8 over the latest reading's windows (``window_views``, without the views).
-    applies = False
-    first: Window | None = None
-    for candidate in latest.all_windows():
-        if candidate.models is not None and model not in candidate.models:
-            continue
-        applies = True
-        if candidate.reset_at is not None and candidate.reset_at <= now:
-            first = candidate
-            break
-    if first is not None:
+        return _low(latest, now, threshold, replayed, age, figure, window, False)
+    if first is not None:  # R6.7
         assert first.reset_at is not None
-        return judged(
+        return Verdict(
             "unknown", "quota-reset-since-reading",
             f"{first.name} window reset at {timefmt.short(first.reset_at, now)}, "
-            f"after the reading at {seen()}", figure, window)
-    if not applies:
-        return judged("unknown", "quota-unknown", f"reading at {seen()} has no window for {model}")
+            f"after the reading at {timefmt.short(latest.checked_at, now)}",
+            latest, figure, window, threshold, not in_play, steps, out_since)
+    if not applies:  # R6.8
+        return Verdict(
+            "unknown", "quota-unknown",
+            f"reading at {timefmt.short(latest.checked_at, now)} has no window for {model}",
+            latest, None, None, threshold, not in_play, steps, out_since)
     assert figure is not None
     assert window is not None
-    return judged("usable", None,
-                  f"{window.name} window at {timefmt.pct(figure)}, "
-                  f"reading {timefmt.duration(age)} old", figure, window)
+    return Verdict("usable", None,
+                   f"{window.name} window at {timefmt.pct(figure)}, "
+                   f"reading {timefmt.duration(age)} old",
+                   latest, figure, window, threshold, not in_play, steps, out_since)
+
+
+def _low(latest: Reading, now: datetime, threshold: float,
+         replayed: tuple[bool, datetime | None, tuple[ReplayStep, ...]], age: float,
+         figure: float, window: Window, held: bool) -> Verdict:
+    """R6.4 / R6.6: a current window at or below the threshold."""
+    in_play, out_since, steps = replayed
+    resets = (f", resets {timefmt.short(window.reset_at, now)}"
+              if window.reset_at is not None else "")
+    if in_play:
+        reason = "quota-below-cutoff"
+        why = f"cutoff {timefmt.pct(threshold)}"
+    else:
+        reason = "quota-below-reentry"
+        since = f", out since {timefmt.short(out_since, now)}" if out_since else ""
+        why = f"re-entry floor {timefmt.pct(threshold)}{since}"
+    detail = f"{window.name} window at {timefmt.pct(figure)} ({why}){resets}"
+    if held:
+        detail += (f"; reading {timefmt.duration(age)} old, still low until that reset"
+                   " (usage only grows inside a window)")
+    return Verdict("exhausted", reason, detail, latest, figure, window, threshold,
+                   not in_play, steps, out_since, held)
 
 
 class HistoryVerdicts:
