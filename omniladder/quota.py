@@ -136,13 +136,23 @@ def replay(readings: Sequence[Reading], model: str,
 
     Each reading is judged at its own ``checked_at``. Returns (in play, out since, steps).
     """
-    cutoff = ladder.exit_cutoff_percent
-    floor = ladder.reentry_floor
+    return _replay(readings, model, ladder.exit_cutoff_percent, ladder.reentry_floor)
+
+
+def _replay(readings: Sequence[Reading], model: str, cutoff: float, floor: float
+            ) -> tuple[bool, datetime | None, tuple[ReplayStep, ...]]:
     in_play = True
     out_since: datetime | None = None
     steps: list[ReplayStep] = []
     for reading in readings:
-        figure = _figure(reading, model, reading.checked_at)
+        if reading.windows is None:  # ``_figure`` of a top-level figure, inlined
+            value = reading.remaining_percent
+            reset_at = reading.reset_at
+            figure = (None if value is None or (reset_at is not None
+                                                and reset_at <= reading.checked_at)
+                      else float(value))
+        else:
+            figure = _figure(reading, model, reading.checked_at)
         before = in_play
         if in_play:
             if reading.status == "exhausted" or (figure is not None and figure <= cutoff):
@@ -327,7 +337,9 @@ class HistoryVerdicts:
                 early = key[:self._earlier_scoped]
                 replayed = self._replays.get(early)
                 if replayed is None:
-                    replayed = self._replays[early] = replay(readings[:-1], model, self.ladder)
+                    ladder = self.ladder
+                    replayed = self._replays[early] = _replay(
+                        readings[:-1], model, ladder.exit_cutoff_percent, ladder.reentry_floor)
                 found = _verdict(readings, model, self.now, self.ladder, replayed)
             if not _names_model(found):
                 self._shared[key] = found
