@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -266,13 +266,13 @@ def _frozen_at(inputs: LoadedInputs, now: datetime) -> LoadedInputs:
                 for cid, history in inputs.readings.items()}
     spend = (tuple(e for e in inputs.spend if e.at <= now)
              if inputs.spend is not None else None)
-    return replace(inputs, readings=readings, spend=spend)
+    return inputs._replace(readings=readings, spend=spend)
 
 
 def _with_reading(inputs: LoadedInputs, reading: Reading) -> LoadedInputs:
     readings = dict(inputs.readings)
     readings[reading.connection] = (*readings.get(reading.connection, ()), reading)
-    return replace(inputs, readings=readings)
+    return inputs._replace(readings=readings)
 
 
 def _decision_at(inputs: LoadedInputs, auto_id: AutoId, at: datetime, connection_id: str,

@@ -18,7 +18,7 @@ import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
@@ -489,14 +489,12 @@ def _from_json(model: type[M], text: str | bytes) -> M | None:
 # --- catalogs ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SourcedBillingEntry:
+class SourcedBillingEntry(NamedTuple):
     entry: BillingEntry
     file: str
 
 
-@dataclass(frozen=True)
-class SourcedModelEntry:
+class SourcedModelEntry(NamedTuple):
     entry: ModelEntry
     file: str
 
@@ -558,8 +556,7 @@ def load_catalogs(billing_files: Iterable[Path], model_files: Iterable[Path],
 # --- the whole input set -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class InputFiles:
+class InputFiles(NamedTuple):
     """Which files to read, after the settings file and the flags are combined."""
 
     settings_file: Path | None = None
@@ -572,8 +569,7 @@ class InputFiles:
     window_catalogs: tuple[Path, ...] = ()
 
 
-@dataclass(frozen=True)
-class LoadedInputs:
+class LoadedInputs(NamedTuple):
     settings: Settings
     connections: tuple[Connection, ...]
     readings: dict[str, tuple[Reading, ...]]
@@ -583,8 +579,8 @@ class LoadedInputs:
     catalogs: Catalogs
     files: dict[str, str]
     """Display names of the files read: settings, connections, quota, spend."""
-    warnings: tuple[str, ...] = field(default=())
-    read: tuple[tuple[str, str, Path], ...] = field(default=())
+    warnings: tuple[str, ...] = ()
+    read: tuple[tuple[str, str, Path], ...] = ()
     """Every file read, catalogs included, in reading order: (role, display name, path)."""
 
 

@@ -7,7 +7,6 @@ check, diff, simulate) reads the immutable ``Plan`` it returns.
 import difflib
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Literal, NamedTuple, TypedDict
 
@@ -365,8 +364,8 @@ def focus(inputs: LoadedInputs, connection_id: str, now: datetime) -> LoadedInpu
                     event = event.attributed(rung)
             events.append(event)
         spend = tuple(events)
-    return replace(
-        inputs, connections=tuple(c for c in inputs.connections if c.id == connection_id),
+    return inputs._replace(
+        connections=tuple(c for c in inputs.connections if c.id == connection_id),
         readings={connection_id: inputs.readings.get(connection_id, ())}, spend=spend)
 
 

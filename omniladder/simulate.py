@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from omniladder import timefmt
@@ -157,7 +157,7 @@ def single_threshold(inputs: LoadedInputs) -> LoadedInputs:
     settings = inputs.settings
     ladder = settings.ladder.model_copy(
         update={"reentry_min_remaining_percent": settings.ladder.exit_cutoff_percent})
-    return replace(inputs, settings=settings.model_copy(update={"ladder": ladder}),
+    return inputs._replace(settings=settings.model_copy(update={"ladder": ladder}),
                    warnings=())
 
 

@@ -3,7 +3,6 @@ typo hint of an uncurated connection, and the exact R10 detail of each billing c
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -71,7 +70,7 @@ def test_R2_the_planner_names_the_connections_file_of_the_inputs() -> None:
     assert caught.value.field == "connections[id=w].billing"
     # inputs that do not say which file the connections came from: the generic name
     with pytest.raises(InputError) as caught:
-        plan(replace(inputs, files={}))
+        plan(inputs._replace(files={}))
     assert caught.value.file == "connections"
 
 

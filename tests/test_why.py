@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -254,7 +253,7 @@ def test_why_agrees_with_plan_on_generated_fleets(fleet: tuple[LoadedInputs, dat
                 route = comeback.without_reading
                 if route is None:
                     continue
-                frozen = replace(inputs, readings={
+                frozen = inputs._replace(readings={
                     cid: tuple(r for r in h if r.checked_at <= now)
                     for cid, h in inputs.readings.items()})
                 before = route.at - timedelta(seconds=1) if not route.exclusive else route.at

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -52,7 +51,7 @@ def check(
         chosen = output_format(fmt, json_out)
         loaded = load_policy(policy)
         if options.config is None:
-            options = replace(options, config=loaded.settings_path)
+            options = options._replace(config=loaded.settings_path)
         inputs = options.load()
         check_connection_ids(loaded, [c.id for c in inputs.connections],
                              inputs.files.get("connections", "the connections file"))

@@ -7,10 +7,9 @@ import inspect
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, NoReturn
 
 import typer
 
@@ -68,8 +67,7 @@ def output_format(chosen: Format | None, json_flag: bool) -> Format:
     return chosen if chosen is not None else Format.TABLE
 
 
-@dataclass(frozen=True)
-class InputOptions:
+class InputOptions(NamedTuple):
     config: Path | None = None
     connections: Path | None = None
     quota: Path | None = None
@@ -155,7 +153,6 @@ def now_for(flag: str | None, inputs: LoadedInputs, *, snapshot_used: bool = Tru
     When the instant defaults to an old snapshot's taken_at, the inputs come back with a
     warning added, so the plan's JSON ``warnings`` carries it too.
     """
-    from dataclasses import replace
 
     from omniladder.autoid import (
         is_clock_word,
@@ -171,7 +168,7 @@ def now_for(flag: str | None, inputs: LoadedInputs, *, snapshot_used: bool = Tru
     warning = stale_snapshot_warning(
         instant, source, inputs.settings.ladder.max_reading_age_seconds)
     if warning is not None and snapshot_used:
-        inputs = replace(inputs, warnings=(warning, *inputs.warnings))
+        inputs = inputs._replace(warnings=(warning, *inputs.warnings))
     return instant, source, inputs
 
 

@@ -8,7 +8,7 @@ these epilogs when it registers the commands; importing this module costs nothin
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from omniladder.errors import EXIT_MEANINGS, ExitCode
 
@@ -16,8 +16,7 @@ HELP_OPTION_NAMES = ["-h", "--help"]
 """``-h`` as well as ``--help``, on the root and every command and sub-command."""
 
 
-@dataclass(frozen=True)
-class CommandHelp:
+class CommandHelp(NamedTuple):
     examples: tuple[str, ...]
     """Command lines as typed; a long one continues on the next line after `` \\``."""
     no: str | None
