@@ -409,11 +409,19 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     ladder = settings.ladder
     budgets = budget_positions(settings.budgets, inputs.spend, now, planner.rung_of_event)
 
+    # Each connection with what every one of its pairs reads: its id, and its verdicts
+    # (R6/R7), computed as the decisions ask for them.
+    members_of = [(facts, facts.connection.id,
+                   HistoryVerdicts(planner.history(facts.connection.id), now, ladder))
+                  for facts in all_facts]
+
     # R12: candidates in order of first appearance, allowlists in file order.
-    candidates: dict[tuple[str, str], list[ConnectionFacts]] = {}
-    for facts in all_facts:
+    candidates: dict[tuple[str, str], list[tuple[ConnectionFacts, str, HistoryVerdicts]]] = {}
+    for member in members_of:
+        facts = member[0]
+        provider = facts.connection.provider
         for model in facts.models:
-            candidates.setdefault((facts.connection.provider, model), []).append(facts)
+            candidates.setdefault((provider, model), []).append(member)
 
     in_category: dict[tuple[str, str], bool] = {}
     for key in candidates:
@@ -423,11 +431,6 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             sourced = inputs.catalogs.models.get(key)
             in_category[key] = (sourced is not None
                                 and auto_id.category in sourced.entry.categories)
-
-    # R6/R7: each connection's verdicts, from its history, as the decisions read them.
-    verdicts = {facts.connection.id: HistoryVerdicts(planner.history(facts.connection.id),
-                                                     now, ladder)
-                for facts in all_facts}
 
     decisions: list[PairDecision] = []
     # per candidate, per rung: (admitted connection ids, unverified marks)
@@ -439,15 +442,14 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
         # R3's warning about a model outside the catalog, at its first metered member
         unwarned = tier.source == "not-in-catalog"
         seated = admitted.setdefault(key, {})
-        for facts in members:
+        for facts, cid, verdicts in members:
             billing = facts.billing
             if unwarned and billing.treated_as_metered:
                 planner.tier(provider, model, billing)
                 unwarned = False
             rung = rung_of(billing, tier)
-            cid = facts.connection.id
-            decision = decide(facts, provider, model, tier, rung, verdicts[cid], listed,
-                              auto_id, budgets, now)
+            decision = decide(facts, provider, model, tier, rung, verdicts, listed, auto_id,
+                              budgets, now)
             decisions.append(decision)
             if decision.admitted:
                 seat = seated.get(rung)
