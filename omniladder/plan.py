@@ -33,6 +33,7 @@ from omniladder.quota import (
     Verdict,
     cooldown,
     readings_until,
+    resolved,
 )
 from omniladder.remedies import RemedyContext, remedy
 from omniladder.tiers import TierInfo, economic_tier, rung_of
@@ -175,8 +176,7 @@ class PairDecision(_PairFields):
 
     @property
     def verdict(self) -> Verdict | None:
-        quota = self.quota
-        return quota.get() if isinstance(quota, DeferredVerdict) else quota
+        return resolved(self.quota)
 
     @property
     def detail(self) -> str:

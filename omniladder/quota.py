@@ -44,14 +44,10 @@ def window_views(reading: Reading, model: str, at: datetime) -> tuple[WindowView
     )
 
 
-def figure_of(reading: Reading, model: str, at: datetime) -> tuple[float | None, Window | None]:
-    """The minimum remaining percent over the current applicable windows, and which window."""
-    best, limiting, _, _ = figures_of(reading, model, at)
-    return best, limiting
-
-
 def _figure(reading: Reading, model: str, at: datetime) -> float | None:
-    """``figure_of``'s figure alone, without building a top-level reading's window."""
+    """R6.6's figure of a reading for a model at an instant: the lowest remaining percent
+    over its windows that apply to the model and have not reset by then (an unlimited
+    window counts 100); None when no such window exists."""
     windows = reading.windows
     if windows is None:  # the one window of a top-level figure applies to every model
         value = reading.remaining_percent
@@ -71,33 +67,6 @@ def _figure(reading: Reading, model: str, at: datetime) -> float | None:
         if best is None or value < best:
             best = value
     return best
-
-
-def figures_of(reading: Reading, model: str, at: datetime
-               ) -> tuple[float | None, Window | None, float | None, Window | None]:
-    """``figure_of``, and the same minimum over only the windows that carry a ``reset_at``.
-
-    The second figure is the one R6.4 trusts whatever the reading's age.
-    """
-    best: float | None = None
-    limiting: Window | None = None
-    dated: float | None = None
-    dated_window: Window | None = None
-    for window in reading.all_windows():
-        # Window.applies_to and Window.figure, inlined: this runs for every reading of
-        # every (connection, model) pair.
-        models = window.models
-        if models is not None and model not in models:
-            continue
-        reset_at = window.reset_at
-        if reset_at is not None and reset_at <= at:
-            continue
-        value = 100.0 if window.unlimited else float(window.remaining_percent or 0.0)
-        if best is None or value < best:
-            best, limiting = value, window
-        if reset_at is not None and (dated is None or value < dated):
-            dated, dated_window = value, window
-    return best, limiting, dated, dated_window
 
 
 class ReplayStep(NamedTuple):
@@ -145,14 +114,7 @@ def _replay(readings: Sequence[Reading], model: str, cutoff: float, floor: float
     out_since: datetime | None = None
     steps: list[ReplayStep] = []
     for reading in readings:
-        if reading.windows is None:  # ``_figure`` of a top-level figure, inlined
-            value = reading.remaining_percent
-            reset_at = reading.reset_at
-            figure = (None if value is None or (reset_at is not None
-                                                and reset_at <= reading.checked_at)
-                      else float(value))
-        else:
-            figure = _figure(reading, model, reading.checked_at)
+        figure = _figure(reading, model, reading.checked_at)
         before = in_play
         if in_play:
             if reading.status == "exhausted" or (figure is not None and figure <= cutoff):
@@ -382,6 +344,11 @@ class DeferredVerdict:
 
     def __repr__(self) -> str:
         return repr(self.get())
+
+
+def resolved(quota: Verdict | DeferredVerdict | None) -> Verdict | None:
+    """The verdict itself, computing a deferred one."""
+    return quota.get() if isinstance(quota, DeferredVerdict) else quota
 
 
 def _names_model(found: Verdict) -> bool:

@@ -20,7 +20,7 @@ from omniladder.autoid import AutoId
 from omniladder.billing import BillingInfo
 from omniladder.budgets import BudgetPosition, next_period_start
 from omniladder.models import Connection, LadderSettings
-from omniladder.quota import Cooldown, DeferredVerdict, Verdict
+from omniladder.quota import Cooldown, DeferredVerdict, Verdict, resolved
 
 IMPORT_HINT = "omniladder import SOURCE … --connection {cid} --quota QUOTA_FILE"
 """How a fresh reading gets in (README: Real inputs); SOURCE is the telemetry the operator has."""
@@ -108,8 +108,7 @@ class _Case(NamedTuple):
 
     @property
     def verdict(self) -> Verdict | None:
-        quota = self.quota
-        return quota.get() if isinstance(quota, DeferredVerdict) else quota
+        return resolved(self.quota)
 
     @property
     def cid(self) -> str:
