@@ -1,0 +1,164 @@
+"""R6/R7: every field of every kind of quota verdict, spelled out.
+
+``why``, the remedies and simulate's causes read more of a verdict than its reason and
+detail: the reading it judged, the figure and window that decided it, the threshold in
+force, whether the re-entry floor applied, the replay and since when the pair is out.
+Each case below builds a history that reaches one branch of R6, in play or out of play,
+and names the whole verdict it must give. The planner's per-history verdicts (with their
+shared replays) must give the same.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from omniladder.quota import HistoryVerdicts, ReplayStep, Verdict, replay, verdict
+from tests.builders import NOW, at, history, instant, ladder, reading, window
+
+LADDER = ladder()  # cutoff 2 %, re-entry floor 5 %, max age 180 s
+
+OUT_AT = instant(minutes=-30)
+"""An earlier reading at 1 % takes the pair out of play at 11:30Z."""
+OUT = reading("c", at(minutes=-30), window("5h", 1.0, at(hours=3)))
+OUT_STEP = ReplayStep(OUT_AT, None, 1.0, 2.0, True, False)
+
+
+def judged(history_: tuple[Any, ...], **fields: Any) -> Verdict:
+    """The verdict a case expects: its reading is the history's latest."""
+    return Verdict(reading=history_[-1], **fields)
+
+
+CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any]]] = [
+    ("status-unknown-in-play", [reading("c", status="unknown")], {
+        "kind": "unknown", "reason": "quota-unknown",
+        "detail": "reading at 11:59:50Z has status unknown",
+        "threshold": 2.0, "floor_applied": False}),
+    ("status-unknown-out-of-play", [OUT, reading("c", status="unknown")], {
+        "kind": "unknown", "reason": "quota-unknown",
+        "detail": "reading at 11:59:50Z has status unknown",
+        "threshold": 5.0, "floor_applied": True, "out_since": OUT_AT}),
+    ("exhausted-reset-since", [OUT, reading("c", status="exhausted",
+                                           reset_at=at(minutes=-1))], {
+        "kind": "unknown", "reason": "quota-reset-since-reading",
+        "detail": "reading at 11:59:50Z said exhausted until 11:59Z; reset since, no newer "
+                  "reading",
+        "threshold": 5.0, "floor_applied": True, "out_since": OUT_AT}),
+    ("exhausted-until-reset", [OUT, reading("c", status="exhausted", reset_at=at(hours=1))], {
+        "kind": "exhausted", "reason": "quota-exhausted",
+        "detail": "reading at 11:59:50Z says exhausted, resets 13:00Z",
+        "threshold": 5.0, "floor_applied": True, "out_since": OUT_AT}),
+    ("stale-healthy", [OUT, reading("c", at(minutes=-10), window("5h", 50.0, at(hours=3)))], {
+        "kind": "unknown", "reason": "quota-stale",
+        "detail": "reading at 11:50Z is 10m old (max 3m)",
+        "threshold": 5.0, "floor_applied": True, "out_since": OUT_AT}),
+    ("stale-held-low", [reading("c", at(minutes=-10), window("5h", 1.5, at(hours=3)),
+                                window("weekly", 60.0))], {
+        "kind": "exhausted", "reason": "quota-below-cutoff",
+        "detail": "5h window at 1.5% (cutoff 2%), resets 15:00Z; reading 10m old, still low "
+                  "until that reset (usage only grows inside a window)",
+        "figure": 1.5, "window": 0, "threshold": 2.0, "floor_applied": False,
+        "held_past_age": True}),
+    ("low-in-play", [reading("c", window("weekly", 80.0), window("5h", 2.0))], {
+        "kind": "exhausted", "reason": "quota-below-cutoff",
+        "detail": "5h window at 2% (cutoff 2%)",
+        "figure": 2.0, "window": 1, "threshold": 2.0, "floor_applied": False}),
+    ("low-out-of-play", [OUT, reading("c", window("5h", 4.0, at(hours=3)))], {
+        "kind": "exhausted", "reason": "quota-below-reentry",
+        "detail": "5h window at 4% (re-entry floor 5%, out since 11:30Z), resets 15:00Z",
+        "figure": 4.0, "window": 0, "threshold": 5.0, "floor_applied": True,
+        "out_since": OUT_AT}),
+    ("window-reset-since", [OUT, reading("c", window("5h", 40.0, at(minutes=-1)),
+                                         window("weekly", 70.0, at(days=2)))], {
+        "kind": "unknown", "reason": "quota-reset-since-reading",
+        "detail": "5h window reset at 11:59Z, after the reading at 11:59:50Z",
+        "figure": 70.0, "window": 1, "threshold": 5.0, "floor_applied": True,
+        "out_since": OUT_AT}),
+    ("no-window-for-the-model", [OUT, reading("c", window("opus", 70.0, models=["opus"]))], {
+        "kind": "unknown", "reason": "quota-unknown",
+        "detail": "reading at 11:59:50Z has no window for sonnet",
+        "threshold": 5.0, "floor_applied": True, "out_since": OUT_AT}),
+    ("usable-back-above-the-floor", [OUT, reading("c", window("5h", 30.0, at(hours=3)),
+                                                  window("weekly", 20.0, at(days=2)))], {
+        "kind": "usable", "reason": None, "detail": "weekly window at 20%, reading 10s old",
+        "figure": 20.0, "window": 1, "threshold": 5.0, "floor_applied": True,
+        "out_since": OUT_AT}),
+    ("usable-unlimited", [reading("c", window("monthly", unlimited=True))], {
+        "kind": "usable", "reason": None, "detail": "monthly window at 100%, reading 10s old",
+        "figure": 100.0, "window": 0, "threshold": 2.0, "floor_applied": False}),
+]
+
+
+@pytest.mark.parametrize(("readings", "fields"), [
+    pytest.param(readings, fields, id=name) for name, readings, fields in CASES])
+def test_every_field_of_each_verdict(readings: list[dict[str, Any]],
+                                     fields: dict[str, Any]) -> None:
+    found_history = history(*readings)
+    latest = found_history[-1]
+    expected = dict(fields)
+    if "window" in expected:
+        expected["window"] = latest.all_windows()[expected["window"]]
+    expected["replay"] = (OUT_STEP,) if readings[0] is OUT else ()
+    want = judged(found_history, **expected)
+    assert verdict(found_history, "sonnet", NOW, LADDER) == want
+    assert HistoryVerdicts(found_history, NOW, LADDER)("sonnet") == want
+
+
+def test_a_top_level_figure_is_judged_through_its_own_window() -> None:
+    found_history = history(reading("c", remaining_percent=1.0, reset_at=at(hours=2)))
+    latest = found_history[-1]
+    (own,) = latest.all_windows()
+    assert (own.name, own.remaining_percent, own.reset_at, own.models) == (
+        "quota", 1.0, instant(hours=2), None)
+    assert verdict(found_history, "sonnet", NOW, LADDER) == Verdict(
+        "exhausted", "quota-below-cutoff", "quota window at 1% (cutoff 2%), resets 14:00Z",
+        latest, 1.0, own, 2.0, False)
+
+
+# --- R7: the figure each earlier reading is replayed with --------------------------------
+
+
+def steps(*readings: dict[str, Any]) -> tuple[ReplayStep, ...]:
+    return replay(history(*readings), "sonnet", LADDER)[2]
+
+
+def when(minutes: int) -> datetime:
+    return instant(minutes=minutes)
+
+
+def test_a_top_level_figure_whose_reset_came_before_its_reading_counts_for_nothing() -> None:
+    # reset at 11:20, read at 11:30: the 1 % was of a window already over when read
+    assert steps(reading("c", at(minutes=-30), remaining_percent=1.0,
+                         reset_at=at(minutes=-40))) == (
+        ReplayStep(when(-30), None, None, 2.0, True, True),)
+    # reset exactly at the reading: over too (a window is current only before its reset)
+    assert steps(reading("c", at(minutes=-30), remaining_percent=1.0,
+                         reset_at=at(minutes=-30))) == (
+        ReplayStep(when(-30), None, None, 2.0, True, True),)
+    # reset a second after the reading: current, and 1 % takes the pair out
+    assert steps(reading("c", at(minutes=-30), remaining_percent=1.0,
+                         reset_at=at(minutes=-30, seconds=1))) == (
+        ReplayStep(when(-30), None, 1.0, 2.0, True, False),)
+    # no figure at all: nothing to judge
+    assert steps(reading("c", at(minutes=-30), status="ok")) == (
+        ReplayStep(when(-30), "ok", None, 2.0, True, True),)
+
+
+def test_an_earlier_reading_is_replayed_with_its_lowest_current_window_for_the_model() -> None:
+    assert steps(
+        reading("c", at(minutes=-30),
+                window("5h", 1.0, at(minutes=-31)),       # reset before the reading: over
+                window("opus", 0.5, models=["opus"]),     # not this model's
+                window("weekly", 40.0, at(days=2)),
+                window("monthly", unlimited=True),
+                window("sonnet-day", 30.0, models=["sonnet"]))) == (
+        ReplayStep(when(-30), None, 30.0, 2.0, True, True),)
+    assert steps(
+        reading("c", at(minutes=-30), window("5h", 1.0, at(minutes=-30))),  # reset at it
+        reading("c", at(minutes=-20), window("5h", 1.5), window("weekly", 1.8))) == (
+        ReplayStep(when(-30), None, None, 2.0, True, True),
+        ReplayStep(when(-20), None, 1.5, 2.0, True, False))
+    assert steps(reading("c", at(minutes=-30), window("monthly", unlimited=True))) == (
+        ReplayStep(when(-30), None, 100.0, 2.0, True, True),)
