@@ -162,3 +162,20 @@ def test_an_earlier_reading_is_replayed_with_its_lowest_current_window_for_the_m
         ReplayStep(when(-20), None, 1.5, 2.0, True, False))
     assert steps(reading("c", at(minutes=-30), window("monthly", unlimited=True))) == (
         ReplayStep(when(-30), None, 100.0, 2.0, True, True),)
+
+
+def test_a_middle_reading_that_takes_one_model_out_splits_the_models_verdicts() -> None:
+    """R7 per model: the reading before the latest has a window of opus alone at 1 %, so
+    opus left play there and sonnet did not; at 4 % now, opus is below the re-entry floor
+    and sonnet is usable. The planner's shared verdicts must tell the two apart."""
+    found_history = history(
+        reading("c", at(minutes=-30), window("5h", 50.0)),
+        reading("c", at(minutes=-20), window("5h", 50.0),
+                window("opus-week", 1.0, models=["opus"])),
+        reading("c", window("5h", 4.0)))
+    shared = HistoryVerdicts(found_history, NOW, LADDER)
+    for model, kind in (("sonnet", "usable"), ("opus", "exhausted"), ("sonnet", "usable")):
+        found = shared(model)
+        assert found == verdict(found_history, model, NOW, LADDER)
+        assert found.kind == kind
+    assert shared("opus").out_since == instant(minutes=-20)
