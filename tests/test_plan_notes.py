@@ -82,6 +82,17 @@ def test_R12_a_metered_model_missing_from_the_catalog_warns_once() -> None:
     assert result.budgets["premium"].spent_usd == 1.0
 
 
+def test_R12_each_metered_model_missing_from_the_catalog_warns_once_in_candidate_order() -> None:
+    """A keyless connection serving the same missing models warns about none of them (it is
+    not metered); the API key's two missing models warn once each, in candidate order."""
+    inputs = fleet([conn("local", "ollama", "none", models=["gpt-new"]),
+                    conn("key", "openai", "apikey", models=["gpt-new", "gpt-next"]),
+                    conn("key2", "openai", "apikey", models=["gpt-next", "gpt-new"])])
+    assert plan(inputs).warnings == tuple(
+        f"model {model!r} of provider 'openai' is not in the model catalog; its metered "
+        "connections are treated as premium" for model in ("gpt-new", "gpt-next"))
+
+
 @pytest.mark.parametrize(("budget", "warning"), [
     (5, "the cheap budget of $5.00 is not enforced: no spend ledger was given"),
     (0.5, "the cheap budget of $0.50 is not enforced: no spend ledger was given"),

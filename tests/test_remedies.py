@@ -389,3 +389,15 @@ def test_one_remedy_for_many_connections_is_printed_once() -> None:
     text = _table(plan(inputs, "auto/subscription"))
     assert text.count("[[entries]]") == 1
     assert "u-0 (all models), u-1 (all models), u-2 (all models) billing-uncurated" in text
+
+
+def test_a_whole_connection_left_out_of_a_category_names_its_one_model_in_the_fix() -> None:
+    """R13: a connection serving opus alone is left out of auto/vision:thrifty as a whole
+    (model None); the remedy still names claude/opus and the ids that serve it."""
+    result = plan(fleet([conn("c", models=["opus"])],
+                        [reading("c", window("5h", 50, at(hours=2)))]), "auto/vision:thrifty")
+    assert [(x.model, x.reason, x.fix) for x in result.excluded] == [
+        (None, "not-in-category",
+         "claude/opus is served by auto/coding:thrifty, auto/reasoning:thrifty; to put it in "
+         "'vision', list the category in a model catalog overlay entry for claude/opus "
+         "(--models-catalog FILE)")]

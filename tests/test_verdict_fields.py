@@ -76,6 +76,10 @@ CASES: list[tuple[str, list[dict[str, Any]], dict[str, Any]]] = [
         "detail": "5h window reset at 11:59Z, after the reading at 11:59:50Z",
         "figure": 70.0, "window": 1, "threshold": 5.0, "floor_applied": True,
         "out_since": OUT_AT}),
+    ("only-window-reset-since", [reading("c", window("5h", 40.0, at(minutes=-1)))], {
+        "kind": "unknown", "reason": "quota-reset-since-reading",
+        "detail": "5h window reset at 11:59Z, after the reading at 11:59:50Z",
+        "threshold": 2.0, "floor_applied": False}),
     ("no-window-for-the-model", [OUT, reading("c", window("opus", 70.0, models=["opus"]))], {
         "kind": "unknown", "reason": "quota-unknown",
         "detail": "reading at 11:59:50Z has no window for sonnet",
@@ -179,3 +183,10 @@ def test_a_middle_reading_that_takes_one_model_out_splits_the_models_verdicts() 
         assert found == verdict(found_history, model, NOW, LADDER)
         assert found.kind == kind
     assert shared("opus").out_since == instant(minutes=-20)
+
+
+def test_an_empty_window_is_replayed_at_zero() -> None:
+    assert steps(reading("c", at(minutes=-30), window("5h", 0.0)),
+                 reading("c", at(minutes=-20), remaining_percent=0.0)) == (
+        ReplayStep(when(-30), None, 0.0, 2.0, True, False),
+        ReplayStep(when(-20), None, 0.0, 5.0, False, False))

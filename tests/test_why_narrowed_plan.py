@@ -111,3 +111,37 @@ def test_focus_attributes_only_the_other_connections_unattributed_events() -> No
     assert narrowed.spend is not None
     assert [(e.connection, e.rung) for e in narrowed.spend] == [
         ("m", "premium"), ("m", None), ("t", "subscription"), ("ghost", None)]
+
+
+@pytest.mark.parametrize("auto_id", AUTO_IDS)
+def test_a_narrowed_pool_entry_keeps_its_unverified_mark(auto_id: str) -> None:
+    """R11/§4.2: n's reading is 10 minutes old (stale): admitted unverified where its rung
+    reads the quota; the narrowed entry carries the same mark as the whole plan's."""
+    inputs = fleet([conn("a", "claude", "oauth", models=["sonnet"]),
+                    conn("n", "claude", "oauth", models=["sonnet"])],
+                   [reading("a", window("5h", 50, at(hours=2))),
+                    reading("n", at(minutes=-10), window("5h", 50, at(hours=2)))])
+    parsed = parse_auto_id(auto_id)
+    whole = make_plan(inputs, parsed, NOW, "flag")
+    narrow = connection_plan(inputs, parsed, NOW, "flag", "n")
+    cut = [(e.position, e.rung, e.provider, e.model, ("n",),
+            tuple(c for c in e.unverified_connection_ids if c == "n"),
+            tuple(m for m in e.unverified if m.connection_id == "n"))
+           for e in whole.pool if "n" in e.allowed_connection_ids]
+    assert [tuple(e)[:7] for e in narrow.pool] == cut
+    assert auto_id == "auto/subscription" or any(entry.unverified for entry in narrow.pool)
+
+
+def test_a_connection_left_out_by_a_spent_budget_gets_the_whole_plans_remedy() -> None:
+    """R8: $20 spent of a $10 premium budget closes the rung; m's exclusion and its fix
+    are the whole plan's."""
+    inputs = _fleet(settings={"budgets": {"rung_budget_usd": {"premium": 10}}},
+                    spend=[{"at": at(hours=-1), "cost_usd": 20.0, "connection": "m",
+                            "model": "gpt-new"}])
+    parsed = parse_auto_id("auto/thrifty")
+    whole = make_plan(inputs, parsed, NOW, "flag")
+    narrow = connection_plan(inputs, parsed, NOW, "flag", "m")
+    mine = tuple(x for x in whole.excluded if x.connection_id == "m")
+    assert narrow.excluded == mine
+    assert [x.reason for x in mine] == ["budget-spent"]
+    assert mine[0].fix is not None
