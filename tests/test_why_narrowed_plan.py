@@ -123,13 +123,16 @@ def test_a_narrowed_pool_entry_keeps_its_unverified_mark(auto_id: str) -> None:
                     reading("n", at(minutes=-10), window("5h", 50, at(hours=2)))])
     parsed = parse_auto_id(auto_id)
     whole = make_plan(inputs, parsed, NOW, "flag")
-    narrow = connection_plan(inputs, parsed, NOW, "flag", "n")
-    cut = [(e.position, e.rung, e.provider, e.model, ("n",),
-            tuple(c for c in e.unverified_connection_ids if c == "n"),
-            tuple(m for m in e.unverified if m.connection_id == "n"))
-           for e in whole.pool if "n" in e.allowed_connection_ids]
-    assert [tuple(e)[:7] for e in narrow.pool] == cut
-    assert auto_id == "auto/subscription" or any(entry.unverified for entry in narrow.pool)
+    for cid in ("a", "n"):  # a fresh (verified), n stale
+        narrow = connection_plan(inputs, parsed, NOW, "flag", cid)
+        cut = [(e.position, e.rung, e.provider, e.model, (cid,),
+                tuple(c for c in e.unverified_connection_ids if c == cid),
+                tuple(m for m in e.unverified if m.connection_id == cid))
+               for e in whole.pool if cid in e.allowed_connection_ids]
+        assert [tuple(e)[:7] for e in narrow.pool] == cut
+        assert bool(cut) == (cid == "a" or auto_id != "auto/subscription")  # R10 fails closed
+        assert any(entry.unverified for entry in narrow.pool) == (
+            cid == "n" and auto_id != "auto/subscription")
 
 
 def test_a_connection_left_out_by_a_spent_budget_gets_the_whole_plans_remedy() -> None:
