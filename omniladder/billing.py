@@ -60,9 +60,9 @@ def classify(connection: Connection, catalogs: Catalogs,
     plain = connection.billing is None and connection.overage is None
     if plain:  # no override: the class is the catalog's for (provider, auth type)
         class_key = ("class", connection.provider, connection.auth_type)
-        known = catalogs.memo.get(class_key)
+        known: BillingInfo | None = catalogs.memo.get(class_key)
         if known is not None:
-            return known  # type: ignore[no-any-return]
+            return known
     billing: BillingClass
     overage: OverageClass
     source: BillingSource

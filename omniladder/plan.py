@@ -456,9 +456,8 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                 if seat is None:
                     seat = seated[rung] = ([], [])
                 seat[0].append(cid)
-                if decision.unverified:
-                    mark = _unverified_mark(decision)
-                    assert mark is not None
+                mark = _unverified_mark(decision)
+                if mark is not None:
                     seat[1].append(mark)
 
     # R11: split mixed candidates into one entry per rung; order by rung, stable within.

@@ -105,11 +105,8 @@ def replay(readings: Sequence[Reading], model: str,
 
     Each reading is judged at its own ``checked_at``. Returns (in play, out since, steps).
     """
-    return _replay(readings, model, ladder.exit_cutoff_percent, ladder.reentry_floor)
-
-
-def _replay(readings: Sequence[Reading], model: str, cutoff: float, floor: float
-            ) -> tuple[bool, datetime | None, tuple[ReplayStep, ...]]:
+    cutoff = ladder.exit_cutoff_percent
+    floor = ladder.reentry_floor
     in_play = True
     out_since: datetime | None = None
     steps: list[ReplayStep] = []
@@ -145,25 +142,22 @@ def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: Lad
     """``verdict`` over readings at or before now (at least one), given the R7 replay of
     all but the latest."""
     latest = readings[-1]
-    in_play, out_since, steps = replayed
-    threshold = ladder.exit_cutoff_percent if in_play else ladder.reentry_floor
+    threshold = ladder.exit_cutoff_percent if replayed[0] else ladder.reentry_floor
     status = latest.status
     if status == "unknown":
-        return Verdict("unknown", "quota-unknown",
-                       f"reading at {timefmt.short(latest.checked_at, now)} has status unknown",
-                       latest, None, None, threshold, not in_play, steps, out_since)
+        return _judged(latest, threshold, replayed, "unknown", "quota-unknown",
+                       f"reading at {timefmt.short(latest.checked_at, now)} has status unknown")
     if status == "exhausted":
         seen = timefmt.short(latest.checked_at, now)
         if latest.reset_at is not None and latest.reset_at <= now:
-            return Verdict(
-                "unknown", "quota-reset-since-reading",
+            return _judged(
+                latest, threshold, replayed, "unknown", "quota-reset-since-reading",
                 f"reading at {seen} said exhausted until {timefmt.short(latest.reset_at, now)};"
-                " reset since, no newer reading",
-                latest, None, None, threshold, not in_play, steps, out_since)
+                " reset since, no newer reading")
         resets = (f", resets {timefmt.short(latest.reset_at, now)}"
                   if latest.reset_at is not None else "")
-        return Verdict("exhausted", "quota-exhausted", f"reading at {seen} says exhausted{resets}",
-                       latest, None, None, threshold, not in_play, steps, out_since)
+        return _judged(latest, threshold, replayed, "exhausted", "quota-exhausted",
+                       f"reading at {seen} says exhausted{resets}")
     age = (now - latest.checked_at).total_seconds()
 
     # One pass over the latest reading's windows that apply to the model: the lowest
@@ -197,32 +191,38 @@ def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: Lad
         if dated is not None and dated <= threshold:
             assert dated_window is not None
             return _low(latest, now, threshold, replayed, age, dated, dated_window, True)
-        return Verdict(
-            "unknown", "quota-stale",
+        return _judged(
+            latest, threshold, replayed, "unknown", "quota-stale",
             f"reading at {timefmt.short(latest.checked_at, now)} is {timefmt.duration(age)} "
-            f"old (max {timefmt.duration(ladder.max_reading_age_seconds)})",
-            latest, None, None, threshold, not in_play, steps, out_since)
+            f"old (max {timefmt.duration(ladder.max_reading_age_seconds)})")
     if figure is not None and figure <= threshold:
         assert window is not None
         return _low(latest, now, threshold, replayed, age, figure, window, False)
     if first is not None:  # R6.7
         assert first.reset_at is not None
-        return Verdict(
-            "unknown", "quota-reset-since-reading",
+        return _judged(
+            latest, threshold, replayed, "unknown", "quota-reset-since-reading",
             f"{first.name} window reset at {timefmt.short(first.reset_at, now)}, "
-            f"after the reading at {timefmt.short(latest.checked_at, now)}",
-            latest, figure, window, threshold, not in_play, steps, out_since)
+            f"after the reading at {timefmt.short(latest.checked_at, now)}", figure, window)
     if not applies:  # R6.8
-        return Verdict(
-            "unknown", "quota-unknown",
-            f"reading at {timefmt.short(latest.checked_at, now)} has no window for {model}",
-            latest, None, None, threshold, not in_play, steps, out_since)
+        return _judged(
+            latest, threshold, replayed, "unknown", "quota-unknown",
+            f"reading at {timefmt.short(latest.checked_at, now)} has no window for {model}")
     assert figure is not None
     assert window is not None
-    return Verdict("usable", None,
+    return _judged(latest, threshold, replayed, "usable", None,
                    f"{window.name} window at {timefmt.pct(figure)}, "
-                   f"reading {timefmt.duration(age)} old",
-                   latest, figure, window, threshold, not in_play, steps, out_since)
+                   f"reading {timefmt.duration(age)} old", figure, window)
+
+
+def _judged(latest: Reading, threshold: float,
+            replayed: tuple[bool, datetime | None, tuple[ReplayStep, ...]], kind: VerdictKind,
+            reason: str | None, detail: str, figure: float | None = None,
+            window: Window | None = None) -> Verdict:
+    """A verdict on the latest reading, with the threshold and the replay that led to it."""
+    in_play, out_since, steps = replayed
+    return Verdict(kind, reason, detail, latest, figure, window, threshold, not in_play,
+                   steps, out_since)
 
 
 def _low(latest: Reading, now: datetime, threshold: float,
@@ -299,9 +299,7 @@ class HistoryVerdicts:
                 early = key[:self._earlier_scoped]
                 replayed = self._replays.get(early)
                 if replayed is None:
-                    ladder = self.ladder
-                    replayed = self._replays[early] = _replay(
-                        readings[:-1], model, ladder.exit_cutoff_percent, ladder.reentry_floor)
+                    replayed = self._replays[early] = replay(readings[:-1], model, self.ladder)
                 found = _verdict(readings, model, self.now, self.ladder, replayed)
             if not _names_model(found):
                 self._shared[key] = found

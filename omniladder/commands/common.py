@@ -153,7 +153,6 @@ def now_for(flag: str | None, inputs: LoadedInputs, *, snapshot_used: bool = Tru
     When the instant defaults to an old snapshot's taken_at, the inputs come back with a
     warning added, so the plan's JSON ``warnings`` carries it too.
     """
-
     from omniladder.autoid import (
         is_clock_word,
         parse_instant,
