@@ -44,8 +44,9 @@ def test_the_failing_example_fails_with_evidence() -> None:
     assert "✗ FAIL every plan connection is verified" in out
     assert ("    - antigravity-main is admitted unverified: quota-stale: reading at 11:50Z is "
             "10m old (max 3m)") in out
-    assert ("    - claude-pro-personal is not in the pool: quota-below-reentry: 5h window at 4% "
-            "(re-entry floor 5%, out since 10:30Z), resets 14:30Z") in out
+    assert ("    - claude-pro-personal is not in the pool: quota-below-reentry: 5h window at 1.5% "
+            "(re-entry floor 5%, out since 10:30Z), resets 14:30Z; held from the reading at "
+            "10:30Z (the one at 11:58:30Z shows 4%): no regain before a reset") in out
     assert "✓ pass auto/subscription never bills" in out
 
 
@@ -309,7 +310,7 @@ def test_diff_exit_codes_and_views(tmp_path: Path) -> None:
     assert "  ~ #2 subscription codex/gpt-5.1-codex allowlist: +codex-plus" in out
     assert "  - codex-plus (all models): no longer excluded (was cooldown)" in out
     assert "allowlist: ollama-local now unverified" in out
-    # claude-pro-personal's stale reading still shows its 5h window at 4% until 14:30 (R6.4).
+    # claude-pro-personal stays held at its 1.5% 5h window until 14:30 (R6.4).
     assert "claude-pro-personal" not in out
     assert out.rstrip().endswith(
         "7 differences: 1 pool entry added, 5 allowlists changed, 1 exclusion cleared")

@@ -74,9 +74,14 @@ def test_empty_fleet_fails_only_under_fail_on_empty(tmp_path: Path) -> None:
 
 
 def test_ten_thousand_readings_replay_to_the_right_state(tmp_path: Path) -> None:
-    """R7 over a long history: it ends out (1%), so the latest 4% is below the re-entry floor."""
-    readings = [reading(f"2026-11-29T{9 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z",
-                        window(80 if i % 2 else 1)) for i in range(9_999)]
+    """R7 over a long history: it ends out (1%), so the latest 4% is below the re-entry floor.
+    Each window resets as the next reading arrives, so no rise is a regain before a reset."""
+
+    def stamp(i: int) -> str:
+        return f"2026-11-29T{9 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"
+
+    readings = [reading(stamp(i), window(80 if i % 2 else 1, reset_at=stamp(i + 1)))
+                for i in range(9_999)]
     readings.append(reading("2026-11-29T11:59:00Z", window(4)))
     readings.reverse()  # history comes in any order (§2.2)
     document = plan(tmp_path, readings, "--now", NOW)
@@ -97,7 +102,9 @@ def test_figures_exactly_on_the_boundaries(tmp_path: Path, figure: float,
                                            earlier: float | None, expected: str | None) -> None:
     readings = [reading("2026-11-29T11:59:00Z", window(figure))]
     if earlier is not None:
-        readings.append(reading("2026-11-29T11:00:00Z", window(earlier)))
+        # its window resets before the later reading: a real regain (R6.4)
+        readings.append(reading("2026-11-29T11:00:00Z",
+                                window(earlier, reset_at="2026-11-29T11:30:00Z")))
     assert reason(plan(tmp_path, readings, "--now", NOW)) == expected
 
 
