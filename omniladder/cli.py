@@ -18,6 +18,7 @@ _COMMANDS: dict[str, tuple[str, str, bool]] = {
     "plan": ("plan_cmd", "plan", False),
     "ids": ("ids_cmd", "ids", False),
     "import": ("import_cmd", "import_app", True),
+    "quota": ("quota_cmd", "quota_app", True),
     "catalog": ("catalog_cmd", "catalog_app", True),
     "audit": ("audit_cmd", "audit_app", True),
     "init": ("init_cmd", "init", False),

@@ -115,7 +115,7 @@ def with_holds(readings: Sequence[Reading], now: datetime,
     return readings if out is None else tuple(out)
 
 
-def _in_force(history: Sequence[Reading], now: datetime, cutoff: float) -> Sequence[Reading]:
+def in_force(history: Sequence[Reading], now: datetime, cutoff: float) -> Sequence[Reading]:
     """The readings R6 and R7 judge at now: at or before now, carrying quota information,
     with R6.4's held windows."""
     return with_holds(quota_readings(readings_until(history, now)), now, cutoff)
@@ -223,7 +223,7 @@ def replay(readings: Sequence[Reading], model: str,
 def verdict(history: Sequence[Reading], model: str, now: datetime,
             ladder: LadderSettings) -> Verdict:
     """R6 with the R7 threshold: the quota verdict of one (connection, model) at now."""
-    readings = _in_force(history, now, ladder.exit_cutoff_percent)
+    readings = in_force(history, now, ladder.exit_cutoff_percent)
     if not readings:
         return _missing(history, now)
     return _verdict(readings, model, now, ladder, replay(readings[:-1], model, ladder))
@@ -391,7 +391,7 @@ class HistoryVerdicts:
     def __call__(self, model: str) -> Verdict:
         readings = self._readings
         if readings is None:  # the first verdict asked for: a paid connection may ask none
-            readings = self._readings = _in_force(self._history, self.now,
+            readings = self._readings = in_force(self._history, self.now,
                                                   self.ladder.exit_cutoff_percent)
             self._shared = {}
             self._replays = {}

@@ -144,7 +144,8 @@ ENDS = {
     "0001-01-01T00:00:00-14:00": ("quota-reset-since-reading", True, 1.0),
     # after FAR_FUTURE: its window has reset long ago and the reading is old (R6.5)
     "9999-12-31T23:59:59Z": ("quota-stale", False, 1.0),
-    # exactly FAR_FUTURE: a fresh reading whose window resets at now (R6.7); cooldown over
+    # exactly FAR_FUTURE: a reading a second old whose window resets at now (R6.7); cooldown
+    # over
     "9999-12-31T23:59:59+14:00": ("quota-reset-since-reading", False, 1.0),
     NOW: ("quota-reset-since-reading", True, 0.0),
 }
@@ -158,10 +159,11 @@ def test_the_ends_of_the_calendar(tmp_path: Path, now: str, period: str) -> None
     connections = CONNECTION + (
         '[[connections]]\nid = "key"\nprovider = "openai"\nauth_type = "apikey"\n'
         f'models = ["gpt-5-mini"]\nrate_limited_until = "{FAR_FUTURE}"\n')
-    readings = [
-        reading(FAR_PAST, window(1, reset_at=FAR_FUTURE)),
-        reading(FAR_FUTURE, window(50, reset_at=FAR_FUTURE)),
-        reading(FAR_PAST, remaining_percent=0, reset_at=FAR_PAST, status="exhausted"),
+    readings = [  # one instant holds one reading of a connection (SPEC §2.2, v1.2)
+        reading("0001-01-01T13:59:58Z", window(1, reset_at=FAR_FUTURE)),
+        reading("9999-12-31T09:59:58Z", window(50, reset_at=FAR_FUTURE)),
+        reading("0001-01-01T13:59:59Z", remaining_percent=0, reset_at=FAR_PAST,
+                status="exhausted"),
         {"connection": "key", "checked_at": FAR_PAST, "remaining_percent": 3,
          "reset_at": FAR_FUTURE},
     ]

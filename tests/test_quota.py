@@ -222,7 +222,8 @@ def series(*figures: float | str, model_windows: bool = False) -> list[dict[str,
             out.append(reading(R, checked, status="ok"))
         else:
             assert isinstance(figure, float | int)
-            out.append(reading(R, checked, window("5h", figure, at(seconds=40 - 60 * (count - 1 - index)))))
+            resets = at(seconds=40 - 60 * (count - 1 - index))
+            out.append(reading(R, checked, window("5h", figure, resets)))
     return out
 
 

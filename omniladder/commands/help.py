@@ -46,6 +46,10 @@ COMMAND_HELP: dict[str, CommandHelp] = {
     "import gemini-quota": CommandHelp(
         ("omniladder import gemini-quota gemini.json --connection gemini-free \\\n"
          "  --quota quota.json",), None),
+    "quota prune": CommandHelp(
+        ("omniladder quota prune --connection claude-max-work \\\n"
+         "  --before 2026-11-29T11:00:00Z --quota quota.json",
+         "omniladder quota prune --before 2026-09-01T00:00:00Z --dry-run"), None),
     "catalog show": CommandHelp(
         ("omniladder catalog show", "omniladder catalog show --config omniladder.toml --json"),
         None),
