@@ -30,6 +30,7 @@ _COMMANDS: dict[str, tuple[str, str, bool]] = {
     "diff": ("diff_cmd", "diff", False),
     "show": ("show_cmd", "show", False),
     "completion": ("completion_cmd", "completion", False),
+    "export": ("export_cmd", "export", False),
 }
 """Every command in the order ``--help`` lists them, and where it lives."""
 

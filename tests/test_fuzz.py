@@ -465,6 +465,9 @@ CLOSED_STDOUT = {
     "completion": ["completion", "bash"],
     "help": ["--help"],
     "help -h": ["catalog", "check", "-h"],
+    "export": ["export", "litellm", "auto/thrifty", "--config", CONFIG, "--map",
+               str(EXAMPLES / "litellm-map.toml")],
+    "export --json": ["export", "omniroute", "auto/thrifty", "--config", CONFIG, "--json"],
 }
 
 

@@ -87,6 +87,13 @@ COMMAND_HELP: dict[str, CommandHelp] = {
          "omniladder audit omniroute candidates.json --config fleet/omniladder.toml",
          "omniladder audit omniroute - auto/thrifty --json < candidates.json"),
         "a row the gateway would use is would-bill or would-dispatch-exhausted"),
+    "export": CommandHelp(
+        ("omniladder export omniroute auto/thrifty --config fleet/omniladder.toml \\\n"
+         "  --out combo.json",
+         "omniladder export litellm auto/subscription --map litellm-map.toml \\\n"
+         "  --out omniladder-subscription.yaml --current omniladder-subscription.yaml",
+         "omniladder export litellm plan.json --map litellm-map.toml --format markdown"),
+        "the export differs from the deployed configuration given by --current"),
     "completion": CommandHelp(
         ('eval "$(omniladder completion bash)"',
          "omniladder completion fish > ~/.config/fish/completions/omniladder.fish"), None),
