@@ -42,8 +42,9 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from omniladder.errors import InputError
 from omniladder.loading import check_input_file
@@ -93,6 +94,7 @@ def window_name(minutes: int | None, slot: str, limit: str | None = None) -> str
     return base if limit is None else f"{limit}_{base}"
 
 
+@lru_cache(maxsize=256)
 def limit_key(limit_id: str | None, limit_name: str | None) -> str | None:
     """The key of a per-model limit (None for the plan's own): its name, else its id, in
     lower case with every run of other characters an ``_``."""
@@ -102,8 +104,7 @@ def limit_key(limit_id: str | None, limit_name: str | None) -> str | None:
     return _NOT_NAME.sub("_", text.lower()).strip("_") or limit_id
 
 
-@dataclass(frozen=True, slots=True)
-class _Line:
+class _Line(NamedTuple):
     """One parsed token_count line: its reading, the limit it reports (None: the plan's
     own) and each window's length in minutes."""
 
@@ -183,17 +184,19 @@ class RolloutReader:
 
     def _is_placeholder(self, parsed: _Line) -> bool:
         reading = parsed.reading
-        if not reading.windows:
+        windows = reading.windows
+        # the cheap refusals first: nearly every line shows some use
+        if not windows or windows[0].remaining_percent != 100.0:
             return False
-        for window, minutes in zip(reading.windows, parsed.minutes, strict=True):
+        before = self._latest.get(parsed.limit)
+        if before is None or before.checked_at > reading.checked_at:
+            return False
+        for window, minutes in zip(windows, parsed.minutes, strict=True):
             if minutes is None or window.remaining_percent != 100.0 or window.reset_at is None:
                 return False
             gap = (window.reset_at - reading.checked_at).total_seconds() - minutes * 60
             if abs(gap) > PLACEHOLDER_SLACK_SECONDS:
                 return False
-        before = self._latest.get(parsed.limit)
-        if before is None or before.checked_at > reading.checked_at:
-            return False
         running = {w.name: w.reset_at for w in before.windows
                    if w.reset_at is not None and w.reset_at > reading.checked_at}
         return any(window.name in running and running[window.name] != window.reset_at
@@ -227,8 +230,9 @@ def _parse(line: Any, where: str) -> _Line | None:
     if stamp is None:
         raise InputError("a token_count event without a timestamp", file=where,
                          field="timestamp")
-    limit = limit_key(
-        fields.text(limits.get("limit_id"), where, "payload.rate_limits.limit_id"),
+    limit_id = limits.get("limit_id")
+    limit = None if limit_id is None or limit_id == PLAN_LIMIT_ID else limit_key(
+        fields.text(limit_id, where, "payload.rate_limits.limit_id"),
         fields.text(limits.get("limit_name"), where, "payload.rate_limits.limit_name"))
     windows: list[SourceWindow] = []
     spans: list[int | None] = []
