@@ -186,8 +186,9 @@ def test_catalog_show_lists_window_scopes_in_the_order_they_are_tried(tmp_path: 
         "claude", "weekly opus (7d)", ["*"])
     assert first["file"].endswith("windows.toml")
     codex = [w for w in document["windows"] if w["provider"] == "codex"]
-    assert [w["window"] for w in codex] == ["code_review*", "*spark*", "session", "weekly"]
-    assert codex[2]["exclude_models"] == ["*spark*"]
+    assert [w["window"] for w in codex] == ["code_review*", "*spark*", "codex_bengalfox_*",
+                                            "session", "weekly"]
+    assert codex[3]["exclude_models"] == ["*spark*"]
     table = runner.invoke(app, ["catalog", "show"], env={"COLUMNS": "160"})
     assert table.exit_code == 0, table.output
     assert "* except *spark*" in table.stdout

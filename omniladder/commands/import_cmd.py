@@ -109,7 +109,7 @@ def omniroute(
 # --- quota sources: telemetry an operator already has, merged into a quota file ------------
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from omniladder.sources.common import SourceReading
     from omniladder.sources.run import SnapshotParser
@@ -151,14 +151,17 @@ with_import_options = gathering(_IMPORT_SHARED, "request", _import_request)
 
 
 def _import(source: str, request: ImportRequest,
-            readings: Callable[[], Iterable[SourceReading]]) -> None:
-    """The one edge of every source: resolve, parse, merge, then talk on stderr."""
+            readings: Callable[[], Iterable[SourceReading]],
+            notes: Sequence[str] = ()) -> None:
+    """The one edge of every source: resolve, parse, merge, then talk on stderr.
+
+    ``notes`` is what the source says beside its readings, filled while they are read."""
     with user_errors():
         from omniladder.loading import display_path
         from omniladder.sources.run import import_readings, resolve_target
 
         target = resolve_target(request)
-        outcome = import_readings(target, readings())
+        outcome = import_readings(target, readings(), notes)
         merged = outcome.merge
         shown = display_path(merged.path)
         state = ("created" if merged.created
@@ -210,14 +213,16 @@ def codex_sessions(
     *, request: ImportRequest,
 ) -> None:
     """Import the rate limits logged in Codex CLI session files into a quota file."""
+    notes: list[str] = []
+
     def readings() -> Iterable[SourceReading]:
         from omniladder.loading import display_path
-        from omniladder.sources.codex_sessions import find_rollouts, read_file
+        from omniladder.sources.codex_sessions import RolloutReader, find_rollouts
 
-        for rollout in find_rollouts((path, display_path(path)) for path in paths):
-            yield from read_file(rollout)
+        rollouts = find_rollouts((path, display_path(path)) for path in paths)
+        yield from RolloutReader(notes).read_all(rollouts)
 
-    _import("codex-sessions", request, readings)
+    _import("codex-sessions", request, readings, notes)
 
 
 @import_app.command("copilot-user")

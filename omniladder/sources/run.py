@@ -50,9 +50,12 @@ class ImportOutcome:
     empty: int
     """Readings that kept no window, status or overage after scoping: nothing to write."""
     report: ScopeReport = field(default_factory=ScopeReport)
+    source_notes: list[str] = field(default_factory=list)
+    """What the source itself said while it was read (a money cap not read as a window, a
+    torn last line skipped), each text once, with a count when it repeated."""
 
     def notes(self) -> list[str]:
-        out = self.report.notes()
+        out = self.report.notes() + self.source_notes
         if self.empty:
             out.append(f"{self.empty} reading{'s' if self.empty != 1 else ''} kept no window "
                        "and no overage after scoping, and were not written")
@@ -106,21 +109,31 @@ def resolve_target(request: ImportRequest) -> Target:
     return Target(connection.id, connection.provider, models, files.quota, scopes)
 
 
-def import_readings(target: Target, readings: Iterable[SourceReading]) -> ImportOutcome:
-    """Scope the readings to the connection's models and merge them into the quota file."""
+def import_readings(target: Target, readings: Iterable[SourceReading],
+                    notes: Sequence[str] = ()) -> ImportOutcome:
+    """Scope the readings to the connection's models and merge them into the quota file.
+
+    ``notes`` is what the source says beside its readings; it is read once every reading
+    has been, so a source may add to it while it is read."""
     report = ScopeReport()
     documents: list[dict[str, Any]] = []
+    said: dict[str, int] = {}
     parsed = empty = 0
     for reading in readings:
         parsed += 1
+        for note in reading.notes:
+            said[note] = said.get(note, 0) + 1
         document = reading_document(target.connection_id, target.provider, target.models,
                                     reading, target.scopes, report)
         if not ({"windows", "status", "overage"} & document.keys()):
             empty += 1
             continue
         documents.append(document)
+    for note in notes:
+        said[note] = said.get(note, 0) + 1
     merged = merge_readings(target.quota, documents)
-    return ImportOutcome(merged, parsed, empty, report)
+    return ImportOutcome(merged, parsed, empty, report,
+                         [note if n == 1 else f"{note} (×{n})" for note, n in said.items()])
 
 
 # --- snapshot files: one JSON response each ------------------------------------------------
