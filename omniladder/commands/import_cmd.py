@@ -134,6 +134,9 @@ _IMPORT_SHARED: tuple[tuple[str, Any, object], ...] = (
     ("windows_catalog", WindowsCatalogOpt, None),
     ("models_catalog", ModelsCatalogOpt, None),
     ("no_shipped_catalogs", NoShippedOpt, False),
+    ("force", Annotated[bool, typer.Option(
+        "--force", help="Import even onto a connection whose provider this source does not "
+        "serve (the window catalog's [[sources]] table says which it serves).")], False),
 )
 
 
@@ -143,7 +146,7 @@ def _import_request(kwargs: dict[str, Any]) -> ImportRequest:
         config=kwargs.pop("config"), connections=kwargs.pop("connections"),
         windows_catalogs=tuple(kwargs.pop("windows_catalog") or ()),
         models_catalogs=tuple(kwargs.pop("models_catalog") or ()),
-        no_shipped_catalogs=kwargs.pop("no_shipped_catalogs"))
+        no_shipped_catalogs=kwargs.pop("no_shipped_catalogs"), force=kwargs.pop("force"))
 
 
 with_import_options = gathering(_IMPORT_SHARED, "request", _import_request)
@@ -152,13 +155,15 @@ with_import_options = gathering(_IMPORT_SHARED, "request", _import_request)
 
 def _import(source: str, request: ImportRequest,
             readings: Callable[[], Iterable[SourceReading]]) -> None:
-    """The one edge of every source: resolve, parse, merge, then talk on stderr."""
+    """The one edge of every source: resolve and fit, parse, merge, then talk on stderr."""
     with user_errors():
         from omniladder.loading import display_path
         from omniladder.sources.run import import_readings, resolve_target
 
-        target = resolve_target(request)
+        target = resolve_target(request, source)
         outcome = import_readings(target, readings())
+        for note in target.notes:
+            say(f"omniladder: note: {note}")
         merged = outcome.merge
         shown = display_path(merged.path)
         state = ("created" if merged.created
@@ -180,7 +185,7 @@ def _import_snapshots(source: str, files: list[Path], at: str | None, request: I
         from omniladder.sources.run import parse_snapshots, read_snapshots
 
         instant = parse_instant(at, "--at") if at else None
-        return parse_snapshots(read_snapshots(files, instant), parser())
+        return parse_snapshots(read_snapshots(files, instant), parser(), source)
 
     _import(source, request, readings)
 
@@ -213,9 +218,12 @@ def codex_sessions(
     def readings() -> Iterable[SourceReading]:
         from omniladder.loading import display_path
         from omniladder.sources.codex_sessions import find_rollouts, read_file
+        from omniladder.sources.fit import check_rollout
+        from omniladder.sources.run import within_clock
 
         for rollout in find_rollouts((path, display_path(path)) for path in paths):
-            yield from read_file(rollout)
+            check_rollout(rollout.path, rollout.shown)
+            yield from within_clock(read_file(rollout), rollout.shown, "timestamp")
 
     _import("codex-sessions", request, readings)
 

@@ -37,6 +37,8 @@ from omniladder.sources import fields
 from omniladder.sources.common import SourceReading, SourceWindow
 
 NAME = "codex-sessions"
+OWN_KEYS = frozenset({"timestamp", "type", "payload"})
+"""Keys of a rollout line; a file whose first line has none of them is no rollout (SPEC §6)."""
 ROLLOUT_GLOB = "rollout-*.jsonl"
 WINDOW_NAMES = {300: "session", 10080: "weekly"}
 SLOTS = ("primary", "secondary")
