@@ -30,6 +30,7 @@ from omniladder.models import (
     BillingEntry,
     Connection,
     ModelEntry,
+    SourceProvidersEntry,
     StrictModel,
     WindowScopeEntry,
     parse_date,
@@ -42,7 +43,8 @@ ProblemCode = Literal[
     "unknown-category", "negative-price", "uncurated", "model-not-in-catalog",
     "shadowed-entry",
 ]
-CatalogKind = Literal["billing", "models", "windows"]
+CatalogKind = Literal["billing", "models", "windows", "sources"]
+"""A catalog file's kind, or (``sources``) a further table a windows catalog holds."""
 
 DEFAULT_MAX_AGE_DAYS = 180
 
@@ -76,6 +78,9 @@ class _Spec:
     model: type[BaseModel]
     required: tuple[tuple[str, ProblemCode], ...]
     dated: str
+    also: tuple[CatalogKind, ...] = ()
+    """Further tables the same file may hold, each linted with its own spec."""
+    repeated: str = "the later entry silently replaces the earlier one"
 
 
 _SPECS: Mapping[CatalogKind, _Spec] = {
@@ -86,7 +91,11 @@ _SPECS: Mapping[CatalogKind, _Spec] = {
                     (("source", "missing-source"), ("as_of", "missing-as-of")), "as_of"),
     "windows": _Spec("windows", "windows", WindowScopeEntry,
                      (("reason", "missing-reason"), ("source", "missing-source"),
-                      ("reviewed", "missing-reviewed")), "reviewed"),
+                      ("reviewed", "missing-reviewed")), "reviewed", also=("sources",)),
+    "sources": _Spec("sources", "sources", SourceProvidersEntry,
+                     (("reason", "missing-reason"), ("source", "missing-source"),
+                      ("reviewed", "missing-reviewed")), "reviewed",
+                     repeated="the file is refused when loaded"),
 }
 
 
@@ -95,6 +104,8 @@ def _key(kind: CatalogKind, item: Mapping[str, Any]) -> tuple[Any, ...]:
         return (item.get("provider"), item.get("auth_type"))
     if kind == "windows":
         return (item.get("provider"), item.get("window"))
+    if kind == "sources":
+        return (item.get("importer"), None)
     return (item.get("provider"), item.get("model"))
 
 
@@ -104,6 +115,8 @@ def key_text(kind: CatalogKind, key: tuple[Any, ...]) -> str:
         return f"{first}/*"
     if kind == "windows":
         return f"{first}: {second}"
+    if kind == "sources":
+        return f"{first}"
     return f"{first}/{second}"
 
 
@@ -125,11 +138,23 @@ def lint_file(kind: CatalogKind, path: Path, shown: str, today: date,
     spec = _SPECS[kind]
     document = read_document(path, shown)
     problems: list[Problem] = []
+    tables = [spec.table, *(_SPECS[also].table for also in spec.also)]
     for name in document:
-        if name != spec.table:
+        if name not in tables:
             problems.append(Problem(shown, name, "", "unknown-key",
                                     f"unknown top-level key {name!r}; a {kind} catalog holds "
-                                    f"only [[{spec.table}]]"))
+                                    f"only {' and '.join(f'[[{t}]]' for t in tables)}"))
+    for also in spec.also:
+        problems += _lint_table(_SPECS[also], document, shown, today, max_age_days)[0]
+    found, valid = _lint_table(spec, document, shown, today, max_age_days)
+    return problems + found, valid
+
+
+def _lint_table(spec: _Spec, document: Mapping[str, Any], shown: str, today: date,
+                max_age_days: int) -> tuple[list[Problem], list[BaseModel]]:
+    """Every problem of one table of a catalog file, and its entries that validated."""
+    kind = spec.kind
+    problems: list[Problem] = []
     items = document.get(spec.table, ())
     if not isinstance(items, tuple):
         problems.append(Problem(shown, spec.table, "", "not-a-catalog",
@@ -151,8 +176,8 @@ def lint_file(kind: CatalogKind, path: Path, shown: str, today: date,
                                     code, message))
 
         if key in seen:
-            add("duplicate-key", f"same key as {spec.table}[{seen[key]}] in this file; the "
-                "later entry silently replaces the earlier one")
+            add("duplicate-key", f"same key as {spec.table}[{seen[key]}] in this file; "
+                f"{spec.repeated}")
         else:
             seen[key] = index
         for field, code in spec.required:

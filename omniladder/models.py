@@ -453,5 +453,41 @@ class WindowScopeEntry(StrictModel):
         return self
 
 
+QuotaSource = Literal["claude-usage", "codex-sessions", "copilot-user", "gemini-quota"]
+"""The ``omniladder import`` sources that merge one connection's readings (SPEC §6)."""
+
+
+def _distinct_providers(value: tuple[str, ...]) -> tuple[str, ...]:
+    repeat = first_repeat(value)
+    if repeat is not None:
+        first, again = repeat
+        raise ValueError(f"provider {value[again]!r} is listed twice ([{first}] and [{again}])")
+    return value
+
+
+class SourceProvidersEntry(StrictModel):
+    """Which providers' connections one import source describes (SPEC §6, "A payload must
+    fit"): importing onto a connection of another provider is refused unless forced."""
+
+    importer: QuotaSource
+    providers: Annotated[tuple[NonBlank, ...], Field(min_length=1),
+                         AfterValidator(_distinct_providers)]
+    reason: str | None = None
+    source: str | None = None
+    reviewed: CalendarDate | None = None
+
+
+def _one_entry_per_importer(
+        value: tuple[SourceProvidersEntry, ...]) -> tuple[SourceProvidersEntry, ...]:
+    repeat = first_repeat(entry.importer for entry in value)
+    if repeat is not None:
+        first, again = repeat
+        raise ValueError(f"importer {value[again].importer!r} is given twice "
+                         f"(sources[{first}] and sources[{again}]); give its providers once")
+    return value
+
+
 class WindowScopeCatalog(StrictModel):
     windows: tuple[WindowScopeEntry, ...] = ()
+    sources: Annotated[tuple[SourceProvidersEntry, ...],
+                       AfterValidator(_one_entry_per_importer)] = ()

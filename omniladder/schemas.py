@@ -254,6 +254,20 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
     },
     "WindowScopeCatalog": {
         "windows": "Window scopes, tried in order; the first that matches a window wins.",
+        "sources": (
+            "Which providers each import source serves; importing onto a connection of "
+            "another provider is refused unless --force."
+        ),
+    },
+    "SourceProvidersEntry": {
+        "importer": "The omniladder import source (claude-usage, codex-sessions, ...).",
+        "providers": (
+            "Provider ids (exactly as in the connections file) whose connections this source's "
+            "telemetry describes."
+        ),
+        "reason": "Why the source serves these providers.",
+        "source": "Where the fact comes from (a URL or document).",
+        "reviewed": "When the fact was last checked (YYYY-MM-DD).",
     },
 }
 """The description of every property of every input model, by model and field name: added to

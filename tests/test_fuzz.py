@@ -291,8 +291,8 @@ CANDIDATES = str(EXAMPLES / "omniroute-candidates.json")
 
 def edge_commands(bad: str) -> dict[str, list[str]]:
     """Every command and option that reads an input file, with ``bad`` as that file."""
-    importing = ["--connection", "claude-max-work", "--connections",
-                 str(EXAMPLES / "connections.toml"), "--quota"]
+    importing = ["--connection", "claude-max-work", "--force", "--connections",
+                 str(EXAMPLES / "connections.toml"), "--quota"]  # --force: any source
     return {
         "plan --config": ["plan", "auto/thrifty", "--config", bad],
         "plan --connections": [*PLAN_ARGS, "--connections", bad],

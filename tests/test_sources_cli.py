@@ -339,7 +339,9 @@ def test_bad_values_are_exit_2_naming_file_and_field(fleet: Path, source: str,
     bad = fleet / "bad.json"
     bad.write_text(json.dumps(document), encoding="utf-8")
     monkeypatch.chdir(fleet)
-    result = _import(fleet, source, "bad.json", "--connection", "claude-max")
+    fitting = {"claude-usage": "claude-max", "copilot-user": "copilot-seat",
+               "gemini-quota": "gemini-cli"}[source]
+    result = _import(fleet, source, "bad.json", "--connection", fitting)
     assert result.exit_code == 2
     assert result.stderr.strip() == f"omniladder: error: {message}"
     assert "Traceback" not in result.output

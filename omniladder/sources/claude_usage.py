@@ -41,6 +41,9 @@ from omniladder.sources import fields
 from omniladder.sources.common import SourceReading, SourceWindow
 
 NAME = "claude-usage"
+OWN_KEYS = frozenset({"five_hour", "seven_day", "seven_day_opus", "seven_day_sonnet",
+                      "seven_day_oauth_apps", "extra_usage", "limits", "spend"})
+"""Top-level keys of a usage response; a document with none of them is not one (SPEC §6)."""
 OVERAGE_KEY = "extra_usage"
 SPEND_KEY = "spend"
 LIMITS_KEY = "limits"

@@ -53,6 +53,8 @@ from omniladder.sources import fields
 from omniladder.sources.common import SourceReading, SourceWindow
 
 NAME = "codex-sessions"
+OWN_KEYS = frozenset({"timestamp", "type", "payload"})
+"""Keys of a rollout line; a file whose first line has none of them is no rollout (SPEC §6)."""
 ROLLOUT_GLOB = "rollout-*.jsonl"
 WINDOW_NAMES = {300: "session", 10080: "weekly"}
 SLOTS = ("primary", "secondary")
@@ -127,6 +129,10 @@ class RolloutReader:
         """The readings of every file, then one note counting the placeholders left out."""
         for rollout in rollouts:
             yield from self.read(rollout)
+        self.finish()
+
+    def finish(self) -> None:
+        """One note counting the zero placeholders left out, after the last file."""
         if self.placeholders:
             count = len(self.placeholders)
             self.notes.append(

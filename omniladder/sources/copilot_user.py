@@ -24,6 +24,11 @@ from omniladder.sources import fields
 from omniladder.sources.common import SourceReading, SourceWindow
 
 NAME = "copilot-user"
+OWN_KEYS = frozenset({"quota_snapshots", "quota_reset_date", "quota_reset_date_utc",
+                      "copilot_plan", "access_type_sku", "monthly_quotas",
+                      "limited_user_quotas", "limited_user_reset_date"})
+"""Top-level keys of a copilot_internal/user response (paid and free plans); a document with
+none of them is not one (SPEC §6)."""
 SNAPSHOTS = "quota_snapshots"
 OVERAGE_WINDOW = "premium_interactions"
 

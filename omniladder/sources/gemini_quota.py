@@ -23,6 +23,8 @@ from omniladder.sources import fields
 from omniladder.sources.common import SourceReading, SourceWindow
 
 NAME = "gemini-quota"
+OWN_KEYS = frozenset({"buckets"})
+"""Top-level keys of a retrieveUserQuota response; a document without it is not one (SPEC §6)."""
 
 
 def parse(document: Any, file: str, checked_at: datetime) -> SourceReading:
