@@ -31,6 +31,7 @@ from omniladder.models import (
     Connection,
     ModelEntry,
     StrictModel,
+    WindowAliasEntry,
     WindowScopeEntry,
     parse_date,
 )
@@ -43,6 +44,7 @@ ProblemCode = Literal[
     "shadowed-entry",
 ]
 CatalogKind = Literal["billing", "models", "windows"]
+_TableKind = Literal["billing", "models", "windows", "aliases"]
 
 DEFAULT_MAX_AGE_DAYS = 180
 
@@ -71,7 +73,7 @@ class LintResult:
 
 @dataclass(frozen=True)
 class _Spec:
-    kind: CatalogKind
+    kind: _TableKind
     table: str
     model: type[BaseModel]
     required: tuple[tuple[str, ProblemCode], ...]
@@ -88,22 +90,36 @@ _SPECS: Mapping[CatalogKind, _Spec] = {
                      (("reason", "missing-reason"), ("source", "missing-source"),
                       ("reviewed", "missing-reviewed")), "reviewed"),
 }
+_ALIASES = _Spec("aliases", "aliases", WindowAliasEntry,
+                 (("reason", "missing-reason"), ("source", "missing-source"),
+                  ("reviewed", "missing-reviewed")), "reviewed")
+_TABLES: Mapping[CatalogKind, tuple[_Spec, ...]] = {
+    "billing": (_SPECS["billing"],),
+    "models": (_SPECS["models"],),
+    "windows": (_SPECS["windows"], _ALIASES),
+}
+"""The tables each kind of catalog file may hold, linted entry by entry alike."""
 
 
-def _key(kind: CatalogKind, item: Mapping[str, Any]) -> tuple[Any, ...]:
+def _key(kind: _TableKind, item: Mapping[str, Any]) -> tuple[Any, ...]:
     if kind == "billing":
         return (item.get("provider"), item.get("auth_type"))
     if kind == "windows":
         return (item.get("provider"), item.get("window"))
+    if kind == "aliases":
+        window = item.get("window")
+        return (item.get("provider"), window.casefold() if isinstance(window, str) else window)
     return (item.get("provider"), item.get("model"))
 
 
-def key_text(kind: CatalogKind, key: tuple[Any, ...]) -> str:
+def key_text(kind: _TableKind, key: tuple[Any, ...]) -> str:
     first, second = key
     if kind == "billing" and second is None:
         return f"{first}/*"
     if kind == "windows":
         return f"{first}: {second}"
+    if kind == "aliases":
+        return f"{first}: alias {second}"
     return f"{first}/{second}"
 
 
@@ -121,16 +137,30 @@ def _blank(value: Any) -> bool:
 
 def lint_file(kind: CatalogKind, path: Path, shown: str, today: date,
               max_age_days: int) -> tuple[list[Problem], list[BaseModel]]:
-    """Every problem of one catalog file, and its entries that validated, in file order."""
-    spec = _SPECS[kind]
+    """Every problem of one catalog file, and its entries that validated, in file order
+    (table by table)."""
+    specs = _TABLES[kind]
     document = read_document(path, shown)
     problems: list[Problem] = []
+    tables = [spec.table for spec in specs]
     for name in document:
-        if name != spec.table:
+        if name not in tables:
+            held = " and ".join(f"[[{table}]]" for table in tables)
             problems.append(Problem(shown, name, "", "unknown-key",
                                     f"unknown top-level key {name!r}; a {kind} catalog holds "
-                                    f"only [[{spec.table}]]"))
-    items = document.get(spec.table, ())
+                                    f"only {held}"))
+    valid: list[BaseModel] = []
+    for spec in specs:
+        found, entries = _lint_table(spec, document.get(spec.table, ()), shown, today,
+                                     max_age_days)
+        problems += found
+        valid += entries
+    return problems, valid
+
+
+def _lint_table(spec: _Spec, items: Any, shown: str, today: date,
+                max_age_days: int) -> tuple[list[Problem], list[BaseModel]]:
+    problems: list[Problem] = []
     if not isinstance(items, tuple):
         problems.append(Problem(shown, spec.table, "", "not-a-catalog",
                                 f"{spec.table} must be an array of tables"))
@@ -142,8 +172,8 @@ def lint_file(kind: CatalogKind, path: Path, shown: str, today: date,
         if not isinstance(item, dict):
             problems.append(Problem(shown, where, "", "not-a-catalog", "must be a table"))
             continue
-        key = _key(kind, item)
-        label = key_text(kind, key)
+        key = _key(spec.kind, item)
+        label = key_text(spec.kind, key)
 
         def add(code: ProblemCode, message: str, field: str | None = None,
                 where: str = where, label: str = label) -> None:
@@ -225,14 +255,17 @@ def lint_catalogs(billing_paths: Sequence[tuple[Path, str]],
             assert isinstance(entry, ModelEntry)
             models[(entry.provider, entry.model)] = SourcedModelEntry(entry, shown)
     window_files: list[tuple[str, list[WindowScopeEntry]]] = []
+    alias_files: list[tuple[str, list[WindowAliasEntry]]] = []
     for path, shown in window_paths:
         found, entries = lint_file("windows", path, shown, today, max_age_days)
         scoped = [entry for entry in entries if isinstance(entry, WindowScopeEntry)]
         problems += found + _shadowed(scoped, shown)
         window_files.append((shown, scoped))
+        alias_files.append((shown, [entry for entry in entries
+                                    if isinstance(entry, WindowAliasEntry)]))
     catalogs = Catalogs(billing, models, tuple(s for _, s in billing_paths),
                         tuple(s for _, s in model_paths))
-    return LintResult(tuple(problems), catalogs, ordered(window_files))
+    return LintResult(tuple(problems), catalogs, ordered(window_files, alias_files))
 
 
 def lint_fleet(connections: Sequence[Connection], catalogs: Catalogs,

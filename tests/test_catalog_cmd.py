@@ -15,7 +15,7 @@ from omniladder.cli import app
 from tests.conftest import EXAMPLES
 
 runner = CliRunner()
-TODAY = "2026-11-30"  # the newest shipped review (github/oauth)
+TODAY = "2026-12-01"  # the newest shipped review (gemini-cli/oauth, the Gemini aliases)
 
 GOOD_BILLING = """
 [[entries]]
@@ -101,12 +101,12 @@ def test_shipped_reviews_go_stale() -> None:
 
 
 def test_max_age_days_is_the_bound() -> None:
-    # the oldest shipped billing reviews are dated 2026-08-22: 100 days before TODAY
+    # the oldest shipped billing reviews are dated 2026-08-22: 101 days before TODAY
     assert _check("--no-shipped-catalogs").exit_code == 0
     billing_only = ("--catalog", str(Path(__file__).parent.parent / "catalogs" /
                                      "connection-billing.toml"), "--no-shipped-catalogs")
-    assert _check(*billing_only, "--max-age-days", "100").exit_code == 0
-    result = _check(*billing_only, "--max-age-days", "99")
+    assert _check(*billing_only, "--max-age-days", "101").exit_code == 0
+    result = _check(*billing_only, "--max-age-days", "100")
     assert result.exit_code == 1, result.output
     assert all(code == "review-stale" for _, _, code in _codes(result))
 
@@ -217,7 +217,7 @@ def test_later_files_override_in_the_effective_catalog(tmp_path: Path) -> None:
                                                                'auth_type = "oauth"'))
     shipped = Path(__file__).parent.parent / "catalogs" / "connection-billing.toml"
     result = lint_catalogs([(shipped, "shipped"), (overlay, "overlay")], [],
-                           date(2026, 11, 30))
+                           date(2026, 12, 1))
     assert result.problems == ()
     assert result.catalogs.billing[("claude", "oauth")].file == "overlay"
     assert result.catalogs.billing[("claude", "oauth")].entry.billing == "metered"

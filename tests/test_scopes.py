@@ -168,7 +168,7 @@ def test_catalog_check_lints_window_scopes(tmp_path: Path) -> None:
 
 
 def test_shipped_window_scopes_lint_clean() -> None:
-    result = runner.invoke(app, ["catalog", "check", "--today", "2026-11-30", "--json"])
+    result = runner.invoke(app, ["catalog", "check", "--today", "2026-12-01", "--json"])
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     assert "<shipped>/quota-windows.toml" in document["files"]
