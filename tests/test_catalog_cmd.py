@@ -245,7 +245,7 @@ def test_show_table() -> None:
     assert "Billing catalog (R1)" in result.stdout
     assert "devin-desktop" in result.stdout
     assert "<shipped>/connection-billing.toml" in result.stdout
-    assert result.stdout.strip().splitlines()[-1].startswith("7 billing entries from 1 file")
+    assert result.stdout.strip().splitlines()[-1].startswith("8 billing entries from 1 file")
 
 
 # --- accepted findings: --baseline and --write-baseline ----------------------------------
