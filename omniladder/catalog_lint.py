@@ -32,6 +32,7 @@ from omniladder.models import (
     ModelEntry,
     SourceProvidersEntry,
     StrictModel,
+    WindowAliasEntry,
     WindowScopeEntry,
     parse_date,
 )
@@ -43,8 +44,8 @@ ProblemCode = Literal[
     "unknown-category", "negative-price", "uncurated", "model-not-in-catalog",
     "shadowed-entry",
 ]
-CatalogKind = Literal["billing", "models", "windows", "sources"]
-"""A catalog file's kind, or (``sources``) a further table a windows catalog holds."""
+CatalogKind = Literal["billing", "models", "windows"]
+_TableKind = Literal["billing", "models", "windows", "aliases", "sources"]
 
 DEFAULT_MAX_AGE_DAYS = 180
 
@@ -73,14 +74,13 @@ class LintResult:
 
 @dataclass(frozen=True)
 class _Spec:
-    kind: CatalogKind
+    kind: _TableKind
     table: str
     model: type[BaseModel]
     required: tuple[tuple[str, ProblemCode], ...]
     dated: str
-    also: tuple[CatalogKind, ...] = ()
-    """Further tables the same file may hold, each linted with its own spec."""
     repeated: str = "the later entry silently replaces the earlier one"
+    """What a second entry with the same key in one file does."""
 
 
 _SPECS: Mapping[CatalogKind, _Spec] = {
@@ -91,25 +91,37 @@ _SPECS: Mapping[CatalogKind, _Spec] = {
                     (("source", "missing-source"), ("as_of", "missing-as-of")), "as_of"),
     "windows": _Spec("windows", "windows", WindowScopeEntry,
                      (("reason", "missing-reason"), ("source", "missing-source"),
-                      ("reviewed", "missing-reviewed")), "reviewed", also=("sources",)),
-    "sources": _Spec("sources", "sources", SourceProvidersEntry,
-                     (("reason", "missing-reason"), ("source", "missing-source"),
-                      ("reviewed", "missing-reviewed")), "reviewed",
-                     repeated="the file is refused when loaded"),
+                      ("reviewed", "missing-reviewed")), "reviewed"),
 }
+_ALIASES = _Spec("aliases", "aliases", WindowAliasEntry,
+                 (("reason", "missing-reason"), ("source", "missing-source"),
+                  ("reviewed", "missing-reviewed")), "reviewed")
+_SOURCES = _Spec("sources", "sources", SourceProvidersEntry,
+                  (("reason", "missing-reason"), ("source", "missing-source"),
+                   ("reviewed", "missing-reviewed")), "reviewed",
+                  repeated="the file is refused when loaded")
+_TABLES: Mapping[CatalogKind, tuple[_Spec, ...]] = {
+    "billing": (_SPECS["billing"],),
+    "models": (_SPECS["models"],),
+    "windows": (_SPECS["windows"], _ALIASES, _SOURCES),
+}
+"""The tables each kind of catalog file may hold, linted entry by entry alike."""
 
 
-def _key(kind: CatalogKind, item: Mapping[str, Any]) -> tuple[Any, ...]:
+def _key(kind: _TableKind, item: Mapping[str, Any]) -> tuple[Any, ...]:
     if kind == "billing":
         return (item.get("provider"), item.get("auth_type"))
     if kind == "windows":
         return (item.get("provider"), item.get("window"))
     if kind == "sources":
         return (item.get("importer"), None)
+    if kind == "aliases":
+        window = item.get("window")
+        return (item.get("provider"), window.casefold() if isinstance(window, str) else window)
     return (item.get("provider"), item.get("model"))
 
 
-def key_text(kind: CatalogKind, key: tuple[Any, ...]) -> str:
+def key_text(kind: _TableKind, key: tuple[Any, ...]) -> str:
     first, second = key
     if kind == "billing" and second is None:
         return f"{first}/*"
@@ -117,6 +129,8 @@ def key_text(kind: CatalogKind, key: tuple[Any, ...]) -> str:
         return f"{first}: {second}"
     if kind == "sources":
         return f"{first}"
+    if kind == "aliases":
+        return f"{first}: alias {second}"
     return f"{first}/{second}"
 
 
@@ -134,28 +148,30 @@ def _blank(value: Any) -> bool:
 
 def lint_file(kind: CatalogKind, path: Path, shown: str, today: date,
               max_age_days: int) -> tuple[list[Problem], list[BaseModel]]:
-    """Every problem of one catalog file, and its entries that validated, in file order."""
-    spec = _SPECS[kind]
+    """Every problem of one catalog file, and its entries that validated, in file order
+    (table by table)."""
+    specs = _TABLES[kind]
     document = read_document(path, shown)
     problems: list[Problem] = []
-    tables = [spec.table, *(_SPECS[also].table for also in spec.also)]
+    tables = [spec.table for spec in specs]
     for name in document:
         if name not in tables:
+            held = " and ".join(f"[[{table}]]" for table in tables)
             problems.append(Problem(shown, name, "", "unknown-key",
                                     f"unknown top-level key {name!r}; a {kind} catalog holds "
-                                    f"only {' and '.join(f'[[{t}]]' for t in tables)}"))
-    for also in spec.also:
-        problems += _lint_table(_SPECS[also], document, shown, today, max_age_days)[0]
-    found, valid = _lint_table(spec, document, shown, today, max_age_days)
-    return problems + found, valid
+                                    f"only {held}"))
+    valid: list[BaseModel] = []
+    for spec in specs:
+        found, entries = _lint_table(spec, document.get(spec.table, ()), shown, today,
+                                     max_age_days)
+        problems += found
+        valid += entries
+    return problems, valid
 
 
-def _lint_table(spec: _Spec, document: Mapping[str, Any], shown: str, today: date,
+def _lint_table(spec: _Spec, items: Any, shown: str, today: date,
                 max_age_days: int) -> tuple[list[Problem], list[BaseModel]]:
-    """Every problem of one table of a catalog file, and its entries that validated."""
-    kind = spec.kind
     problems: list[Problem] = []
-    items = document.get(spec.table, ())
     if not isinstance(items, tuple):
         problems.append(Problem(shown, spec.table, "", "not-a-catalog",
                                 f"{spec.table} must be an array of tables"))
@@ -167,8 +183,8 @@ def _lint_table(spec: _Spec, document: Mapping[str, Any], shown: str, today: dat
         if not isinstance(item, dict):
             problems.append(Problem(shown, where, "", "not-a-catalog", "must be a table"))
             continue
-        key = _key(kind, item)
-        label = key_text(kind, key)
+        key = _key(spec.kind, item)
+        label = key_text(spec.kind, key)
 
         def add(code: ProblemCode, message: str, field: str | None = None,
                 where: str = where, label: str = label) -> None:
@@ -250,14 +266,17 @@ def lint_catalogs(billing_paths: Sequence[tuple[Path, str]],
             assert isinstance(entry, ModelEntry)
             models[(entry.provider, entry.model)] = SourcedModelEntry(entry, shown)
     window_files: list[tuple[str, list[WindowScopeEntry]]] = []
+    alias_files: list[tuple[str, list[WindowAliasEntry]]] = []
     for path, shown in window_paths:
         found, entries = lint_file("windows", path, shown, today, max_age_days)
         scoped = [entry for entry in entries if isinstance(entry, WindowScopeEntry)]
         problems += found + _shadowed(scoped, shown)
         window_files.append((shown, scoped))
+        alias_files.append((shown, [entry for entry in entries
+                                    if isinstance(entry, WindowAliasEntry)]))
     catalogs = Catalogs(billing, models, tuple(s for _, s in billing_paths),
                         tuple(s for _, s in model_paths))
-    return LintResult(tuple(problems), catalogs, ordered(window_files))
+    return LintResult(tuple(problems), catalogs, ordered(window_files, alias_files))
 
 
 def lint_fleet(connections: Sequence[Connection], catalogs: Catalogs,

@@ -15,7 +15,7 @@ from omniladder.cli import app
 from tests.conftest import EXAMPLES
 
 runner = CliRunner()
-TODAY = "2026-12-01"  # the newest shipped review (the window catalog's [[sources]])
+TODAY = "2026-12-01"  # the newest shipped review ([[sources]], gemini-cli/oauth, the aliases)
 
 GOOD_BILLING = """
 [[entries]]
@@ -217,7 +217,7 @@ def test_later_files_override_in_the_effective_catalog(tmp_path: Path) -> None:
                                                                'auth_type = "oauth"'))
     shipped = Path(__file__).parent.parent / "catalogs" / "connection-billing.toml"
     result = lint_catalogs([(shipped, "shipped"), (overlay, "overlay")], [],
-                           date(2026, 11, 30))
+                           date(2026, 12, 1))
     assert result.problems == ()
     assert result.catalogs.billing[("claude", "oauth")].file == "overlay"
     assert result.catalogs.billing[("claude", "oauth")].entry.billing == "metered"
@@ -245,7 +245,7 @@ def test_show_table() -> None:
     assert "Billing catalog (R1)" in result.stdout
     assert "devin-desktop" in result.stdout
     assert "<shipped>/connection-billing.toml" in result.stdout
-    assert result.stdout.strip().splitlines()[-1].startswith("7 billing entries from 1 file")
+    assert result.stdout.strip().splitlines()[-1].startswith("8 billing entries from 1 file")
 
 
 # --- accepted findings: --baseline and --write-baseline ----------------------------------
