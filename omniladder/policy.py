@@ -315,16 +315,18 @@ def judge(expectation: Expectation, plan: Plan,
 
 
 def _audit(document: CandidatesDocument, plan: Plan) -> CheckResult:
-    """The gateway's rows against the plan: no row in use that would bill or that the plan
-    finds exhausted (the exit-1 kinds of ``audit omniroute``)."""
+    """The gateway's rows against the plan: no row in use that would bill, that the plan
+    finds exhausted, or (under a subscription id) that the plan cannot vouch for (the exit-1
+    kinds of ``audit omniroute``)."""
     from omniladder.audit import audit_plan, finding_line
 
     audit = audit_plan(document, plan)
     counts = audit.counts
     actual = (f"{counts['would-bill']} would-bill, {counts['would-dispatch-exhausted']} "
-              f"would-dispatch-exhausted ({audit.used} of {audit.rows} gateway rows in use)")
-    return CheckResult("audit", f"no would-bill or would-dispatch-exhausted row in "
-                       f"{document.file}", audit.passed, actual,
+              f"would-dispatch-exhausted, {counts['would-dispatch-unknown']} "
+              f"would-dispatch-unknown ({audit.used} of {audit.rows} gateway rows in use)")
+    return CheckResult("audit", f"no would-bill, would-dispatch-exhausted or "
+                       f"would-dispatch-unknown row in {document.file}", audit.passed, actual,
                        tuple(finding_line(f) for f in audit.failing))
 
 
