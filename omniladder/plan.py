@@ -487,8 +487,19 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                 dict(inputs.files))
 
 
+def empty_fleet_warning(connections_file: str) -> str:
+    """What a plan says about a connections file with no connection in it."""
+    return (f"{connections_file} lists no connection (empty, or a truncated export?): the "
+            "plan has nothing to route, and `check` fails on it")
+
+
 def _warnings(planner: _Planner, budgets: dict[str, BudgetPosition]) -> list[str]:
     warnings = list(planner.warnings) + planner.spend_warnings()
+    if not planner.connections:
+        # A zero-byte file, a byte-order mark alone or `{}` all validate to no connection:
+        # a truncated export must not look like a fleet that happens to route nothing.
+        warnings.insert(0, empty_fleet_warning(
+            planner.inputs.files.get("connections", "the connections file")))
     for position in budgets.values():
         if position.state == "unenforced":
             warnings.append(f"the {position.rung} budget of {timefmt.usd(position.budget_usd or 0)}"

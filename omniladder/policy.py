@@ -275,7 +275,28 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
         results.append(ExpectationResult(
             index, expectation.name, expectation.auto_id, now, source,
             judge(expectation, plan, document), plan.summary, time.perf_counter() - started))
+    if not inputs.connections:
+        results.insert(0, empty_fleet_result(inputs, default_now, default_source))
     return PolicyResult(loaded.shown, tuple(results), dict(inputs.files), tuple(warnings))
+
+
+EMPTY_FLEET_NAME = "the connections file lists connections"
+"""The name of the failed item a check reports for a connections file with no connection."""
+
+
+def empty_fleet_result(inputs: LoadedInputs, now: datetime,
+                       source: NowSource) -> ExpectationResult:
+    """The item that fails every check of an empty connections file (0 bytes, a byte-order
+    mark alone, ``{}``): a truncated export must never pass a gate. It is reported first, as
+    an expectation of its own (index -1), so the JSON, JUnit and markdown views carry it."""
+    shown = inputs.files.get("connections", "the connections file")
+    check = CheckResult(
+        "connections", f"at least 1 connection in {shown}", False, "0 connections",
+        (f"{shown} lists no connection: an empty file, a byte-order mark alone or `{{}}` "
+         "plans nothing, so no expectation about it means anything; export the gateway's "
+         "connections again",))
+    return ExpectationResult(-1, EMPTY_FLEET_NAME, "inputs", now, source, (check,),
+                             f"no plan: {shown} lists no connection")
 
 
 def load_audits(loaded: LoadedPolicy) -> dict[int, CandidatesDocument]:
