@@ -47,8 +47,15 @@ REASON_CODES: tuple[str, ...] = (
     "keyless-not-subscription", "overage-not-hard-stop", "quota-missing", "quota-unknown",
     "quota-stale", "quota-reset-since-reading", "quota-exhausted", "quota-below-cutoff",
     "quota-below-reentry", "budget-disabled", "budget-spent", "not-in-category", "no-models",
+    "connection-status-unknown",
 )
-"""Every reason code, in the SPEC's order; ``no-models`` is this project's addition."""
+"""Every reason code, in the SPEC's order; ``no-models`` and ``connection-status-unknown`` are
+this project's additions."""
+
+DOUBTFUL_STATUSES: frozenset[str] = frozenset({"error", "unknown"})
+"""A connection's own ``status`` that is neither healthy nor terminal: R10 excludes it under
+``auto/subscription`` (fail closed), R11 admits it unverified under ``auto/thrifty``
+(``connection-status-unknown``)."""
 
 _PHRASES: dict[str, str] = {
     "inactive": "inactive",
@@ -69,6 +76,7 @@ _PHRASES: dict[str, str] = {
     "budget-spent": "budget spent",
     "not-in-category": "not in category",
     "no-models": "no models",
+    "connection-status-unknown": "status in doubt",
 }
 
 
@@ -167,6 +175,8 @@ class _PairFields(NamedTuple):
     """The detail of a refusal; empty when admitted (the detail is then the verdict's)."""
     quota: Verdict | DeferredVerdict | None
     """The quota verdict, computed when read if the decision did not need it."""
+    doubt: str = ""
+    """Why the connection's own status puts it in doubt (``status_doubt``); empty if not."""
 
 
 class PairDecision(_PairFields):
@@ -369,6 +379,16 @@ def focus(inputs: LoadedInputs, connection_id: str, now: datetime) -> LoadedInpu
         readings={connection_id: inputs.readings.get(connection_id, ())}, spend=spend)
 
 
+
+
+def status_doubt(connection: Connection) -> str:
+    """Why a connection's own status is neither healthy nor terminal (``error``, ``unknown``),
+    as the detail of ``connection-status-unknown``; empty when it is not in doubt."""
+    if connection.status not in DOUBTFUL_STATUSES:
+        return ""
+    return (f"connection status {connection.status}: the gateway does not report it healthy"
+            if connection.status == "error"
+            else f"connection status {connection.status}: nobody reports it healthy")
 
 
 def _subscription_check(facts: ConnectionFacts, now: datetime) -> tuple[str, str] | None:
@@ -642,6 +662,10 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
     detail = ""
     unverified = False
     quota: Verdict | DeferredVerdict | None = None
+    # A status of error or unknown is no R5 gate (the SPEC's terminal set closes it), but it
+    # is uncertainty about the connection itself: R10 excludes it after the gates, R11 admits
+    # it marked unverified, on every rung.
+    doubt = status_doubt(facts.connection)
     if not in_category:
         reason = "not-in-category"
         detail = f"{model} does not carry category {auto_id.category!r}"
@@ -651,6 +675,8 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
             reason, detail = failed
         elif facts.gate_reason is not None:
             reason, detail = facts.gate_reason, facts.gate_detail
+        elif doubt:
+            reason, detail = "connection-status-unknown", doubt
         else:
             quota = verdicts(model)
             if quota.kind != "usable":
@@ -662,16 +688,19 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
         if quota.kind == "exhausted":
             reason, detail = quota.reason, quota.detail
         else:
-            unverified = quota.kind == "unknown"
+            unverified = quota.kind == "unknown" or bool(doubt)
     else:
         position = budgets[rung]
         if position.gates:
             reason = position.reason
             detail = _budget_detail(position)
+        else:
+            unverified = bool(doubt)
     ok = reason is None
     return PairDecision(cid, provider, model, rung, tier, ok, unverified, reason,
                         "" if ok else detail,
-                        quota if quota is not None else verdicts.deferred(model))
+                        quota if quota is not None else verdicts.deferred(model),
+                        doubt if ok else "")
 
 
 def _budget_detail(position: BudgetPosition) -> str:
@@ -685,6 +714,14 @@ def _unverified_mark(decision: PairDecision) -> UnverifiedMark | None:
     """Why an admitted pair is unverified (its quota verdict), or None when it is verified."""
     if not decision.unverified:
         return None
+    if decision.doubt:
+        # the connection's own status first; an unknown quota on a quota rung is added
+        detail = decision.doubt
+        if decision.rung in QUOTA_RUNGS:
+            verdict = decision.verdict
+            if verdict is not None and verdict.kind == "unknown":
+                detail += f"; also {verdict.reason or 'quota-unknown'}: {verdict.detail}"
+        return UnverifiedMark(decision.connection_id, "connection-status-unknown", detail)
     verdict = decision.verdict
     reason = verdict.reason if verdict is not None and verdict.reason else "quota-unknown"
     return UnverifiedMark(decision.connection_id, reason, decision.detail)

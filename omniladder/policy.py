@@ -487,10 +487,8 @@ def _max_unverified(value: int, plan: Plan) -> CheckResult:
     evidence: list[str] = []
     if not passed:
         for cid in unverified:
-            why = dict.fromkeys(
-                f"{(d.verdict.reason if d.verdict else None) or 'quota-unknown'}: {d.detail}"
-                for d in plan.decisions
-                if d.connection_id == cid and d.admitted and d.unverified)
+            why = dict.fromkeys(f"{mark.reason}: {mark.detail}" for entry in plan.pool
+                                for mark in entry.unverified if mark.connection_id == cid)
             evidence.append(f"{cid} is admitted unverified: {'; '.join(why)}")
     return CheckResult("max_unverified", f"at most {value} unverified", passed,
                        f"{len(unverified)} unverified", tuple(evidence))

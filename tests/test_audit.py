@@ -303,7 +303,8 @@ def test_absent_flags_mean_the_gateway_uses_the_row() -> None:
 def test_every_plan_reason_makes_a_finding_kind(reason: str) -> None:
     kind = kind_of_reason(reason)
     assert kind in KINDS
-    if reason.startswith(("quota-",)) or reason in ("inactive", "terminal-status", "cooldown"):
+    if reason.startswith(("quota-",)) or reason in ("inactive", "terminal-status", "cooldown",
+                                                    "connection-status-unknown"):
         assert kind == "would-dispatch-exhausted"
     elif reason.startswith(("billing-", "overage-", "budget-")) \
             or reason == "keyless-not-subscription":
