@@ -520,11 +520,27 @@ def _warnings(planner: _Planner, budgets: dict[str, BudgetPosition]) -> list[str
         # a truncated export must not look like a fleet that happens to route nothing.
         warnings.insert(0, empty_fleet_warning(
             planner.inputs.files.get("connections", "the connections file")))
+    warnings += _near_misses(planner)
     for position in budgets.values():
         if position.state == "unenforced":
             warnings.append(f"the {position.rung} budget of {timefmt.usd(position.budget_usd or 0)}"
                             " is not enforced: no spend ledger was given")
     return warnings
+
+
+def _near_misses(planner: _Planner) -> list[str]:
+    """R1.4, said in every plan: an uncurated provider or auth type close to a curated one
+    (``Claude``, ``claud``) is most likely a typo, and it is treated as metered under any id
+    (under ``auto/thrifty`` its rung comes from the price, and no exclusion would say so)."""
+    found: dict[tuple[str, str, str], list[str]] = {}
+    for connection, info in zip(planner.connections, planner.classified, strict=True):
+        if info.near:
+            found.setdefault((connection.provider, connection.auth_type, info.near),
+                             []).append(connection.id)
+    return [f"provider {provider!r} with auth_type {auth_type!r} is not in the billing "
+            f"catalog (did you mean {near}?): {', '.join(ids)} "
+            f"{'is' if len(ids) == 1 else 'are'} treated as metered (R1)"
+            for (provider, auth_type, near), ids in found.items()]
 
 
 def _settings_view(inputs: LoadedInputs, budgets: dict[str, BudgetPosition]) -> PlanSettings:
