@@ -137,6 +137,15 @@ def _terminal(case: _Case) -> str:
             f"{CONNECTIONS_FILE}")
 
 
+def _status_doubt(case: _Case) -> str:
+    status = case.connection.status
+    return (f"status {status!r} puts the connection itself in doubt, so {case.ctx.auto_id.text} "
+            f"leaves it out (it fails closed; {case.thrifty_id()} admits it unverified): once "
+            f'the account works, set status = "ok" (or remove the key) on connection '
+            f"{case.cid!r} in {CONNECTIONS_FILE}, or import the gateway again "
+            "(omniladder import omniroute) to refresh it")
+
+
 def _cooldown(case: _Case) -> str:
     cool = case.cooldown
     if cool is None:  # pragma: no cover - a cooldown exclusion always has one
@@ -372,6 +381,7 @@ _HANDLERS: dict[str, Callable[[_Case], str]] = {
     "budget-spent": _budget_spent,
     "not-in-category": _not_in_category,
     "no-models": _no_models,
+    "connection-status-unknown": _status_doubt,
 }
 
 REMEDIED_REASONS: frozenset[str] = frozenset(_HANDLERS)

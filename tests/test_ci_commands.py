@@ -306,8 +306,8 @@ def test_diff_exit_codes_and_views(tmp_path: Path) -> None:
     changed = runner.invoke(app, ["diff", str(old), str(later)])
     assert changed.exit_code == 1, changed.output
     out = changed.stdout
-    assert "  + #3 subscription codex/gpt-5.1 [codex-plus]" in out
-    assert "  ~ #2 subscription codex/gpt-5.1-codex allowlist: +codex-plus" in out
+    assert "  + #3 subscription codex/gpt-5.1 [codex-plus (unverified)]" in out
+    assert "  ~ #2 subscription codex/gpt-5.1-codex allowlist: +codex-plus (unverified)" in out
     assert "  - codex-plus (all models): no longer excluded (was cooldown)" in out
     assert "allowlist: ollama-local now unverified" in out
     # claude-pro-personal stays held at its 1.5% 5h window until 14:30 (R6.4).

@@ -232,9 +232,15 @@ SPEC_CODES = (
 """SPEC §4.2; codes never change meaning, so none may disappear."""
 
 
+ADDED_CODES = ("no-models", "connection-status-unknown")
+"""This project's codes after the SPEC's, in the order they were added (README "Where the
+contract was silent"); like the SPEC's, none may disappear or change meaning."""
+
+
 def test_every_spec_reason_code_is_kept() -> None:
     assert set(SPEC_CODES) <= set(REASON_CODES)
     assert REASON_CODES[:len(SPEC_CODES)] == SPEC_CODES
+    assert REASON_CODES == SPEC_CODES + ADDED_CODES
 
 
 def test_every_reason_code_is_documented_in_the_readme() -> None:

@@ -88,7 +88,8 @@ def check(
     max_age_days: Annotated[int, typer.Option(
         "--max-age-days", min=0, help="Flag reviewed / as_of dates older than this.")] = 180,
     today: Annotated[str | None, typer.Option(
-        "--today", help="Judge review ages as of this date (YYYY-MM-DD); default: today (UTC).",
+        "--today", help="Judge review ages as of this date (YYYY-MM-DD); default: today (UTC). "
+        "Shipped catalogs are judged against omniladder's release date and never fail.",
         show_default=False)] = None,
     baseline: Annotated[Path | None, typer.Option(
         "--baseline", metavar="FILE", help="Accepted findings (TOML or JSON, as "
@@ -112,6 +113,7 @@ def check(
             judge,
             lint_catalogs,
             lint_fleet,
+            release_date,
         )
         from omniladder.errors import UsageError
         from omniladder.loading import catalog_paths, display_path, load_model
@@ -138,8 +140,12 @@ def check(
             include_shipped=not files.no_shipped_catalogs)
         window_paths = window_catalog_paths(files.window_catalogs,
                                             include_shipped=not files.no_shipped_catalogs)
-        result = lint_catalogs(billing_paths, model_paths, day, max_age_days, window_paths)
-        problems = list(result.problems)
+        released = release_date()
+        result = lint_catalogs(billing_paths, model_paths, day, max_age_days, window_paths,
+                               released)
+        # Only the files the user owns fail: a shipped catalog's findings are notes.
+        problems = [p for p in result.problems if not p.shipped]
+        notes = [p for p in result.problems if p.shipped]
         fleet: str | None = None
         if files.connections is not None:
             fleet = display_path(files.connections)
@@ -160,13 +166,14 @@ def check(
             judged = judge(problems, accepted)
         if json_out:
             sys.stdout.write(json.dumps(lint_document(problems, shown, day, max_age_days,
-                                                      fleet, judged, against)) + "\n")
+                                                      fleet, judged, against, notes,
+                                                      released)) + "\n")
         else:
             for index, entry in judged.stale if judged is not None else ():
                 say(f"omniladder: warning: {against}: accepted[{index}]: {entry.label()} "
                     "matches no finding any more (stale); remove it from the baseline")
-            sys.stdout.write("\n".join(lint_lines(problems, shown, fleet, judged, against))
-                             + "\n")
+            sys.stdout.write("\n".join(lint_lines(problems, shown, fleet, judged, against,
+                                                   notes)) + "\n")
         failing = judged.new if judged is not None else problems
         if failing:
             new = "new " if judged is not None else ""

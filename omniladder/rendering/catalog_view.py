@@ -134,10 +134,13 @@ def render_catalog_table(catalogs: Catalogs, tiers: TierSettings, out: TextIO,
 
 def lint_document(problems: Sequence[Problem], files: Sequence[str], today: date,
                   max_age_days: int, connections: str | None,
-                  judged: Judged | None = None, baseline: str | None = None
+                  judged: Judged | None = None, baseline: str | None = None,
+                  notes: Sequence[Problem] = (), released: date | None = None
                   ) -> dict[str, Any]:
     """The JSON document. With a baseline, ``problems`` are the new findings only, and
-    ``accepted``, ``stale`` and ``baseline`` are added (``ok``: no new finding)."""
+    ``accepted``, ``stale`` and ``baseline`` are added (``ok``: no new finding). ``notes``
+    are the findings in shipped catalogs, which never fail (``released``: the date the
+    shipped catalogs are judged against)."""
     shown = judged.new if judged is not None else problems
     document: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
@@ -147,6 +150,8 @@ def lint_document(problems: Sequence[Problem], files: Sequence[str], today: date
         "files": list(files),
         "connections": connections,
         "problems": [_problem(p) for p in shown],
+        "notes": [_problem(p) for p in notes],
+        "released": released.isoformat() if released is not None else None,
     }
     if judged is not None:
         document["baseline"] = baseline
@@ -163,13 +168,17 @@ def _problem(p: Problem) -> dict[str, str]:
 
 def lint_lines(problems: Sequence[Problem], files: Sequence[str],
                connections: str | None, judged: Judged | None = None,
-               baseline: str | None = None) -> list[str]:
-    """One line per problem (with a baseline: per new problem), then the verdict."""
+               baseline: str | None = None, notes: Sequence[Problem] = ()) -> list[str]:
+    """One line per problem (with a baseline: per new problem), one ``note:`` line per
+    finding in a shipped catalog (never a failure), then the verdict."""
     shown = judged.new if judged is not None else problems
     lines = []
     for p in shown:
         parts = [p.file] + [part for part in (p.where, p.key) if part] + [p.code, p.message]
         lines.append(": ".join(parts))
+    for p in notes:
+        parts = [p.file] + [part for part in (p.where, p.key) if part] + [p.code, p.message]
+        lines.append("note: " + ": ".join(parts))
     checked = f"{len(files)} catalog file(s)" + (f" and {connections}" if connections else "")
     new = "new " if judged is not None else ""
     if shown:
@@ -181,5 +190,8 @@ def lint_lines(problems: Sequence[Problem], files: Sequence[str],
         if judged.stale:
             verdict += f", {len(judged.stale)} stale baseline entr" + (
                 "y" if len(judged.stale) == 1 else "ies")
+    if notes:
+        verdict += (f"; {len(notes)} note{'' if len(notes) == 1 else 's'} on the shipped "
+                    "catalogs (never a failure)")
     lines.append(verdict)
     return lines
