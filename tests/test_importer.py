@@ -331,7 +331,8 @@ def test_grouping_invariants(rows: list[tuple[int, str, float | None]], toleranc
 
 
 def test_unavailable_with_a_cooldown_end_is_no_status() -> None:
-    """OmniRoute's unavailable is a cooldown (SOURCES.md): R5's cooldown gate decides."""
+    """OmniRoute's unavailable is a cooldown (docs/sources.md#omniroute): R5's cooldown gate
+    decides."""
     assert map_status("unavailable", cooldown=True) == (None, None)
 
 

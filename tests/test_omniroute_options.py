@@ -112,7 +112,7 @@ def test_confirmed_at_refusals_name_the_option_and_the_problem(text: str,
     assert str(caught.value) == message
 
 
-# --- database timestamps (SOURCES.md: ISO text, datetime('now') text, epoch ms) -------------
+# --- database timestamps (docs/sources.md#omniroute: ISO text, datetime('now') text, epoch ms)
 
 WHERE = "quota_snapshots[id=7].created_at"
 

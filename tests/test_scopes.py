@@ -1,5 +1,5 @@
-"""Window scopes (SPEC §6): every window key SOURCES.md names, scoped by the shipped catalog;
-overlay precedence; the catalog's lint and listing."""
+"""Window scopes (SPEC §6): every window key docs/sources.md#omniroute names, scoped by the
+shipped catalog; overlay precedence; the catalog's lint and listing."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ COPILOT = ("claude-sonnet-4-5", "gpt-4.1", "gpt-5-mini", "gpt-4o-2024-11-20")
 @pytest.mark.parametrize(
     ("provider", "models", "window", "kind", "limited"),
     [
-        # OmniRoute's quota_snapshots.window_key, per SOURCES.md
+        # OmniRoute's quota_snapshots.window_key, per docs/sources.md#omniroute
         ("claude", CLAUDE, "session (5h)", "all", None),
         ("claude", CLAUDE, "weekly (7d)", "all", None),
         ("claude", CLAUDE, "weekly opus (7d)", "models", ("claude-opus-4-1",)),

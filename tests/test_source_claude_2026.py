@@ -1,5 +1,5 @@
-"""`import claude-usage` on the payloads clients published in 2026 (SPEC §6 (v1.2), SOURCES.md
-Claude "Since mid-2026"): ``limits[]`` per-model weekly windows, ``spend.enabled`` as overage
+"""`import claude-usage` on the payloads clients published in 2026 (SPEC §6 (v1.2),
+docs/sources.md#claude-usage): ``limits[]`` per-model weekly windows, ``spend.enabled`` as overage
 evidence, code-named windows and money caps. Fixtures: tests/fixtures/sources/claude/README.md.
 """
 

@@ -1,5 +1,5 @@
 """`import codex-sessions` on the rollout lines clients published in 2026 (SPEC §6 (v1.2),
-SOURCES.md Codex "Newer lines"): per-model limits (``limit_id`` / ``limit_name``), lines whose
+docs/sources.md#codex-sessions): per-model limits (``limit_id`` / ``limit_name``), lines whose
 windows are both ``null``, zero placeholders and a torn last line. Fixtures:
 tests/fixtures/sources/codex/README.md.
 """

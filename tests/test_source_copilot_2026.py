@@ -1,5 +1,5 @@
 """`omniladder import copilot-user` on the responses clients published in 2026 (SPEC §6 v1.2;
-SOURCES.md, GitHub Copilot), through the CLI and through `plan`.
+docs/sources.md#copilot-user), through the CLI and through `plan`.
 
 Fixtures: tests/fixtures/sources/copilot (README.md names where each body was published).
 """

@@ -1,5 +1,5 @@
 """`omniladder import gemini-quota` on the responses clients published in 2026 (SPEC §6 v1.2;
-SOURCES.md, Gemini CLI), the window catalog's alias table, and the curated billing of Gemini
+docs/sources.md#gemini-quota), the window catalog's alias table, and the curated billing of Gemini
 CLI's Google sign-in, through the CLI and through `plan`.
 
 Fixtures: tests/fixtures/sources/gemini (README.md names where each body was published).

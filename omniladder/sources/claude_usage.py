@@ -1,6 +1,6 @@
 """Claude's OAuth usage JSON (``GET /api/oauth/usage``) → one reading.
 
-Shape (SOURCES.md, Claude; several third-party clients agree): top-level windows
+Shape (docs/sources.md#claude-usage; several third-party clients agree): top-level windows
 ``five_hour``, ``seven_day``, ``seven_day_opus``, ``seven_day_sonnet``,
 ``seven_day_oauth_apps``, … each ``null`` or ``{"utilization": percent USED 0–100,
 "resets_at": ISO or null}``; since mid-2026 also ``limits[]``, ``spend`` and windows under

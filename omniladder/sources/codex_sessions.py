@@ -1,6 +1,6 @@
 """Codex CLI session logs (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) → readings.
 
-Shape (SOURCES.md, Codex; openai/codex's protocol types ``RateLimitSnapshot`` /
+Shape (docs/sources.md#codex-sessions; openai/codex's protocol types ``RateLimitSnapshot`` /
 ``RateLimitWindow`` / ``CreditsSnapshot``): one JSON object per line;
 ``{"timestamp": ISO, "type": "event_msg", "payload": {"type": "token_count", "info": …,
 "rate_limits": {"limit_id": …, "limit_name": …, "primary": {…}, "secondary": {…},

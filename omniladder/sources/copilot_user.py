@@ -1,6 +1,6 @@
 """GitHub's ``GET /copilot_internal/user`` JSON → one reading.
 
-Shape (SOURCES.md, GitHub Copilot; VS Code Copilot Chat's own parser): ``quota_snapshots``
+Shape (docs/sources.md#copilot-user; VS Code Copilot Chat's own parser): ``quota_snapshots``
 ``{chat, completions, premium_interactions}``, each ``{entitlement, remaining,
 percent_remaining (0–100 REMAINING), unlimited, overage_permitted, overage_count,
 quota_reset_at (epoch s, some versions), timestamp_utc (some versions)}``, and the

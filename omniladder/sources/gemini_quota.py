@@ -1,6 +1,6 @@
 """Gemini Code Assist ``retrieveUserQuota`` JSON → one reading.
 
-Shape (SOURCES.md, Gemini CLI; google-gemini/gemini-cli's Code Assist types):
+Shape (docs/sources.md#gemini-quota; google-gemini/gemini-cli's Code Assist types):
 ``{"buckets": [{"modelId", "tokenType", "remainingFraction" (0–1 REMAINING),
 "resetTime" (RFC 3339), "remainingAmount" (a count, often a string)}]}``; every bucket is
 model-specific.
