@@ -28,7 +28,6 @@ top-level ``quota_reset_date_utc`` (ISO) / ``quota_reset_date`` (YYYY-MM-DD).
 
 from __future__ import annotations
 
-import math
 from datetime import UTC, datetime
 from typing import Any
 
@@ -110,20 +109,8 @@ def _window(key: str, snapshot: dict[str, Any], file: str, path: str,
 
 
 def _count(value: Any, file: str, path: str) -> float | None:
-    """A count of requests (or credits): a finite number, or a numeric string (clients
-    coerce these fields with ``Number()``); negative is allowed (past the allowance)."""
-    if value is None:
-        return None
-    number: Any = value
-    if isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            raise fields.fail(file, path, "a number", value) from None
-    if isinstance(number, bool) or not isinstance(number, int | float) \
-            or not math.isfinite(number):
-        raise fields.fail(file, path, "a number", value)
-    return float(number)
+    """A count of requests (or credits); negative is allowed (past the allowance)."""
+    return fields.number_or_text(value, file, path)
 
 
 def _shown(number: float) -> str:

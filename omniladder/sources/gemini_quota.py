@@ -24,7 +24,6 @@ model-specific.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -87,20 +86,8 @@ def _remaining(bucket: dict[str, Any], file: str, path: str) -> float | None:
 
 
 def _amount(value: Any, file: str, path: str) -> float | None:
-    """``remainingAmount``: a count ≥ 0, sent as a number or as a string (an int64 in the
-    API, which JSON carries as text)."""
-    if value is None:
-        return None
-    number: Any = value
-    if isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            raise fields.fail(file, path, "a count ≥ 0", value) from None
-    if isinstance(number, bool) or not isinstance(number, int | float) \
-            or not math.isfinite(number) or number < 0:
-        raise fields.fail(file, path, "a count ≥ 0", value)
-    return float(number)
+    """``remainingAmount``: a count ≥ 0, as a number or as a string (an int64 in the API)."""
+    return fields.number_or_text(value, file, path, negative=False)
 
 
 def _named(parsed: list[_Bucket]) -> list[SourceWindow]:
