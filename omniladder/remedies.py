@@ -23,7 +23,7 @@ from omniladder.models import Connection, LadderSettings
 from omniladder.quota import Cooldown, DeferredVerdict, HeldWindow, Verdict, resolved
 
 IMPORT_HINT = "omniladder import SOURCE … --connection {cid} --quota QUOTA_FILE"
-"""How a fresh reading gets in (README: Real inputs); SOURCE is the telemetry the operator has."""
+"""How a fresh reading gets in (docs/sources.md); SOURCE is the telemetry the operator has."""
 PRUNE_HINT = "omniladder quota prune --connection {cid} --before {before} --quota QUOTA_FILE"
 """How readings that no longer tell the truth (an early reset, a plan upgrade) go (R6.4)."""
 

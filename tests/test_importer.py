@@ -342,7 +342,7 @@ ONE = (("conn-a", "claude", "oauth", "a", None, 1, "active", None, None, 1),)
 
 
 def test_the_database_is_opened_read_only_at_the_file_level(db: Path) -> None:
-    """The README's promise holds without the column authorizer: with it removed, a write
+    """docs/sources.md's promise holds without the column authorizer: with it removed, a write
     through the connection the importer opens is refused by SQLite itself (mode=ro)."""
     connection = open_readonly(db, "omniroute.db")
     try:

@@ -59,7 +59,7 @@ def export(
 
     The document goes to standard output (or --out) and the fidelity report to standard
     error; --json and --format markdown print the report, the document inside it. Nothing
-    is sent to a gateway: applying the document is your step (README "Apply the plan").
+    is sent to a gateway: applying the document is your step (docs/gateways.md#export).
     """
     with user_errors():
         from omniladder.errors import UsageError

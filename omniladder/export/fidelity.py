@@ -1,7 +1,7 @@
 """The fidelity report: what an export could not carry to its target, and what it left out.
 
-Every item has a stable code (the list below is pinned by a test and documented in the
-README; a code never changes meaning) and a level:
+Every item has a stable code (the list below is pinned by a test and documented in
+docs/gateways.md#fidelity; a code never changes meaning) and a level:
 
 * ``dropped`` — part of the plan is not in the exported document;
 * ``warning`` — it is, but the target may not do what the plan says unless the operator acts;
