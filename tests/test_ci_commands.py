@@ -341,7 +341,7 @@ def test_every_format_has_a_renderer() -> None:
     assert set(diff_view.RENDERERS) == set(Format)
 
 
-# --- the shipped CI example and the README -------------------------------------------------
+# --- the shipped CI example, the README and docs/ci.md -------------------------------------
 
 
 def test_the_workflow_names_files_that_exist_and_runs_both_gates() -> None:
@@ -364,9 +364,10 @@ def test_the_workflow_commands_pass_on_the_examples(monkeypatch: pytest.MonkeyPa
     assert compare.exit_code == 0, compare.output
 
 
-def test_the_readme_policy_passes_on_the_examples(tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## In CI: policy checks, saved plans and diffs", 1)[1]
+def test_the_documented_policy_passes_on_the_examples(tmp_path: Path) -> None:
+    """The first policy docs/ci.md#check shows passes on the examples."""
+    page = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    section = page.split("## `omniladder check POLICY`", 1)[1]
     snippet = section.split("```toml\n", 1)[1].split("```", 1)[0]
     policy = tmp_path / "policy.toml"
     policy.write_text(snippet, encoding="utf-8")

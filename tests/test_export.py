@@ -1,5 +1,5 @@
 """`omniladder export`: a plan as a LiteLLM config fragment or an OmniRoute combo, with its
-fidelity report, `--map`, `--current` and `--out` (README "Apply the plan").
+fidelity report, `--map`, `--current` and `--out` (docs/gateways.md#export).
 
 Every LiteLLM export is read back with a YAML parser and held to
 schemas/export-litellm.schema.json (LiteLLM's documented fields); every OmniRoute export to
@@ -218,8 +218,8 @@ def test_every_fidelity_code_is_pinned_documented_and_in_the_schema() -> None:
     assert {level for level, _ in CODES.values()} == set(LEVELS)
     enum = REPORT_SCHEMA["$defs"]["fidelity"]["properties"]["code"]["enum"]
     assert enum == list(FIDELITY_CODES)
-    text = section("Apply the plan")
-    assert text is not None, "README has no '## Apply the plan' section"
+    text = section("The fidelity report", "gateways")
+    assert text is not None, "docs/gateways.md has no '## The fidelity report' section"
     documented = {row[0].strip("`"): row[1] for row in table_rows(text)
                   if row and row[0].strip("`") in CODES}
     assert set(documented) == set(CODES)
