@@ -796,6 +796,25 @@ def _exclusions(facts: Sequence[ConnectionFacts], decisions: Sequence[PairDecisi
     return tuple(out)
 
 
+def rung_state(auto_id: AutoId, rung: Rung, position: BudgetPosition | None, landed: bool,
+               serving: bool) -> RungState:
+    """The state of one rung in a plan: the one ladder ``make_plan`` and ``simulate`` read.
+
+    ``landed``: some pair in the id's category lands on the rung; ``serving``: some pool entry
+    stands on it. An id of the subscription tier holds no other rung (R13); a disabled or
+    spent budget closes the rung before anything lands on it (R8).
+    """
+    if auto_id.tier == "subscription" and rung != "subscription":
+        return "not-in-id"
+    if position is not None and position.state == "disabled":
+        return "disabled"
+    if position is not None and position.state == "spent":
+        return "budget-spent"
+    if not landed:
+        return "empty"
+    return "serving" if serving else "exhausted"
+
+
 def _rung_statuses(auto_id: AutoId, decisions: Sequence[PairDecision],
                    pool: Sequence[PoolEntry],
                    budgets: dict[str, BudgetPosition]) -> tuple[RungStatus, ...]:
@@ -808,30 +827,27 @@ def _rung_statuses(auto_id: AutoId, decisions: Sequence[PairDecision],
         position = budgets.get(rung)
         budget = position.budget_usd if position is not None else None
         spent = position.spent_usd if position is not None else None
-        if auto_id.tier == "subscription" and rung != "subscription":
-            statuses.append(RungStatus(rung, "not-in-id", 0, 0, budget, spent,
-                                       f"{auto_id.text} serves only the subscription rung"))
-            continue
         on_rung = by_rung[rung]
         entries = [e for e in pool if e.rung == rung]
+        state = rung_state(auto_id, rung, position, bool(on_rung), bool(entries))
+        if state == "not-in-id":
+            statuses.append(RungStatus(rung, state, 0, 0, budget, spent,
+                                       f"{auto_id.text} serves only the subscription rung"))
+            continue
         serving_ids = {cid for e in entries for cid in e.allowed_connection_ids}
         unverified = {cid for e in entries for cid in e.unverified_connection_ids}
         all_ids = {d.connection_id for d in on_rung}
-        state: RungState
-        if position is not None and position.state == "disabled":
-            state, note = "disabled", _budget_detail(position)
-        elif position is not None and position.state == "spent":
-            state, note = "budget-spent", _budget_detail(position)
-        elif not on_rung:
-            state, note = "empty", "no connection lands on this rung"
-        elif entries:
-            state = "serving"
+        if state == "disabled" or state == "budget-spent":
+            assert position is not None
+            note = _budget_detail(position)
+        elif state == "empty":
+            note = "no connection lands on this rung"
+        elif state == "serving":
             note = (f"{len(serving_ids)} of {len(all_ids)} "
                     f"connection{'s' if len(all_ids) != 1 else ''} usable")
             if unverified:
                 note += f", {len(unverified)} unverified"
         else:
-            state = "exhausted"
             primary: dict[str, str] = {}  # one reason per connection, as the verdict counts
             for d in on_rung:
                 if not d.admitted and d.connection_id not in primary:

@@ -29,7 +29,7 @@ from omniladder.budgets import BudgetPosition, budget_positions, period_start
 from omniladder.changes import connection_changes
 from omniladder.loading import LoadedInputs
 from omniladder.models import RUNGS, Reading, Rung, SpendEvent
-from omniladder.plan import PairDecision, connection_facts, decide
+from omniladder.plan import PairDecision, connection_facts, decide, rung_state
 from omniladder.quota import HistoryVerdicts
 from omniladder.tiers import TierInfo, economic_tier, rung_of
 
@@ -216,7 +216,6 @@ class Stepper:
     def steps(self) -> Iterator[StepState]:
         count = len(self.connections)
         rung_count = len(RUNGS)
-        subscription_only = self.auto_id.tier == "subscription"
         ids = [c.id for c in self.connections]
         # per (candidate, rung) and per (connection, rung): admitted pairs
         per_entry: dict[tuple[int, int], int] = {}
@@ -294,21 +293,12 @@ class Stepper:
             changed.sort(key=lambda item: (item[0], item[1]))
             states: list[tuple[Rung, str, int, int]] = []
             for rung_index, rung in enumerate(RUNGS):
-                if subscription_only and rung != "subscription":
-                    states.append((rung, "not-in-id", 0, 0))
-                    continue
-                position = budgets.get(rung)
-                if position is not None and position.state == "disabled":
-                    state = "disabled"
-                elif position is not None and position.state == "spent":
-                    state = "budget-spent"
-                elif not self.has_pairs[rung]:
-                    state = "empty"
-                elif entries[rung_index]:
-                    state = "serving"
+                state = rung_state(self.auto_id, rung, budgets.get(rung), self.has_pairs[rung],
+                                   entries[rung_index] > 0)
+                if state == "not-in-id":
+                    states.append((rung, state, 0, 0))
                 else:
-                    state = "exhausted"
-                states.append((rung, state, entries[rung_index], members[rung_index]))
+                    states.append((rung, state, entries[rung_index], members[rung_index]))
             head = next((rung for rung, n in zip(RUNGS, entries, strict=True) if n), None)
             if moved or previous is None:
                 seated, shaky = eligible.ids(), unverified.ids()
