@@ -205,6 +205,7 @@ def fuzz_settings(examples: int) -> Callable[[Any], Any]:
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FILES)
 @fuzz_settings(100)
 @given(data=st.data())
@@ -215,6 +216,7 @@ def test_mutated_file_never_crashes(name: str, data: st.DataObject) -> None:
         plan_in_process(folder)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FILES)
 @fuzz_settings(40)
 @given(content=st.binary(max_size=200) | st.text(max_size=200).map(str.encode)
@@ -241,6 +243,7 @@ def test_any_now_and_auto_id_never_crash(now: str, auto_id: str) -> None:
         assert digest(folder) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FILES)
 @fuzz_settings(3)
 @given(data=st.data())
@@ -257,6 +260,7 @@ SECRET_KEYS = ("api_key", "access_token", "refresh_token", "token", "password", 
                "secret", "client_secret", "authorization", "API_KEY", " Token ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FILES)
 @fuzz_settings(40)
 @given(data=st.data())
@@ -472,7 +476,13 @@ CLOSED_STDOUT = {
 }
 
 
-@pytest.mark.parametrize("name", list(CLOSED_STDOUT))
+QUICK_CLOSED_STDOUT = ("plan", "plan --json")
+"""The commands the default run closes stdout on; the slow run closes it on every one."""
+
+
+@pytest.mark.parametrize("name", [
+    name if name in QUICK_CLOSED_STDOUT else pytest.param(name, marks=pytest.mark.slow)
+    for name in CLOSED_STDOUT])
 def test_a_closed_stdout_keeps_the_answer(name: str) -> None:
     """Like ripgrep: no traceback, nothing on stderr, the exit code of the answer."""
     args = CLOSED_STDOUT[name]
@@ -523,6 +533,7 @@ def writing_commands(tmp_path: Path) -> dict[str, tuple[list[str], Path]]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["init", "import omniroute", "quota prune", *IMPORTS])
 def test_a_closed_stdout_still_writes_the_files(name: str, tmp_path: Path) -> None:
     """A command whose answer is a file writes it whole and exits 0 when stdout is gone."""

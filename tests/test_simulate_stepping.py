@@ -123,6 +123,7 @@ def fleets(draw: st.DrawFn) -> LoadedInputs:
         catalogs=CATALOGS, files={})
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(fleets(),
        st.sampled_from(["auto/thrifty", "auto/subscription", "auto/coding:thrifty"]),

@@ -433,6 +433,7 @@ def test_narrowed_why_equals_the_whole_plans_on_the_examples(config: str) -> Non
                                ("auto/subscription", "auto/thrifty", "auto/coding:thrifty"))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(fleets())
 def test_narrowed_why_equals_the_whole_plans_on_generated_fleets(
