@@ -409,7 +409,7 @@ def test_markdown_keeps_every_row_whole_with_hostile_ids() -> None:
     hostile = "team|a*b_c<d>`e"
     long_id = "claude-max-" + "x" * 150
     result = plan(fleet(
-        [conn(hostile, models=["sonnet|4"]), conn(long_id, models=["opus\nmax"]),
+        [conn(hostile, models=["sonnet|4"]), conn(long_id, models=["opus*max"]),
          conn("off", models=["sonnet|4"], active=False)],
         [reading(hostile, window("5h", 50, at(hours=1))),
          reading(long_id, window("5h", 50, at(hours=1)))]))
@@ -423,7 +423,7 @@ def test_markdown_keeps_every_row_whole_with_hostile_ids() -> None:
             tables[width] += 1
     assert set(tables) == {5, 4}  # ladder and exclusions have 5 columns, the pool 4
     pool = [cells(r) for r in rows if len(cells(r)) == 4][2:]
-    assert [p[2] for p in pool] == ["`claude/sonnet\\|4`", "claude/opus<br>max"]
+    assert [p[2] for p in pool] == ["`claude/sonnet\\|4`", "`claude/opus*max`"]
     assert pool[0][3] == "``team\\|a*b_c<d>`e``"
     assert pool[1][3] == f"`{long_id}`"  # never shortened
     assert "…" not in out

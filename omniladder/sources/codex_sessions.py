@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from omniladder.errors import InputError
-from omniladder.loading import check_input_file
+from omniladder.loading import check_input_file, input_lines, reject_lone_surrogates
 from omniladder.models import ObservedOverage
 from omniladder.sources import fields
 from omniladder.sources.common import SourceReading, SourceWindow
@@ -74,21 +74,17 @@ def window_name(minutes: int | None, slot: str) -> str:
 
 def read_file(rollout: RolloutFile) -> Iterator[SourceReading]:
     """The readings of one rollout file, in line order."""
-    try:
-        stream = rollout.path.open("rb")
-    except OSError as exc:
-        raise InputError(f"cannot read file ({exc.strerror})", file=rollout.shown) from None
-    with stream:
-        for number, raw in enumerate(stream, start=1):
-            if not raw.strip():
-                continue
-            try:
-                line = json.loads(raw)
-            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-                raise InputError("not a JSON line", file=rollout.shown, line=number) from None
-            reading = parse_line(line, f"{rollout.shown}:{number}")
-            if reading is not None:
-                yield reading
+    for number, raw in input_lines(rollout.path, rollout.shown):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            raise InputError("not a JSON line", file=rollout.shown, line=number) from None
+        reject_lone_surrogates(raw, line, rollout.shown, number)
+        reading = parse_line(line, f"{rollout.shown}:{number}")
+        if reading is not None:
+            yield reading
 
 
 def parse_line(line: Any, where: str) -> SourceReading | None:

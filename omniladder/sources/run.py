@@ -13,7 +13,6 @@ and an ``ImportOutcome`` into talk.
 from __future__ import annotations
 
 import difflib
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -172,7 +171,9 @@ def parse_snapshots(snapshots: Iterable[Snapshot],
 
 
 def _read_stdin() -> bytes:
-    return sys.stdin.buffer.read()
+    from omniladder.loading import read_stdin
+
+    return read_stdin()
 
 
 def _now() -> datetime:
