@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from omniladder import __version__
 from omniladder.cli import app
 from omniladder.rendering import FORMAT_RENDERERS, Format, render
+from omniladder.rendering.escape import printable
 from omniladder.rendering.markdown import code, plan_markdown, text
 from omniladder.rendering.plan_view import view_of_plan
 from tests.builders import at, conn, fleet, plan, reading, window
@@ -500,17 +501,24 @@ def _read_code(cell: str) -> str:
     return inner
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 @given(_CELL_TEXT)
 def test_a_text_cell_never_breaks_a_row_and_reads_back(value: str) -> None:
+    """A text cell reads back as the value, each control character as its escape."""
     cell = text(value)
     assert "\n" not in cell
     assert "\r" not in cell
     assert not re.search(r"(?<!\\)\|", cell)
-    assert _read_text(cell) == value.replace("\r\n", "\n").replace("\r", "\n")
+    assert not _CONTROL.search(cell)
+    lines = value.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    assert _read_text(cell) == "\n".join(printable(line) for line in lines)
 
 
 @given(_CELL_TEXT.filter(lambda v: "\n" not in v and "\r" not in v and v != ""))
 def test_a_code_cell_never_breaks_a_row_and_reads_back(value: str) -> None:
     cell = code(value)
     assert not re.search(r"(?<!\\)\|", cell)
-    assert _read_code(cell) == value
+    assert not _CONTROL.search(cell)
+    assert _read_code(cell) == printable(value)

@@ -165,8 +165,10 @@ def check(
             for index, entry in judged.stale if judged is not None else ():
                 say(f"omniladder: warning: {against}: accepted[{index}]: {entry.label()} "
                     "matches no finding any more (stale); remove it from the baseline")
-            sys.stdout.write("\n".join(lint_lines(problems, shown, fleet, judged, against))
-                             + "\n")
+            from omniladder.rendering.escape import printable
+
+            sys.stdout.write(printable("\n".join(lint_lines(problems, shown, fleet, judged,
+                                                             against))) + "\n")
         failing = judged.new if judged is not None else problems
         if failing:
             new = "new " if judged is not None else ""

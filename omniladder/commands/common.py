@@ -179,8 +179,11 @@ def write_atomic(path: Path, text: str | Iterable[str]) -> None:
 
 
 def say(message: str) -> None:
-    """Talk goes to stderr; stdout is data."""
-    sys.stderr.write(message + "\n")
+    """Talk goes to stderr; stdout is data. Control characters are written as their escapes
+    (omniladder.rendering.escape), whatever file name or value the message quotes."""
+    from omniladder.rendering.escape import printable
+
+    sys.stderr.write(printable(message) + "\n")
 
 
 def answer_is_no(reason: str) -> NoReturn:
