@@ -16,6 +16,7 @@ from omniladder.commands.common import (
     NoShippedOpt,
     WindowsCatalogOpt,
     answer_is_no,
+    refuse_overwriting,
     say,
     user_errors,
     write_atomic,
@@ -138,6 +139,14 @@ def check(
             include_shipped=not files.no_shipped_catalogs)
         window_paths = window_catalog_paths(files.window_catalogs,
                                             include_shipped=not files.no_shipped_catalogs)
+        # --write-baseline may rewrite its own --baseline (the documented update in place).
+        refuse_overwriting([("--write-baseline", write_baseline)], [
+            *((what, path) for what, path in (("the settings file", files.settings_file),
+                                              ("the connections file", files.connections))
+              if path is not None),
+            *(("a billing catalog", path) for path, _ in billing_paths),
+            *(("a model catalog", path) for path, _ in model_paths),
+            *(("a window-scope catalog", path) for path, _ in window_paths)])
         result = lint_catalogs(billing_paths, model_paths, day, max_age_days, window_paths)
         problems = list(result.problems)
         fleet: str | None = None

@@ -21,6 +21,7 @@ from omniladder.commands.common import (
     NoShippedOpt,
     WindowsCatalogOpt,
     gathering,
+    refuse_overwriting,
     say,
     user_errors,
 )
@@ -93,6 +94,17 @@ def omniroute(
                                  include_shipped=not no_shipped_catalogs)
         scopes = load_window_scopes(tuple(windows_catalog or ()),
                                     include_shipped=not no_shipped_catalogs)
+        from omniladder.loading import catalog_paths
+        from omniladder.scopes import window_catalog_paths
+        from omniladder.sources.omniroute import CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME
+
+        refuse_overwriting([("--out", out / name)
+                            for name in (CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME)], [
+            ("the OmniRoute database", db),
+            *(("a model catalog", path) for path, _ in catalog_paths(
+                (), tuple(models_catalog or ()), not no_shipped_catalogs)[1]),
+            *(("a window-scope catalog", path) for path, _ in window_catalog_paths(
+                tuple(windows_catalog or ()), not no_shipped_catalogs))])
         shown = display_path(db)
         result = import_omniroute(db, shown, catalogs, scopes, options)
         written = write_files(out, render_files(result, shown), force=force)
@@ -151,13 +163,19 @@ with_import_options = gathering(_IMPORT_SHARED, "request", _import_request)
 
 
 def _import(source: str, request: ImportRequest,
-            readings: Callable[[], Iterable[SourceReading]]) -> None:
-    """The one edge of every source: resolve, parse, merge, then talk on stderr."""
+            readings: Callable[[], Iterable[SourceReading]],
+            sources: Callable[[], Iterable[tuple[str, Path]]]) -> None:
+    """The one edge of every source: resolve, parse, merge, then talk on stderr.
+
+    ``sources`` are the telemetry files the readings come from: the quota file merged into
+    must be none of them, nor any other file the import reads.
+    """
     with user_errors():
         from omniladder.loading import display_path
         from omniladder.sources.run import import_readings, resolve_target
 
         target = resolve_target(request)
+        refuse_overwriting([("--quota", target.quota)], [*target.read, *sources()])
         outcome = import_readings(target, readings())
         merged = outcome.merge
         shown = display_path(merged.path)
@@ -182,7 +200,7 @@ def _import_snapshots(source: str, files: list[Path], at: str | None, request: I
         instant = parse_instant(at, "--at") if at else None
         return parse_snapshots(read_snapshots(files, instant), parser())
 
-    _import(source, request, readings)
+    _import(source, request, readings, lambda: [("a FILE argument", path) for path in files])
 
 
 def _count(n: int, noun: str) -> str:
@@ -210,14 +228,22 @@ def codex_sessions(
     *, request: ImportRequest,
 ) -> None:
     """Import the rate limits logged in Codex CLI session files into a quota file."""
-    def readings() -> Iterable[SourceReading]:
-        from omniladder.loading import display_path
-        from omniladder.sources.codex_sessions import find_rollouts, read_file
+    found: list[Any] = []
 
-        for rollout in find_rollouts((path, display_path(path)) for path in paths):
+    def sources() -> list[tuple[str, Path]]:
+        from omniladder.loading import display_path
+        from omniladder.sources.codex_sessions import find_rollouts
+
+        found[:] = find_rollouts((path, display_path(path)) for path in paths)
+        return [("a Codex rollout", rollout.path) for rollout in found]
+
+    def readings() -> Iterable[SourceReading]:
+        from omniladder.sources.codex_sessions import read_file
+
+        for rollout in found:
             yield from read_file(rollout)
 
-    _import("codex-sessions", request, readings)
+    _import("codex-sessions", request, readings, sources)
 
 
 @import_app.command("copilot-user")

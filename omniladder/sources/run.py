@@ -40,6 +40,8 @@ class Target:
     models: tuple[str, ...]
     quota: Path
     scopes: WindowScopes
+    read: tuple[tuple[str, Path], ...] = ()
+    """The files read to find all this, shipped catalogs included: (what it is, path)."""
 
 
 @dataclass
@@ -61,6 +63,7 @@ class ImportOutcome:
 def resolve_target(request: ImportRequest) -> Target:
     """The connection, its models and the quota file, from the options and settings."""
     from omniladder.loading import (
+        catalog_paths,
         display_path,
         find_settings,
         load_catalogs,
@@ -69,7 +72,7 @@ def resolve_target(request: ImportRequest) -> Target:
         resolve_files,
     )
     from omniladder.models import ConnectionsFile
-    from omniladder.scopes import load_window_scopes
+    from omniladder.scopes import load_window_scopes, window_catalog_paths
 
     settings_path = find_settings(request.config)
     settings = load_settings(settings_path)
@@ -102,7 +105,15 @@ def resolve_target(request: ImportRequest) -> Target:
         models = catalogs.models_of(connection.provider)
     scopes = load_window_scopes(files.window_catalogs,
                                 include_shipped=not files.no_shipped_catalogs)
-    return Target(connection.id, connection.provider, models, files.quota, scopes)
+    read = [("the settings file", settings_path)] if settings_path is not None else []
+    read.append(("the connections file", files.connections))
+    if connection.models is None:
+        read += [("a model catalog", path) for path, _ in catalog_paths(
+            (), files.model_catalogs, not files.no_shipped_catalogs)[1]]
+    read += [("a window-scope catalog", path) for path, _ in window_catalog_paths(
+        files.window_catalogs, not files.no_shipped_catalogs)]
+    return Target(connection.id, connection.provider, models, files.quota, scopes,
+                  tuple(read))
 
 
 def import_readings(target: Target, readings: Iterable[SourceReading]) -> ImportOutcome:
