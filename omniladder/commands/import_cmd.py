@@ -101,8 +101,10 @@ def omniroute(
         refuse_overwriting([("--out", out / name)
                             for name in (CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME)], [
             ("the OmniRoute database", db),
-            *(("a model catalog", path) for path, _ in catalog_paths(
-                (), tuple(models_catalog or ()), not no_shipped_catalogs)[1]),
+            *((what, path) for what, paths in zip(
+                ("a billing catalog", "a model catalog"),
+                catalog_paths((), tuple(models_catalog or ()), not no_shipped_catalogs),
+                strict=True) for path, _ in paths),
             *(("a window-scope catalog", path) for path, _ in window_catalog_paths(
                 tuple(windows_catalog or ()), not no_shipped_catalogs))])
         shown = display_path(db)

@@ -108,8 +108,9 @@ def resolve_target(request: ImportRequest) -> Target:
     read = [("the settings file", settings_path)] if settings_path is not None else []
     read.append(("the connections file", files.connections))
     if connection.models is None:
-        read += [("a model catalog", path) for path, _ in catalog_paths(
-            (), files.model_catalogs, not files.no_shipped_catalogs)[1]]
+        billing, model = catalog_paths((), files.model_catalogs, not files.no_shipped_catalogs)
+        read += [("a billing catalog", path) for path, _ in billing]
+        read += [("a model catalog", path) for path, _ in model]
     read += [("a window-scope catalog", path) for path, _ in window_catalog_paths(
         files.window_catalogs, not files.no_shipped_catalogs)]
     return Target(connection.id, connection.provider, models, files.quota, scopes,
