@@ -33,9 +33,9 @@ from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 
-STREAM_SETUPS = ("capture", "closed", "full", "null")
-"""How a child's stdout or stderr is arranged: a file read back, closed, /dev/full, or
-/dev/null."""
+STREAM_SETUPS = ("capture", "closed", "full", "null", "gone")
+"""How a child's stdout or stderr is arranged: a file read back, closed, /dev/full,
+/dev/null, or a pipe whose reader has gone (``| head`` after its lines)."""
 
 
 class Case(NamedTuple):
@@ -75,6 +75,12 @@ _MEMORY = 4 * 1024 ** 3
 def _arrange(fd: int, how: str, capture: str) -> None:
     if how == "closed":
         os.close(fd)
+        return
+    if how == "gone":
+        read, write = os.pipe()
+        os.close(read)
+        os.dup2(write, fd)
+        os.close(write)
         return
     target = {"capture": capture, "full": "/dev/full", "null": os.devnull}.get(how, how)
     flags = os.O_RDONLY if fd == 0 else os.O_WRONLY | os.O_CREAT | os.O_TRUNC
