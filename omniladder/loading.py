@@ -76,7 +76,7 @@ IS_A_DIRECTORY = "is a directory, not a file"
 
 INPUT_LIMIT = 256 * 1024 * 1024
 """The largest input omniladder reads into memory: 256 MiB. A 100,000-connection fleet's
-quota file with three readings of five models each is about 90 MB; a file past the cap is
+quota file with three readings of five models each is about 71 MB; a file past the cap is
 an endless device, a runaway export or the wrong file, and reading it would exhaust memory
 before saying anything. (The OmniRoute database is opened by SQLite, not read: no cap.)"""
 

@@ -395,7 +395,10 @@ def test_the_reported_escape_sequence_id_is_refused_at_load(fleet: Path) -> None
      "entries[0].provider"),
     ("omniladder.toml", 'free_providers = ["gemini"]', 'free_providers = ["gem\\u001bini"]',
      "tiers.free_providers[0]"),
-], ids=["provider", "auth_type", "model", "window", "reading", "spend", "catalog", "settings"])
+    ("billing-overlay.toml", 'provider = "openai"', 'provider = "openai"\nauth_type = "a\\u0007"',
+     "entries[0].auth_type"),
+], ids=["provider", "auth_type", "model", "window", "reading", "spend", "catalog", "settings",
+        "catalog-auth-type"])
 def test_a_control_character_in_an_identifier_is_refused(
         fleet: Path, file: str, old: str, new: str, field: str) -> None:
     path = fleet / file
@@ -405,6 +408,19 @@ def test_a_control_character_in_an_identifier_is_refused(
     line = one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml"]),
                      file, f"{field}: contains a control character")
     assert not CONTROL.search(line)
+
+
+@pytest.mark.parametrize(("key", "field"), [("provider", "windows[0].provider"),
+                                          ("window", "windows[0].window"),
+                                          ("models", "windows[0].models[0]")])
+def test_a_control_character_in_a_window_scope_is_refused(fleet: Path, key: str,
+                                                          field: str) -> None:
+    values = {"provider": '"acme"', "window": '"x"', "models": '["*"]'}
+    values[key] = '["a\\u001b"]' if key == "models" else '"a\\u001b"'
+    (fleet / "w.toml").write_text("[[windows]]\n" + "".join(
+        f"{name} = {value}\n" for name, value in values.items()))
+    one_error(runner.invoke(app, ["catalog", "show", "--windows-catalog", "w.toml"]),
+              "w.toml:", f"{field}: contains a control character (\\x1b at character 2)")
 
 
 def test_a_printable_identifier_with_spaces_and_unicode_still_loads(fleet: Path) -> None:
@@ -495,6 +511,25 @@ def test_a_file_name_with_an_escape_is_escaped_in_messages(fleet: Path) -> None:
     one_error(result, "\\x1b[2Jgone.json: file not found")
 
 
+def test_a_file_name_that_is_not_utf8_is_escaped_where_it_is_shown(fleet: Path) -> None:
+    """A name the file system gives as bytes (Python holds it as lone surrogates) reaches
+    the human view escaped, where it crashed the encoder before."""
+    name = os.fsencode(fleet) + b"/\xffquota.json"
+    shutil.copy(fleet / "quota.json", os.fsdecode(name))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    done = subprocess.run([sys.executable.encode(), b"-m", b"omniladder", b"plan",
+                           b"auto/thrifty", b"--config", b"omniladder.toml", b"--quota",
+                           name], cwd=fleet, env=env, capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert b"quota \\udcffquota.json" in done.stdout
+    gone = subprocess.run([sys.executable.encode(), b"-m", b"omniladder", b"plan",
+                           b"auto/thrifty", b"--config", b"omniladder.toml", b"--quota",
+                           b"\xffgone.json"], cwd=fleet, env=env, capture_output=True,
+                          check=False)
+    assert gone.returncode == 2
+    assert gone.stderr == b"omniladder: error: \\udcffgone.json: file not found\n"
+
+
 # --- 5. only regular files, and not endless ones --------------------------------------------
 
 
@@ -514,6 +549,16 @@ def test_a_device_or_a_named_pipe_is_refused_without_reading_it(fleet: Path) -> 
     assert (pipe.code, pipe.stdout) == (2, ""), pipe
     assert pipe.stderr == ("omniladder: error: pipe.json: is a named pipe (FIFO), not a "
                            "regular file; omniladder reads only regular files\n")
+
+
+def test_a_socket_is_refused(fleet: Path) -> None:
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind("sock.json")
+        one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml",
+                                      "--quota", "sock.json"]),
+                  "sock.json: is a socket, not a regular file")
 
 
 def test_a_file_past_the_cap_is_refused_without_reading_it(fleet: Path) -> None:
@@ -551,3 +596,19 @@ def test_standard_input_is_capped_too(monkeypatch: pytest.MonkeyPatch) -> None:
         else:
             with pytest.raises(InputError, match=r"^<stdin>: larger than 3 MiB"):
                 loading.read_stdin()
+
+
+def test_a_rollout_is_read_a_line_at_a_time_within_its_caps(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "rollout-1.jsonl"
+    monkeypatch.setattr(loading, "INPUT_LIMIT", 10)
+    monkeypatch.setattr(loading, "STREAMED_LIMIT", 25)
+    path.write_bytes(b"123456789\n" * 2 + b"12345")  # a line at the cap; 25 bytes in all
+    assert [line for _, line in loading.input_lines(path, "r")] == [
+        b"123456789\n", b"123456789\n", b"12345"]
+    path.write_bytes(b"123456789\n" * 2 + b"123456")
+    with pytest.raises(InputError, match=r"^r: larger than 25 bytes"):
+        list(loading.input_lines(path, "r"))
+    path.write_bytes(b"1234567890\n")
+    with pytest.raises(InputError, match=r"^r:1: a line longer than 10 bytes"):
+        list(loading.input_lines(path, "r"))

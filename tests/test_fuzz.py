@@ -4,7 +4,9 @@ message, never a traceback, and the input files are left byte-identical (SPEC §
 Hypothesis mutates the example fleet's files one kind at a time (connections, quota,
 settings, spend, billing and model catalogs) and plans them in-process with typer's
 CliRunner; a few runs go through a real subprocess. Crashes found this way are kept below as
-plain regression tests.
+plain regression tests. The last section holds the promises at the process edges (README)
+on every command path: outputs onto inputs, closed and failing standard streams, text that
+cannot be printed, and devices and pipes as inputs.
 """
 
 from __future__ import annotations
