@@ -279,6 +279,15 @@ def test_a_closed_stderr_keeps_every_exit_code(args: list[str], code: int) -> No
     assert done.returncode == code
 
 
+def test_the_exit_status_needs_no_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ends the process reads SystemExit as the interpreter does, stderr or not."""
+    from omniladder.commands import lifetime
+
+    monkeypatch.setattr(sys, "stderr", None)
+    assert lifetime.exit_status("stopped") == 1
+    assert lifetime.exit_status(2) == 2
+
+
 def test_a_closed_stdin_is_empty_input() -> None:
     done = _python_m("audit", "omniroute", "-", "--config", CONFIG, close=(0,))
     assert done.returncode == 2
