@@ -15,8 +15,12 @@ Findings, by kind:
   inside one candidate with cheaper capacity (the mixed-allowlist leak of SPEC R11);
 * ``would-dispatch-exhausted`` — the gateway would use a pair the plan excludes for a quota,
   cooldown or gate reason;
-* ``unknown-to-plan`` — the gateway would use a connection or model the plan's inputs do not
-  have (an out-of-date import), or a model the plan leaves out of this id's category;
+* ``would-dispatch-unknown`` — the gateway would use a connection or model the plan's inputs
+  do not have (an unknown connection or model, a provider mismatch) under a fail-closed id
+  (``auto/subscription``, ``auto/<category>:subscription``, R10) or under ``--strict``: the
+  plan cannot vouch for it, so it is held to be a "no";
+* ``unknown-to-plan`` — the same rows under ``auto/thrifty`` without ``--strict`` (reported,
+  not a failure), and a model the plan leaves out of this id's category;
 * ``missed-capacity`` — the plan admits a pair that the gateway skips or does not list.
 """
 
@@ -33,12 +37,13 @@ from omniladder.models import RUNGS, Rung
 from omniladder.plan import ConnectionFacts, PairDecision, Plan
 from omniladder.sources import fields
 
-FindingKind = Literal["would-bill", "would-dispatch-exhausted", "unknown-to-plan",
-                      "missed-capacity"]
-KINDS: tuple[FindingKind, ...] = ("would-bill", "would-dispatch-exhausted", "unknown-to-plan",
-                                  "missed-capacity")
+FindingKind = Literal["would-bill", "would-dispatch-exhausted", "would-dispatch-unknown",
+                      "unknown-to-plan", "missed-capacity"]
+KINDS: tuple[FindingKind, ...] = ("would-bill", "would-dispatch-exhausted",
+                                  "would-dispatch-unknown", "unknown-to-plan", "missed-capacity")
 """Every kind of finding, in the order views list them."""
-FAILING_KINDS: tuple[FindingKind, ...] = ("would-bill", "would-dispatch-exhausted")
+FAILING_KINDS: tuple[FindingKind, ...] = ("would-bill", "would-dispatch-exhausted",
+                                          "would-dispatch-unknown")
 """The kinds that make the audit's answer "no" (exit 1, a failed check)."""
 
 BILLING_REASONS: frozenset[str] = frozenset({
@@ -50,11 +55,16 @@ in auto/subscription, because it is not the plan the id promises): ``would-bill`
 EXHAUSTED_REASONS: frozenset[str] = frozenset({
     "inactive", "terminal-status", "cooldown", "quota-missing", "quota-unknown", "quota-stale",
     "quota-reset-since-reading", "quota-exhausted", "quota-below-cutoff",
-    "quota-below-reentry",
+    "quota-below-reentry", "connection-status-unknown",
 })
 """Plan reasons of the R5 gates and the R6/R7 quota verdict: ``would-dispatch-exhausted``."""
 CATEGORY_REASONS: frozenset[str] = frozenset({"not-in-category"})
 """A model the plan leaves out of this id's category: ``unknown-to-plan``."""
+UNVOUCHED_REASONS: frozenset[str] = frozenset({
+    "unknown-connection", "unknown-model", "provider-mismatch"})
+"""A used row the plan's inputs do not have, so the plan can say nothing about its billing or
+quota: ``would-dispatch-unknown`` under a fail-closed id or ``--strict``, else
+``unknown-to-plan``."""
 
 AUDIT_REASONS: tuple[str, ...] = (
     "mixed-allowlist", "unknown-connection", "provider-mismatch", "unknown-model",
@@ -282,6 +292,8 @@ class Audit:
     plan_summary: str
     warnings: tuple[str, ...]
     files: dict[str, str]
+    strict: bool = False
+    """``--strict``: a row the plan cannot vouch for fails under ``auto/thrifty`` too."""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -305,13 +317,25 @@ class Audit:
         return ", ".join(f"{counts[kind]} {kind}" for kind in KINDS)
 
     @property
+    def unjudged(self) -> tuple[Finding, ...]:
+        """Used rows reported, not failed, that the plan cannot vouch for (unknown to it)."""
+        return tuple(f for f in self.findings
+                     if f.kind == "unknown-to-plan" and f.reason in UNVOUCHED_REASONS)
+
+    @property
     def summary(self) -> str:
-        """The verdict line."""
+        """The verdict line. A pass says what it vouches for: rows the plan's inputs do not
+        have are not "nothing the plan keeps out" but rows nobody judged."""
         rows = f"{self.used} of {self.rows} gateway row{'' if self.rows == 1 else 's'} in use"
         text = f"audit {self.auto_id.text}: {rows} — {self.counts_text}"
-        if self.passed:
-            return text + "; the gateway dispatches nothing the plan keeps out"
-        return text + "; the gateway does not do what the plan says"
+        if not self.passed:
+            return text + "; the gateway does not do what the plan says"
+        unjudged = len(self.unjudged)
+        if unjudged:
+            rows_text = f"{unjudged} row{'' if unjudged == 1 else 's'} in use"
+            return (text + f"; the plan cannot vouch for {rows_text} (unknown to its inputs: "
+                    "import the gateway again, or --strict to fail on them)")
+        return text + "; the gateway dispatches nothing the plan keeps out"
 
 
 def _strip(model: str, provider: str) -> str:
@@ -365,9 +389,14 @@ def kind_of_reason(reason: str) -> FindingKind:
 
 
 class _Comparison:
-    def __init__(self, document: CandidatesDocument, plan: Plan) -> None:
+    def __init__(self, document: CandidatesDocument, plan: Plan, strict: bool) -> None:
         self.document = document
         self.plan = plan
+        # R10 fails closed: under a subscription id, or when asked, a row the plan cannot
+        # vouch for is a "no", never a pass by default.
+        self.unknown_kind: FindingKind = (
+            "would-dispatch-unknown" if strict or plan.auto_id.tier == "subscription"
+            else "unknown-to-plan")
         self.facts: dict[str, ConnectionFacts] = {f.connection.id: f for f in plan.facts}
         self.decisions: dict[tuple[str, str], PairDecision] = {
             (d.connection_id, d.model): d for d in plan.decisions}
@@ -392,14 +421,14 @@ class _Comparison:
             shown_model = model if model is not None else _strip(row.model, row.provider)
             if facts is None:
                 out.append(Finding(
-                    "unknown-to-plan", row.connection_id, row.provider, shown_model,
+                    self.unknown_kind, row.connection_id, row.provider, shown_model,
                     "unknown-connection",
                     f"connection {row.connection_id!r} is not in {self.connections_file}; "
                     "import the gateway again", None, row))
                 continue
             if facts.connection.provider != row.provider:
                 out.append(Finding(
-                    "unknown-to-plan", row.connection_id, row.provider, shown_model,
+                    self.unknown_kind, row.connection_id, row.provider, shown_model,
                     "provider-mismatch",
                     f"the gateway lists it under provider {row.provider!r}, "
                     f"{self.connections_file} under {facts.connection.provider!r}; import "
@@ -407,7 +436,7 @@ class _Comparison:
                 continue
             if model is None:
                 out.append(Finding(
-                    "unknown-to-plan", row.connection_id, row.provider, shown_model,
+                    self.unknown_kind, row.connection_id, row.provider, shown_model,
                     "unknown-model",
                     f"model {row.model!r} is not among the models of {row.connection_id} "
                     f"in the plan's inputs ({', '.join(facts.models) or 'none'}); import "
@@ -475,13 +504,17 @@ class _Comparison:
 
 
 def audit_plan(document: CandidatesDocument, plan: Plan,
-               warnings: tuple[str, ...] = ()) -> Audit:
-    """Hold the gateway's rows against one plan made from the same fleet."""
-    findings = _Comparison(document, plan).findings()
+               warnings: tuple[str, ...] = (), strict: bool = False) -> Audit:
+    """Hold the gateway's rows against one plan made from the same fleet.
+
+    ``strict`` fails on used rows the plan cannot vouch for under ``auto/thrifty`` too (a
+    subscription id always does, R10).
+    """
+    findings = _Comparison(document, plan, strict).findings()
     used = sum(1 for row in document.rows if row.used)
     return Audit(plan.auto_id, plan.now, plan.now_source, document.file, document.channel,
                  len(document.rows), used, tuple(findings), plan.summary,
-                 tuple(dict.fromkeys((*warnings, *plan.warnings))), dict(plan.files))
+                 tuple(dict.fromkeys((*warnings, *plan.warnings))), dict(plan.files), strict)
 
 
 def finding_line(finding: Finding) -> str:

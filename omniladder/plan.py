@@ -47,8 +47,15 @@ REASON_CODES: tuple[str, ...] = (
     "keyless-not-subscription", "overage-not-hard-stop", "quota-missing", "quota-unknown",
     "quota-stale", "quota-reset-since-reading", "quota-exhausted", "quota-below-cutoff",
     "quota-below-reentry", "budget-disabled", "budget-spent", "not-in-category", "no-models",
+    "connection-status-unknown",
 )
-"""Every reason code, in the SPEC's order; ``no-models`` is this project's addition."""
+"""Every reason code, in the SPEC's order; ``no-models`` and ``connection-status-unknown`` are
+this project's additions."""
+
+DOUBTFUL_STATUSES: frozenset[str] = frozenset({"error", "unknown"})
+"""A connection's own ``status`` that is neither healthy nor terminal: R10 excludes it under
+``auto/subscription`` (fail closed), R11 admits it unverified under ``auto/thrifty``
+(``connection-status-unknown``)."""
 
 _PHRASES: dict[str, str] = {
     "inactive": "inactive",
@@ -69,6 +76,7 @@ _PHRASES: dict[str, str] = {
     "budget-spent": "budget spent",
     "not-in-category": "not in category",
     "no-models": "no models",
+    "connection-status-unknown": "status in doubt",
 }
 
 
@@ -167,6 +175,8 @@ class _PairFields(NamedTuple):
     """The detail of a refusal; empty when admitted (the detail is then the verdict's)."""
     quota: Verdict | DeferredVerdict | None
     """The quota verdict, computed when read if the decision did not need it."""
+    doubt: str = ""
+    """Why the connection's own status puts it in doubt (``status_doubt``); empty if not."""
 
 
 class PairDecision(_PairFields):
@@ -371,6 +381,16 @@ def focus(inputs: LoadedInputs, connection_id: str, now: datetime) -> LoadedInpu
 
 
 
+def status_doubt(connection: Connection) -> str:
+    """Why a connection's own status is neither healthy nor terminal (``error``, ``unknown``),
+    as the detail of ``connection-status-unknown``; empty when it is not in doubt."""
+    if connection.status not in DOUBTFUL_STATUSES:
+        return ""
+    return (f"connection status {connection.status}: the gateway does not report it healthy"
+            if connection.status == "error"
+            else f"connection status {connection.status}: nobody reports it healthy")
+
+
 def _subscription_check(facts: ConnectionFacts, now: datetime) -> tuple[str, str] | None:
     """R10's billing and overage checks, in order; None when both pass."""
     billing = facts.billing
@@ -487,13 +507,40 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                 dict(inputs.files))
 
 
+def empty_fleet_warning(connections_file: str) -> str:
+    """What a plan says about a connections file with no connection in it."""
+    return (f"{connections_file} lists no connection (empty, or a truncated export?): the "
+            "plan has nothing to route, and `check` fails on it")
+
+
 def _warnings(planner: _Planner, budgets: dict[str, BudgetPosition]) -> list[str]:
     warnings = list(planner.warnings) + planner.spend_warnings()
+    if not planner.connections:
+        # A zero-byte file, a byte-order mark alone or `{}` all validate to no connection:
+        # a truncated export must not look like a fleet that happens to route nothing.
+        warnings.insert(0, empty_fleet_warning(
+            planner.inputs.files.get("connections", "the connections file")))
+    warnings += _near_misses(planner)
     for position in budgets.values():
         if position.state == "unenforced":
             warnings.append(f"the {position.rung} budget of {timefmt.usd(position.budget_usd or 0)}"
                             " is not enforced: no spend ledger was given")
     return warnings
+
+
+def _near_misses(planner: _Planner) -> list[str]:
+    """R1.4, said in every plan: an uncurated provider or auth type close to a curated one
+    (``Claude``, ``claud``) is most likely a typo, and it is treated as metered under any id
+    (under ``auto/thrifty`` its rung comes from the price, and no exclusion would say so)."""
+    found: dict[tuple[str, str, str], list[str]] = {}
+    for connection, info in zip(planner.connections, planner.classified, strict=True):
+        if info.near:
+            found.setdefault((connection.provider, connection.auth_type, info.near),
+                             []).append(connection.id)
+    return [f"provider {provider!r} with auth_type {auth_type!r} is not in the billing "
+            f"catalog (did you mean {near}?): {', '.join(ids)} "
+            f"{'is' if len(ids) == 1 else 'are'} treated as metered (R1)"
+            for (provider, auth_type, near), ids in found.items()]
 
 
 def _settings_view(inputs: LoadedInputs, budgets: dict[str, BudgetPosition]) -> PlanSettings:
@@ -631,6 +678,10 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
     detail = ""
     unverified = False
     quota: Verdict | DeferredVerdict | None = None
+    # A status of error or unknown is no R5 gate (the SPEC's terminal set closes it), but it
+    # is uncertainty about the connection itself: R10 excludes it after the gates, R11 admits
+    # it marked unverified, on every rung.
+    doubt = status_doubt(facts.connection)
     if not in_category:
         reason = "not-in-category"
         detail = f"{model} does not carry category {auto_id.category!r}"
@@ -640,6 +691,8 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
             reason, detail = failed
         elif facts.gate_reason is not None:
             reason, detail = facts.gate_reason, facts.gate_detail
+        elif doubt:
+            reason, detail = "connection-status-unknown", doubt
         else:
             quota = verdicts(model)
             if quota.kind != "usable":
@@ -651,16 +704,19 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
         if quota.kind == "exhausted":
             reason, detail = quota.reason, quota.detail
         else:
-            unverified = quota.kind == "unknown"
+            unverified = quota.kind == "unknown" or bool(doubt)
     else:
         position = budgets[rung]
         if position.gates:
             reason = position.reason
             detail = _budget_detail(position)
+        else:
+            unverified = bool(doubt)
     ok = reason is None
     return PairDecision(cid, provider, model, rung, tier, ok, unverified, reason,
                         "" if ok else detail,
-                        quota if quota is not None else verdicts.deferred(model))
+                        quota if quota is not None else verdicts.deferred(model),
+                        doubt if ok else "")
 
 
 def _budget_detail(position: BudgetPosition) -> str:
@@ -674,6 +730,14 @@ def _unverified_mark(decision: PairDecision) -> UnverifiedMark | None:
     """Why an admitted pair is unverified (its quota verdict), or None when it is verified."""
     if not decision.unverified:
         return None
+    if decision.doubt:
+        # the connection's own status first; an unknown quota on a quota rung is added
+        detail = decision.doubt
+        if decision.rung in QUOTA_RUNGS:
+            verdict = decision.verdict
+            if verdict is not None and verdict.kind == "unknown":
+                detail += f"; also {verdict.reason or 'quota-unknown'}: {verdict.detail}"
+        return UnverifiedMark(decision.connection_id, "connection-status-unknown", detail)
     verdict = decision.verdict
     reason = verdict.reason if verdict is not None and verdict.reason else "quota-unknown"
     return UnverifiedMark(decision.connection_id, reason, decision.detail)

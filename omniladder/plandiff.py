@@ -239,6 +239,8 @@ class AllowlistChange:
     """Kept in the allowlist but no longer verified."""
     now_verified: tuple[str, ...]
     """Kept in the allowlist and verified where it was not."""
+    added_unverified: tuple[str, ...] = ()
+    """The connections of ``added`` that the new plan admits unverified (additive field)."""
 
 
 @dataclass(frozen=True)
@@ -465,12 +467,14 @@ def diff_plans(old: SavedPlan, new: SavedPlan, old_label: str = "old",
         kept = [cid for cid in new_ids if cid in old_ids]
         was_unverified = set(before.unverified_connection_ids)
         is_unverified = set(entry.unverified_connection_ids)
+        joined = tuple(cid for cid in new_ids if cid not in old_ids)
         change = AllowlistChange(
             entry.rung, entry.provider, entry.model, before.position, entry.position,
-            tuple(cid for cid in new_ids if cid not in old_ids),
+            joined,
             tuple(cid for cid in old_ids if cid not in new_ids),
             tuple(cid for cid in kept if cid in is_unverified and cid not in was_unverified),
-            tuple(cid for cid in kept if cid in was_unverified and cid not in is_unverified))
+            tuple(cid for cid in kept if cid in was_unverified and cid not in is_unverified),
+            tuple(cid for cid in joined if cid in is_unverified))
         if change.added or change.removed or change.now_unverified or change.now_verified:
             allowlists.append(change)
 

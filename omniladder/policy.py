@@ -275,7 +275,28 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
         results.append(ExpectationResult(
             index, expectation.name, expectation.auto_id, now, source,
             judge(expectation, plan, document), plan.summary, time.perf_counter() - started))
+    if not inputs.connections:
+        results.insert(0, empty_fleet_result(inputs, default_now, default_source))
     return PolicyResult(loaded.shown, tuple(results), dict(inputs.files), tuple(warnings))
+
+
+EMPTY_FLEET_NAME = "the connections file lists connections"
+"""The name of the failed item a check reports for a connections file with no connection."""
+
+
+def empty_fleet_result(inputs: LoadedInputs, now: datetime,
+                       source: NowSource) -> ExpectationResult:
+    """The item that fails every check of an empty connections file (0 bytes, a byte-order
+    mark alone, ``{}``): a truncated export must never pass a gate. It is reported first, as
+    an expectation of its own (index -1), so the JSON, JUnit and markdown views carry it."""
+    shown = inputs.files.get("connections", "the connections file")
+    check = CheckResult(
+        "connections", f"at least 1 connection in {shown}", False, "0 connections",
+        (f"{shown} lists no connection: an empty file, a byte-order mark alone or `{{}}` "
+         "plans nothing, so no expectation about it means anything; export the gateway's "
+         "connections again",))
+    return ExpectationResult(-1, EMPTY_FLEET_NAME, "inputs", now, source, (check,),
+                             f"no plan: {shown} lists no connection")
 
 
 def load_audits(loaded: LoadedPolicy) -> dict[int, CandidatesDocument]:
@@ -315,16 +336,18 @@ def judge(expectation: Expectation, plan: Plan,
 
 
 def _audit(document: CandidatesDocument, plan: Plan) -> CheckResult:
-    """The gateway's rows against the plan: no row in use that would bill or that the plan
-    finds exhausted (the exit-1 kinds of ``audit omniroute``)."""
+    """The gateway's rows against the plan: no row in use that would bill, that the plan
+    finds exhausted, or (under a subscription id) that the plan cannot vouch for (the exit-1
+    kinds of ``audit omniroute``)."""
     from omniladder.audit import audit_plan, finding_line
 
     audit = audit_plan(document, plan)
     counts = audit.counts
     actual = (f"{counts['would-bill']} would-bill, {counts['would-dispatch-exhausted']} "
-              f"would-dispatch-exhausted ({audit.used} of {audit.rows} gateway rows in use)")
-    return CheckResult("audit", f"no would-bill or would-dispatch-exhausted row in "
-                       f"{document.file}", audit.passed, actual,
+              f"would-dispatch-exhausted, {counts['would-dispatch-unknown']} "
+              f"would-dispatch-unknown ({audit.used} of {audit.rows} gateway rows in use)")
+    return CheckResult("audit", f"no would-bill, would-dispatch-exhausted or "
+                       f"would-dispatch-unknown row in {document.file}", audit.passed, actual,
                        tuple(finding_line(f) for f in audit.failing))
 
 
@@ -464,10 +487,8 @@ def _max_unverified(value: int, plan: Plan) -> CheckResult:
     evidence: list[str] = []
     if not passed:
         for cid in unverified:
-            why = dict.fromkeys(
-                f"{(d.verdict.reason if d.verdict else None) or 'quota-unknown'}: {d.detail}"
-                for d in plan.decisions
-                if d.connection_id == cid and d.admitted and d.unverified)
+            why = dict.fromkeys(f"{mark.reason}: {mark.detail}" for entry in plan.pool
+                                for mark in entry.unverified if mark.connection_id == cid)
             evidence.append(f"{cid} is admitted unverified: {'; '.join(why)}")
     return CheckResult("max_unverified", f"at most {value} unverified", passed,
                        f"{len(unverified)} unverified", tuple(evidence))

@@ -104,8 +104,8 @@ def test_a_flat_subscription_channel_reaching_paid_keys_would_bill() -> None:
     assert doc["auto_id"] == "auto/subscription"
     assert doc["channel"] == "auto/subscription"
     assert doc["counts"] == {"rows": 5, "used": 4, "would-bill": 2,
-                             "would-dispatch-exhausted": 1, "unknown-to-plan": 0,
-                             "missed-capacity": 0}
+                             "would-dispatch-exhausted": 1, "would-dispatch-unknown": 0,
+                             "unknown-to-plan": 0, "missed-capacity": 0}
     assert doc["passed"] is False
     exhausted = doc["findings"][2]
     assert exhausted["detail"] == "session window at 0% (cutoff 2%), resets 13:00Z"
@@ -115,7 +115,8 @@ def test_a_flat_subscription_channel_reaching_paid_keys_would_bill() -> None:
         "connectionCooldown": False, "modelLocked": False, "freeAccessExclusion": None,
         "used": True}
     assert ("omniladder: exit 1: the gateway's auto/subscription candidates against "
-            "auto/subscription: 2 would-bill, 1 would-dispatch-exhausted") in result.stderr
+            "auto/subscription: 2 would-bill, 1 would-dispatch-exhausted, 0 "
+            "would-dispatch-unknown") in result.stderr
 
 
 def test_a_mixed_allowlist_keeps_the_key_beside_the_plan() -> None:
@@ -139,16 +140,19 @@ def test_a_gateway_that_agrees_with_the_plan_exits_0() -> None:
     assert doc["counts"]["used"] == 1
     assert doc["summary"] == (
         "audit auto/subscription: 1 of 4 gateway rows in use — 0 would-bill, 0 "
-        "would-dispatch-exhausted, 0 unknown-to-plan, 0 missed-capacity; the gateway "
-        "dispatches nothing the plan keeps out")
+        "would-dispatch-exhausted, 0 would-dispatch-unknown, 0 unknown-to-plan, 0 "
+        "missed-capacity; the gateway dispatches nothing the plan keeps out")
 
 
-def test_a_stale_import_is_unknown_to_plan_and_not_a_failure() -> None:
+def test_a_stale_import_fails_closed_under_auto_subscription_R10() -> None:
+    """Rows the plan's inputs do not have are rows it cannot vouch for: under the fail-closed
+    id they are a "no", not a pass."""
     result = run_fixture("subscription-stale-import.json")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     assert kinds_of(result) == [
-        ("unknown-to-plan", "claude-max-2", "claude/claude-sonnet-4-5", "unknown-connection"),
-        ("unknown-to-plan", "claude-max", "claude/claude-sonnet-5", "unknown-model"),
+        ("would-dispatch-unknown", "claude-max-2", "claude/claude-sonnet-4-5",
+         "unknown-connection"),
+        ("would-dispatch-unknown", "claude-max", "claude/claude-sonnet-5", "unknown-model"),
     ]
     details = [f["detail"] for f in doc_of(result)["findings"]]
     assert "connections.toml; import the gateway again" in details[0]
@@ -207,8 +211,12 @@ def test_a_model_is_matched_with_or_without_its_provider_prefix(model: str,
 def test_a_model_under_another_name_is_unknown_to_plan() -> None:
     doc = document(row("plan", "sonnet-2", modelStr="claude/sonnet-2"),
                    row("plan", "sonnet", reachable=False, modelLocked=True))
-    assert findings(doc, "auto/subscription", inputs=_two_claude()) == [
+    assert findings(doc, inputs=_two_claude()) == [
         ("unknown-to-plan", "plan", "sonnet-2", "unknown-model"),
+        ("missed-capacity", "plan", "sonnet", "model-locked"),
+        ("missed-capacity", "key", "sonnet", "not-listed")]
+    assert findings(doc, "auto/subscription", inputs=_two_claude()) == [
+        ("would-dispatch-unknown", "plan", "sonnet-2", "unknown-model"),
         ("missed-capacity", "plan", "sonnet", "model-locked")]
 
 
@@ -216,7 +224,10 @@ def test_a_provider_the_import_does_not_agree_with_is_unknown_to_plan() -> None:
     doc = document(row("plan", "sonnet", provider="anthropic"),
                    row("plan", "sonnet"), row("key", "sonnet", excluded=True))
     assert findings(doc, "auto/subscription", inputs=_two_claude()) == [
-        ("unknown-to-plan", "plan", "sonnet", "provider-mismatch")]
+        ("would-dispatch-unknown", "plan", "sonnet", "provider-mismatch")]
+    assert findings(doc, inputs=_two_claude()) == [
+        ("unknown-to-plan", "plan", "sonnet", "provider-mismatch"),
+        ("missed-capacity", "key", "sonnet", "excluded")]
 
 
 @pytest.mark.parametrize(("remaining", "expected"), [
@@ -292,7 +303,8 @@ def test_absent_flags_mean_the_gateway_uses_the_row() -> None:
 def test_every_plan_reason_makes_a_finding_kind(reason: str) -> None:
     kind = kind_of_reason(reason)
     assert kind in KINDS
-    if reason.startswith(("quota-",)) or reason in ("inactive", "terminal-status", "cooldown"):
+    if reason.startswith(("quota-",)) or reason in ("inactive", "terminal-status", "cooldown",
+                                                    "connection-status-unknown"):
         assert kind == "would-dispatch-exhausted"
     elif reason.startswith(("billing-", "overage-", "budget-")) \
             or reason == "keyless-not-subscription":
@@ -303,7 +315,8 @@ def test_every_plan_reason_makes_a_finding_kind(reason: str) -> None:
 
 def test_audit_reasons_do_not_collide_with_plan_reasons() -> None:
     assert not set(AUDIT_REASONS) & set(REASON_CODES)
-    assert FAILING_KINDS == ("would-bill", "would-dispatch-exhausted")
+    assert FAILING_KINDS == ("would-bill", "would-dispatch-exhausted",
+                             "would-dispatch-unknown")
 
 
 # --- the auto id ---------------------------------------------------------------------------
@@ -485,7 +498,8 @@ def test_check_fails_on_an_audit_with_junit_evidence(tmp_path: Path) -> None:
     assert failure is not None
     assert failure.get("message") == "1 of 1 checks failed: audit"
     text = failure.text or ""
-    assert "found 3 would-bill, 1 would-dispatch-exhausted (5 of 7 gateway rows in use)" in text
+    assert ("found 3 would-bill, 1 would-dispatch-exhausted, 0 would-dispatch-unknown (5 of 7 "
+            "gateway rows in use)") in text
     assert text.count("\n  - ") == 4
     assert "would-dispatch-exhausted claude-pro-personal" in text
 
@@ -508,7 +522,8 @@ def test_check_passes_on_a_clean_audit_relative_to_the_policy(tmp_path: Path) ->
     (check,) = expectation["checks"]
     assert check["check"] == "audit"
     assert check["passed"] is True
-    assert check["actual"] == ("0 would-bill, 0 would-dispatch-exhausted (1 of 3 gateway rows "
+    assert check["actual"] == ("0 would-bill, 0 would-dispatch-exhausted, 0 "
+                               "would-dispatch-unknown (1 of 3 gateway rows "
                                "in use)")
 
 
@@ -531,9 +546,10 @@ def test_check_with_a_missing_or_bad_audit_file_is_exit_2(tmp_path: Path) -> Non
     assert "bad.json: candidates[0].connectionId: missing" in result.stderr
 
 
-def test_the_readme_section_shows_the_example_verdict_and_every_code() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Is my gateway doing what the plan says?", 1)[1].split("\n## ", 1)[0]
+def test_the_docs_section_shows_the_example_verdict_and_every_code() -> None:
+    """docs/gateways.md#audit shows what the command prints for the example, and every kind."""
+    page = (ROOT / "docs" / "gateways.md").read_text(encoding="utf-8")
+    section = page.split("## Is my gateway doing what the plan says?", 1)[1].split("\n## ", 1)[0]
     result = run(str(EXAMPLES / "omniroute-candidates.json"), "--config",
                  str(EXAMPLES / "omniladder.toml"))
     verdict = result.stdout.rstrip().splitlines()[-1]

@@ -1,4 +1,4 @@
-"""Promises at the process edges (README "Promises at the edges", SPEC §4.3: exit 2 is "the
+"""Promises at the process edges (docs/contract.md#edges, SPEC §4.3: exit 2 is "the
 question could not be answered", with one clear message naming the file and the field):
 
 * an output option never replaces an input of the same run, nor another output;
@@ -139,7 +139,7 @@ def test_an_output_onto_a_shipped_catalog_is_refused(
 
 def test_a_new_output_file_and_the_documented_rewrites_still_work(fleet: Path) -> None:
     """The other side of the boundary: a file no input is, a baseline rewritten in place
-    (README "Accepted findings") and a quota file an import merges into."""
+    (docs/sources.md#baseline) and a quota file an import merges into."""
     assert runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml",
                                "--out", "saved.json"]).exit_code == 0
     assert json.loads((fleet / "saved.json").read_text())["auto_id"] == "auto/thrifty"
@@ -169,6 +169,34 @@ def test_an_import_never_merges_into_a_file_it_reads(fleet: Path, quota: str,
                                  "claude-max-work", "--config", "omniladder.toml", "--quota",
                                  quota])
     one_error(result, f"{quota}: --quota: this run reads it as {what}")
+    assert digests(fleet) == before
+
+
+def test_an_export_never_writes_over_its_map_and_may_replace_what_it_compared(
+        fleet: Path) -> None:
+    """--out onto --map is refused; --current F --out F is the documented cron update
+    (docs/gateways.md): compared with the old file, then replaced."""
+    export = ["export", "litellm", "auto/thrifty", "--config", "omniladder.toml", "--map",
+              "litellm-map.toml"]
+    before = digests(fleet)
+    one_error(runner.invoke(app, [*export, "--out", "litellm-map.toml"]),
+              "litellm-map.toml: --out: this run reads it as the route map of --map")
+    one_error(runner.invoke(app, [*export, "--out", "spend.json"]),
+              "spend.json: --out: this run reads it as the spend ledger")
+    assert digests(fleet) == before
+    assert runner.invoke(app, [*export, "--out", "deployed.yaml"]).exit_code == 0
+    again = runner.invoke(app, [*export, "--current", "deployed.yaml", "--out",
+                                "deployed.yaml"])
+    assert again.exit_code == 0, again.output
+
+
+def test_quota_prune_never_rewrites_the_settings_file(fleet: Path) -> None:
+    settings = (fleet / "omniladder.toml").read_text()
+    (fleet / "omniladder.toml").write_text(
+        settings.replace('quota = "quota.json"', 'quota = "omniladder.toml"'))
+    before = digests(fleet)
+    one_error(runner.invoke(app, ["quota", "prune", "--before", "2026-11-29T00:00:00Z"]),
+              "omniladder.toml: --quota: this run reads it as the settings file")
     assert digests(fleet) == before
 
 

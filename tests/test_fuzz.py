@@ -295,8 +295,8 @@ CANDIDATES = str(EXAMPLES / "omniroute-candidates.json")
 
 def edge_commands(bad: str) -> dict[str, list[str]]:
     """Every command and option that reads an input file, with ``bad`` as that file."""
-    importing = ["--connection", "claude-max-work", "--connections",
-                 str(EXAMPLES / "connections.toml"), "--quota"]
+    importing = ["--connection", "claude-max-work", "--force", "--connections",
+                 str(EXAMPLES / "connections.toml"), "--quota"]  # --force: any source
     return {
         "plan --config": ["plan", "auto/thrifty", "--config", bad],
         "plan --connections": [*PLAN_ARGS, "--connections", bad],
@@ -463,6 +463,9 @@ CLOSED_STDOUT = {
     "completion": ["completion", "bash"],
     "help": ["--help"],
     "help -h": ["catalog", "check", "-h"],
+    "export": ["export", "litellm", "auto/thrifty", "--config", CONFIG, "--map",
+               str(EXAMPLES / "litellm-map.toml")],
+    "export --json": ["export", "omniroute", "auto/thrifty", "--config", CONFIG, "--json"],
 }
 
 
@@ -492,6 +495,10 @@ def writing_commands(tmp_path: Path) -> dict[str, tuple[list[str], Path]]:
         "import omniroute": (["import", "omniroute", str(db), "--out", str(tmp_path / "fleet")],
                              tmp_path / "fleet" / "quota.json"),
     }
+    pruned = tmp_path / "pruned.json"
+    pruned.write_bytes((EXAMPLES / "quota.json").read_bytes())
+    found["quota prune"] = (["quota", "prune", "--before", "2026-11-29T11:00:00Z", "--quota",
+                             str(pruned)], pruned)
     for name, (fixture, connection) in IMPORTS.items():
         quota = tmp_path / f"{name.split()[1]}.json"
         found[name] = ([*name.split(), str(SOURCE_FIXTURES / fixture), "--connection",
@@ -511,7 +518,7 @@ def test_every_command_meets_a_closed_stdout(tmp_path: Path) -> None:
     assert paths <= covered, sorted(paths - covered)
 
 
-# --- the process edges (README "Promises at the edges") ------------------------------------
+# --- the process edges (docs/contract.md#edges) ---------------------------------------------
 # Every output option pointed at every file its command reads; every command path with
 # stdout closed, stdout on a full disk and stderr closed; a lone surrogate and control
 # characters in every string field of every input kind; /dev/zero and a named pipe as every
@@ -575,6 +582,9 @@ OUTPUT_OPTIONS: dict[str, tuple[list[str], str, str]] = {
                                         "--models-catalog", "models-overlay.json",
                                         "--baseline", "accepted.toml"],
                                        "--write-baseline", "fresh.toml"),
+    "export --out": (["export", "litellm", "auto/thrifty", "--config", "omniladder.toml",
+                      "--map", "litellm-map.toml", "--models-catalog", "models-overlay.json"],
+                     "--out", "fresh.yaml"),
     "import claude-usage --quota": (["import", "claude-usage", "claude.json", "--connection",
                                      "claude-max-work", *_IMPORT_AT], "--quota", "fresh.json"),
     "import copilot-user --quota": (["import", "copilot-user", "copilot.json", "--connection",
@@ -666,7 +676,8 @@ def test_every_output_option_is_covered() -> None:
 
     writers = options(get_command(app), "")
     covered = set(OUTPUT_OPTIONS) | {"import omniroute --out"}
-    # --quota is an output only for imports (elsewhere it names the quota file to read)
+    # --quota is an output only for imports (elsewhere it names the quota file to read);
+    # quota prune rewrites the one file it reads (tests/test_edges_io.py holds its settings)
     assert {w for w in writers if "--quota" not in w or w.startswith("import")} == covered
 
 
@@ -711,7 +722,7 @@ def test_every_command_keeps_its_exit_code_at_the_stream_edges(
 
     cases = _stream_cases(tmp_path / "edged")
     assert {" ".join(p) for p in command_paths()} <= {
-        " ".join(args[:2]) if args[0] in {"catalog", "audit", "import"} else args[0]
+        " ".join(args[:2]) if args[0] in {"catalog", "audit", "import", "quota"} else args[0]
         for args, _ in cases.values() if not args[0].startswith("-")}
     out, err = STREAM_EDGES[edge]
     results = run_cases([Case(args, stdout=out, stderr=err) for args, _ in cases.values()])
@@ -726,7 +737,8 @@ def test_every_command_keeps_its_exit_code_at_the_stream_edges(
         if "Traceback" in after.stderr or "Broken" in after.stderr:
             problems.append(f"stderr {after.stderr!r}")
         if full:
-            said = [line for line in after.stderr.splitlines() if "standard output" in line]
+            said = [line for line in after.stderr.splitlines()
+                    if line.startswith("omniladder: error:")]
             if said != ["omniladder: error: standard output: No space left on device"]:
                 problems.append(f"stderr {after.stderr!r}")
         elif edge != "stderr closed" and (

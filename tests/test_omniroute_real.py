@@ -1,6 +1,6 @@
 """`omniladder import omniroute` on databases written the way OmniRoute writes them, planned.
 
-Every fixture row says which fact of docs/SOURCES.md ("OmniRoute database") it reproduces.
+Every fixture row says which fact of docs/sources.md#omniroute it reproduces.
 NOW is the import instant and the plan's now.
 """
 
@@ -189,8 +189,11 @@ def test_unavailable_whose_cooldown_passed_is_eligible(fleet: tuple[Path, Any]) 
     assert _served(plan).get("claude-cool")
     connections = (out / "connections.toml").read_text()
     assert '"unavailable"' not in connections
-    # without rate_limited_until there is no instant to recover at: error, not terminal
-    assert _served(plan).get("claude-failing")
+    # without rate_limited_until there is no instant to recover at: error, not terminal,
+    # but not healthy either: out of the fail-closed id, unverified under auto/thrifty
+    assert not _served(plan).get("claude-failing")
+    assert set(_reasons(plan, "claude-failing").values()) == {"connection-status-unknown"}
+    assert _served(_plan(out, "auto/thrifty")).get("claude-failing")
 
 
 def test_is_exhausted_reads_as_zero_in_generation_one(fleet: tuple[Path, Any]) -> None:

@@ -253,6 +253,8 @@ def expected_pairs(inputs: LoadedInputs, result: Plan
                           else "billing-not-subscription" if info.billing != "subscription"
                           else "overage-not-hard-stop" if overage != "hard-stop"
                           else gate if gate is not None
+                          else "connection-status-unknown"
+                          if connection.status in ("error", "unknown")
                           else quota.reason if quota.kind != "usable"
                           else None)
             elif gate is not None:
@@ -276,9 +278,12 @@ def check_every_decision_follows_the_spec(inputs: LoadedInputs, result: Plan) ->
               for e in result.pool for cid in e.allowed_connection_ids}
     assert set(pooled) == {key for key, reason in expected.items() if reason is None}
     ladder = inputs.settings.ladder
+    status = {c.id: c.status for c in inputs.connections}
     for (cid, _provider, model), (rung, unverified) in pooled.items():
         quota = verdict(inputs.readings.get(cid, ()), model, NOW, ladder)
-        assert unverified == (rung in QUOTA_RUNGS and quota.kind == "unknown")
+        # R11, and its decision (docs/rules.md#r11) on a connection's own error/unknown status
+        assert unverified == ((rung in QUOTA_RUNGS and quota.kind == "unknown")
+                              or status[cid] in ("error", "unknown"))
 
 
 def check_rung_states(inputs: LoadedInputs, result: Plan) -> None:
@@ -323,7 +328,8 @@ def check_exclusions_match_the_decisions(inputs: LoadedInputs, result: Plan) -> 
 def check_every_no_has_a_remedy_and_every_unverified_a_reason(inputs: LoadedInputs,
                                                               result: Plan) -> None:
     """Issue 10: every exclusion carries a remedy; every unverified connection of a pool
-    entry has exactly one mark, in allowlist order, with the quota verdict's reason."""
+    entry has exactly one mark, in allowlist order, with the quota verdict's reason (or
+    ``connection-status-unknown`` when its own status is error or unknown)."""
     for x in result.excluded:
         assert x.fix, x
         if "[[entries]]" in x.fix or "removing that key" in x.fix:
@@ -333,7 +339,12 @@ def check_every_no_has_a_remedy_and_every_unverified_a_reason(inputs: LoadedInpu
         assert tuple(m.connection_id for m in entry.unverified) == \
             entry.unverified_connection_ids
         for mark in entry.unverified:
-            verdict = decided[(mark.connection_id, entry.model)].verdict
+            decision = decided[(mark.connection_id, entry.model)]
+            if decision.doubt:
+                assert mark.reason == "connection-status-unknown"
+                assert mark.detail.startswith(decision.doubt)
+                continue
+            verdict = decision.verdict
             assert verdict is not None
             assert verdict.kind == "unknown"
             assert mark.reason == verdict.reason

@@ -42,10 +42,12 @@ CONNECTIONS = [
     conn("c-reentry", models=["sonnet"]),
     conn("o-big", "openai", "apikey", models=["gpt-big"]),
     conn("nm-key", "nobody", "apikey"),
+    conn("c-doubt", status="error"),
 ]
 READINGS = [
     reading("c-inactive", FRESH_50), reading("c-terminal", FRESH_50),
     reading("c-cooldown", FRESH_50), reading("cp-seat", FRESH_50),
+    reading("c-doubt", FRESH_50),
     reading("c-unknown", status="unknown"),
     reading("c-stale", at(hours=-1), window("5h", 50)),
     reading("c-reset", at(seconds=-60), window("5h", 50, at(seconds=-30))),
@@ -103,6 +105,8 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...]]] = {
                                   "auto/chat:thrifty, auto/vision:thrifty",
                                   "--models-catalog")),
     "no-models": ("nm-key", ('models = ["…"]', "provider 'nobody'")),
+    "connection-status-unknown": ("c-doubt", ("status 'error'", 'status = "ok"',
+                                              "auto/thrifty admits it unverified")),
 }
 
 

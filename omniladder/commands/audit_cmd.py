@@ -59,12 +59,18 @@ def omniroute(
     json_out: Annotated[bool, typer.Option(
         "--json", help="Print the JSON audit document (the same as --format json).")] = False,
     fmt: FormatOpt = None,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="Also fail when the gateway uses a connection or model the plan's "
+        "inputs do not have under auto/thrifty (a subscription id always fails on them).")
+    ] = False,
     *,
     options: InputOptions,
 ) -> None:
     """Audit an OmniRoute gateway: would it bill or dispatch what the plan keeps out?
 
-    Exit 1 when any row the gateway would use is would-bill or would-dispatch-exhausted.
+    Exit 1 when any row the gateway would use is would-bill, would-dispatch-exhausted or
+    would-dispatch-unknown (a row the plan cannot vouch for: under a subscription id, or
+    with --strict).
     """
     with user_errors():
         from omniladder.audit import audit_auto_id, audit_plan, parse_candidates
@@ -81,7 +87,7 @@ def omniroute(
         instant, source, inputs = now_for(now, inputs)
         made = make_plan(inputs, parsed, instant, source)
         hold(made)
-        result = audit_plan(document, made, (warning,) if warning else ())
+        result = audit_plan(document, made, (warning,) if warning else (), strict=strict)
         if chosen is not Format.JSON:
             for line in result.warnings:
                 say(f"omniladder: warning: {line}")
@@ -90,4 +96,5 @@ def omniroute(
             counts = result.counts
             answer_is_no(f"the gateway's {document.channel or parsed.text} candidates "
                          f"against {parsed.text}: {counts['would-bill']} would-bill, "
-                         f"{counts['would-dispatch-exhausted']} would-dispatch-exhausted")
+                         f"{counts['would-dispatch-exhausted']} would-dispatch-exhausted, "
+                         f"{counts['would-dispatch-unknown']} would-dispatch-unknown")

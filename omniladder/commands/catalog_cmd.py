@@ -89,7 +89,8 @@ def check(
     max_age_days: Annotated[int, typer.Option(
         "--max-age-days", min=0, help="Flag reviewed / as_of dates older than this.")] = 180,
     today: Annotated[str | None, typer.Option(
-        "--today", help="Judge review ages as of this date (YYYY-MM-DD); default: today (UTC).",
+        "--today", help="Judge review ages as of this date (YYYY-MM-DD); default: today (UTC). "
+        "Shipped catalogs are judged against omniladder's release date and never fail.",
         show_default=False)] = None,
     baseline: Annotated[Path | None, typer.Option(
         "--baseline", metavar="FILE", help="Accepted findings (TOML or JSON, as "
@@ -113,6 +114,7 @@ def check(
             judge,
             lint_catalogs,
             lint_fleet,
+            release_date,
         )
         from omniladder.errors import UsageError
         from omniladder.loading import catalog_paths, display_path, load_model
@@ -147,8 +149,12 @@ def check(
             *(("a billing catalog", path) for path, _ in billing_paths),
             *(("a model catalog", path) for path, _ in model_paths),
             *(("a window-scope catalog", path) for path, _ in window_paths)])
-        result = lint_catalogs(billing_paths, model_paths, day, max_age_days, window_paths)
-        problems = list(result.problems)
+        released = release_date()
+        result = lint_catalogs(billing_paths, model_paths, day, max_age_days, window_paths,
+                               released)
+        # Only the files the user owns fail: a shipped catalog's findings are notes.
+        problems = [p for p in result.problems if not p.shipped]
+        notes = [p for p in result.problems if p.shipped]
         fleet: str | None = None
         if files.connections is not None:
             fleet = display_path(files.connections)
@@ -169,7 +175,8 @@ def check(
             judged = judge(problems, accepted)
         if json_out:
             sys.stdout.write(json.dumps(lint_document(problems, shown, day, max_age_days,
-                                                      fleet, judged, against)) + "\n")
+                                                      fleet, judged, against, notes,
+                                                      released)) + "\n")
         else:
             for index, entry in judged.stale if judged is not None else ():
                 say(f"omniladder: warning: {against}: accepted[{index}]: {entry.label()} "
@@ -177,7 +184,7 @@ def check(
             from omniladder.rendering.escape import printable
 
             sys.stdout.write(printable("\n".join(lint_lines(problems, shown, fleet, judged,
-                                                             against))) + "\n")
+                                                             against, notes))) + "\n")
         failing = judged.new if judged is not None else problems
         if failing:
             new = "new " if judged is not None else ""

@@ -123,7 +123,7 @@ def omniroute(
 # --- quota sources: telemetry an operator already has, merged into a quota file ------------
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from omniladder.sources.common import SourceReading
     from omniladder.sources.run import SnapshotParser
@@ -148,6 +148,9 @@ _IMPORT_SHARED: tuple[tuple[str, Any, object], ...] = (
     ("windows_catalog", WindowsCatalogOpt, None),
     ("models_catalog", ModelsCatalogOpt, None),
     ("no_shipped_catalogs", NoShippedOpt, False),
+    ("force", Annotated[bool, typer.Option(
+        "--force", help="Import even onto a connection whose provider this source does not "
+        "serve (the window catalog's [[sources]] table says which it serves).")], False),
 )
 
 
@@ -157,7 +160,7 @@ def _import_request(kwargs: dict[str, Any]) -> ImportRequest:
         config=kwargs.pop("config"), connections=kwargs.pop("connections"),
         windows_catalogs=tuple(kwargs.pop("windows_catalog") or ()),
         models_catalogs=tuple(kwargs.pop("models_catalog") or ()),
-        no_shipped_catalogs=kwargs.pop("no_shipped_catalogs"))
+        no_shipped_catalogs=kwargs.pop("no_shipped_catalogs"), force=kwargs.pop("force"))
 
 
 with_import_options = gathering(_IMPORT_SHARED, "request", _import_request)
@@ -166,19 +169,22 @@ with_import_options = gathering(_IMPORT_SHARED, "request", _import_request)
 
 def _import(source: str, request: ImportRequest,
             readings: Callable[[], Iterable[SourceReading]],
-            sources: Callable[[], Iterable[tuple[str, Path]]]) -> None:
-    """The one edge of every source: resolve, parse, merge, then talk on stderr.
+            sources: Callable[[], Iterable[tuple[str, Path]]],
+            notes: Sequence[str] = ()) -> None:
+    """The one edge of every source: resolve and fit, parse, merge, then talk on stderr.
 
     ``sources`` are the telemetry files the readings come from: the quota file merged into
-    must be none of them, nor any other file the import reads.
-    """
+    must be none of them, nor any other file the import reads. ``notes`` is what the source
+    says beside its readings, filled while they are read."""
     with user_errors():
         from omniladder.loading import display_path
         from omniladder.sources.run import import_readings, resolve_target
 
-        target = resolve_target(request)
+        target = resolve_target(request, source)
         refuse_overwriting([("--quota", target.quota)], [*target.read, *sources()])
-        outcome = import_readings(target, readings())
+        outcome = import_readings(target, readings(), notes)
+        for note in target.notes:
+            say(f"omniladder: note: {note}")
         merged = outcome.merge
         shown = display_path(merged.path)
         state = ("created" if merged.created
@@ -200,7 +206,7 @@ def _import_snapshots(source: str, files: list[Path], at: str | None, request: I
         from omniladder.sources.run import parse_snapshots, read_snapshots
 
         instant = parse_instant(at, "--at") if at else None
-        return parse_snapshots(read_snapshots(files, instant), parser())
+        return parse_snapshots(read_snapshots(files, instant), parser(), source)
 
     _import(source, request, readings, lambda: [("a FILE argument", path) for path in files])
 
@@ -230,6 +236,7 @@ def codex_sessions(
     *, request: ImportRequest,
 ) -> None:
     """Import the rate limits logged in Codex CLI session files into a quota file."""
+    notes: list[str] = []
     found: list[Any] = []
 
     def sources() -> list[tuple[str, Path]]:
@@ -240,12 +247,17 @@ def codex_sessions(
         return [("a Codex rollout", rollout.path) for rollout in found]
 
     def readings() -> Iterable[SourceReading]:
-        from omniladder.sources.codex_sessions import read_file
+        from omniladder.sources.codex_sessions import RolloutReader
+        from omniladder.sources.fit import check_rollout
+        from omniladder.sources.run import within_clock
 
+        reader = RolloutReader(notes)
         for rollout in found:
-            yield from read_file(rollout)
+            check_rollout(rollout.path, rollout.shown)
+            yield from within_clock(reader.read(rollout), rollout.shown, "timestamp")
+        reader.finish()
 
-    _import("codex-sessions", request, readings, sources)
+    _import("codex-sessions", request, readings, sources, notes)
 
 
 @import_app.command("copilot-user")

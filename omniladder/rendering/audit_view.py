@@ -19,6 +19,8 @@ KIND_TITLES = {
     "would-bill": "would-bill — the gateway uses what the plan keeps out to avoid billing",
     "would-dispatch-exhausted": "would-dispatch-exhausted — the gateway uses what the plan "
     "finds exhausted, cooling down or gated",
+    "would-dispatch-unknown": "would-dispatch-unknown — the gateway uses what the plan cannot "
+    "vouch for (not in its inputs)",
     "unknown-to-plan": "unknown-to-plan — the gateway uses what the plan's inputs do not have",
     "missed-capacity": "missed-capacity — the plan admits what the gateway skips",
 }
@@ -37,6 +39,7 @@ def audit_document(audit: Audit) -> dict[str, Any]:
         "candidates_file": audit.file,
         "channel": audit.channel,
         "inputs": dict(audit.files),
+        "strict": audit.strict,
         "passed": audit.passed,
         "findings": [finding_document(f) for f in audit.findings],
         "counts": {"rows": audit.rows, "used": audit.used, **audit.counts},

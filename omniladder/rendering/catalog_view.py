@@ -55,6 +55,13 @@ def catalog_document(catalogs: Catalogs, tiers: TierSettings,
              "reviewed": s.entry.reviewed.isoformat() if s.entry.reviewed else None,
              "file": s.file}
             for s in windows.entries]
+        document["window_aliases"] = [
+            {"provider": a.entry.provider, "window": a.entry.window,
+             "models": list(a.entry.models), "reason": a.entry.reason,
+             "source": a.entry.source,
+             "reviewed": a.entry.reviewed.isoformat() if a.entry.reviewed else None,
+             "file": a.file}
+            for a in windows.aliases]
     return document
 
 
@@ -107,17 +114,33 @@ def render_catalog_table(catalogs: Catalogs, tiers: TierSettings, out: TextIO,
             scopes.add_row(Text(row["provider"]), Text(row["window"]), Text(limits),
                            row["reviewed"] or "-", Text(row["file"]))
         console.print(scopes)
+        if document["window_aliases"]:
+            aliases = Table(title="Window aliases (SPEC §6): ids that name other models",
+                            title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+            for name in ("provider", "window", "limits", "reviewed", "file"):
+                aliases.add_column(name, no_wrap=name in ("provider", "reviewed"),
+                                   overflow="fold")
+            for row in document["window_aliases"]:
+                aliases.add_row(Text(row["provider"]), Text(row["window"]),
+                                Text(", ".join(row["models"])), row["reviewed"] or "-",
+                                Text(row["file"]))
+            console.print(aliases)
         summary += (f", {len(document['windows'])} window scopes from "
                     f"{len(windows.files)} file(s)")
+        if document["window_aliases"]:
+            summary += f", {len(document['window_aliases'])} window aliases"
     console.print(Text(summary))
 
 
 def lint_document(problems: Sequence[Problem], files: Sequence[str], today: date,
                   max_age_days: int, connections: str | None,
-                  judged: Judged | None = None, baseline: str | None = None
+                  judged: Judged | None = None, baseline: str | None = None,
+                  notes: Sequence[Problem] = (), released: date | None = None
                   ) -> dict[str, Any]:
     """The JSON document. With a baseline, ``problems`` are the new findings only, and
-    ``accepted``, ``stale`` and ``baseline`` are added (``ok``: no new finding)."""
+    ``accepted``, ``stale`` and ``baseline`` are added (``ok``: no new finding). ``notes``
+    are the findings in shipped catalogs, which never fail (``released``: the date the
+    shipped catalogs are judged against)."""
     shown = judged.new if judged is not None else problems
     document: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
@@ -127,6 +150,8 @@ def lint_document(problems: Sequence[Problem], files: Sequence[str], today: date
         "files": list(files),
         "connections": connections,
         "problems": [_problem(p) for p in shown],
+        "notes": [_problem(p) for p in notes],
+        "released": released.isoformat() if released is not None else None,
     }
     if judged is not None:
         document["baseline"] = baseline
@@ -143,13 +168,17 @@ def _problem(p: Problem) -> dict[str, str]:
 
 def lint_lines(problems: Sequence[Problem], files: Sequence[str],
                connections: str | None, judged: Judged | None = None,
-               baseline: str | None = None) -> list[str]:
-    """One line per problem (with a baseline: per new problem), then the verdict."""
+               baseline: str | None = None, notes: Sequence[Problem] = ()) -> list[str]:
+    """One line per problem (with a baseline: per new problem), one ``note:`` line per
+    finding in a shipped catalog (never a failure), then the verdict."""
     shown = judged.new if judged is not None else problems
     lines = []
     for p in shown:
         parts = [p.file] + [part for part in (p.where, p.key) if part] + [p.code, p.message]
         lines.append(": ".join(parts))
+    for p in notes:
+        parts = [p.file] + [part for part in (p.where, p.key) if part] + [p.code, p.message]
+        lines.append("note: " + ": ".join(parts))
     checked = f"{len(files)} catalog file(s)" + (f" and {connections}" if connections else "")
     new = "new " if judged is not None else ""
     if shown:
@@ -161,5 +190,8 @@ def lint_lines(problems: Sequence[Problem], files: Sequence[str],
         if judged.stale:
             verdict += f", {len(judged.stale)} stale baseline entr" + (
                 "y" if len(judged.stale) == 1 else "ies")
+    if notes:
+        verdict += (f"; {len(notes)} note{'' if len(notes) == 1 else 's'} on the shipped "
+                    "catalogs (never a failure)")
     lines.append(verdict)
     return lines

@@ -16,8 +16,13 @@ def render_diff(diff: PlanDiff, fmt: Format, out: TextIO) -> None:
     RENDERERS[fmt](diff, out)
 
 
-def _ids(ids: tuple[str, ...]) -> str:
-    return "[" + ", ".join(ids) + "]"
+def _ids(ids: tuple[str, ...], unverified: tuple[str, ...] = ()) -> str:
+    """An allowlist as the plan view shows it: an unverified connection is marked."""
+    return "[" + ", ".join(_marked(cid, unverified) for cid in ids) + "]"
+
+
+def _marked(cid: str, unverified: tuple[str, ...]) -> str:
+    return f"{cid} (unverified)" if cid in unverified else cid
 
 
 def _models(x: ExclusionRef | Any) -> str:
@@ -31,12 +36,14 @@ def diff_lines(diff: PlanDiff) -> list[tuple[str, str]]:
     pool: list[tuple[str, str]] = []
     for marker, entries in (("+", diff.pool_added), ("-", diff.pool_removed)):
         pool += [(marker, f"#{e.position} {e.rung} {e.provider}/{e.model} "
-                          f"{_ids(e.allowed_connection_ids)}") for e in entries]
+                          f"{_ids(e.allowed_connection_ids, e.unverified_connection_ids)}")
+                 for e in entries]
     for m in diff.pool_moved:
         pool.append(("~", f"{m.rung} {m.provider}/{m.model} moved #{m.old_position} → "
                           f"#{m.new_position}"))
     for a in diff.allowlists:
-        parts = [f"+{cid}" for cid in a.added] + [f"-{cid}" for cid in a.removed]
+        parts = [f"+{_marked(cid, a.added_unverified)}" for cid in a.added]
+        parts += [f"-{cid}" for cid in a.removed]
         parts += [f"{cid} now unverified" for cid in a.now_unverified]
         parts += [f"{cid} now verified" for cid in a.now_verified]
         pool.append(("~", f"#{a.new_position} {a.rung} {a.provider}/{a.model} allowlist: "

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from omniladder import timefmt
 from omniladder.explain import R1_STEPS, Comeback, IdVerdict, ModelTrace, Route, Trace
-from omniladder.plan import FORMAT_VERSION
+from omniladder.plan import FORMAT_VERSION, status_doubt
 from omniladder.rendering.table import make_console
 
 # --- JSON ----------------------------------------------------------------------------------
@@ -260,6 +260,12 @@ def _gates_node(trace: Trace) -> tuple[Text | str, list[Any]]:
     if facts.gate_reason is None:
         label = Text("gates (R5): ")
         label.append("pass", style="green")
+        doubt = status_doubt(facts.connection)
+        if doubt:
+            label.append("; ")
+            label.append("connection-status-unknown", style="yellow")
+            label.append(f" — {doubt} (out of auto/subscription, unverified under "
+                         "auto/thrifty)")
     else:
         label = Text("gates (R5): ")
         label.append(facts.gate_reason, style="yellow")
