@@ -460,6 +460,21 @@ def test_a_control_character_in_a_window_scope_is_refused(fleet: Path, key: str,
               "w.toml:", f"{field}: contains a control character (\\x1b at character 2)")
 
 
+@pytest.mark.parametrize(("table", "field"), [
+    ('[[aliases]]\nprovider = "gemini"\nwindow = "g\\u009b"\nmodels = ["m"]\n',
+     "aliases[0].window"),
+    ('[[aliases]]\nprovider = "gemini"\nwindow = "g"\nmodels = ["m\\u009b"]\n',
+     "aliases[0].models[0]"),
+    ('[[sources]]\nimporter = "claude-usage"\nproviders = ["claude", "cl\\u009baude"]\n',
+     "sources[0].providers[1]"),
+], ids=["alias-window", "alias-models", "source-providers"])
+def test_a_control_character_in_a_window_alias_or_source_is_refused(
+        fleet: Path, table: str, field: str) -> None:
+    (fleet / "w.toml").write_text(table)
+    one_error(runner.invoke(app, ["catalog", "show", "--windows-catalog", "w.toml"]),
+              f"{field}: contains a control character (\\x9b")
+
+
 def test_a_printable_identifier_with_spaces_and_unicode_still_loads(fleet: Path) -> None:
     """The other side: only control characters are refused."""
     text = (fleet / "connections.toml").read_text()
