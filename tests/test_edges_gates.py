@@ -92,6 +92,20 @@ def test_audit_of_unknown_connections_is_reported_under_thrifty_and_fails_with_s
             ] == ["would-dispatch-unknown", "would-dispatch-unknown"]
 
 
+@pytest.mark.parametrize(("strict", "code", "kind"), [
+    (False, 0, "unknown-to-plan"), (True, 1, "would-dispatch-unknown")])
+def test_the_unknown_fleet_fixture_under_thrifty(strict: bool, code: int, kind: str) -> None:
+    """tests/fixtures/sources/omniroute-candidates/thrifty-unknown-fleet.json: every request
+    to a connection the fleet file has never seen."""
+    path = str(CANDIDATES / "thrifty-unknown-fleet.json")
+    result = _audit(path, "--json", *(["--strict"] if strict else []))
+    assert result.exit_code == code, result.output
+    document = json.loads(result.stdout)
+    used = [f for f in document["findings"] if f["kind"] != "missed-capacity"]
+    assert [(f["kind"], f["reason"]) for f in used] == [(kind, "unknown-connection")] * 3
+    assert ("the plan cannot vouch for 3 rows in use" in document["summary"]) is not strict
+
+
 def test_audit_verdict_counts_one_unvouched_row_in_the_singular(tmp_path: Path) -> None:
     result = _audit(_candidates(tmp_path, "auto/thrifty", _GHOSTS[0]))
     assert result.exit_code == 0, result.output
