@@ -100,14 +100,15 @@ def history(rng: random.Random, cid: str, models: list[str], count: int) -> list
             reading["status"] = "unknown"
         elif roll < 0.06:
             reading["status"] = "exhausted"
-            reading["reset_at"] = stamp(NOW + timedelta(hours=rng.randrange(-2, 6)))
+            # a reset after its own reading (SPEC §2.2 v1.2), sometimes before NOW
+            reading["reset_at"] = stamp(checked + timedelta(minutes=rng.randrange(1, 360)))
         elif roll < 0.3:
             reading["remaining_percent"] = round(remaining, 1)
             reading["reset_at"] = stamp(NOW + timedelta(hours=rng.randrange(1, 6)))
         else:
             windows: list[dict[str, Any]] = [
                 {"name": "5h", "remaining_percent": round(remaining, 1),
-                 "reset_at": stamp(NOW + timedelta(minutes=rng.randrange(-30, 300)))},
+                 "reset_at": stamp(checked + timedelta(minutes=rng.randrange(1, 300)))},
                 {"name": "weekly", "remaining_percent": round(rng.uniform(0, 100), 1),
                  "reset_at": stamp(NOW + timedelta(days=rng.randrange(1, 7)))},
             ]

@@ -66,7 +66,7 @@ INDEXES = (
     "CREATE INDEX idx_quota_snapshots_created_at ON quota_snapshots(created_at)",
 )
 
-# provider, auth_type, window keys as OmniRoute writes them (SOURCES.md, window keys)
+# provider, auth_type, window keys as OmniRoute writes them (docs/sources.md#omniroute, window keys)
 PROVIDERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("claude", "oauth", ("session (5h)", "weekly (7d)", "weekly opus (7d)",
                          "weekly sonnet (7d)")),

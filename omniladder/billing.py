@@ -109,9 +109,13 @@ def classify(connection: Connection, catalogs: Catalogs,
 
 
 def _near_catalog_key(connection: Connection, catalogs: Catalogs) -> str | None:
-    """``provider 'claude'`` or ``auth_type 'oauth'`` when the connection's is close to it."""
-    providers = {provider for provider, _ in catalogs.billing}
-    if connection.provider not in providers:
+    """``provider 'claude'`` or ``auth_type 'oauth'`` when the connection's is close to it.
+
+    A provider is suggested only when one of its entries would cover the connection's auth
+    type: ``gemini`` with an API key is not a misspelt ``gemini-cli``, whose entry is OAuth."""
+    providers = {provider for provider, auth in catalogs.billing
+                 if auth is None or auth == connection.auth_type}
+    if connection.provider not in {provider for provider, _ in catalogs.billing}:
         match = close_match(connection.provider, providers)
         return f"provider {match!r}" if match else None
     auth_types = {auth for provider, auth in catalogs.billing

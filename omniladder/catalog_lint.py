@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
@@ -31,7 +31,9 @@ from omniladder.models import (
     BillingEntry,
     Connection,
     ModelEntry,
+    SourceProvidersEntry,
     StrictModel,
+    WindowAliasEntry,
     WindowScopeEntry,
     parse_date,
 )
@@ -44,6 +46,7 @@ ProblemCode = Literal[
     "shadowed-entry", "release-age",
 ]
 CatalogKind = Literal["billing", "models", "windows"]
+_TableKind = Literal["billing", "models", "windows", "aliases", "sources"]
 
 DEFAULT_MAX_AGE_DAYS = 180
 
@@ -87,11 +90,13 @@ class LintResult:
 
 @dataclass(frozen=True)
 class _Spec:
-    kind: CatalogKind
+    kind: _TableKind
     table: str
     model: type[BaseModel]
     required: tuple[tuple[str, ProblemCode], ...]
     dated: str
+    repeated: str = "the later entry silently replaces the earlier one"
+    """What a second entry with the same key in one file does."""
 
 
 _SPECS: Mapping[CatalogKind, _Spec] = {
@@ -104,22 +109,44 @@ _SPECS: Mapping[CatalogKind, _Spec] = {
                      (("reason", "missing-reason"), ("source", "missing-source"),
                       ("reviewed", "missing-reviewed")), "reviewed"),
 }
+_ALIASES = _Spec("aliases", "aliases", WindowAliasEntry,
+                 (("reason", "missing-reason"), ("source", "missing-source"),
+                  ("reviewed", "missing-reviewed")), "reviewed")
+_SOURCES = _Spec("sources", "sources", SourceProvidersEntry,
+                  (("reason", "missing-reason"), ("source", "missing-source"),
+                   ("reviewed", "missing-reviewed")), "reviewed",
+                  repeated="the file is refused when loaded")
+_TABLES: Mapping[CatalogKind, tuple[_Spec, ...]] = {
+    "billing": (_SPECS["billing"],),
+    "models": (_SPECS["models"],),
+    "windows": (_SPECS["windows"], _ALIASES, _SOURCES),
+}
+"""The tables each kind of catalog file may hold, linted entry by entry alike."""
 
 
-def _key(kind: CatalogKind, item: Mapping[str, Any]) -> tuple[Any, ...]:
+def _key(kind: _TableKind, item: Mapping[str, Any]) -> tuple[Any, ...]:
     if kind == "billing":
         return (item.get("provider"), item.get("auth_type"))
     if kind == "windows":
         return (item.get("provider"), item.get("window"))
+    if kind == "sources":
+        return (item.get("importer"), None)
+    if kind == "aliases":
+        window = item.get("window")
+        return (item.get("provider"), window.casefold() if isinstance(window, str) else window)
     return (item.get("provider"), item.get("model"))
 
 
-def key_text(kind: CatalogKind, key: tuple[Any, ...]) -> str:
+def key_text(kind: _TableKind, key: tuple[Any, ...]) -> str:
     first, second = key
     if kind == "billing" and second is None:
         return f"{first}/*"
     if kind == "windows":
         return f"{first}: {second}"
+    if kind == "sources":
+        return f"{first}"
+    if kind == "aliases":
+        return f"{first}: alias {second}"
     return f"{first}/{second}"
 
 
@@ -138,13 +165,14 @@ def _blank(value: Any) -> bool:
 def lint_file(kind: CatalogKind, path: Path, shown: str, today: date,
               max_age_days: int, released: date | None = None
               ) -> tuple[list[Problem], list[BaseModel]]:
-    """Every problem of one catalog file, and its entries that validated, in file order.
+    """Every problem of one catalog file, and its entries that validated, in file order
+    (table by table).
 
     A shipped file (``<shipped>/...``) has its review dates judged against ``released``
     (default: this version's release date) instead of ``today``, and its problems are marked
     ``shipped``: the user cannot edit it, so they never fail a check.
     """
-    spec = _SPECS[kind]
+    specs = _TABLES[kind]
     document = read_document(path, shown)
     shipped = is_shipped(shown)
     reference = today
@@ -155,12 +183,34 @@ def lint_file(kind: CatalogKind, path: Path, shown: str, today: date,
 
         as_of_text = f"the release of omniladder {__version__} ({reference.isoformat()})"
     problems: list[Problem] = []
+    tables = [spec.table for spec in specs]
     for name in document:
-        if name != spec.table:
+        if name not in tables:
+            held = " and ".join(f"[[{table}]]" for table in tables)
             problems.append(Problem(shown, name, "", "unknown-key",
                                     f"unknown top-level key {name!r}; a {kind} catalog holds "
-                                    f"only [[{spec.table}]]", shipped))
-    items = document.get(spec.table, ())
+                                    f"only {held}", shipped))
+    valid: list[BaseModel] = []
+    dates = _Dates(today, reference, as_of_text)
+    for spec in specs:
+        found, entries = _lint_table(spec, document.get(spec.table, ()), shown, dates,
+                                     max_age_days, shipped)
+        problems += found
+        valid += entries
+    return problems, valid
+
+
+class _Dates(NamedTuple):
+    today: date
+    reference: date
+    """What review ages are judged against: today, or a shipped file's release date."""
+    as_of_text: str
+
+
+def _lint_table(spec: _Spec, items: Any, shown: str, dates: _Dates, max_age_days: int,
+                shipped: bool) -> tuple[list[Problem], list[BaseModel]]:
+    today, reference, as_of_text = dates
+    problems: list[Problem] = []
     if not isinstance(items, tuple):
         problems.append(Problem(shown, spec.table, "", "not-a-catalog",
                                 f"{spec.table} must be an array of tables", shipped))
@@ -173,8 +223,8 @@ def lint_file(kind: CatalogKind, path: Path, shown: str, today: date,
             problems.append(Problem(shown, where, "", "not-a-catalog", "must be a table",
                                     shipped))
             continue
-        key = _key(kind, item)
-        label = key_text(kind, key)
+        key = _key(spec.kind, item)
+        label = key_text(spec.kind, key)
 
         def add(code: ProblemCode, message: str, field: str | None = None,
                 where: str = where, label: str = label) -> None:
@@ -182,8 +232,8 @@ def lint_file(kind: CatalogKind, path: Path, shown: str, today: date,
                                     code, message, shipped))
 
         if key in seen:
-            add("duplicate-key", f"same key as {spec.table}[{seen[key]}] in this file; the "
-                "later entry silently replaces the earlier one")
+            add("duplicate-key", f"same key as {spec.table}[{seen[key]}] in this file; "
+                f"{spec.repeated}")
         else:
             seen[key] = index
         for field, code in spec.required:
@@ -265,11 +315,14 @@ def lint_catalogs(billing_paths: Sequence[tuple[Path, str]],
             assert isinstance(entry, ModelEntry)
             models[(entry.provider, entry.model)] = SourcedModelEntry(entry, shown)
     window_files: list[tuple[str, list[WindowScopeEntry]]] = []
+    alias_files: list[tuple[str, list[WindowAliasEntry]]] = []
     for path, shown in window_paths:
         found, entries = lint_file("windows", path, shown, today, max_age_days, released)
         scoped = [entry for entry in entries if isinstance(entry, WindowScopeEntry)]
         problems += found + _shadowed(scoped, shown)
         window_files.append((shown, scoped))
+        alias_files.append((shown, [entry for entry in entries
+                                    if isinstance(entry, WindowAliasEntry)]))
     shipped = [shown for _, shown in (*billing_paths, *model_paths, *window_paths)
                if is_shipped(shown)]
     age = (today - released).days
@@ -285,7 +338,7 @@ def lint_catalogs(billing_paths: Sequence[tuple[Path, str]],
             "the entries you rely on (--catalog, --models-catalog, --windows-catalog)", True))
     catalogs = Catalogs(billing, models, tuple(s for _, s in billing_paths),
                         tuple(s for _, s in model_paths))
-    return LintResult(tuple(problems), catalogs, ordered(window_files))
+    return LintResult(tuple(problems), catalogs, ordered(window_files, alias_files))
 
 
 def lint_fleet(connections: Sequence[Connection], catalogs: Catalogs,

@@ -18,6 +18,7 @@ _COMMANDS: dict[str, tuple[str, str, bool]] = {
     "plan": ("plan_cmd", "plan", False),
     "ids": ("ids_cmd", "ids", False),
     "import": ("import_cmd", "import_app", True),
+    "quota": ("quota_cmd", "quota_app", True),
     "catalog": ("catalog_cmd", "catalog_app", True),
     "audit": ("audit_cmd", "audit_app", True),
     "init": ("init_cmd", "init", False),
@@ -29,6 +30,7 @@ _COMMANDS: dict[str, tuple[str, str, bool]] = {
     "diff": ("diff_cmd", "diff", False),
     "show": ("show_cmd", "show", False),
     "completion": ("completion_cmd", "completion", False),
+    "export": ("export_cmd", "export", False),
 }
 """Every command in the order ``--help`` lists them, and where it lives."""
 

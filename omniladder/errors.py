@@ -20,7 +20,7 @@ EXIT_MEANINGS: dict[ExitCode, str] = {
     ExitCode.ANSWERED: "the question was answered (an empty pool is an answer)",
     ExitCode.NO: 'the answer is "no": an empty pool under --fail-on-empty, a failed check, '
     "a changed plan, a new catalog problem, a gateway audit that would bill or dispatch "
-    "exhausted or unknown connections",
+    "exhausted or unknown connections, an export that differs from the deployed configuration",
     ExitCode.UNANSWERABLE: "the question could not be answered: usage error, unreadable or "
     "invalid input",
 }

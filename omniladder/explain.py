@@ -30,7 +30,15 @@ from omniladder.plan import (
     make_plan,
     unknown_connection,
 )
-from omniladder.quota import Cooldown, ReplayStep, Verdict, readings_until, window_views
+from omniladder.quota import (
+    Cooldown,
+    ReplayStep,
+    Verdict,
+    in_force,
+    quota_readings,
+    readings_until,
+    window_views,
+)
 from omniladder.tiers import TierInfo
 
 R1_STEPS: dict[int, str] = {
@@ -298,12 +306,15 @@ def change_instants(inputs: LoadedInputs, plan: Plan, connection_id: str
     if facts.cooldown is not None:
         found.add((facts.cooldown.until, False))
         found.add((facts.cooldown.end, False))
-    history = readings_until(inputs.readings.get(connection_id, ()), now)
+    raw = inputs.readings.get(connection_id, ())
+    history = quota_readings(readings_until(raw, now))
     if history:
         latest = history[-1]
+        held = in_force(raw, now, inputs.settings.ladder.exit_cutoff_percent)[-1]
         if latest.reset_at is not None:
             found.add((latest.reset_at, False))
-        for window in latest.all_windows():
+        # its own windows, and those R6.4 holds in it until their resets
+        for window in (*latest.all_windows(), *held.all_windows()):
             if window.reset_at is not None:
                 found.add((window.reset_at, False))
         stale_at = latest.checked_at + timedelta(

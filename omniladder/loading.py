@@ -7,8 +7,10 @@ under secret-looking keys are never echoed.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import errno
+import itertools
 import json
 import operator
 import re
@@ -17,12 +19,14 @@ import tomllib
 import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from omniladder import timefmt
 from omniladder.errors import InputError, InputErrors, UsageError
 from omniladder.models import (
     SECRET_KEYS,
@@ -630,6 +634,102 @@ def load_inputs(settings_path: Path | None = None, **flags: Any) -> LoadedInputs
 _CHECKED_AT = operator.attrgetter("checked_at")
 
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+AHEAD_SLACK = timedelta(minutes=5)
+"""SPEC §2.2 (v1.2): an instant later than the clock by more than this is warned about."""
+
+
+def clock() -> datetime:
+    """The current time, for the checks that compare inputs with it (tests replace it)."""
+    return datetime.now(UTC)
+
+
+def _resets_at_or_before(reading: Reading) -> bool:
+    """A reset of the reading (top level or a window's) at or before its ``checked_at``."""
+    checked = reading.checked_at
+    if reading.reset_at is not None and reading.reset_at <= checked:
+        return True
+    return any(window.reset_at is not None and window.reset_at <= checked
+               for window in reading.windows or ())
+
+
+def _without_unusable_resets(reading: Reading, index: int, unusable: list[str]) -> Reading:
+    """SPEC §2.2 (v1.2): a reset at the epoch (a source's 0 for "not given") is absent; one
+    at or before the reading's own ``checked_at`` is unusable, read as absent and noted."""
+    checked = reading.checked_at
+    noted: list[str] = []
+
+    def kept(reset_at: datetime | None, where: str) -> datetime | None:
+        if reset_at is None or reset_at > checked:
+            return reset_at
+        if reset_at > EPOCH:
+            noted.append(f"{where}reset_at {timefmt.iso(reset_at)}")
+        return None
+
+    top = kept(reading.reset_at, "")
+    windows = reading.windows
+    if windows is not None:
+        windows = tuple(
+            window if window.reset_at is None or window.reset_at > checked
+            else dataclasses.replace(window, reset_at=kept(window.reset_at,
+                                                           f"window {window.name!r} "))
+            for window in windows)
+    if noted:
+        unusable.append(f"readings[{index}] ({reading.connection} at "
+                        f"{timefmt.iso(checked)}): {', '.join(noted)}")
+    return dataclasses.replace(reading, reset_at=top, windows=windows)
+
+
+def _ahead_of_clock(taken_at: datetime | None, latest: datetime | None,
+                    shown: str) -> list[str]:
+    """SPEC §2.2 (v1.2): a snapshot or reading instant more than 5 minutes ahead of the
+    clock; a plan made from it answers for an instant that has not happened."""
+    limit = clock() + AHEAD_SLACK
+    found: list[str] = []
+    for what, instant in (("taken_at", taken_at), ("the latest checked_at", latest)):
+        if instant is not None and instant > limit:
+            found.append(f"{shown}: {what} {timefmt.iso(instant)} is ahead of the clock by "
+                         f"more than 5 minutes; check the clock of whatever wrote it "
+                         "(`omniladder quota prune --after` removes readings from the future)")
+    return found
+
+
+def _one_per_instant(history: list[Reading], quota: QuotaFile | None,
+                     shown: dict[str, str]) -> tuple[Reading, ...]:
+    """SPEC §2.2 (v1.2): identical readings of one connection at one instant are one; two
+    different ones are an input error naming both."""
+    repeated = False
+    for before, after in itertools.pairwise(history):
+        if before.checked_at == after.checked_at:
+            repeated = True
+            if before != after:
+                connection, at = before.connection, before.checked_at
+                assert quota is not None
+                found = [(index, _settled(reading))
+                         for index, reading in enumerate(quota.readings)
+                         if reading.connection == connection and reading.checked_at == at]
+                first = found[0][0]
+                second = next(index for index, reading in found if reading != found[0][1])
+                raise InputError(
+                    f"readings[{first}] and readings[{second}] are different readings of "
+                    f"connection {connection!r} at {timefmt.iso(at)}; two observations of "
+                    "one instant cannot disagree (remove one)",
+                    file=shown["quota"], field=f"readings[{second}]")
+    if not repeated:
+        return tuple(history)
+    out = [history[0]]
+    for reading in history[1:]:
+        if reading.checked_at != out[-1].checked_at:
+            out.append(reading)
+    return tuple(out)
+
+
+def _settled(reading: Reading) -> Reading:
+    """A reading as the history holds it (unusable resets read as absent)."""
+    return (_without_unusable_resets(reading, 0, []) if _resets_at_or_before(reading)
+            else reading)
+
+
 def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
     warnings: list[str] = []
     shown: dict[str, str] = {}
@@ -667,21 +767,35 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
         shown["quota"] = display_path(files.quota)
         quota = load_model(QuotaFile, files.quota)
         unknown: dict[str, None] = {}
-        for reading in quota.readings:
+        unusable: list[str] = []
+        latest: datetime | None = None
+        for index, reading in enumerate(quota.readings):
+            checked = reading.checked_at
+            if latest is None or checked > latest:
+                latest = checked
             history = histories.get(reading.connection)
             if history is None:
                 if reading.connection not in known:
                     unknown[reading.connection] = None
                     continue
                 history = histories[reading.connection] = []
+            if _resets_at_or_before(reading):
+                reading = _without_unusable_resets(reading, index, unusable)
             history.append(reading)
         if unknown:
             listed = ", ".join(sorted(unknown))
             warnings.append(f"{shown['quota']}: readings for connection ids not in "
                             f"{shown['connections']} were ignored: {listed}")
+        if unusable:
+            more = f" (and {len(unusable) - 5} more)" if len(unusable) > 5 else ""
+            warnings.append(
+                f"{shown['quota']}: a reset at or before its own reading's checked_at is "
+                f"unusable and read as absent (SPEC §2.2): {'; '.join(unusable[:5])}{more}")
+        warnings.extend(_ahead_of_clock(quota.taken_at, latest, shown["quota"]))
     else:
         warnings.append("no quota file: every connection has no reading (quota-missing)")
-    readings = {cid: tuple(sorted(items, key=_CHECKED_AT)) for cid, items in histories.items()}
+    readings = {cid: _one_per_instant(sorted(items, key=_CHECKED_AT), quota, shown)
+                for cid, items in histories.items()}
 
     spend: tuple[SpendEvent, ...] | None = None
     if files.spend is not None:

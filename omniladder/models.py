@@ -453,5 +453,81 @@ class WindowScopeEntry(StrictModel):
         return self
 
 
+QuotaSource = Literal["claude-usage", "codex-sessions", "copilot-user", "gemini-quota"]
+"""The ``omniladder import`` sources that merge one connection's readings (SPEC §6)."""
+
+
+def _distinct_providers(value: tuple[str, ...]) -> tuple[str, ...]:
+    repeat = first_repeat(value)
+    if repeat is not None:
+        first, again = repeat
+        raise ValueError(f"provider {value[again]!r} is listed twice ([{first}] and [{again}])")
+    return value
+
+
+class SourceProvidersEntry(StrictModel):
+    """Which providers' connections one import source describes (SPEC §6, "A payload must
+    fit"): importing onto a connection of another provider is refused unless forced."""
+
+    importer: QuotaSource
+    providers: Annotated[tuple[NonBlank, ...], Field(min_length=1),
+                         AfterValidator(_distinct_providers)]
+    reason: str | None = None
+    source: str | None = None
+    reviewed: CalendarDate | None = None
+
+def _one_entry_per_importer(
+        value: tuple[SourceProvidersEntry, ...]) -> tuple[SourceProvidersEntry, ...]:
+    repeat = first_repeat(entry.importer for entry in value)
+    if repeat is not None:
+        first, again = repeat
+        raise ValueError(f"importer {value[again].importer!r} is given twice "
+                         f"(sources[{first}] and sources[{again}]); give its providers once")
+    return value
+
+
+_NOT_IN_AN_ID = frozenset("*?(){}")
+"""Characters a bucket or model id never holds: glob wildcards, the parenthesised qualifier
+importers add to a window name, and catalog placeholders."""
+
+
+class WindowAliasEntry(StrictModel):
+    """A window a source names after an id that is not the id of the model it limits (SPEC
+    §6): gemini-cli's quota bucket ``gemini-3-flash`` is the quota of ``gemini-3-flash-
+    preview``. Scoping reads such a window as if it were named after each of ``models``
+    (a trailing ``(qualifier)`` kept), besides its own name.
+
+    Ids are exact (compared case-insensitively), never patterns.
+    """
+
+    provider: NonBlank
+    window: NonBlank
+    """The id the source writes (a bucket's ``modelId``), without any qualifier."""
+    models: tuple[NonBlank, ...]
+    """The model ids that window limits."""
+    reason: str | None = None
+    source: str | None = None
+    reviewed: CalendarDate | None = None
+    @model_validator(mode="after")
+    def _exact_ids(self) -> "WindowAliasEntry":
+        for name in (self.window, *self.models):
+            found = sorted(set(name) & _NOT_IN_AN_ID)
+            if found:
+                raise ValueError(
+                    f"{name!r}: aliases name exact ids, without {' '.join(found)} (patterns "
+                    "and qualifiers belong in [[windows]])")
+        if not self.models:
+            raise ValueError("give the model ids the window limits (models = [\"...\"])")
+        folded = [model.casefold() for model in self.models]
+        if len(set(folded)) != len(folded):
+            raise ValueError("models lists the same id twice")
+        if self.window.casefold() in folded:
+            raise ValueError(f"{self.window!r} is an alias of itself: list only other ids")
+        return self
+
+
 class WindowScopeCatalog(StrictModel):
     windows: tuple[WindowScopeEntry, ...] = ()
+    sources: Annotated[tuple[SourceProvidersEntry, ...],
+                       AfterValidator(_one_entry_per_importer)] = ()
+    aliases: tuple[WindowAliasEntry, ...] = ()

@@ -6,6 +6,7 @@ verdict.
 """
 
 import bisect
+import dataclasses
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal, NamedTuple
@@ -22,6 +23,102 @@ def readings_until(history: Sequence[Reading], now: datetime) -> Sequence[Readin
         return history
     cut = bisect.bisect_right(history, now, key=lambda reading: reading.checked_at)
     return history[:cut]
+
+
+def carries_quota(reading: Reading) -> bool:
+    """SPEC §2.2 (v1.2): a reading with no window, no top-level figure and no status says
+    nothing about quota (a source's empty snapshot after a hit limit); R6, R7 and R9 pass
+    over it. Its ``overage`` still counts for R2a."""
+    return (reading.status is not None or reading.remaining_percent is not None
+            or bool(reading.windows))
+
+
+def quota_readings(readings: Sequence[Reading]) -> Sequence[Reading]:
+    """The readings that carry quota information, in order (the same sequence when all do)."""
+    for reading in readings:
+        if not carries_quota(reading):
+            return tuple(reading for reading in readings if carries_quota(reading))
+    return readings
+
+
+# --- R6.4 (v1.2): regain before reset -------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HeldWindow(Window):
+    """A window an earlier reading showed at or below the exit cutoff, with a reset still
+    ahead, standing in a later reading that showed it higher or left it out (R6.4): a window
+    regains nothing before its reset."""
+
+    held_from: datetime | None = None
+    """``checked_at`` of the earlier reading that showed the window low."""
+    shown: float | None = None
+    """What the later reading itself showed for the window; None when it left it out."""
+
+
+def _held_key(window: Window) -> tuple[str, tuple[str, ...] | None]:
+    return window.name, window.models
+
+
+def with_holds(readings: Sequence[Reading], now: datetime,
+               cutoff: float) -> Sequence[Reading]:
+    """R6.4 (v1.2): each reading as R6 and R7 read it, a low window of an earlier reading
+    held in every later reading until its reset.
+
+    A window (same name, same models) that a reading showed at or below ``cutoff`` with a
+    ``reset_at`` after both a later reading's ``checked_at`` and now keeps that figure and
+    reset in the later reading when the later one shows it higher or leaves it out. The same
+    sequence comes back when nothing is held (the common case).
+    """
+    holds: dict[tuple[str, tuple[str, ...] | None], HeldWindow] = {}
+    out: list[Reading] | None = None
+    for position, reading in enumerate(readings):
+        checked = reading.checked_at
+        if holds:
+            holds = {key: held for key, held in holds.items()
+                     if held.reset_at is not None and held.reset_at > checked}
+        own = reading.all_windows()
+        if holds:
+            shown = {_held_key(window): window for window in own}
+            added: list[Window] = []
+            replaced: dict[tuple[str, tuple[str, ...] | None], Window] = {}
+            for key, held in holds.items():
+                mine = shown.get(key)
+                if mine is None:
+                    added.append(held)
+                elif not mine.unlimited and mine.figure <= (held.remaining_percent or 0.0):
+                    continue  # the later reading is as low or lower: its own word stands
+                else:
+                    replaced[key] = dataclasses.replace(
+                        held, shown=100.0 if mine.unlimited else mine.figure)
+            if added or replaced:
+                windows = tuple(replaced.get(_held_key(window), window) for window in own)
+                # A top-level figure becomes its one window beside the held ones; the
+                # top-level reset stays for R6.3 and R9, which read it on exhausted readings.
+                rewritten = dataclasses.replace(
+                    reading, remaining_percent=None, windows=windows + tuple(added))
+                if out is None:
+                    out = list(readings[:position])
+                out.append(rewritten)
+                own = windows
+            elif out is not None:
+                out.append(reading)
+        elif out is not None:
+            out.append(reading)
+        for window in own:
+            reset_at = window.reset_at
+            if (reset_at is not None and reset_at > now and not window.unlimited
+                    and window.figure <= cutoff and not isinstance(window, HeldWindow)):
+                holds[_held_key(window)] = HeldWindow(
+                    name=window.name, remaining_percent=window.figure, unlimited=False,
+                    reset_at=reset_at, models=window.models, held_from=checked)
+    return readings if out is None else tuple(out)
+
+
+def in_force(history: Sequence[Reading], now: datetime, cutoff: float) -> Sequence[Reading]:
+    """The readings R6 and R7 judge at now: at or before now, carrying quota information,
+    with R6.4's held windows."""
+    return with_holds(quota_readings(readings_until(history, now)), now, cutoff)
 
 
 class WindowView(NamedTuple):
@@ -126,15 +223,27 @@ def replay(readings: Sequence[Reading], model: str,
 def verdict(history: Sequence[Reading], model: str, now: datetime,
             ladder: LadderSettings) -> Verdict:
     """R6 with the R7 threshold: the quota verdict of one (connection, model) at now."""
-    readings = readings_until(history, now)
+    readings = in_force(history, now, ladder.exit_cutoff_percent)
     if not readings:
-        if history:
-            return Verdict("unknown", "quota-missing",
-                           f"no quota reading at or before now: all {len(history)} lie after "
-                           f"it (the first at {timefmt.short(history[0].checked_at, now)})",
-                           first_after=history[0].checked_at)
-        return Verdict("unknown", "quota-missing", "no quota reading at or before now")
+        return _missing(history, now)
     return _verdict(readings, model, now, ladder, replay(readings[:-1], model, ladder))
+
+
+def _missing(history: Sequence[Reading], now: datetime) -> Verdict:
+    """R6.1: no reading at or before now carries quota information."""
+    until = readings_until(history, now)
+    if until:
+        count = len(until)
+        return Verdict("unknown", "quota-missing",
+                       f"no quota reading at or before now: the {count} there "
+                       f"{'is' if count == 1 else 'are'} empty (no window, figure or status; "
+                       f"the latest at {timefmt.short(until[-1].checked_at, now)})")
+    if history:
+        return Verdict("unknown", "quota-missing",
+                       f"no quota reading at or before now: all {len(history)} lie after "
+                       f"it (the first at {timefmt.short(history[0].checked_at, now)})",
+                       first_after=history[0].checked_at)
+    return Verdict("unknown", "quota-missing", "no quota reading at or before now")
 
 
 def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: LadderSettings,
@@ -240,6 +349,12 @@ def _low(latest: Reading, now: datetime, threshold: float,
         since = f", out since {timefmt.short(out_since, now)}" if out_since else ""
         why = f"re-entry floor {timefmt.pct(threshold)}{since}"
     detail = f"{window.name} window at {timefmt.pct(figure)} ({why}){resets}"
+    if isinstance(window, HeldWindow) and window.held_from is not None:
+        later = ("leaves it out" if window.shown is None
+                 else f"shows {timefmt.pct(window.shown)}")
+        detail += (f"; held from the reading at {timefmt.short(window.held_from, now)} (the "
+                   f"one at {timefmt.short(latest.checked_at, now)} {later}): no regain "
+                   "before a reset")
     if held:
         detail += (f"; reading {timefmt.duration(age)} old, still low until that reset"
                    " (usage only grows inside a window)")
@@ -276,7 +391,8 @@ class HistoryVerdicts:
     def __call__(self, model: str) -> Verdict:
         readings = self._readings
         if readings is None:  # the first verdict asked for: a paid connection may ask none
-            readings = self._readings = readings_until(self._history, self.now)
+            readings = self._readings = in_force(self._history, self.now,
+                                                  self.ladder.exit_cutoff_percent)
             self._shared = {}
             self._replays = {}
             # A top-level figure's window applies to every model: only listed windows count.
@@ -292,7 +408,7 @@ class HistoryVerdicts:
         found = self._shared.get(key)
         if found is None:
             if not readings:  # the whole history words quota-missing
-                found = verdict(self._history, model, self.now, self.ladder)
+                found = _missing(self._history, self.now)
             else:
                 # R7's replay sees the earlier readings only: models their windows treat
                 # alike replay alike.
@@ -392,7 +508,7 @@ def cooldown(connection: Connection, history: Sequence[Reading], now: datetime,
         return None
     end = until
     reset_at: datetime | None = None
-    readings = readings_until(history, now)
+    readings = quota_readings(readings_until(history, now))
     if ladder.clamp_cooldown_to_reset and readings:
         latest = readings[-1]
         reset_at = own_reset(latest, ladder.exit_cutoff_percent)

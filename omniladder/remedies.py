@@ -20,10 +20,12 @@ from omniladder.autoid import AutoId
 from omniladder.billing import BillingInfo
 from omniladder.budgets import BudgetPosition, next_period_start
 from omniladder.models import Connection, LadderSettings
-from omniladder.quota import Cooldown, DeferredVerdict, Verdict, resolved
+from omniladder.quota import Cooldown, DeferredVerdict, HeldWindow, Verdict, resolved
 
 IMPORT_HINT = "omniladder import SOURCE … --connection {cid} --quota QUOTA_FILE"
-"""How a fresh reading gets in (README: Real inputs); SOURCE is the telemetry the operator has."""
+"""How a fresh reading gets in (docs/sources.md); SOURCE is the telemetry the operator has."""
+PRUNE_HINT = "omniladder quota prune --connection {cid} --before {before} --quota QUOTA_FILE"
+"""How readings that no longer tell the truth (an early reset, a plan upgrade) go (R6.4)."""
 
 
 # Files are named by kind, not path: a remedy, like the rest of the plan, must not depend on
@@ -300,6 +302,14 @@ def _quota_exhausted(case: _Case) -> str:
         back = (f"a reading above the exit cutoff {timefmt.pct(ladder.exit_cutoff_percent)} "
                 "(exit_cutoff_percent) brings it back")
     why = f"`omniladder why {case.cid}` gives the earliest comeback"
+    verdict = case.verdict
+    held = verdict.window if verdict is not None else None
+    if isinstance(held, HeldWindow) and held.held_from is not None and verdict is not None:
+        assert verdict.reading is not None
+        # R6.4: the hold ends at the reset; only the operator knows of an early one.
+        prune = PRUNE_HINT.format(cid=case.cid, before=timefmt.iso(verdict.reading.checked_at))
+        why += (f"; if the window really reset early (a plan upgrade), `{prune}` removes the "
+                "earlier readings that hold it")
     if reset is None:
         return (f"no reset instant is known: import a fresh reading "
                 f"({IMPORT_HINT.format(cid=case.cid)}); {back}; {why}")

@@ -252,8 +252,40 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "source": "Where the scope comes from (a URL or document).",
         "reviewed": "When the scope was last checked (YYYY-MM-DD).",
     },
+    "WindowAliasEntry": {
+        "provider": "Provider whose window (quota bucket) id this alias reads.",
+        "window": (
+            "The id the source writes (a bucket's modelId), exact and case-insensitive, without"
+            " a qualifier or pattern."
+        ),
+        "models": (
+            "The model ids that window limits; it is scoped under each of them as well as "
+            "under its own name."
+        ),
+        "reason": "Why the alias holds.",
+        "source": "Where the alias comes from (the client's own mapping, a URL or document).",
+        "reviewed": "When the alias was last checked (YYYY-MM-DD).",
+    },
     "WindowScopeCatalog": {
         "windows": "Window scopes, tried in order; the first that matches a window wins.",
+        "sources": (
+            "Which providers each import source serves; importing onto a connection of "
+            "another provider is refused unless --force."
+        ),
+        "aliases": (
+            "Window ids that name another model than the one they limit (gemini-cli's quota "
+            "bucket gemini-3-flash limits gemini-3-flash-preview)."
+        ),
+    },
+    "SourceProvidersEntry": {
+        "importer": "The omniladder import source (claude-usage, codex-sessions, ...).",
+        "providers": (
+            "Provider ids (exactly as in the connections file) whose connections this source's "
+            "telemetry describes."
+        ),
+        "reason": "Why the source serves these providers.",
+        "source": "Where the fact comes from (a URL or document).",
+        "reviewed": "When the fact was last checked (YYYY-MM-DD).",
     },
 }
 """The description of every property of every input model, by model and field name: added to

@@ -12,6 +12,13 @@ Precedence: overlay files are consulted before the files they are applied over (
 overlay first, the shipped catalog last); inside one file the first matching entry wins.
 An overlay entry with the same provider and window pattern as an earlier file's entry
 replaces it.
+
+Aliases (``[[aliases]]``): a source may name a window after an id that is not the id of the
+model it limits (gemini-cli's bucket ``gemini-3-flash`` limits ``gemini-3-flash-preview``).
+Such a window is scoped under its own name and under each alias (a trailing qualifier kept),
+and limits every model any of those names scopes to: more models limited, never fewer. A
+window the catalog ignores under its own name stays ignored. An overlay alias with the same
+provider and id replaces the earlier one.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from omniladder.models import WindowScopeCatalog, WindowScopeEntry
+from omniladder.models import WindowAliasEntry, WindowScopeCatalog, WindowScopeEntry
 
 WINDOW_CATALOG_NAME = "quota-windows.toml"
 WINDOW_PLACEHOLDER = "{window}"
@@ -80,6 +87,12 @@ class SourcedScope:
 
 
 @dataclass(frozen=True)
+class SourcedAlias:
+    entry: WindowAliasEntry
+    file: str
+
+
+@dataclass(frozen=True)
 class Scope:
     """What one window of one connection limits, after the catalog is consulted."""
 
@@ -101,10 +114,35 @@ class WindowScopes:
 
     entries: tuple[SourcedScope, ...]
     files: tuple[str, ...]
+    aliases: tuple[SourcedAlias, ...] = ()
+    """The effective aliases, one per (provider, id): an overlay's replaces an earlier one."""
     _answers: dict[tuple[str, str, tuple[str, ...]], Scope] = field(
         default_factory=dict, init=False, repr=False, compare=False)
     """Each (provider, window, models) answer, kept: an import asks the same question for
     every reading of a connection."""
+    _alias_of: dict[tuple[str, str], SourcedAlias] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for sourced in self.aliases:
+            key = (sourced.entry.provider, sourced.entry.window.casefold())
+            self._alias_of[key] = sourced
+
+    def alias(self, provider: str, window: str) -> SourcedAlias | None:
+        """The alias of a window's id (its name without a trailing qualifier), if any."""
+        if not self._alias_of:
+            return None
+        return self._alias_of.get((provider, window_base(window).casefold()))
+
+    def alias_names(self, provider: str, window: str) -> tuple[str, ...]:
+        """The names a window is also scoped under: each aliased model id, with the
+        window's own trailing qualifier (``gemini-3-flash (TOKENS)`` →
+        ``gemini-3-flash-preview (TOKENS)``)."""
+        sourced = self.alias(provider, window)
+        if sourced is None:
+            return ()
+        qualifier = window[len(window_base(window)):]
+        return tuple(model + qualifier for model in sourced.entry.models)
 
     def match(self, provider: str, window: str) -> SourcedScope | None:
         for sourced in self.entries:
@@ -123,6 +161,21 @@ class WindowScopes:
         return answer
 
     def _scope(self, provider: str, window: str, models: Sequence[str]) -> Scope:
+        own = self._scope_by_name(provider, window, models)
+        aliases = self.alias_names(provider, window)
+        if not aliases or own.kind == "ignore":
+            return own
+        parts = [own, *(self._scope_by_name(provider, name, models) for name in aliases)]
+        matched = next((part.matched for part in parts if part.matched is not None), None)
+        if any(part.kind == "all" for part in parts):
+            return Scope("all", None, matched)
+        limited = {model for part in parts for model in part.models or ()}
+        chosen = tuple(model for model in dict.fromkeys(models) if model in limited)
+        if not chosen:
+            return Scope("none", (), matched)
+        return Scope("models", chosen, matched)
+
+    def _scope_by_name(self, provider: str, window: str, models: Sequence[str]) -> Scope:
         sourced = self.match(provider, window)
         if sourced is None:
             return Scope("all", None, None)
@@ -143,8 +196,10 @@ class WindowScopes:
         return Scope("models", chosen, sourced)
 
 
-def ordered(files: Sequence[tuple[str, Sequence[WindowScopeEntry]]]) -> WindowScopes:
-    """Entries of files given in override order (shipped first) → the order they are tried."""
+def ordered(files: Sequence[tuple[str, Sequence[WindowScopeEntry]]],
+            aliases: Sequence[tuple[str, Sequence[WindowAliasEntry]]] = ()) -> WindowScopes:
+    """Entries of files given in override order (shipped first) → the order they are tried;
+    aliases of the same files, a later file's alias replacing an earlier one's."""
     seen: set[tuple[str, str]] = set()
     out: list[SourcedScope] = []
     for shown, entries in reversed(files):
@@ -154,7 +209,12 @@ def ordered(files: Sequence[tuple[str, Sequence[WindowScopeEntry]]]) -> WindowSc
                 continue
             seen.add(key)
             out.append(SourcedScope(entry, shown))
-    return WindowScopes(tuple(out), tuple(shown for shown, _ in files))
+    effective: dict[tuple[str, str], SourcedAlias] = {}
+    for shown, alias_entries in aliases:
+        for alias in alias_entries:
+            effective[(alias.provider, alias.window.casefold())] = SourcedAlias(alias, shown)
+    return WindowScopes(tuple(out), tuple(shown for shown, _ in files),
+                        tuple(effective.values()))
 
 
 def window_catalog_paths(window_files: Iterable[Path],
@@ -175,6 +235,7 @@ def load_window_scopes(window_files: Iterable[Path] = (),
     """Read and validate the window-scope catalogs, shipped first, then the overlays."""
     from omniladder.loading import load_model
 
-    files = [(shown, load_model(WindowScopeCatalog, path, shown).windows)
-             for path, shown in window_catalog_paths(window_files, include_shipped)]
-    return ordered(files)
+    catalogs = [(shown, load_model(WindowScopeCatalog, path, shown))
+                for path, shown in window_catalog_paths(window_files, include_shipped)]
+    return ordered([(shown, catalog.windows) for shown, catalog in catalogs],
+                   [(shown, catalog.aliases) for shown, catalog in catalogs])

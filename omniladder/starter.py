@@ -7,7 +7,7 @@ from pathlib import Path
 
 SETTINGS_TEXT = """\
 # omniladder settings. Paths are relative to this file.
-# Schema for editors: `omniladder schema settings` (see the README, "Real inputs").
+# Schema for editors: `omniladder schema settings` (see docs/inputs.md#schemas).
 #
 # Plan with:  omniladder plan auto/thrifty --config omniladder.toml
 

@@ -29,7 +29,7 @@ from omniladder.budgets import BudgetPosition, budget_positions, period_start
 from omniladder.loading import LoadedInputs
 from omniladder.models import RUNGS, Reading, Rung, SpendEvent
 from omniladder.plan import PairDecision, connection_facts, decide
-from omniladder.quota import HistoryVerdicts
+from omniladder.quota import HistoryVerdicts, carries_quota
 from omniladder.tiers import TierInfo, economic_tier, rung_of
 
 _RUNG_INDEX = {rung: index for index, rung in enumerate(RUNGS)}
@@ -62,14 +62,18 @@ class StepState:
 
 
 def change_steps(history: Sequence[Reading], rate_limited_until: datetime | None,
-                 max_age_seconds: float, instants: Sequence[datetime]) -> set[int]:
+                 max_age_seconds: float, instants: Sequence[datetime],
+                 cutoff: float = 0.0) -> set[int]:
     """The indexes of the steps at which a connection's decisions can differ from the step
     before: the first step at or after each instant its inputs change.
 
     A reading's resets and its turning stale matter only while it is the latest reading
     (R6 and R9 read the latest one; R7's replay judges each reading at its own
     ``checked_at``), except that R2a keeps the latest reading that *carries* an overage
-    report, fresh or not, so such a reading's turning stale always counts.
+    report, fresh or not, so such a reading's turning stale always counts, and that a
+    window at or below ``cutoff`` holds in later readings until its reset (R6.4), so such
+    a reset always counts. A reading that carries no quota information supersedes nothing
+    for R6 (SPEC §2.2, v1.2).
     """
     found: set[int] = set()
     count = len(instants)
@@ -81,15 +85,23 @@ def change_steps(history: Sequence[Reading], rate_limited_until: datetime | None
         if 0 < index < count:
             found.add(index)
 
+    later: datetime | None = None
+    supersedes: list[datetime | None] = []
+    for reading in reversed(history):  # the next reading that carries quota, for each
+        supersedes.append(later)
+        if carries_quota(reading):
+            later = reading.checked_at
+    supersedes.reverse()
     for position, reading in enumerate(history):
         checked = reading.checked_at
-        superseded = history[position + 1].checked_at if position + 1 < len(history) else None
+        superseded = supersedes[position]
         at_or_after(checked, None)
         if reading.reset_at is not None:
             at_or_after(reading.reset_at, superseded)
         for window in reading.all_windows():
             if window.reset_at is not None:
-                at_or_after(window.reset_at, superseded)
+                held = not window.unlimited and window.figure <= cutoff
+                at_or_after(window.reset_at, None if held else superseded)
         # Stale exactly as R6.5 and R2a test it: the first step whose age is past the max.
         index = bisect.bisect_right(instants, max_age_seconds,
                                     key=lambda at: (at - checked).total_seconds())
@@ -203,7 +215,7 @@ class Stepper:
         max_age = self.ladder.max_reading_age_seconds
         for index, connection in enumerate(self.connections):
             for step in change_steps(self.histories[index], connection.rate_limited_until,
-                                     max_age, instants):
+                                     max_age, instants, self.ladder.exit_cutoff_percent):
                 self.schedule.setdefault(step, []).append(index)
 
     # --- one connection -----------------------------------------------------------------

@@ -25,7 +25,7 @@ def in_utc_range(instant: datetime) -> bool:
 def from_rfc3339(text: str) -> datetime:
     """Parse an RFC 3339 / ISO 8601 instant; lower-case ``t`` and ``z`` are accepted too.
 
-    RFC 3339 (§5.6) allows ``2026-11-29t12:00:00z``; ``datetime.fromisoformat`` does not,
+    RFC 3339 (section 5.6) allows ``2026-11-29t12:00:00z``; ``datetime.fromisoformat`` does not,
     so the text is upper-cased first. Raises ValueError when it is not a timestamp.
     """
     return datetime.fromisoformat(text.strip().upper())

@@ -4,7 +4,7 @@ Shapes come from OmniRoute (github.com/diegosouzapw/OmniRoute): provider_connect
 migration 001_initial_schema.sql (later columns such as display_name, default_model and
 global_priority included), quota_snapshots from 013_quota_snapshots.sql (with raw_data and
 ``created_at TEXT NOT NULL DEFAULT (datetime('now'))``, and its three indexes); writer
-behaviour from docs/SOURCES.md, "OmniRoute database".
+behaviour from docs/sources.md#omniroute.
 
 Every credential column, the provider-specific JSON and the e-mail column hold a canary that
 must never appear in anything omniladder writes or prints.

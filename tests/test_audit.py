@@ -546,9 +546,10 @@ def test_check_with_a_missing_or_bad_audit_file_is_exit_2(tmp_path: Path) -> Non
     assert "bad.json: candidates[0].connectionId: missing" in result.stderr
 
 
-def test_the_readme_section_shows_the_example_verdict_and_every_code() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Is my gateway doing what the plan says?", 1)[1].split("\n## ", 1)[0]
+def test_the_docs_section_shows_the_example_verdict_and_every_code() -> None:
+    """docs/gateways.md#audit shows what the command prints for the example, and every kind."""
+    page = (ROOT / "docs" / "gateways.md").read_text(encoding="utf-8")
+    section = page.split("## Is my gateway doing what the plan says?", 1)[1].split("\n## ", 1)[0]
     result = run(str(EXAMPLES / "omniroute-candidates.json"), "--config",
                  str(EXAMPLES / "omniladder.toml"))
     verdict = result.stdout.rstrip().splitlines()[-1]

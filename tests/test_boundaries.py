@@ -106,7 +106,8 @@ def test_R6_R11_a_0pct_window_that_resets_exactly_at_now_no_longer_counts(
 
 def _series(*figures: float | str) -> list[dict[str, Any]]:
     """Readings a minute apart, the last ten seconds before now; "x" is status exhausted
-    with a 50% window."""
+    with a 50% window. Each window resets before the next reading (no regain before a
+    reset, R6.4)."""
     out = []
     for back, figure in enumerate(reversed(figures)):
         checked = at(seconds=-10 - 60 * back)
@@ -114,7 +115,7 @@ def _series(*figures: float | str) -> list[dict[str, Any]]:
             out.append(reading("c", checked, window("5h", 50, at(hours=3)), status="exhausted"))
         else:
             assert isinstance(figure, float | int)
-            out.append(reading("c", checked, window("5h", figure, at(hours=3))))
+            out.append(reading("c", checked, window("5h", figure, at(seconds=40 - 60 * back))))
     return out
 
 

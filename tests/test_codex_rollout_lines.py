@@ -1,5 +1,6 @@
-"""Codex rollout files and lines (SOURCES.md, Codex; SPEC §6): which lines are readings, and
-the exact message an operator gets for each unusable one, naming ``file:line`` and the field.
+"""Codex rollout files and lines (docs/sources.md#codex-sessions; SPEC §6): which lines are
+readings, and the exact message an operator gets for each unusable one, naming ``file:line``
+and the field.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ LIMITS = {"primary": {"used_percent": 10, "window_minutes": 300}}
      "payload": {"type": "agent_message", "rate_limits": LIMITS}},  # another event
 ])
 def test_only_token_count_events_are_readings_and_other_lines_are_skipped(line: Any) -> None:
-    """SOURCES.md, Codex: lines of other types carry no reading (and are no error)."""
+    """docs/sources.md#codex-sessions: lines of other types carry no reading (and are no error)."""
     assert parse_line(line, WHERE) is None
 
 
@@ -130,7 +131,7 @@ def test_relative_reset_is_counted_from_the_line_time() -> None:
 ])
 def test_either_credit_flag_alone_decides_the_overage(credits: dict[str, Any],
                                                       overage: str | None) -> None:
-    """SOURCES.md, Codex: has_credits or unlimited true → meters-to-paid; both false →
+    """docs/sources.md#codex-sessions: has_credits or unlimited true → meters-to-paid; both false →
     hard-stop; absent → none. One flag present is enough."""
     reading = parse_line(_line({"credits": credits}), WHERE)
     assert reading is not None

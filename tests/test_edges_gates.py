@@ -1,7 +1,7 @@
 """Gates that say no when they should: the cases where a command used to pass by accident.
 
-Each test names the behaviour an operator would notice and the SPEC rule (or README
-decision) behind it: an audit of rows the plan has never seen, shipped catalog dates, an
+Each test names the behaviour an operator would notice and the SPEC rule (or the
+decision in docs/) behind it: an audit of rows the plan has never seen, shipped catalog dates, an
 empty connections file, a connection's own doubtful status, a WAL database in a folder the
 importer cannot write, the committed CI plan, unverified connections in a diff, and a
 provider name one letter away from a curated one.

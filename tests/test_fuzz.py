@@ -291,8 +291,8 @@ CANDIDATES = str(EXAMPLES / "omniroute-candidates.json")
 
 def edge_commands(bad: str) -> dict[str, list[str]]:
     """Every command and option that reads an input file, with ``bad`` as that file."""
-    importing = ["--connection", "claude-max-work", "--connections",
-                 str(EXAMPLES / "connections.toml"), "--quota"]
+    importing = ["--connection", "claude-max-work", "--force", "--connections",
+                 str(EXAMPLES / "connections.toml"), "--quota"]  # --force: any source
     return {
         "plan --config": ["plan", "auto/thrifty", "--config", bad],
         "plan --connections": [*PLAN_ARGS, "--connections", bad],
@@ -465,6 +465,9 @@ CLOSED_STDOUT = {
     "completion": ["completion", "bash"],
     "help": ["--help"],
     "help -h": ["catalog", "check", "-h"],
+    "export": ["export", "litellm", "auto/thrifty", "--config", CONFIG, "--map",
+               str(EXAMPLES / "litellm-map.toml")],
+    "export --json": ["export", "omniroute", "auto/thrifty", "--config", CONFIG, "--json"],
 }
 
 
@@ -507,6 +510,10 @@ def writing_commands(tmp_path: Path) -> dict[str, tuple[list[str], Path]]:
         "import omniroute": (["import", "omniroute", str(db), "--out", str(tmp_path / "fleet")],
                              tmp_path / "fleet" / "quota.json"),
     }
+    pruned = tmp_path / "pruned.json"
+    pruned.write_bytes((EXAMPLES / "quota.json").read_bytes())
+    found["quota prune"] = (["quota", "prune", "--before", "2026-11-29T11:00:00Z", "--quota",
+                             str(pruned)], pruned)
     for name, (fixture, connection) in IMPORTS.items():
         quota = tmp_path / f"{name.split()[1]}.json"
         found[name] = ([*name.split(), str(SOURCE_FIXTURES / fixture), "--connection",
@@ -515,7 +522,7 @@ def writing_commands(tmp_path: Path) -> dict[str, tuple[list[str], Path]]:
     return found
 
 
-@pytest.mark.parametrize("name", ["init", "import omniroute", *IMPORTS])
+@pytest.mark.parametrize("name", ["init", "import omniroute", "quota prune", *IMPORTS])
 def test_a_closed_stdout_still_writes_the_files(name: str, tmp_path: Path) -> None:
     """A command whose answer is a file writes it whole and exits 0 when stdout is gone."""
     args, written = writing_commands(tmp_path)[name]

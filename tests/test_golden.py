@@ -151,6 +151,9 @@ def test_every_golden_file_belongs_to_a_plan() -> None:
                  "audit-subscription.json", "audit-subscription.md"}
     expected |= {"thrifty.md", "check-failing.md", "diff-thrifty-tight.md"}
     expected |= {f"{name}.{ext}" for name in WHO for ext in ("txt", "json")}
+    # tests/test_export.py: one export per target, the LiteLLM one with its report.
+    expected |= {"export-litellm-thrifty.yaml", "export-litellm-thrifty.txt",
+                 "export-omniroute-thrifty.json"}
     assert {p.name for p in GOLDEN.iterdir()} == expected
 
 

@@ -331,7 +331,8 @@ def test_grouping_invariants(rows: list[tuple[int, str, float | None]], toleranc
 
 
 def test_unavailable_with_a_cooldown_end_is_no_status() -> None:
-    """OmniRoute's unavailable is a cooldown (SOURCES.md): R5's cooldown gate decides."""
+    """OmniRoute's unavailable is a cooldown (docs/sources.md#omniroute): R5's cooldown gate
+    decides."""
     assert map_status("unavailable", cooldown=True) == (None, None)
 
 
@@ -341,7 +342,7 @@ ONE = (("conn-a", "claude", "oauth", "a", None, 1, "active", None, None, 1),)
 
 
 def test_the_database_is_opened_read_only_at_the_file_level(db: Path) -> None:
-    """The README's promise holds without the column authorizer: with it removed, a write
+    """docs/sources.md's promise holds without the column authorizer: with it removed, a write
     through the connection the importer opens is refused by SQLite itself (mode=ro)."""
     connection = open_readonly(db, "omniroute.db")
     try:

@@ -73,7 +73,9 @@ def test_init_defaults_to_the_working_directory(tmp_path: Path) -> None:
 
 def test_every_kind_has_a_command_choice_and_a_committed_file() -> None:
     assert [kind.value for kind in Kind] == list(KINDS)
-    assert sorted(p.name for p in SCHEMAS.iterdir()) == sorted(
+    # export*.schema.json describe export's output and its targets' documents, written by
+    # hand from the gateways' facts; tests/test_export.py checks them.
+    assert sorted(p.name for p in SCHEMAS.iterdir() if not p.name.startswith("export")) == sorted(
         schema_file_name(kind) for kind in KINDS)
 
 

@@ -1,9 +1,9 @@
 """provider_connections rows → connection tables, and the notes an operator reads on stderr.
 
-README "Real inputs" and the importer's docstring: id, provider, auth_type, is_active →
+docs/sources.md#omniroute and the importer's docstring: id, provider, auth_type, is_active →
 active, test_status → status (OmniRoute's terminal set kept; ``unavailable`` is a cooldown,
-SOURCES.md), rate_limited_until, display_name or else name → label unless it looks like an
-e-mail address, models from the model catalog else default_model. An empty provider or
+docs/sources.md#omniroute), rate_limited_until, display_name or else name → label unless it
+looks like an e-mail address, models from the model catalog else default_model. An empty provider or
 auth_type, a duplicate id or a bad instant is exit 2 naming the file and the row's field.
 """
 

@@ -1,6 +1,6 @@
 """A damaged OmniRoute database: one line naming the file and what could not be read.
 
-README "Real inputs" and SPEC §4.3: unreadable input is exit 2 with one message naming the
+docs/sources.md#omniroute and SPEC §4.3: unreadable input is exit 2 with one message naming the
 file, never a traceback. Every leaf page of the snapshot table and of its three indexes is
 damaged in turn (``--since`` reads the table through each of them: the created_at ranges, the
 (connection_id, created_at) walk for the value in force, a scan for the series); the import

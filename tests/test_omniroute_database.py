@@ -1,6 +1,6 @@
 """Opening and reading an OmniRoute database: what is refused, and the exact message.
 
-README "Real inputs": the database is opened read-only, only the mapped columns can be read
+docs/sources.md#omniroute: the database is opened read-only, only the mapped columns can be read
 (an SQLite authorizer refuses everything else), and a database that is missing, not a file,
 not SQLite or not OmniRoute's shape is exit 2 with one line naming the file and the problem.
 """

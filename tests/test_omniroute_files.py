@@ -1,6 +1,6 @@
 """The three files `import omniroute` writes, byte for byte, and the import's own figures.
 
-README "Real inputs": connections.toml and omniladder.toml carry a header naming the source
+docs/sources.md#omniroute: connections.toml and omniladder.toml carry a header naming the source
 and the import instant; quota.json is valid JSON written one reading per line (diff-friendly),
 non-ASCII kept as is; the summary on stderr counts connections, readings, connections with
 quota history and snapshot rows read; with --since a note says only the value in force at

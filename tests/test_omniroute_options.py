@@ -2,7 +2,7 @@
 
 Every refusal is one line naming the option (``--since``, ``--group-seconds``,
 ``--confirmed-at``) or the database file and the row's field, and saying what is wrong
-(README "Real inputs"; SPEC §4.3: a usage or input error is exit 2 with one clear message).
+(docs/sources.md#omniroute; SPEC §4.3: a usage or input error is exit 2 with one clear message).
 The functions are called directly; ``str(error)`` is the line the command prints.
 """
 
@@ -112,7 +112,7 @@ def test_confirmed_at_refusals_name_the_option_and_the_problem(text: str,
     assert str(caught.value) == message
 
 
-# --- database timestamps (SOURCES.md: ISO text, datetime('now') text, epoch ms) -------------
+# --- database timestamps (docs/sources.md#omniroute: ISO text, datetime('now') text, epoch ms)
 
 WHERE = "quota_snapshots[id=7].created_at"
 

@@ -1,6 +1,6 @@
 """`omniladder import omniroute` on databases written the way OmniRoute writes them, planned.
 
-Every fixture row says which fact of docs/SOURCES.md ("OmniRoute database") it reproduces.
+Every fixture row says which fact of docs/sources.md#omniroute it reproduces.
 NOW is the import instant and the plan's now.
 """
 

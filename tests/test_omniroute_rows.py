@@ -1,10 +1,10 @@
 """quota_snapshots rows → readings, and the notes an operator reads on stderr.
 
-The importer's docstring and README "Real inputs": rows of one connection within the
+The importer's docstring and docs/sources.md#omniroute: rows of one connection within the
 tolerance form one reading stamped with the group's latest created_at, carrying every
 window's latest value; ``is_exhausted = 1`` is 0 %; ``fractionReported: false``, a stored 0
-of a ``zero_is_sentinel`` window (older Copilot adapters, SOURCES.md) and NULL are no value;
-rows of unknown connections or after the import instant are skipped and counted.
+of a ``zero_is_sentinel`` window (older Copilot adapters, docs/sources.md#omniroute) and NULL
+are no value; rows of unknown connections or after the import instant are skipped and counted.
 """
 
 from __future__ import annotations

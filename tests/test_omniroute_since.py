@@ -1,9 +1,9 @@
 """`--since` reads the database in SQL: the rows from since on, and the value in force at it.
 
-README "Real inputs" and the importer's docstring: with --since only the rows at or after the
+docs/sources.md#omniroute and the importer's docstring: with --since only the rows at or after the
 since instant, plus the latest row before it of every (connection, window_key), are read;
 the summary line counts the rows read ("from N snapshot rows"). Timestamps come in the three
-forms of SOURCES.md ("OmniRoute database"): ISO text with Z, SQLite datetime('now') text and
+forms of docs/sources.md#omniroute: ISO text with Z, SQLite datetime('now') text and
 epoch milliseconds, as text or, in a column without TEXT affinity, as numbers.
 """
 
@@ -173,8 +173,9 @@ def test_since_reads_no_older_row_of_any_text_form(tmp_path: Path) -> None:
 @pytest.mark.parametrize("form", ["iso", "sqlite", "ms", "s"])
 def test_rows_after_the_import_instant_are_counted_with_since_as_with_all(
         tmp_path: Path, ddl: str, form: str) -> None:
-    """README: rows dated after the import instant are skipped and counted on stderr. With
-    --since too, however far after it they are (an import with --now in the past)."""
+    """docs/sources.md#omniroute: rows dated after the import instant are skipped and counted
+    on stderr. With --since too, however far after it they are (an import with --now in the
+    past)."""
     def stamp(instant: datetime) -> Any:
         if form == "iso":
             return instant.strftime("%Y-%m-%dT%H:%M:%S.000Z")
@@ -196,8 +197,8 @@ def test_rows_after_the_import_instant_are_counted_with_since_as_with_all(
 @pytest.mark.parametrize("scale", [1000, 1], ids=["ms", "s"])
 def test_since_does_not_read_the_whole_epoch_history(tmp_path: Path, ddl: str,
                                                      scale: int) -> None:
-    """README "Streaming": memory follows the rows selected, not the table. Ten days of old
-    epoch rows are not all read; the one in force is."""
+    """docs/sources.md#omniroute-streaming: memory follows the rows selected, not the table.
+    Ten days of old epoch rows are not all read; the one in force is."""
     def at(instant: datetime) -> int:
         return int(instant.timestamp()) * scale
     rows = [_row(90 - n, at(SINCE - timedelta(days=10 - n))) for n in range(10)]

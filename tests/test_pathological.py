@@ -74,9 +74,14 @@ def test_empty_fleet_fails_only_under_fail_on_empty(tmp_path: Path) -> None:
 
 
 def test_ten_thousand_readings_replay_to_the_right_state(tmp_path: Path) -> None:
-    """R7 over a long history: it ends out (1%), so the latest 4% is below the re-entry floor."""
-    readings = [reading(f"2026-11-29T{9 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z",
-                        window(80 if i % 2 else 1)) for i in range(9_999)]
+    """R7 over a long history: it ends out (1%), so the latest 4% is below the re-entry floor.
+    Each window resets as the next reading arrives, so no rise is a regain before a reset."""
+
+    def stamp(i: int) -> str:
+        return f"2026-11-29T{9 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"
+
+    readings = [reading(stamp(i), window(80 if i % 2 else 1, reset_at=stamp(i + 1)))
+                for i in range(9_999)]
     readings.append(reading("2026-11-29T11:59:00Z", window(4)))
     readings.reverse()  # history comes in any order (§2.2)
     document = plan(tmp_path, readings, "--now", NOW)
@@ -97,7 +102,9 @@ def test_figures_exactly_on_the_boundaries(tmp_path: Path, figure: float,
                                            earlier: float | None, expected: str | None) -> None:
     readings = [reading("2026-11-29T11:59:00Z", window(figure))]
     if earlier is not None:
-        readings.append(reading("2026-11-29T11:00:00Z", window(earlier)))
+        # its window resets before the later reading: a real regain (R6.4)
+        readings.append(reading("2026-11-29T11:00:00Z",
+                                window(earlier, reset_at="2026-11-29T11:30:00Z")))
     assert reason(plan(tmp_path, readings, "--now", NOW)) == expected
 
 
@@ -137,7 +144,8 @@ ENDS = {
     "0001-01-01T00:00:00-14:00": ("quota-reset-since-reading", True, 1.0),
     # after FAR_FUTURE: its window has reset long ago and the reading is old (R6.5)
     "9999-12-31T23:59:59Z": ("quota-stale", False, 1.0),
-    # exactly FAR_FUTURE: a fresh reading whose window resets at now (R6.7); cooldown over
+    # exactly FAR_FUTURE: a reading a second old whose window resets at now (R6.7); cooldown
+    # over
     "9999-12-31T23:59:59+14:00": ("quota-reset-since-reading", False, 1.0),
     NOW: ("quota-reset-since-reading", True, 0.0),
 }
@@ -151,10 +159,11 @@ def test_the_ends_of_the_calendar(tmp_path: Path, now: str, period: str) -> None
     connections = CONNECTION + (
         '[[connections]]\nid = "key"\nprovider = "openai"\nauth_type = "apikey"\n'
         f'models = ["gpt-5-mini"]\nrate_limited_until = "{FAR_FUTURE}"\n')
-    readings = [
-        reading(FAR_PAST, window(1, reset_at=FAR_FUTURE)),
-        reading(FAR_FUTURE, window(50, reset_at=FAR_FUTURE)),
-        reading(FAR_PAST, remaining_percent=0, reset_at=FAR_PAST, status="exhausted"),
+    readings = [  # one instant holds one reading of a connection (SPEC §2.2, v1.2)
+        reading("0001-01-01T13:59:58Z", window(1, reset_at=FAR_FUTURE)),
+        reading("9999-12-31T09:59:58Z", window(50, reset_at=FAR_FUTURE)),
+        reading("0001-01-01T13:59:59Z", remaining_percent=0, reset_at=FAR_PAST,
+                status="exhausted"),
         {"connection": "key", "checked_at": FAR_PAST, "remaining_percent": 3,
          "reset_at": FAR_FUTURE},
     ]

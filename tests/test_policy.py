@@ -72,7 +72,7 @@ CASES: list[tuple[str, str, str, Any, bool, str]] = [
     ("must_include-pass", "auto/thrifty", "must_include", ["claude-max-work", "ollama-local"],
      True, ""),
     ("must_include-fail-R7", "auto/subscription", "must_include", ["claude-pro-personal"],
-     False, "claude-pro-personal is not in the pool: quota-below-reentry: 5h window at 4%"),
+     False, "claude-pro-personal is not in the pool: quota-below-reentry: 5h window at 1.5%"),
     ("must_exclude-pass-R10", "auto/subscription", "must_exclude", ["claude-api"], True, ""),
     ("must_exclude-fail-R11", "auto/thrifty", "must_exclude", ["openai-key"], False,
      "openai-key is in the pool at #9 cheap openai/gpt-5-mini, #12 premium openai/gpt-5.1"),

@@ -1,6 +1,6 @@
 """`omniladder check` as an operator reads a failure: the exact validation errors of a policy
 file (file, line, field, message), and the exact actual/evidence lines of each check, judged
-on small in-memory fleets (README "check")."""
+on small in-memory fleets (docs/ci.md#check)."""
 
 from __future__ import annotations
 

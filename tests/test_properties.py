@@ -281,7 +281,7 @@ def check_every_decision_follows_the_spec(inputs: LoadedInputs, result: Plan) ->
     status = {c.id: c.status for c in inputs.connections}
     for (cid, _provider, model), (rung, unverified) in pooled.items():
         quota = verdict(inputs.readings.get(cid, ()), model, NOW, ladder)
-        # R11, and the README's decision on a connection's own error/unknown status
+        # R11, and its decision (docs/rules.md#r11) on a connection's own error/unknown status
         assert unverified == ((rung in QUOTA_RUNGS and quota.kind == "unknown")
                               or status[cid] in ("error", "unknown"))
 

@@ -164,7 +164,7 @@ R = "c"
                      ("usable", None), id="R6.9-all-unlimited-plan-is-usable"),
         pytest.param([reading(R, window("5h", 50), status="ok")], "sonnet",
                      ("usable", None), id="R6.9-window-without-reset-is-current"),
-        pytest.param([reading(R, at(minutes=-30), window("5h", 0, at(hours=3))),
+        pytest.param([reading(R, at(minutes=-30), window("5h", 0, at(minutes=-20))),
                       reading(R, at(seconds=-5), window("5h", 60, at(hours=3))),
                       reading(R, at(minutes=1), window("5h", 0, at(hours=3)))], "sonnet",
                      ("usable", None), id="R6-the-latest-reading-at-or-before-now-decides"),
@@ -208,7 +208,9 @@ def test_R6_per_model_window_excludes_only_that_model_in_the_plan() -> None:
 def series(*figures: float | str, model_windows: bool = False) -> list[dict[str, Any]]:
     """One reading per figure, a minute apart, the last one ten seconds before NOW.
 
-    A figure may be "exhausted" (status) or "none" (a reading without any figure).
+    A figure may be "exhausted" (status) or "none" (a reading without any figure). Each
+    window resets 50 seconds after its reading, before the next one: a rise between two
+    readings is a real regain, not one before a reset (R6.4, v1.2).
     """
     out = []
     count = len(figures)
@@ -220,7 +222,8 @@ def series(*figures: float | str, model_windows: bool = False) -> list[dict[str,
             out.append(reading(R, checked, status="ok"))
         else:
             assert isinstance(figure, float | int)
-            out.append(reading(R, checked, window("5h", figure, at(hours=3))))
+            resets = at(seconds=40 - 60 * (count - 1 - index))
+            out.append(reading(R, checked, window("5h", figure, resets)))
     return out
 
 
@@ -373,8 +376,8 @@ def test_R6_of_equally_low_windows_the_first_is_named() -> None:
 def test_R7_replay_steps_show_each_reading_and_the_threshold_it_met() -> None:
     """R7 as `why` shows it: each earlier reading with its status, its figure and the
     threshold of the state it was judged in (cutoff in play, floor when out)."""
-    result = verdict(history(reading(R, at(minutes=-30), window("5h", 1, at(hours=3))),
-                             reading(R, at(minutes=-20), window("5h", 4, at(hours=3)),
+    result = verdict(history(reading(R, at(minutes=-30), window("5h", 1, at(minutes=-25))),
+                             reading(R, at(minutes=-20), window("5h", 4, at(minutes=-15)),
                                      status="ok"),
                              reading(R, at(minutes=-10), window("5h", 6, at(hours=3))),
                              reading(R, window("5h", 60, at(hours=3)))),

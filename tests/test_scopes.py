@@ -1,5 +1,5 @@
-"""Window scopes (SPEC §6): every window key SOURCES.md names, scoped by the shipped catalog;
-overlay precedence; the catalog's lint and listing."""
+"""Window scopes (SPEC §6): every window key docs/sources.md#omniroute names, scoped by the
+shipped catalog; overlay precedence; the catalog's lint and listing."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ COPILOT = ("claude-sonnet-4-5", "gpt-4.1", "gpt-5-mini", "gpt-4o-2024-11-20")
 @pytest.mark.parametrize(
     ("provider", "models", "window", "kind", "limited"),
     [
-        # OmniRoute's quota_snapshots.window_key, per SOURCES.md
+        # OmniRoute's quota_snapshots.window_key, per docs/sources.md#omniroute
         ("claude", CLAUDE, "session (5h)", "all", None),
         ("claude", CLAUDE, "weekly (7d)", "all", None),
         ("claude", CLAUDE, "weekly opus (7d)", "models", ("claude-opus-4-1",)),
@@ -168,7 +168,7 @@ def test_catalog_check_lints_window_scopes(tmp_path: Path) -> None:
 
 
 def test_shipped_window_scopes_lint_clean() -> None:
-    result = runner.invoke(app, ["catalog", "check", "--today", "2026-11-30", "--json"])
+    result = runner.invoke(app, ["catalog", "check", "--today", "2026-12-01", "--json"])
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     assert "<shipped>/quota-windows.toml" in document["files"]
@@ -186,8 +186,9 @@ def test_catalog_show_lists_window_scopes_in_the_order_they_are_tried(tmp_path: 
         "claude", "weekly opus (7d)", ["*"])
     assert first["file"].endswith("windows.toml")
     codex = [w for w in document["windows"] if w["provider"] == "codex"]
-    assert [w["window"] for w in codex] == ["code_review*", "*spark*", "session", "weekly"]
-    assert codex[2]["exclude_models"] == ["*spark*"]
+    assert [w["window"] for w in codex] == ["code_review*", "*spark*", "codex_bengalfox_*",
+                                            "session", "weekly"]
+    assert codex[3]["exclude_models"] == ["*spark*"]
     table = runner.invoke(app, ["catalog", "show"], env={"COLUMNS": "160"})
     assert table.exit_code == 0, table.output
     assert "* except *spark*" in table.stdout

@@ -85,7 +85,8 @@ T0 = datetime(2026, 11, 29, 10, tzinfo=UTC)
 
 
 def _constructed(figures: list[float]) -> LoadedInputs:
-    """One subscription plan read every 5 minutes, and one cheap key to escalate to."""
+    """One subscription plan read every 5 minutes, and one cheap key to escalate to. Each
+    window resets just before the next reading, so a rise is a real regain (R6.4)."""
     connections = (
         Connection(id="plan", provider="claude", auth_type="oauth",
                    models=("claude-sonnet-4-5",)),
@@ -94,7 +95,7 @@ def _constructed(figures: list[float]) -> LoadedInputs:
     readings = tuple(
         Reading(connection="plan", checked_at=T0 + timedelta(minutes=5 * i),
                 windows=(Window(name="5h", remaining_percent=figure,
-                                reset_at=T0 + timedelta(hours=5)),))
+                                reset_at=T0 + timedelta(minutes=5 * i + 4)),))
         for i, figure in enumerate(figures))
     return LoadedInputs(settings=Settings(ladder=LadderSettings(max_reading_age_seconds=600)),
                         connections=connections, readings={"plan": readings}, quota=None,

@@ -1,4 +1,4 @@
-"""Claude, Copilot and Gemini snapshot responses (SOURCES.md; SPEC §6): the exact message
+"""Claude, Copilot and Gemini snapshot responses (docs/sources.md; SPEC §6): the exact message
 for each unusable value, naming the file and the field path, and the fields that decide a
 reading (which reset wins, which bucket is which window, null entries skipped).
 """
@@ -68,7 +68,7 @@ def test_copilot_bad_values_name_file_and_field(document: Any, expected: str) ->
 
 
 def test_copilot_plan_reset_instant_wins_over_the_plain_date() -> None:
-    """SOURCES.md, Copilot: reset = quota_reset_at, else quota_reset_date_utc, else
+    """docs/sources.md#copilot-user: reset = quota_reset_at, else quota_reset_date_utc, else
     quota_reset_date at 00:00Z."""
     reading = copilot_user.parse({
         "quota_reset_date_utc": "2026-12-01T08:30:00+02:00",

@@ -1,4 +1,4 @@
-"""Each quota source parses its telemetry in its own units (SPEC §6, SOURCES.md "Unit traps").
+"""Each quota source parses its telemetry in its own units (SPEC §6, docs/sources.md#unit-traps).
 
 Every test here would fail on a unit mix-up an operator would notice: a used percent read as
 remaining, a fraction read as a percent, epoch seconds read wrong, a null read as 0.

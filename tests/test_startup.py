@@ -78,7 +78,7 @@ def test_a_named_command_imports_no_other_command() -> None:
 
 @pytest.mark.parametrize("name", ["plan", "ids", "import", "catalog", "audit", "init", "schema",
                                   "why", "who", "simulate", "check", "diff", "show",
-                                  "completion"])
+                                  "completion", "export"])
 @pytest.mark.parametrize("tail", [["--help"], [], ["--no-such-option"]])
 def test_the_one_command_app_answers_as_the_whole_app(name: str, tail: list[str],
                                                       tmp_path: Path,

@@ -21,8 +21,9 @@ from tests.builders import NOW, at, history, instant, ladder, reading, window
 LADDER = ladder()  # cutoff 2 %, re-entry floor 5 %, max age 180 s
 
 OUT_AT = instant(minutes=-30)
-"""An earlier reading at 1 % takes the pair out of play at 11:30Z."""
-OUT = reading("c", at(minutes=-30), window("5h", 1.0, at(hours=3)))
+"""An earlier reading at 1 % takes the pair out of play at 11:30Z; its window resets at
+11:40Z, so later readings may show it higher (no regain before a reset, R6.4)."""
+OUT = reading("c", at(minutes=-30), window("5h", 1.0, at(minutes=-20)))
 OUT_STEP = ReplayStep(OUT_AT, None, 1.0, 2.0, True, False)
 
 

@@ -46,6 +46,10 @@ COMMAND_HELP: dict[str, CommandHelp] = {
     "import gemini-quota": CommandHelp(
         ("omniladder import gemini-quota gemini.json --connection gemini-free \\\n"
          "  --quota quota.json",), None),
+    "quota prune": CommandHelp(
+        ("omniladder quota prune --connection claude-max-work \\\n"
+         "  --before 2026-11-29T11:00:00Z --quota quota.json",
+         "omniladder quota prune --before 2026-09-01T00:00:00Z --dry-run"), None),
     "catalog show": CommandHelp(
         ("omniladder catalog show", "omniladder catalog show --config omniladder.toml --json"),
         None),
@@ -83,6 +87,13 @@ COMMAND_HELP: dict[str, CommandHelp] = {
          "omniladder audit omniroute candidates.json --config fleet/omniladder.toml",
          "omniladder audit omniroute - auto/thrifty --json < candidates.json"),
         "a row the gateway would use is would-bill or would-dispatch-exhausted"),
+    "export": CommandHelp(
+        ("omniladder export omniroute auto/thrifty --config fleet/omniladder.toml \\\n"
+         "  --out combo.json",
+         "omniladder export litellm auto/subscription --map litellm-map.toml \\\n"
+         "  --out omniladder-subscription.yaml --current omniladder-subscription.yaml",
+         "omniladder export litellm plan.json --map litellm-map.toml --format markdown"),
+        "the export differs from the deployed configuration given by --current"),
     "completion": CommandHelp(
         ('eval "$(omniladder completion bash)"',
          "omniladder completion fish > ~/.config/fish/completions/omniladder.fish"), None),

@@ -110,7 +110,7 @@ def omniroute(
 # --- quota sources: telemetry an operator already has, merged into a quota file ------------
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
     from omniladder.sources.common import SourceReading
     from omniladder.sources.run import SnapshotParser
@@ -135,6 +135,9 @@ _IMPORT_SHARED: tuple[tuple[str, Any, object], ...] = (
     ("windows_catalog", WindowsCatalogOpt, None),
     ("models_catalog", ModelsCatalogOpt, None),
     ("no_shipped_catalogs", NoShippedOpt, False),
+    ("force", Annotated[bool, typer.Option(
+        "--force", help="Import even onto a connection whose provider this source does not "
+        "serve (the window catalog's [[sources]] table says which it serves).")], False),
 )
 
 
@@ -144,7 +147,7 @@ def _import_request(kwargs: dict[str, Any]) -> ImportRequest:
         config=kwargs.pop("config"), connections=kwargs.pop("connections"),
         windows_catalogs=tuple(kwargs.pop("windows_catalog") or ()),
         models_catalogs=tuple(kwargs.pop("models_catalog") or ()),
-        no_shipped_catalogs=kwargs.pop("no_shipped_catalogs"))
+        no_shipped_catalogs=kwargs.pop("no_shipped_catalogs"), force=kwargs.pop("force"))
 
 
 with_import_options = gathering(_IMPORT_SHARED, "request", _import_request)
@@ -152,14 +155,19 @@ with_import_options = gathering(_IMPORT_SHARED, "request", _import_request)
 
 
 def _import(source: str, request: ImportRequest,
-            readings: Callable[[], Iterable[SourceReading]]) -> None:
-    """The one edge of every source: resolve, parse, merge, then talk on stderr."""
+            readings: Callable[[], Iterable[SourceReading]],
+            notes: Sequence[str] = ()) -> None:
+    """The one edge of every source: resolve and fit, parse, merge, then talk on stderr.
+
+    ``notes`` is what the source says beside its readings, filled while they are read."""
     with user_errors():
         from omniladder.loading import display_path
         from omniladder.sources.run import import_readings, resolve_target
 
-        target = resolve_target(request)
-        outcome = import_readings(target, readings())
+        target = resolve_target(request, source)
+        outcome = import_readings(target, readings(), notes)
+        for note in target.notes:
+            say(f"omniladder: note: {note}")
         merged = outcome.merge
         shown = display_path(merged.path)
         state = ("created" if merged.created
@@ -181,7 +189,7 @@ def _import_snapshots(source: str, files: list[Path], at: str | None, request: I
         from omniladder.sources.run import parse_snapshots, read_snapshots
 
         instant = parse_instant(at, "--at") if at else None
-        return parse_snapshots(read_snapshots(files, instant), parser())
+        return parse_snapshots(read_snapshots(files, instant), parser(), source)
 
     _import(source, request, readings)
 
@@ -211,14 +219,21 @@ def codex_sessions(
     *, request: ImportRequest,
 ) -> None:
     """Import the rate limits logged in Codex CLI session files into a quota file."""
+    notes: list[str] = []
+
     def readings() -> Iterable[SourceReading]:
         from omniladder.loading import display_path
-        from omniladder.sources.codex_sessions import find_rollouts, read_file
+        from omniladder.sources.codex_sessions import RolloutReader, find_rollouts
+        from omniladder.sources.fit import check_rollout
+        from omniladder.sources.run import within_clock
 
+        reader = RolloutReader(notes)
         for rollout in find_rollouts((path, display_path(path)) for path in paths):
-            yield from read_file(rollout)
+            check_rollout(rollout.path, rollout.shown)
+            yield from within_clock(reader.read(rollout), rollout.shown, "timestamp")
+        reader.finish()
 
-    _import("codex-sessions", request, readings)
+    _import("codex-sessions", request, readings, notes)
 
 
 @import_app.command("copilot-user")

@@ -28,6 +28,7 @@ FORMAT_RENDERERS: dict[str, str] = {
     "check": "omniladder.rendering.check_view",
     "diff": "omniladder.rendering.diff_view",
     "audit omniroute": "omniladder.rendering.audit_view",
+    "export": "omniladder.rendering.export_view",
 }
 """Each command that takes --format, and the module whose ``RENDERERS`` serves it."""
 

@@ -55,6 +55,13 @@ def catalog_document(catalogs: Catalogs, tiers: TierSettings,
              "reviewed": s.entry.reviewed.isoformat() if s.entry.reviewed else None,
              "file": s.file}
             for s in windows.entries]
+        document["window_aliases"] = [
+            {"provider": a.entry.provider, "window": a.entry.window,
+             "models": list(a.entry.models), "reason": a.entry.reason,
+             "source": a.entry.source,
+             "reviewed": a.entry.reviewed.isoformat() if a.entry.reviewed else None,
+             "file": a.file}
+            for a in windows.aliases]
     return document
 
 
@@ -107,8 +114,21 @@ def render_catalog_table(catalogs: Catalogs, tiers: TierSettings, out: TextIO,
             scopes.add_row(Text(row["provider"]), Text(row["window"]), Text(limits),
                            row["reviewed"] or "-", Text(row["file"]))
         console.print(scopes)
+        if document["window_aliases"]:
+            aliases = Table(title="Window aliases (SPEC §6): ids that name other models",
+                            title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+            for name in ("provider", "window", "limits", "reviewed", "file"):
+                aliases.add_column(name, no_wrap=name in ("provider", "reviewed"),
+                                   overflow="fold")
+            for row in document["window_aliases"]:
+                aliases.add_row(Text(row["provider"]), Text(row["window"]),
+                                Text(", ".join(row["models"])), row["reviewed"] or "-",
+                                Text(row["file"]))
+            console.print(aliases)
         summary += (f", {len(document['windows'])} window scopes from "
                     f"{len(windows.files)} file(s)")
+        if document["window_aliases"]:
+            summary += f", {len(document['window_aliases'])} window aliases"
     console.print(Text(summary))
 
 

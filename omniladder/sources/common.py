@@ -37,6 +37,9 @@ class SourceReading:
     windows: tuple[SourceWindow, ...] = ()
     status: ReadingStatus | None = None
     overage: ObservedOverage | None = None
+    notes: tuple[str, ...] = ()
+    """What the parser saw and did not read (a money cap is no window), for the import's
+    notes; never written to the quota file."""
 
 
 @dataclass

@@ -186,3 +186,23 @@ def calendar_day(value: Any, file: str, path: str) -> datetime | None:
     except ValueError:
         raise fail(file, path, "a date YYYY-MM-DD", value) from None
     return datetime(day.year, day.month, day.day, tzinfo=UTC)
+
+
+def number_or_text(value: Any, file: str, field: str, *,
+                   negative: bool = True) -> float | None:
+    """A finite count sent as a number or as a numeric string (clients coerce such fields
+    with ``Number()``; an int64 in a Google API travels as JSON text); None when absent.
+    ``negative=False`` refuses a count below 0."""
+    if value is None:
+        return None
+    expected = "a number" if negative else "a count ≥ 0"
+    number: Any = value
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise fail(file, field, expected, value) from None
+    if (isinstance(number, bool) or not isinstance(number, int | float)
+            or not math.isfinite(number) or (not negative and number < 0)):
+        raise fail(file, field, expected, value)
+    return float(number)

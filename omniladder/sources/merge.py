@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
-from omniladder.loading import as_tuples, display_path, read_document, validate
+from omniladder.loading import as_tuples, close_match, display_path, read_document, validate
 from omniladder.models import QuotaFile, Reading, validate_record
 from omniladder.writing import write_atomic
 
@@ -159,3 +159,75 @@ def _toml_instants(value: Any, key: str | None = None) -> Any:
     if key in _INSTANT_KEYS and isinstance(value, str):
         return timefmt.from_rfc3339(value)
     return value
+
+
+# --- pruning (R6.4's way out, and the answer to a quota file that only grows) ----------------
+
+
+@dataclass(frozen=True)
+class Pruned:
+    index: int
+    """The reading's position in the file before the prune."""
+    connection: str
+    checked_at: datetime
+
+
+@dataclass(frozen=True)
+class PruneOutcome:
+    path: Path
+    removed: tuple[Pruned, ...]
+    kept: int
+    written: bool
+    taken_at: datetime | None
+
+
+def prune_readings(path: Path, connections: Sequence[str], before: datetime | None,
+                   after: datetime | None, *, dry_run: bool = False) -> PruneOutcome:
+    """Remove the readings of ``connections`` (every connection when empty) checked before
+    ``before`` or after ``after``; the other readings keep their bytes' meaning and order.
+
+    ``taken_at`` follows the readings back only when it came from a removed one (it was the
+    removed reading's instant, later than every kept reading): a snapshot instant the
+    operator set stays. The write is atomic; nothing is written when nothing is removed.
+    """
+    if before is None and after is None:
+        raise UsageError("say which readings go: --before T, --after T or both",
+                         field="--before")
+    shown = display_path(path)
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise UsageError(f"the quota file must be a .json or .toml file, got {shown!r}",
+                         field="--quota")
+    raw = read_document(path, shown)
+    quota = validate(QuotaFile, raw, shown, path)
+    known = {reading.connection for reading in quota.readings}
+    for connection in connections:
+        if connection not in known:
+            near = close_match(connection, known)
+            hint = f"; did you mean {near!r}?" if near else ""
+            raise UsageError(f"{shown} holds no reading of connection {connection!r}{hint}",
+                             field="--connection")
+    wanted = set(connections)
+    documents = raw.get("readings", ())
+    removed: list[Pruned] = []
+    kept: list[tuple[Any, Reading]] = []
+    for index, (item, reading) in enumerate(zip(documents, quota.readings, strict=True)):
+        chosen = not wanted or reading.connection in wanted
+        if chosen and ((before is not None and reading.checked_at < before)
+                       or (after is not None and reading.checked_at > after)):
+            removed.append(Pruned(index, reading.connection, reading.checked_at))
+        else:
+            kept.append((item, reading))
+    taken_at = quota.taken_at
+    latest = max((reading.checked_at for _, reading in kept), default=None)
+    if (taken_at is not None and any(item.checked_at == taken_at for item in removed)
+            and (latest is None or latest < taken_at)):
+        taken_at = latest
+    if not removed or dry_run:
+        return PruneOutcome(path, tuple(removed), len(kept), False, taken_at)
+    document: dict[str, Any] = {}
+    if taken_at is not None:
+        document["taken_at"] = timefmt.iso(taken_at)
+    document["readings"] = [_thaw(item) for item, _ in kept]
+    write_atomic(path, _render(document, suffix))
+    return PruneOutcome(path, tuple(removed), len(kept), True, taken_at)

@@ -6,8 +6,7 @@ any read of any other column, so credential columns (``access_token``, ``refresh
 ``api_key``, ``id_token``, ``provider_specific_data``) and ``email`` can never reach
 memory, let alone an output file.
 
-Facts about the database are in ``docs/SOURCES.md`` ("OmniRoute database"); the mapping is
-documented in the README ("Real inputs"). In short:
+Facts about the database, and the mapping, are in ``docs/sources.md#omniroute``. In short:
 
 * one ``provider_connections`` row is one connection: ``id``, ``provider``, ``auth_type``,
   ``is_active`` → active, ``test_status`` → status (OmniRoute's terminal set
@@ -81,7 +80,7 @@ SECRET_COLUMNS: frozenset[str] = frozenset(
 
 OMNIROUTE_TERMINAL: frozenset[str] = frozenset(
     {"credits_exhausted", "banned", "expired", "deactivated"})
-"""OmniRoute's own terminal set (SOURCES.md); ``unavailable`` is a cooldown there."""
+"""OmniRoute's own terminal set (docs/sources.md#omniroute); ``unavailable`` is a cooldown there."""
 _KEPT_STATUSES: frozenset[str] = frozenset({"ok", "unknown", "error"}) | OMNIROUTE_TERMINAL
 _STATUS_SYNONYMS: Mapping[str, str] = {"active": "ok", "success": "ok"}
 COOLDOWN_STATUS = "unavailable"
@@ -386,14 +385,14 @@ def _stream(db: sqlite3.Connection, query: str, parameters: Mapping[str, Any],
         raise InputError(f"cannot read table {table!r} ({exc})", file=shown) from None
 
 
-# Where an instant in created_at's three real forms sits (SOURCES.md): ISO text with
+# Where an instant in created_at's three real forms sits (docs/sources.md#omniroute): ISO text with
 # milliseconds and Z, SQLite datetime('now') text, epoch milliseconds. The epoch form may be
 # stored as an integer or, in a TEXT column, as a string of digits; epoch seconds are
 # accepted the same way. Each form is a range of its own in SQLite's ordering (numbers before
 # text; digit strings before "1970-..." and "2026-..."), so a filter over the created_at
 # index is an OR of ranges. The ranges are a superset (whole seconds); the exact comparison
 # is made in Python. No range stops at the import instant: rows dated after it are read, so
-# they are skipped and counted as without --since (README "Streaming").
+# they are skipped and counted as without --since (docs/sources.md#omniroute-streaming).
 _RECENT = (
     "(created_at >= :iso_t"
     " OR (created_at >= :iso_space AND created_at < :iso_date_t)"

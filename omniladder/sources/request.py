@@ -19,3 +19,5 @@ class ImportRequest:
     windows_catalogs: tuple[Path, ...] = ()
     models_catalogs: tuple[Path, ...] = ()
     no_shipped_catalogs: bool = False
+    force: bool = False
+    """Import onto a connection whose provider the source does not serve (SPEC §6)."""

@@ -1,10 +1,13 @@
 """What every ``omniladder import <source>`` does around its parser, written once.
 
 1. Find the connection (``--connection``) in the connections file, and its models (its own
-   ``models``, else the model catalog's models for its provider, as the planner does).
+   ``models``, else the model catalog's models for its provider, as the planner does); the
+   source must serve its provider (``fit``), unless forced.
 2. Find the quota file (``--quota``, else the settings file's ``[inputs] quota``).
-3. Scope each parsed reading's windows through the window-scope catalog and merge the
-   readings into the quota file (``merge``).
+3. Check that each document fits its source and that no reading lies in the future
+   (``fit``), then scope each parsed reading's windows through the window-scope catalog and
+   merge the readings into the quota file (``merge``). Every check runs before the merge: a
+   misfit writes nothing.
 
 No typer and no rich here: the command edge only turns options into an ``ImportRequest``
 and an ``ImportOutcome`` into talk.
@@ -22,6 +25,7 @@ from typing import Any
 
 from omniladder.errors import InputError, UsageError
 from omniladder.scopes import WindowScopes
+from omniladder.sources import fit
 from omniladder.sources.common import ScopeReport, SourceReading, reading_document
 from omniladder.sources.merge import MergeOutcome, merge_readings
 from omniladder.sources.request import ImportRequest
@@ -41,6 +45,8 @@ class Target:
     models: tuple[str, ...]
     quota: Path
     scopes: WindowScopes
+    notes: tuple[str, ...] = ()
+    """What the fit check has to say (a forced misfit, an unchecked source)."""
 
 
 @dataclass
@@ -50,17 +56,23 @@ class ImportOutcome:
     empty: int
     """Readings that kept no window, status or overage after scoping: nothing to write."""
     report: ScopeReport = field(default_factory=ScopeReport)
+    source_notes: list[str] = field(default_factory=list)
+    """What the source itself said while it was read (a money cap not read as a window, a
+    torn last line skipped), each text once, with a count when it repeated."""
 
     def notes(self) -> list[str]:
-        out = self.report.notes()
+        out = self.report.notes() + self.source_notes
         if self.empty:
             out.append(f"{self.empty} reading{'s' if self.empty != 1 else ''} kept no window "
                        "and no overage after scoping, and were not written")
         return out
 
 
-def resolve_target(request: ImportRequest) -> Target:
-    """The connection, its models and the quota file, from the options and settings."""
+def resolve_target(request: ImportRequest, source: str | None = None) -> Target:
+    """The connection, its models and the quota file, from the options and settings.
+
+    With ``source``, the connection's provider must be one the source serves (SPEC §6).
+    """
     from omniladder.loading import (
         display_path,
         find_settings,
@@ -95,6 +107,14 @@ def resolve_target(request: ImportRequest) -> Target:
                 else f"; it has {len(by_id)} connection{'s' if len(by_id) != 1 else ''}")
         raise UsageError(f"no connection {request.connection_id!r} in {shown}{hint}",
                          field="--connection")
+    notes: list[str] = []
+    if source is not None:
+        fits = fit.load_source_fit(files.window_catalogs,
+                                   include_shipped=not files.no_shipped_catalogs)
+        notes = fit.check_connection(
+            source, fit.FleetConnection(connection.id, connection.provider),
+            [fit.FleetConnection(c.id, c.provider) for c in fleet], fits, shown,
+            force=request.force)
     if connection.models is not None:
         models = tuple(dict.fromkeys(connection.models))
     else:
@@ -103,24 +123,35 @@ def resolve_target(request: ImportRequest) -> Target:
         models = catalogs.models_of(connection.provider)
     scopes = load_window_scopes(files.window_catalogs,
                                 include_shipped=not files.no_shipped_catalogs)
-    return Target(connection.id, connection.provider, models, files.quota, scopes)
+    return Target(connection.id, connection.provider, models, files.quota, scopes,
+                  tuple(notes))
 
 
-def import_readings(target: Target, readings: Iterable[SourceReading]) -> ImportOutcome:
-    """Scope the readings to the connection's models and merge them into the quota file."""
+def import_readings(target: Target, readings: Iterable[SourceReading],
+                    notes: Sequence[str] = ()) -> ImportOutcome:
+    """Scope the readings to the connection's models and merge them into the quota file.
+
+    ``notes`` is what the source says beside its readings; it is read once every reading
+    has been, so a source may add to it while it is read."""
     report = ScopeReport()
     documents: list[dict[str, Any]] = []
+    said: dict[str, int] = {}
     parsed = empty = 0
     for reading in readings:
         parsed += 1
+        for note in reading.notes:
+            said[note] = said.get(note, 0) + 1
         document = reading_document(target.connection_id, target.provider, target.models,
                                     reading, target.scopes, report)
         if not ({"windows", "status", "overage"} & document.keys()):
             empty += 1
             continue
         documents.append(document)
+    for note in notes:
+        said[note] = said.get(note, 0) + 1
     merged = merge_readings(target.quota, documents)
-    return ImportOutcome(merged, parsed, empty, report)
+    return ImportOutcome(merged, parsed, empty, report,
+                         [note if n == 1 else f"{note} (×{n})" for note, n in said.items()])
 
 
 # --- snapshot files: one JSON response each ------------------------------------------------
@@ -131,6 +162,8 @@ class Snapshot:
     raw: bytes
     shown: str
     checked_at: datetime
+    stamped_by: str = "--at"
+    """Where ``checked_at`` comes from: ``--at``, the file's modification time, the clock."""
 
 
 def read_snapshots(files: Sequence[Path], at: datetime | None,
@@ -148,7 +181,8 @@ def read_snapshots(files: Sequence[Path], at: datetime | None,
         if str(path) == STDIN:
             raw = (stdin or _read_stdin)()
             now = (clock or _now)()
-            yield Snapshot(raw, "<stdin>", at or now.replace(microsecond=0))
+            yield Snapshot(raw, "<stdin>", at or now.replace(microsecond=0),
+                           "--at" if at else "clock")
             continue
         shown = display_path(path)
         raw = read_bytes(path, shown)
@@ -157,18 +191,41 @@ def read_snapshots(files: Sequence[Path], at: datetime | None,
         except OSError as exc:
             raise InputError(f"cannot read file ({exc.strerror})", file=shown) from None
         stamp = at or datetime.fromtimestamp(int(mtime), UTC)
-        yield Snapshot(raw, shown, stamp)
+        yield Snapshot(raw, shown, stamp, "--at" if at else MODIFICATION_TIME)
+
+
+MODIFICATION_TIME = "modification time"
 
 
 def parse_snapshots(snapshots: Iterable[Snapshot],
-                    parse: SnapshotParser
+                    parse: SnapshotParser, source: str | None = None,
+                    clock: Callable[[], datetime] | None = None
                     ) -> Iterator[SourceReading]:
-    """Each snapshot's reading, through a source's ``parse(document, file, checked_at)``."""
+    """Each snapshot's reading, through a source's ``parse(document, file, checked_at)``.
+
+    With ``source``, each document must fit that source first (``fit.check_document``); no
+    snapshot may be stamped later than the clock (``fit.check_not_future``).
+    """
     from omniladder.sources.fields import load_json
 
+    now = (clock or _now)()
     for snapshot in snapshots:
-        yield parse(load_json(snapshot.raw, snapshot.shown), snapshot.shown,
-                    snapshot.checked_at)
+        document = load_json(snapshot.raw, snapshot.shown)
+        if source is not None:
+            fit.check_document(document, snapshot.shown, source)
+        fit.check_not_future(snapshot.checked_at, now,
+                             file=None if snapshot.stamped_by == "--at" else snapshot.shown,
+                             field=snapshot.stamped_by)
+        yield parse(document, snapshot.shown, snapshot.checked_at)
+
+
+def within_clock(readings: Iterable[SourceReading], file: str, field: str,
+                 clock: Callable[[], datetime] | None = None) -> Iterator[SourceReading]:
+    """The readings of one file, none later than the clock (``fit.check_not_future``)."""
+    now = (clock or _now)()
+    for reading in readings:
+        fit.check_not_future(reading.checked_at, now, file=file, field=field)
+        yield reading
 
 
 def _read_stdin() -> bytes:

@@ -1,0 +1,123 @@
+"""`omniladder export TARGET (PLAN | AUTO_ID)`: the plan as gateway configuration."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from omniladder.commands.common import (
+    FormatOpt,
+    InputOptions,
+    NowOpt,
+    answer_is_no,
+    now_for,
+    output_format,
+    say,
+    user_errors,
+    with_input_options,
+    write_atomic,
+)
+from omniladder.commands.lifetime import hold
+from omniladder.export.targets import Target
+
+
+@with_input_options
+def export(
+    target: Annotated[Target, typer.Argument(
+        metavar="TARGET", help="The gateway: litellm (a config.yaml model_list fragment) or "
+        "omniroute (a combo for POST /api/combos).", case_sensitive=False)],
+    plan_or_id: Annotated[str, typer.Argument(
+        metavar="PLAN|AUTO_ID", help="A saved plan (the JSON `plan --out` writes), or an auto "
+        "id to plan now from the input options.", show_default=False)],
+    route_map: Annotated[Path | None, typer.Option(
+        "--map", help="litellm: where LiteLLM reaches each connection (TOML or JSON: "
+        "model_prefix, api_base and api_key_env, the *name* of the key's variable).",
+        show_default=False)] = None,
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Write the document to this file (atomically) instead of standard "
+        "output.", show_default=False)] = None,
+    current: Annotated[Path | None, typer.Option(
+        "--current", help="Compare with what is deployed (the file a previous export wrote; "
+        "for omniroute also GET /api/combos's answer): exit 1 when it differs.",
+        show_default=False)] = None,
+    verified_only: Annotated[bool, typer.Option(
+        "--verified-only", help="Leave out connections the plan admits with an unknown "
+        "quota verdict (unverified, R11); by default they are exported as the plan admits "
+        "them.")] = False,
+    now: NowOpt = None,
+    json_out: Annotated[bool, typer.Option(
+        "--json", help="Print the JSON report, the document included (the same as --format "
+        "json).")] = False,
+    fmt: FormatOpt = None,
+    *,
+    options: InputOptions,
+) -> None:
+    """Export a plan as gateway configuration, with a report of what the gateway cannot hold.
+
+    The document goes to standard output (or --out) and the fidelity report to standard
+    error; --json and --format markdown print the report, the document inside it. Nothing
+    is sent to a gateway: applying the document is your step (docs/gateways.md#export).
+    """
+    with user_errors():
+        from omniladder.errors import UsageError
+        from omniladder.export.core import compare_current
+        from omniladder.export.core import export as build_export
+        from omniladder.loading import display_path
+        from omniladder.rendering import Format
+        from omniladder.rendering.export_view import ExportReport, render_report
+
+        chosen = output_format(fmt, json_out)
+        if route_map is not None and target is Target.OMNIROUTE:
+            raise UsageError("--map is for litellm: OmniRoute combos name OmniRoute's own "
+                             "connection ids, so an omniroute export needs no map",
+                             field="--map")
+        routes = None
+        if route_map is not None:
+            from omniladder.export.routes import load_routes
+
+            routes = load_routes(route_map)
+        if plan_or_id.startswith("auto/"):
+            from omniladder.autoid import parse_auto_id
+            from omniladder.export.source import from_plan
+            from omniladder.plan import make_plan
+
+            parsed = parse_auto_id(plan_or_id)
+            inputs = options.load()
+            instant, source, inputs = now_for(now, inputs)
+            made = make_plan(inputs, parsed, instant, source)
+            hold(made)
+            plan = from_plan(made)
+        else:
+            from omniladder.export.source import from_saved
+            from omniladder.plandiff import read_saved_plan
+
+            if options != InputOptions() or now is not None:
+                raise UsageError("the input options and --now plan an AUTO_ID; a saved plan "
+                                 "is exported as it was planned (drop them, or give an auto "
+                                 "id)", field="PLAN")
+            path = Path(plan_or_id)
+            saved, _ = read_saved_plan(path)
+            plan = from_saved(saved, display_path(path))
+        result = build_export(target, plan, routes=routes, verified_only=verified_only,
+                              map_file=display_path(route_map) if route_map else None)
+        comparison = compare_current(result, current) if current is not None else None
+        if out is not None:
+            write_atomic(out, result.text)
+        report = ExportReport(result, comparison, display_path(out) if out else None)
+        if chosen is not Format.JSON:
+            for warning in plan.warnings:
+                say(f"omniladder: warning: {warning}")
+        if chosen is Format.TABLE:
+            if out is None:
+                sys.stdout.write(result.text)
+                sys.stdout.flush()
+            render_report(report, Format.TABLE, sys.stderr)
+        else:
+            render_report(report, chosen, sys.stdout)
+        if comparison is not None and not comparison.equal:
+            count = len(comparison.differences)
+            answer_is_no(f"the export differs from {comparison.file} ({count} "
+                         f"difference{'' if count == 1 else 's'})")

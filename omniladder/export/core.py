@@ -1,0 +1,96 @@
+"""The one entry point: a plan and a target in, (document, fidelity report) out; and the
+``--current`` comparison with what a gateway has deployed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from omniladder.errors import UsageError
+from omniladder.export import litellm, omniroute
+from omniladder.export.fidelity import LEVELS, Fidelity, ordered
+from omniladder.export.routes import ConnectionRoute
+from omniladder.export.source import ExportPlan
+from omniladder.export.targets import UNIT, Target
+
+__all__ = ["UNIT", "Comparison", "Export", "Target", "compare_current", "export"]
+
+
+class Comparison(NamedTuple):
+    """The export against what is deployed (``--current``)."""
+
+    file: str
+    differences: tuple[str, ...]
+
+    @property
+    def equal(self) -> bool:
+        return not self.differences
+
+
+class Export(NamedTuple):
+    target: Target
+    plan: ExportPlan
+    document: dict[str, Any]
+    text: str
+    """The file as written: ``--out`` or standard output."""
+    fidelity: tuple[Fidelity, ...]
+    entries: int
+    """Pool entries the document holds."""
+    units: int
+    """Deployments (LiteLLM) or steps (OmniRoute) the document holds."""
+    verified_only: bool
+    map_file: str | None
+
+    @property
+    def name(self) -> str:
+        return self.plan.name
+
+    def counts(self) -> dict[str, int]:
+        return {level: sum(1 for found in self.fidelity if found.level == level)
+                for level in LEVELS}
+
+    def summary(self) -> str:
+        unit = UNIT[self.target]
+        counts = self.counts()
+        return (f"export {self.target.value} {self.plan.auto_id.text} → {self.name}: "
+                f"{self.units} {unit}{'' if self.units == 1 else 's'} for {self.entries} of "
+                f"{len(self.plan.entries)} pool entries; {counts['dropped']} dropped, "
+                f"{counts['warning']} warning{'' if counts['warning'] == 1 else 's'}, "
+                f"{counts['info']} info")
+
+
+def export(target: Target, plan: ExportPlan, *,
+           routes: Mapping[str, ConnectionRoute] | None = None, map_file: str | None = None,
+           verified_only: bool = False) -> Export:
+    """Build the target's document from the plan, with its fidelity report."""
+    if target is Target.LITELLM:
+        document, items, entries = litellm.build(plan, routes, verified_only=verified_only)
+        text = litellm.document_text(plan, document)
+        units = len(document["model_list"])
+    else:
+        if routes is not None:
+            raise UsageError("--map is for litellm: OmniRoute combos name OmniRoute's own "
+                             "connection ids, so an omniroute export needs no map",
+                             field="--map")
+        document, items, entries = omniroute.build(plan, verified_only=verified_only)
+        text = omniroute.document_text(document)
+        units = len(document["models"])
+    return Export(target, plan, document, text, ordered(items), entries, units,
+                  verified_only, map_file)
+
+
+def compare_current(result: Export, path: Path) -> Comparison:
+    """Read the deployed document and say how the export differs from it."""
+    from omniladder.loading import check_input_file, decode_text, display_path, read_bytes
+
+    shown = display_path(path)
+    check_input_file(path, shown)
+    text = decode_text(read_bytes(path, shown), shown)
+    if result.target is Target.LITELLM:
+        current = litellm.parse_current(text, shown)
+        found = litellm.differences(result.name, result.document, current)
+    else:
+        combo = omniroute.find_combo(omniroute.parse_current(text, shown), result.name, shown)
+        found = omniroute.differences(result.name, result.document, combo)
+    return Comparison(shown, tuple(found))

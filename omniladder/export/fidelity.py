@@ -1,0 +1,137 @@
+"""The fidelity report: what an export could not carry to its target, and what it left out.
+
+Every item has a stable code (the list below is pinned by a test and documented in
+docs/gateways.md#fidelity; a code never changes meaning) and a level:
+
+* ``dropped`` — part of the plan is not in the exported document;
+* ``warning`` — it is, but the target may not do what the plan says unless the operator acts;
+* ``info`` — how the target differs from the plan, always true of this target.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+Level = Literal["dropped", "warning", "info"]
+LEVELS: tuple[Level, ...] = ("dropped", "warning", "info")
+"""In the order a report lists them."""
+
+
+class Fidelity(NamedTuple):
+    code: str
+    level: Level
+    message: str
+    connection_id: str | None = None
+    provider: str | None = None
+    model: str | None = None
+
+    @property
+    def subject(self) -> str:
+        """What the item is about, for a table: ``connection provider/model``, or ``-``."""
+        candidate = (f"{self.provider}/{self.model}" if self.provider and self.model is not None
+                     else self.provider or "")
+        return " ".join(part for part in (self.connection_id or "", candidate) if part) or "-"
+
+
+CODES: dict[str, tuple[Level, str]] = {
+    "snapshot": (
+        "info", "the export holds the plan at one instant; the plan changes at every reset "
+        "and every reading, so re-export on a schedule (--current says when to re-apply)"),
+    "empty-export": (
+        "warning", "the plan's pool is empty (or every entry was left out): the group or "
+        "combo has nothing to dispatch and every request through it fails, as planned"),
+    "entry-dropped": (
+        "dropped", "a pool entry kept no connection and is not in the export"),
+    "unverified-exported": (
+        "warning", "a connection with an unknown quota verdict is exported because the plan "
+        "admits it (R11); --verified-only leaves such connections out"),
+    "unverified-dropped": (
+        "dropped", "a connection with an unknown quota verdict is left out (--verified-only)"),
+    "litellm-not-mapped": (
+        "dropped", "the --map names no route for the connection, so it is left out: without "
+        "one LiteLLM would call the provider with whatever key its environment holds"),
+    "litellm-subscription-without-api-base": (
+        "dropped", "a subscription connection mapped without api_base is left out: LiteLLM "
+        "holds no subscription login, and without a subscription proxy it would call the "
+        "provider's metered API"),
+    "litellm-no-subscription-login": (
+        "info", "LiteLLM holds no Claude, Codex or Copilot login: subscription deployments "
+        "reach their plan through the api_base of a subscription proxy, and the plan's "
+        "hard stop holds only as far as that proxy refuses past the plan"),
+    "litellm-default-credentials": (
+        "warning", "a metered connection mapped without api_key_env: LiteLLM uses the "
+        "provider's default credentials from its environment, which may be another account"),
+    "litellm-env-vars": (
+        "info", "the environment variables LiteLLM must hold; a missing one becomes no key, "
+        "silently"),
+    "litellm-order-fallback": (
+        "info", "escalation is carried by litellm_params.order inside one model group: "
+        "LiteLLM tries order 2, 3, … after order 1 fails only in versions with order-based "
+        "fallback (BerriAI/litellm PR #24611)"),
+    "litellm-budget-not-enforced": (
+        "warning", "a paid rung's budget was checked when the plan was made; LiteLLM does not "
+        "know it, so spend past it is stopped only by the next export"),
+    "litellm-outside-fallbacks": (
+        "info", "the export writes no fallbacks: a router_settings.fallbacks entry for this "
+        "group, a '*' entry or default_fallbacks in your config would route failed requests "
+        "out of the plan's pool"),
+    "omniroute-call-combo-name": (
+        "info", "clients must call the combo by its name: OmniRoute builds auto/… as a virtual "
+        "combo whose filtering falls back to the full pool"),
+    "omniroute-verify-allowlists": (
+        "warning", "OmniRoute versions whose combo schema lacks allowedConnectionIds drop it "
+        "silently, and a step without one may use every connection of its provider: read the "
+        "combo back and compare it with --current"),
+    "omniroute-quota-only-steps": (
+        "info", "subscription steps are marked fallbackOnlyOnQuotaExhaustion: a 429, timeout "
+        "or 5xx there fails the request instead of stepping to a paid rung"),
+}
+"""Every code an export can report: its level and what it means."""
+
+
+def item(code: str, message: str | None = None, *, connection_id: str | None = None,
+         provider: str | None = None, model: str | None = None) -> Fidelity:
+    """A report item of a known code; the message defaults to the code's meaning."""
+    level, meaning = CODES[code]
+    return Fidelity(code, level, message or meaning, connection_id, provider, model)
+
+
+class Tally:
+    """Items about connections: one per (code, connection), however many pool entries the
+    connection is in, so a fleet of thousands gets a report an operator can read."""
+
+    SHOWN = 3
+    """Entries a message names before it counts the rest."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[str, str], tuple[str, str, list[str]]] = {}
+
+    def add(self, code: str, connection_id: str, provider: str, model: str,
+            detail: str | None = None) -> None:
+        """One more entry of the connection under ``code``; the first entry's detail is the
+        item's (the code's meaning when None)."""
+        key = (code, connection_id)
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = (provider, detail or CODES[code][1], [])
+        found[2].append(model)
+
+    def items(self) -> list[Fidelity]:
+        out: list[Fidelity] = []
+        for (code, cid), (provider, detail, models) in self._found.items():
+            count = len(models)
+            if count == 1:  # the subject names the one entry
+                out.append(item(code, detail, connection_id=cid, provider=provider,
+                                model=models[0]))
+                continue
+            named = ", ".join(f"{provider}/{model}" for model in models[:self.SHOWN])
+            if count > self.SHOWN:
+                named += f" and {count - self.SHOWN} more"
+            out.append(item(code, f"{detail} — in {count} pool entries: {named}",
+                            connection_id=cid, provider=provider))
+        return out
+
+
+def ordered(items: list[Fidelity]) -> tuple[Fidelity, ...]:
+    """Dropped first, then warnings, then info; stable within a level."""
+    return tuple(sorted(items, key=lambda found: LEVELS.index(found.level)))

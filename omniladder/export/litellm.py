@@ -1,0 +1,233 @@
+"""A plan as a LiteLLM proxy ``config.yaml`` fragment: one model group per auto id.
+
+The group is named ``managed_name(auto_id)`` (``omniladder-thrifty``); each pool entry
+becomes one deployment per allowed connection, in the plan's order, with
+``litellm_params.order`` = the entry's rank among the exported entries (1, 2, …). LiteLLM
+tries the lowest order first and, with order-based fallback, the next order when it fails
+(``_get_deployment_order`` in BerriAI/litellm ``litellm/utils.py`` reads
+``litellm_params.order``; PR #24611 "order-based fallback across deployment priority
+levels"). So the ladder lives inside one group and the export needs no ``fallbacks``: it
+writes no ``router_settings`` at all, and ``auto/subscription`` can never fall out of its
+group into a paid one (the trap of BerriAI/litellm issue #41344).
+
+Fields written, all documented by LiteLLM (docs.litellm.ai/docs/proxy/configs,
+/docs/proxy/load_balancing; schemas/export-litellm.schema.json lists them):
+``model_name``; ``litellm_params.model`` (the map's ``model_prefix`` + the plan's model),
+``api_base``, ``api_key`` (``os.environ/NAME``, never a value) and ``order``;
+``model_info.id``.
+
+``model_info.id`` is the key LiteLLM's router keeps each deployment's state under (cooldowns,
+``model_id_to_deployment_index_map``, one index per id), so it must be unique across the
+whole ``model_list``. A connection serves several models and sits in several auto ids, so
+the id is ``<group>:<connection>:<provider>/<model>``: unique, and still names the connection
+first after the group.
+
+The document is written as JSON, the subset of YAML every YAML loader reads (LiteLLM loads
+its config with PyYAML's ``safe_load``), with a comment header. Characters YAML 1.1 does not
+allow raw in a stream, or reads as line breaks, are written as ``\\uXXXX`` escapes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from omniladder.errors import InputError
+from omniladder.export.fidelity import Fidelity, Tally, item
+from omniladder.export.routes import ConnectionRoute
+from omniladder.export.source import ExportPlan
+from omniladder.models import SECRET_KEYS
+
+PAID = ("cheap", "premium")
+ENV_REFERENCE = re.compile(r"os\.environ/[A-Za-z_][A-Za-z0-9_]*")
+
+
+def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
+          verified_only: bool) -> tuple[dict[str, Any], list[Fidelity], int]:
+    """The config fragment, the report's items, and how many pool entries it holds."""
+    name = plan.name
+    items: list[Fidelity] = [item("snapshot", f"planned for {plan.now}; the plan changes at "
+                                  "every reset and reading: re-export on a schedule, and "
+                                  "re-apply when --current says it differs")]
+    deployments: list[dict[str, Any]] = []
+    env_names: dict[str, None] = {}
+    rungs_out: dict[str, None] = {}
+    tally = Tally()
+    dropped: list[Fidelity] = []
+    rank = 0
+    for entry in plan.entries:
+        kept: list[dict[str, Any]] = []
+        marks = {mark.connection_id: mark for mark in entry.unverified}
+        for cid in entry.allowed:
+            where = (cid, entry.provider, entry.model)
+            mark = marks.get(cid)
+            if mark is not None:
+                why = mark.reason + (f": {mark.detail}" if mark.detail else "")
+                if verified_only:
+                    tally.add("unverified-dropped", *where,
+                              f"unverified ({why}); left out under --verified-only")
+                    continue
+            route = routes.get(cid) if routes is not None else None
+            if route is None:
+                tally.add("litellm-not-mapped", *where,
+                          "no route in the --map" if routes is not None else "no --map given")
+                continue
+            if entry.rung == "subscription" and route.api_base is None:
+                tally.add("litellm-subscription-without-api-base", *where)
+                continue
+            if mark is not None:
+                tally.add("unverified-exported", *where, f"unverified ({why}); exported as "
+                          "the plan admits it (R11); --verified-only leaves it out")
+            if route.api_key_env is not None:
+                env_names[route.api_key_env] = None
+            elif entry.rung != "keyless":
+                tally.add("litellm-default-credentials", *where)
+            kept.append(_deployment(name, cid, entry.provider, entry.model, route, rank + 1))
+        if not kept:
+            dropped.append(item("entry-dropped", f"{entry.rung} entry at position "
+                                f"{entry.position} kept no connection",
+                                provider=entry.provider, model=entry.model))
+            continue
+        rank += 1
+        rungs_out[entry.rung] = None
+        deployments.extend(kept)
+    items += tally.items() + dropped
+    if not deployments:
+        items.append(item("empty-export", f"no deployment: the model group {name} will not "
+                          "exist and requests for it fail"))
+    if "subscription" in rungs_out:
+        items.append(item("litellm-no-subscription-login"))
+    for rung in PAID:
+        if rung in rungs_out:
+            note = plan.rung_notes.get(rung, "")
+            items.append(item("litellm-budget-not-enforced",
+                              f"{rung}: {note or 'budget checked when planned'}; LiteLLM "
+                              "does not enforce it for this group: re-export after spend, or set "
+                              "max_budget and budget_duration on these deployments yourself"))
+    if rank > 1:
+        items.append(item("litellm-order-fallback"))
+    if env_names:
+        items.append(item("litellm-env-vars", "LiteLLM must hold " + ", ".join(env_names)
+                          + "; a missing one becomes no key, silently"))
+    items.append(item("litellm-outside-fallbacks",
+                      f"the export writes no fallbacks: check that router_settings has no "
+                      f"fallbacks entry for {name}, no '*' entry and no default_fallbacks, "
+                      "which would route its failed requests out of the plan's pool"))
+    return {"model_list": deployments}, items, rank
+
+
+def _deployment(name: str, cid: str, provider: str, model: str, route: ConnectionRoute,
+                order: int) -> dict[str, Any]:
+    params: dict[str, Any] = {"model": route.model_prefix + model}
+    if route.api_base is not None:
+        params["api_base"] = route.api_base
+    if route.api_key_env is not None:
+        params["api_key"] = f"os.environ/{route.api_key_env}"
+    params["order"] = order
+    return {"model_name": name, "litellm_params": params,
+            "model_info": {"id": f"{name}:{cid}:{provider}/{model}"}}
+
+
+# --- the text -------------------------------------------------------------------------------
+
+_NOT_RAW = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+"""Characters JSON leaves raw that a YAML 1.1 stream may not hold raw (DEL, C1 controls, lone
+surrogates, U+FEFF/FFFE/FFFF) or reads as a line break (U+0085, U+2028, U+2029); they only
+ever occur inside strings, where ``\\uXXXX`` means the same in JSON and in YAML."""
+
+
+def document_text(plan: ExportPlan, document: dict[str, Any]) -> str:
+    """The file: a comment header, then the document as JSON that YAML reads as is."""
+    header = (
+        f"# omniladder export litellm {plan.auto_id.text}: model group {plan.name}\n"
+        f"# Planned for {plan.now}. Generated: re-export, never edit by hand; include it from\n"
+        "# your config.yaml (include: [this file]). JSON is YAML, so LiteLLM reads it as is.\n")
+    body = json.dumps(document, indent=2, ensure_ascii=False)
+    return header + _NOT_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", body) + "\n"
+
+
+# --- what is deployed -----------------------------------------------------------------------
+
+
+def parse_current(text: str, shown: str) -> dict[str, Any]:
+    """A deployed fragment as ``export litellm`` writes it: comment lines, then JSON."""
+    lines = text.splitlines()
+    skipped = 0
+    while skipped < len(lines) and (not lines[skipped].strip()
+                                    or lines[skipped].lstrip().startswith("#")):
+        skipped += 1
+    try:
+        data = json.loads("\n".join(lines[skipped:]))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not a fragment `omniladder export litellm` writes: {exc.msg} "
+                         f"(column {exc.colno}); --current reads the file the export wrote "
+                         "(JSON after # comment lines), not a hand-written config.yaml",
+                         file=shown, line=exc.lineno + skipped) from None
+    except RecursionError:
+        raise InputError("nested too deeply", file=shown) from None
+    if not isinstance(data, dict):
+        raise InputError("the top level must be an object", file=shown)
+    listed = data.get("model_list", [])
+    if not isinstance(listed, list):
+        raise InputError("must be a list", file=shown, field="model_list")
+    for index, deployment in enumerate(listed):
+        if not isinstance(deployment, dict) or not isinstance(
+                deployment.get("model_name"), str):
+            raise InputError("each deployment must be an object with a model_name",
+                             file=shown, field=f"model_list[{index}]")
+    return data
+
+
+def differences(name: str, exported: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """How the deployed fragment's group differs from the export's; [] when it does not.
+
+    Only what routes is compared: the group's deployments in order (every field of each)
+    and any ``router_settings`` fallbacks that would lead the group's requests elsewhere;
+    the comment header (with the plan's instant) is not.
+    """
+    ours = [d for d in exported["model_list"] if d["model_name"] == name]
+    theirs = [d for d in current.get("model_list", []) if d.get("model_name") == name]
+    found: list[str] = []
+    if len(ours) != len(theirs):
+        found.append(f"{len(ours)} deployments of {name} in the export, {len(theirs)} "
+                     "deployed")
+    for index, (mine, deployed) in enumerate(zip(ours, theirs, strict=False)):
+        if mine != deployed:
+            found.append(f"deployment {index + 1}: the export has {_brief(mine)}, deployed "
+                         f"is {_brief(deployed)}")
+    settings = current.get("router_settings")
+    if isinstance(settings, dict):
+        for key in ("fallbacks", "context_window_fallbacks", "content_policy_fallbacks"):
+            for rule in settings.get(key) or ():
+                if isinstance(rule, dict) and (name in rule or "*" in rule):
+                    found.append(f"router_settings.{key} routes {name}'s failed requests to "
+                                 f"other groups; the export has none")
+        if settings.get("default_fallbacks"):
+            found.append(f"router_settings.default_fallbacks routes {name}'s failed requests "
+                         "to other groups; the export has none")
+    return found
+
+
+def _brief(deployment: Any) -> str:
+    """A deployment on one line, without the group name every one of them repeats, and
+    with any literal key a deployed file holds replaced by ``<redacted>``."""
+    if not isinstance(deployment, dict):
+        return json.dumps(redacted(deployment), ensure_ascii=False)
+    rest = {k: v for k, v in deployment.items() if k != "model_name"}
+    return json.dumps(redacted(rest), ensure_ascii=False, separators=(", ", ": "))
+
+
+def redacted(value: Any) -> Any:
+    """``value`` with every string under a secret-looking key replaced, unless it is an
+    ``os.environ/NAME`` reference (a name, not a key)."""
+    if isinstance(value, dict):
+        return {key: ("<redacted>" if isinstance(key, str)
+                      and key.strip().lower() in SECRET_KEYS
+                      and not (isinstance(item, str) and ENV_REFERENCE.fullmatch(item))
+                      else redacted(item))
+                for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [redacted(item) for item in value]
+    return value

@@ -1,0 +1,198 @@
+"""A plan as an OmniRoute combo: the body of ``POST /api/combos`` (or ``PUT /api/combos/{id}``).
+
+Facts read in OmniRoute's source (diegosouzapw/OmniRoute, and xz-dev/OmniRoute, the fork of
+the PR that added quota-only steps):
+
+* ``src/app/api/combos/route.ts``: ``POST /api/combos`` validates the body with
+  ``createComboSchema`` and refuses a name that exists (``PUT /api/combos/[id]`` updates);
+* ``src/shared/validation/schemas/combo.ts``: ``createComboSchema`` takes ``name``
+  (``comboNameSchema``: ``^[a-zA-Z0-9_/.\\-\\[\\] ]+$``, ≤ 100), ``description`` (≤ 2000),
+  ``models`` (the steps) and ``strategy`` (default ``priority``); a model step
+  (``comboModelStepInputSchema``) takes ``kind: "model"``, ``providerId``, ``model``
+  (≤ 300), ``label`` (≤ 200); ``fallbackOnlyOnQuotaExhaustion`` is a step field since
+  diegosouzapw/OmniRoute PR #9983 (the combo moves past the step only on trusted quota or
+  billing exhaustion, never on a 429, timeout or 5xx; dormant for strategies but priority);
+* ``src/lib/combos/steps.ts``: a step's ``allowedConnectionIds`` is kept only when it is a
+  non-empty list, and ``open-sse/services/combo/comboStructure.ts`` passes it to credential
+  selection as the step's account allowlist (issue #3266, PR #12697). A step without one may
+  use every connection of its provider, so an entry is never written with an empty list;
+* zod objects drop keys their schema does not list, so on a version whose step schema lacks
+  ``allowedConnectionIds`` the POST succeeds and the allowlist is gone: the report says to
+  read the combo back (``GET /api/combos``) and compare it with ``--current``.
+
+Connection ids are OmniRoute's own (``provider_connections.id``, which ``import omniroute``
+keeps), so no map is needed. Each step names the full ``provider/model`` string and its
+``providerId``, as ``steps.ts`` normalises a step, so a model id holding a ``/`` keeps its
+provider.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from omniladder.errors import InputError
+from omniladder.export.fidelity import Fidelity, Tally, item
+from omniladder.export.litellm import redacted
+from omniladder.export.source import ExportPlan
+
+
+def build(plan: ExportPlan, *, verified_only: bool
+          ) -> tuple[dict[str, Any], list[Fidelity], int]:
+    """The combo document, the report's items, and how many pool entries it holds."""
+    items: list[Fidelity] = [item("snapshot", f"planned for {plan.now}; the plan changes at "
+                                  "every reset and reading: re-export on a schedule, and "
+                                  "re-apply when --current says it differs")]
+    steps: list[dict[str, Any]] = []
+    tally = Tally()
+    dropped: list[Fidelity] = []
+    for entry in plan.entries:
+        marks = {mark.connection_id: mark for mark in entry.unverified}
+        allowed: list[str] = []
+        for cid in entry.allowed:
+            mark = marks.get(cid)
+            if mark is None:
+                allowed.append(cid)
+                continue
+            why = mark.reason + (f": {mark.detail}" if mark.detail else "")
+            where = (cid, entry.provider, entry.model)
+            if verified_only:
+                tally.add("unverified-dropped", *where,
+                          f"unverified ({why}); left out under --verified-only")
+            else:
+                tally.add("unverified-exported", *where, f"unverified ({why}); exported as the "
+                          "plan admits it (R11); --verified-only leaves it out")
+                allowed.append(cid)
+        if not allowed:
+            dropped.append(item("entry-dropped", f"{entry.rung} entry at position "
+                                f"{entry.position} kept no connection",
+                                provider=entry.provider, model=entry.model))
+            continue
+        step: dict[str, Any] = {"kind": "model", "providerId": entry.provider,
+                                "model": f"{entry.provider}/{entry.model}",
+                                "allowedConnectionIds": allowed,
+                                "label": f"{entry.rung} rung"}
+        if entry.rung == "subscription":
+            step["fallbackOnlyOnQuotaExhaustion"] = True
+        steps.append(step)
+    items += tally.items() + dropped
+    if not steps:
+        items.append(item("empty-export", f"no step: the combo {plan.name} fails every "
+                          "request, as the plan says"))
+    if any(step.get("fallbackOnlyOnQuotaExhaustion") for step in steps):
+        items.append(item("omniroute-quota-only-steps"))
+    items.append(item("omniroute-call-combo-name",
+                      f"clients must call {plan.name}, not {plan.auto_id.text}: OmniRoute "
+                      "builds auto/… as a virtual combo whose filtering falls back to the "
+                      "full pool"))
+    items.append(item("omniroute-verify-allowlists"))
+    document = {
+        "name": plan.name,
+        "description": f"Managed by omniladder: {plan.auto_id.text} planned for {plan.now}. "
+                       "Re-exported on a schedule; edits here are overwritten.",
+        "strategy": "priority",
+        "models": steps,
+    }
+    return document, items, len(steps)
+
+
+def document_text(document: dict[str, Any]) -> str:
+    """The request body as it is sent (``curl --data @FILE``)."""
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+# --- what is deployed -----------------------------------------------------------------------
+
+
+def parse_current(text: str, shown: str) -> Any:
+    """A deployed combo document: JSON, any of the shapes ``find_combo`` takes."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno}); --current reads "
+                         "the export's combo or OmniRoute's GET /api/combos answer",
+                         file=shown, line=exc.lineno) from None
+    except RecursionError:
+        raise InputError("nested too deeply", file=shown) from None
+
+
+def find_combo(data: Any, name: str, shown: str) -> dict[str, Any] | None:
+    """The combo named ``name`` in a deployed document: a combo itself (the export, or
+    ``GET /api/combos/{id}``), ``{"combos": [...]}`` (``GET /api/combos``) or a list of
+    combos. None when no combo has that name: it is not deployed yet."""
+    if isinstance(data, dict) and "combos" in data:
+        listed, field = data["combos"], "combos"
+    elif isinstance(data, list):
+        listed, field = data, ""
+    elif isinstance(data, dict):
+        listed, field = [data], ""
+    else:
+        raise InputError("not a combo: the top level must be an object or a list",
+                         file=shown)
+    if not isinstance(listed, list):
+        raise InputError("must be a list of combos", file=shown, field=field or None)
+    for index, combo in enumerate(listed):
+        where = f"{field}[{index}]" if field else (f"[{index}]" if isinstance(data, list)
+                                                     else None)
+        if not isinstance(combo, dict) or not isinstance(combo.get("name"), str):
+            raise InputError("a combo must be an object with a name", file=shown,
+                             field=where)
+        if combo["name"].strip() == name:
+            if not isinstance(combo.get("models", []), list):
+                raise InputError("must be a list of steps", file=shown,
+                                 field=f"{where}.models" if where else "models")
+            return combo
+    return None
+
+
+def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | None
+                ) -> list[str]:
+    """How the deployed combo routes differently from the export; [] when it does not.
+
+    Compared: the strategy, whether the combo is active, and each step's provider, full
+    model string, allowlist and quota-only mark, in order. Not compared: the description
+    (it holds the plan's instant), labels, weights and the ids OmniRoute adds.
+    """
+    if current is None:
+        return [f"no combo named {name} is deployed"]
+    found: list[str] = []
+    strategy = current.get("strategy", "priority")
+    if strategy != exported["strategy"]:
+        found.append(f"strategy is {json.dumps(redacted(strategy))} deployed, "
+                     f"{exported['strategy']} in the export")
+    if current.get("isActive") is False:
+        found.append("the deployed combo is inactive (isActive false)")
+    ours = [_routing(step) for step in exported["models"]]
+    theirs = [_routing(step) for step in current.get("models", [])]
+    if len(ours) != len(theirs):
+        found.append(f"{len(ours)} steps in the export, {len(theirs)} deployed")
+    for index, (mine, deployed) in enumerate(zip(ours, theirs, strict=False)):
+        if mine != deployed:
+            found.append(f"step {index + 1}: the export has {_show(mine)}, deployed is "
+                         f"{_show(deployed)}")
+    return found
+
+
+def _routing(step: Any) -> dict[str, Any]:
+    """What routes in a step, as OmniRoute normalises it (``normalizeComboStep``): the kind,
+    the full ``provider/model``, the allowlist (absent = []) and the quota-only mark
+    (absent = false)."""
+    if isinstance(step, str):
+        step = {"model": step}
+    if not isinstance(step, dict):
+        return {"step": redacted(step)}
+    kind = step.get("kind", "model")
+    if kind == "combo-ref":
+        return {"kind": kind, "comboName": step.get("comboName")}
+    model = step.get("model")
+    provider = step.get("providerId") or step.get("provider")
+    if isinstance(model, str) and "/" not in model and isinstance(provider, str):
+        model = f"{provider}/{model}"
+    allowed = step.get("allowedConnectionIds") or []
+    return {"kind": kind, "model": model,
+            "allowedConnectionIds": list(allowed) if isinstance(allowed, list) else allowed,
+            "fallbackOnlyOnQuotaExhaustion": step.get("fallbackOnlyOnQuotaExhaustion") is True}
+
+
+def _show(step: dict[str, Any]) -> str:
+    return json.dumps(redacted(step), ensure_ascii=False, separators=(", ", ": "))
