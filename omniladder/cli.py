@@ -26,6 +26,7 @@ _COMMANDS: dict[str, tuple[str, str, bool]] = {
     "why": ("why_cmd", "why", False),
     "who": ("who_cmd", "who", False),
     "simulate": ("simulate_cmd", "simulate", False),
+    "forecast": ("forecast_cmd", "forecast", False),
     "check": ("check_cmd", "check", False),
     "diff": ("diff_cmd", "diff", False),
     "show": ("show_cmd", "show", False),

@@ -5,6 +5,7 @@ setting silently ignored. Timestamps must carry an offset.
 """
 
 import dataclasses
+import re
 import typing
 from collections.abc import Hashable, Iterable
 from datetime import date, datetime
@@ -132,6 +133,40 @@ CalendarDate = Annotated[date, BeforeValidator(parse_date)]
 Percent = Annotated[float, Field(ge=0, le=100)]
 NonBlank = Annotated[str, AfterValidator(_non_blank)]
 Usd = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+WindowSeconds = Annotated[float, Field(gt=0, le=366 * 86_400, allow_inf_nan=False)]
+"""A quota window's length in seconds: longer than zero, at most a leap year."""
+
+_DURATION = re.compile(r"(?P<count>\d+)(?P<unit>[smhd])")
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+CALENDAR_MONTH = "month"
+"""A window that runs one calendar month up to its reset (Copilot's monthly allowance)."""
+
+
+def duration_seconds(text: str) -> float | None:
+    """``5h``, ``7d``, ``1h30m`` in seconds; None for ``month`` (a calendar month up to the
+    reset, whose length varies)."""
+    if text == CALENDAR_MONTH:
+        return None
+    return float(sum(int(p.group("count")) * _DURATION_UNITS[p.group("unit")]
+                     for p in _DURATION.finditer(text)))
+
+
+def _duration(value: str) -> str:
+    text = value.strip()
+    if text == CALENDAR_MONTH:
+        return text
+    parts = list(_DURATION.finditer(text))
+    if not parts or "".join(p.group(0) for p in parts) != text:
+        raise ValueError(f"not a window length: {value!r} (expected e.g. 5h, 7d, 1d or "
+                         "\"month\")")
+    seconds = duration_seconds(text) or 0.0
+    if not 0 < seconds <= 366 * 86_400:
+        raise ValueError(f"a window length must be longer than zero and at most 366d, "
+                         f"got {value!r}")
+    return text
+
+
+WindowDuration = Annotated[str, AfterValidator(_duration)]
 
 
 class StrictModel(BaseModel):
@@ -238,6 +273,9 @@ class Window(Record):
     unlimited: bool = False
     reset_at: Timestamp | None = None
     models: tuple[NonBlank, ...] | None = None
+    window_seconds: WindowSeconds | None = None
+    """The window's length, when the source says it (Codex ``window_minutes``): what
+    ``forecast`` reads the elapsed part of the window from. Additive (format_version 1)."""
 
     @model_validator(mode="after")
     def _one_figure(self) -> "Window":
@@ -440,6 +478,9 @@ class WindowScopeEntry(StrictModel):
     """A stored 0 that the source did not flag exhausted means unlimited or unreported, not
     an empty window (older Copilot adapters wrote unlimited windows as 0): importers drop
     such a value instead of reading it as exhaustion."""
+    duration: WindowDuration | None = None
+    """The window's length (``5h``, ``7d``, ``1d``, or ``month``: the calendar month up to
+    its reset), read by ``forecast`` when a reading does not carry ``window_seconds``."""
     reason: str | None = None
     source: str | None = None
     reviewed: CalendarDate | None = None

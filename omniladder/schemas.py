@@ -89,6 +89,10 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
             "Models this window limits; without it the window limits every model of the "
             "connection."
         ),
+        "window_seconds": (
+            "Length of the window in seconds when the source says it (Codex window_minutes x "
+            "60); forecast reads the elapsed part of the window from it."
+        ),
     },
     "Reading": {
         "connection": "Id of the connection this reading is of.",
@@ -247,6 +251,10 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "zero_is_sentinel": (
             "A stored 0 that the source did not flag exhausted means unlimited or unreported: "
             "importers drop it instead of reading exhaustion."
+        ),
+        "duration": (
+            "Length of the window (5h, 7d, 1d, or month: the calendar month up to its reset); "
+            "forecast reads it when a reading gives no window_seconds."
         ),
         "reason": "Why the scope holds.",
         "source": "Where the scope comes from (a URL or document).",

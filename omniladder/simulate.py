@@ -210,10 +210,16 @@ def _walk(inputs: LoadedInputs, auto_id: AutoId, instants: Sequence[datetime]
 def _walk_stepping(inputs: LoadedInputs, auto_id: AutoId, instants: Sequence[datetime]
                    ) -> tuple[tuple[Point, ...], tuple[Transition, ...]]:
     """``_walk``, re-deciding at each instant only the connections whose inputs changed."""
+    return walk(Stepper(inputs, auto_id, instants))
+
+
+def walk(stepper: Stepper) -> tuple[tuple[Point, ...], tuple[Transition, ...]]:
+    """One stepping walk: the points and the head-rung transitions with their causes (what
+    ``simulate`` and ``forecast`` read)."""
     points: list[Point] = []
     transitions: list[Transition] = []
     rungs: tuple[RungPoint, ...] = ()
-    for state in Stepper(inputs, auto_id, instants).steps():
+    for state in stepper.steps():
         if not points or state.rungs != tuple(
                 (r.rung, r.state, r.entries, r.connections) for r in rungs):
             rungs = tuple(RungPoint(*r) for r in state.rungs)

@@ -447,6 +447,7 @@ CLOSED_STDOUT = {
     "who --json": ["who", "claude/claude-sonnet-4-5", "--config", CONFIG, "--json"],
     "simulate": ["simulate", "auto/thrifty", "--config", CONFIG, "--from",
                  "2026-11-29T11:00:00Z", "--to", "2026-11-29T12:00:00Z"],
+    "forecast": ["forecast", "auto/thrifty", "--config", CONFIG, "--horizon", "2h"],
     "check": ["check", POLICY],
     "audit omniroute": ["audit", "omniroute", CANDIDATES, "--config", CONFIG],
     "audit omniroute --json": ["audit", "omniroute", CANDIDATES, "--config", CONFIG, "--json"],

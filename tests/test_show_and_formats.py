@@ -326,7 +326,7 @@ def test_every_format_has_a_renderer_for_every_command_taking_format() -> None:
     """CONVENTIONS 9: one renderer per format behind one interface, for every command."""
     taking = commands_taking_format()
     assert set(taking) == set(FORMAT_RENDERERS) == {"plan", "show", "check", "diff",
-                                                    "audit omniroute", "export"}
+                                                    "audit omniroute", "export", "forecast"}
     for name, param in taking.items():
         assert list(param.type.choices) == [f.value for f in Format], name
         renderers = importlib.import_module(FORMAT_RENDERERS[name]).RENDERERS

@@ -71,6 +71,10 @@ COMMAND_HELP: dict[str, CommandHelp] = {
     "simulate": CommandHelp(
         ("omniladder simulate auto/thrifty --step 15m --svg day.svg \\\n"
          "  --from 2026-11-29T00:00:00Z --to 2026-11-30T00:00:00Z",), None),
+    "forecast": CommandHelp(
+        ("omniladder forecast auto/thrifty --config examples/day/omniladder.toml \\\n"
+         "  --now 2026-11-29T13:00:00Z",
+         "omniladder forecast auto/subscription --horizon 6h --step 1m --json"), None),
     "check": CommandHelp(
         ("omniladder check examples/policy.toml",
          "omniladder check policy.toml --junit omniladder-junit.xml",

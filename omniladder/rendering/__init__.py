@@ -29,6 +29,7 @@ FORMAT_RENDERERS: dict[str, str] = {
     "diff": "omniladder.rendering.diff_view",
     "audit omniroute": "omniladder.rendering.audit_view",
     "export": "omniladder.rendering.export_view",
+    "forecast": "omniladder.rendering.forecast_view",
 }
 """Each command that takes --format, and the module whose ``RENDERERS`` serves it."""
 

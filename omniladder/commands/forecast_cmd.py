@@ -1,0 +1,68 @@
+"""`omniladder forecast AUTO_ID`: when the auto id steps up a rung, and when it starts paying."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from omniladder.commands.common import (
+    FormatOpt,
+    InputOptions,
+    NowOpt,
+    now_for,
+    output_format,
+    say,
+    user_errors,
+    with_input_options,
+)
+from omniladder.commands.lifetime import hold
+
+
+@with_input_options
+def forecast(
+    auto_id: Annotated[str, typer.Argument(
+        metavar="AUTO_ID", help="auto/subscription, auto/thrifty or auto/<category>:<tier>.")],
+    now: NowOpt = None,
+    horizon: Annotated[str, typer.Option(
+        "--horizon", help="How far ahead to step the plan: 6h, 24h, 2d.")] = "24h",
+    step: Annotated[str, typer.Option(
+        "--step", help="Time between projected plans: 1m, 5m, 15m.")] = "5m",
+    json_out: Annotated[bool, typer.Option(
+        "--json", help="Print the JSON forecast document (the same as --format json).")]
+    = False,
+    fmt: FormatOpt = None,
+    *,
+    options: InputOptions,
+) -> None:
+    """Project each window at its burn rate and step the plan: escalations, first paid."""
+    with user_errors():
+        from omniladder.autoid import parse_auto_id
+        from omniladder.forecast import catalog_lengths, forecast, parse_span
+        from omniladder.loading import find_settings, resolve_files
+        from omniladder.rendering.forecast_view import RENDERERS
+        from omniladder.scopes import load_window_scopes
+        from omniladder.simulate import step_instants
+
+        chosen = output_format(fmt, json_out)
+        parsed = parse_auto_id(auto_id)
+        ahead = parse_span(horizon, "--horizon")
+        every = parse_span(step, "--step")
+        inputs = options.load()
+        instant, source, inputs = now_for(now, inputs)
+        step_instants(instant, instant + ahead, every)  # too many steps: a usage error
+        files = resolve_files(find_settings(options.config), inputs.settings,
+                              no_shipped_catalogs=options.no_shipped_catalogs)
+        scopes = load_window_scopes(files.window_catalogs,
+                                    include_shipped=not options.no_shipped_catalogs)
+        result = forecast(inputs, parsed, instant, ahead, every, now_source=source,
+                          lengths=catalog_lengths(scopes))
+        hold(result)
+        from omniladder.rendering import Format
+
+        if chosen != Format.JSON:
+            for warning in result.warnings:
+                say(f"omniladder: warning: {warning}")
+        RENDERERS[chosen](result, sys.stdout)
+        sys.stdout.flush()

@@ -1,0 +1,578 @@
+"""`forecast`: when each auto id steps up a rung, and when it starts paying.
+
+Two parts, both plain functions over the loaded inputs:
+
+* **Pace** of every window of each connection's latest reading (the reading R6 judges at
+  now, R6.4's held windows included): the elapsed part of the window, the use an even pace
+  would have reached, the actual use, the burn rate over the readings of the window's current
+  cycle, the instant the window reaches the exit cutoff at that rate, and whether it lasts to
+  its reset. Guardrails give a reason instead of a number: fewer than two readings in the
+  cycle, less than 5% of the window elapsed, an unknown window length or reset, a stale,
+  unknown or exhausted reading. Nothing runs out after its own reset.
+* **The ladder's forecast.** Each connection whose latest reading is fresh at now gets
+  projected readings: its windows burnt at their rates (a window with no rate holds its
+  figure), back to 100% at each reset, as if its telemetry kept arriving. The projected
+  readings join the recorded history and the stepping engine (``omniladder.stepping``, the
+  one ``simulate`` runs) plans every step of the horizon: the forecast *is* a simulation of
+  recorded-plus-projected readings, so R6, R7 (hysteresis), R8, R9 and R10/R11 are never
+  re-derived here. A connection whose reading is stale, unknown or exhausted gets no
+  projection: the engine reads what was recorded, so unknown never turns into headroom.
+
+A projected reading is written only at the steps that need one: the first step past the
+recorded reading's freshness and every step at which the previous projected reading would
+turn stale (keep-alive), the first step at or after each projected reset, and the first step
+at which a window reaches the exit cutoff. Between those steps a window only falls and stays
+on the same side of the cutoff, so every step decides as with a reading at every step (a
+test holds the two to the same transitions).
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+from calendar import monthrange
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from itertools import pairwise
+
+from omniladder import timefmt
+from omniladder.autoid import AutoId
+from omniladder.loading import LoadedInputs
+from omniladder.models import (
+    CALENDAR_MONTH,
+    PAID_RUNGS,
+    RUNGS,
+    ObservedOverage,
+    Reading,
+    Rung,
+    Window,
+    duration_seconds,
+)
+from omniladder.quota import HeldWindow, in_force, readings_until
+from omniladder.simulate import Point, Transition, step_instants, walk
+from omniladder.stepping import Stepper
+
+DEFAULT_HORIZON = "24h"
+DEFAULT_STEP = "5m"
+MIN_ELAPSED_FRACTION = 0.05
+"""No pace before 5% of the window has elapsed: a burst at the start says little."""
+MIN_CYCLE_READINGS = 2
+SAME_RESET_SECONDS = 60.0
+"""Two readings whose reset instants differ by at most this belong to one window cycle
+(sources round or jitter the reset by a few seconds)."""
+SPEND_BASIS_HOURS = 24
+"""The recent cost per hour of a paid rung: its spend in this many hours before now."""
+
+WindowLength = Callable[[str, Window], tuple[float | None, str]]
+"""(provider, window) → (length in seconds or None, where the length came from)."""
+
+
+def no_lengths(provider: str, window: Window) -> tuple[float | None, str]:
+    """Lengths from the readings only (``window_seconds``)."""
+    if window.window_seconds is not None:
+        return float(window.window_seconds), "reading"
+    return None, "unknown"
+
+
+def month_before(instant: datetime) -> datetime:
+    """The same wall time one calendar month earlier (the day clamped to the month)."""
+    year, month = (instant.year, instant.month - 1) if instant.month > 1 else (
+        instant.year - 1, 12)
+    day = min(instant.day, monthrange(year, month)[1])
+    return instant.replace(year=year, month=month, day=day)
+
+
+def catalog_lengths(scopes: object) -> WindowLength:
+    """Lengths from ``window_seconds``, else from the window catalog's ``duration``."""
+    from omniladder.scopes import WindowScopes
+
+    assert isinstance(scopes, WindowScopes)
+
+    def length(provider: str, window: Window) -> tuple[float | None, str]:
+        if window.window_seconds is not None:
+            return float(window.window_seconds), "reading"
+        sourced = scopes.match(provider, window.name)
+        if sourced is None or sourced.entry.duration is None:
+            return None, "unknown"
+        text = sourced.entry.duration
+        if text == CALENDAR_MONTH:
+            if window.reset_at is None:
+                return None, "unknown"
+            seconds = (window.reset_at - month_before(window.reset_at)).total_seconds()
+        else:
+            seconds = duration_seconds(text) or 0.0
+        return seconds, f"catalog {sourced.file}"
+
+    return length
+
+
+# --- pace -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pace:
+    """One window of a connection's latest reading, against an even pace (issue item 2)."""
+
+    connection_id: str
+    window: str
+    models: tuple[str, ...] | None
+    checked_at: datetime
+    remaining_percent: float | None
+    """None for an unlimited window."""
+    reset_at: datetime | None
+    window_seconds: float | None
+    length_source: str
+    readings: int
+    """Readings of the window's current cycle, the latest included."""
+    elapsed_fraction: float | None
+    expected_used_percent: float | None
+    used_percent: float | None
+    ahead_percent: float | None
+    """Actual use less the even-pace use: positive burns faster than the window lasts."""
+    burn_percent_per_hour: float | None
+    cutoff_at: datetime | None
+    """When the window reaches the exit cutoff at the burn rate; None when it does not
+    before its reset (or has no rate)."""
+    lasts_to_reset: bool | None
+    note: str
+    """Why a figure is missing (a guardrail), or what holds the window; empty otherwise."""
+
+    @property
+    def rate(self) -> float:
+        """The burn the projection uses: none without a forecast."""
+        return self.burn_percent_per_hour or 0.0
+
+
+@dataclass(frozen=True)
+class ConnectionOutlook:
+    """Whether a connection's readings are projected, and why not when not."""
+
+    connection_id: str
+    projected: bool
+    note: str
+    paces: tuple[Pace, ...]
+
+
+def _same_window(a: Window, b: Window) -> bool:
+    return a.name == b.name and a.models == b.models
+
+
+def _same_reset(a: datetime | None, b: datetime | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return abs((a - b).total_seconds()) <= SAME_RESET_SECONDS
+
+
+def cycle_readings(readings: Sequence[Reading], window: Window) -> list[tuple[datetime, float]]:
+    """(checked_at, figure) of the window over its current cycle, oldest first: back from the
+    latest reading while the window is shown with the same reset and no regain."""
+    found: list[tuple[datetime, float]] = []
+    later: float | None = None
+    for reading in reversed(readings):
+        mine = next((w for w in reading.all_windows() if _same_window(w, window)), None)
+        if mine is None or mine.unlimited or not _same_reset(mine.reset_at, window.reset_at):
+            break
+        figure = mine.figure
+        if later is not None and figure < later:
+            break  # lower before a higher figure: a reset in between (a new cycle)
+        found.append((reading.checked_at, figure))
+        later = figure
+    found.reverse()
+    return found
+
+
+def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
+                window: Window, now: datetime, cutoff: float,
+                lengths: WindowLength) -> Pace:
+    """The pace of one window of the latest reading (``readings[-1]``)."""
+    latest = readings[-1]
+    length, source = lengths(provider, window)
+    reset_at = window.reset_at
+    elapsed: float | None = None
+    if length is not None and reset_at is not None:
+        elapsed = min(max(1.0 - (reset_at - now).total_seconds() / length, 0.0), 1.0)
+    blank = Pace(connection_id, window.name, window.models, latest.checked_at,
+                 None if window.unlimited else window.figure, reset_at, length, source, 0,
+                 elapsed, None if elapsed is None else elapsed * 100.0, None, None, None,
+                 None, None, "")
+    if window.unlimited:
+        return dataclasses.replace(blank, lasts_to_reset=True, note="unlimited")
+    used = 100.0 - window.figure
+    expected = blank.expected_used_percent
+    blank = dataclasses.replace(
+        blank, used_percent=used, ahead_percent=None if expected is None else used - expected)
+    if isinstance(window, HeldWindow):
+        until = timefmt.short(reset_at, now) if reset_at is not None else "its reset"
+        return dataclasses.replace(
+            blank, lasts_to_reset=False,
+            note=f"held at {timefmt.pct(window.figure)} until {until}: no regain before a "
+                 "reset (R6.4)")
+    if window.figure <= cutoff:
+        until = timefmt.short(reset_at, now) if reset_at is not None else "a higher reading"
+        return dataclasses.replace(
+            blank, lasts_to_reset=False,
+            note=f"at or below the cutoff {timefmt.pct(cutoff)} until {until}")
+    cycle = cycle_readings(readings, window)
+    blank = dataclasses.replace(blank, readings=len(cycle))
+    if reset_at is None:
+        return dataclasses.replace(blank, note="no reset instant: the elapsed part of the "
+                                               "window is unknown, no forecast")
+    if length is None:
+        return dataclasses.replace(blank, note="window length unknown (no window_seconds, "
+                                               "no catalog duration): no forecast")
+    assert elapsed is not None
+    if elapsed < MIN_ELAPSED_FRACTION:
+        return dataclasses.replace(
+            blank, note=f"{elapsed * 100:.0f}% of the window elapsed: no forecast before "
+                        f"{MIN_ELAPSED_FRACTION * 100:.0f}%")
+    if len(cycle) < MIN_CYCLE_READINGS:
+        return dataclasses.replace(
+            blank, note=f"{len(cycle)} reading in this cycle: no forecast before "
+                        f"{MIN_CYCLE_READINGS}")
+    (first_at, first), (last_at, last) = cycle[0], cycle[-1]
+    hours = (last_at - first_at).total_seconds() / 3600.0
+    rate = max(first - last, 0.0) / hours
+    cutoff_at: datetime | None = None
+    lasts = True
+    if rate > 0:
+        reaches = last_at + timedelta(hours=(last - cutoff) / rate)
+        if reaches < reset_at:  # the reset always wins
+            cutoff_at, lasts = reaches, False
+    return dataclasses.replace(blank, burn_percent_per_hour=rate, cutoff_at=cutoff_at,
+                               lasts_to_reset=lasts)
+
+
+def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: datetime,
+            inputs: LoadedInputs, lengths: WindowLength) -> ConnectionOutlook:
+    """The paces of a connection's latest reading and whether it can be projected."""
+    ladder = inputs.settings.ladder
+    readings = in_force(history, now, ladder.exit_cutoff_percent)
+    if not readings:
+        return ConnectionOutlook(connection_id, False, "no quota reading at or before now", ())
+    latest = readings[-1]
+    seen = timefmt.short(latest.checked_at, now)
+    if latest.status == "unknown":
+        return ConnectionOutlook(connection_id, False, f"reading at {seen} has status unknown:"
+                                 " unknown remaining is never headroom, no projection", ())
+    if latest.status == "exhausted":
+        resets = (f" until {timefmt.short(latest.reset_at, now)}"
+                  if latest.reset_at is not None else "")
+        return ConnectionOutlook(connection_id, False,
+                                 f"reading at {seen} says exhausted{resets}: no projection", ())
+    age = (now - latest.checked_at).total_seconds()
+    paces = tuple(window_pace(connection_id, provider, readings, window, now,
+                              ladder.exit_cutoff_percent, lengths)
+                  for window in latest.all_windows())
+    if age > ladder.max_reading_age_seconds:
+        stale = (f"reading at {seen} is {timefmt.duration(age)} old (max "
+                 f"{timefmt.duration(ladder.max_reading_age_seconds)}): stale, no forecast")
+        paces = tuple(dataclasses.replace(
+            pace, burn_percent_per_hour=None, cutoff_at=None, lasts_to_reset=None,
+            note=stale) for pace in paces)
+        return ConnectionOutlook(connection_id, False, stale, paces)
+    return ConnectionOutlook(connection_id, True, "", paces)
+
+
+# --- projected readings ----------------------------------------------------------------------
+
+
+def _projected_window(window: Window, pace: Pace, origin: datetime, at: datetime
+                      ) -> Window:
+    """The window as a reading at ``at`` would show it, burnt from ``origin`` at the rate."""
+    reset_at = window.reset_at
+    if reset_at is None or at < reset_at:
+        if window.unlimited or pace.rate == 0:
+            return _plain(window, window.remaining_percent, reset_at)
+        left = max(window.figure - pace.rate * (at - origin).total_seconds() / 3600.0, 0.0)
+        return _plain(window, left, reset_at)
+    length = pace.window_seconds
+    if length is None:  # no length: the window is full again, and no further reset is known
+        return _plain(window, None if window.unlimited else 100.0, None)
+    cycles = int((at - reset_at).total_seconds() // length)
+    start = reset_at + timedelta(seconds=length * cycles)
+    if window.unlimited:
+        return _plain(window, None, start + timedelta(seconds=length))
+    left = max(100.0 - pace.rate * (at - start).total_seconds() / 3600.0, 0.0)
+    return _plain(window, left, start + timedelta(seconds=length))
+
+
+def _plain(window: Window, remaining: float | None, reset_at: datetime | None) -> Window:
+    return Window(name=window.name, remaining_percent=remaining,
+                  unlimited=remaining is None, reset_at=reset_at, models=window.models,
+                  window_seconds=window.window_seconds)
+
+
+def _resets(window: Window, pace: Pace, end: datetime) -> list[datetime]:
+    """Every reset of the window from its own until ``end`` (one without a known length)."""
+    reset_at = window.reset_at
+    found: list[datetime] = []
+    while reset_at is not None and reset_at <= end:
+        found.append(reset_at)
+        if pace.window_seconds is None:
+            break
+        reset_at = reset_at + timedelta(seconds=pace.window_seconds)
+    return found
+
+
+def projected_readings(connection_id: str, history: Sequence[Reading],
+                       outlook_: ConnectionOutlook, instants: Sequence[datetime],
+                       inputs: LoadedInputs, dense: bool = False) -> list[Reading]:
+    """The readings the projection adds after now (``instants[0]``) for one connection.
+
+    ``dense`` writes one at every step (what the sparse choice is tested against).
+    """
+    if not outlook_.projected or len(instants) < 2:
+        return []
+    ladder = inputs.settings.ladder
+    now = instants[0]
+    readings = in_force(history, now, ladder.exit_cutoff_percent)
+    latest = readings[-1]
+    windows = latest.all_windows()
+    paces = outlook_.paces
+    origin = latest.checked_at
+    end = instants[-1]
+    cutoff = ladder.exit_cutoff_percent
+    max_age = ladder.max_reading_age_seconds
+    overage = _overage_in_force(history, now, max_age)
+
+    wanted: set[int] = set()
+    if not dense:
+        count = len(instants)
+        for window, pace in zip(windows, paces, strict=True):
+            for reset in _resets(window, pace, end):
+                index = bisect.bisect_left(instants, reset)
+                if 0 < index < count:
+                    wanted.add(index)
+            if pace.rate > 0 and not window.unlimited:
+                # the first step of each cycle at or below the cutoff
+                for at in _cutoff_instants(window, pace, origin, cutoff, end):
+                    index = bisect.bisect_left(instants, at)
+                    if 0 < index < count:
+                        wanted.add(index)
+    out: list[Reading] = []
+    last = origin
+    for index in range(1, len(instants)):
+        at = instants[index]
+        if not dense and index not in wanted and (at - last).total_seconds() <= max_age:
+            continue
+        projected = tuple(_projected_window(window, pace, origin, at)
+                          for window, pace in zip(windows, paces, strict=True))
+        if latest.windows is None:  # a top-level figure stays one
+            (only,) = projected
+            reading = Reading(connection=connection_id, checked_at=at,
+                              remaining_percent=only.remaining_percent, reset_at=only.reset_at,
+                              overage=overage)
+        else:
+            reading = Reading(connection=connection_id, checked_at=at, windows=projected,
+                              overage=overage)
+        out.append(reading)
+        last = at
+    return out
+
+
+def _cutoff_instants(window: Window, pace: Pace, origin: datetime, cutoff: float,
+                     end: datetime) -> list[datetime]:
+    """When the projected window reaches the cutoff, once in each cycle up to ``end``."""
+    rate = pace.rate
+    found: list[datetime] = []
+    start, figure = origin, window.figure
+    reset_at = window.reset_at
+    while start <= end:
+        if figure > cutoff:
+            at = start + timedelta(hours=(figure - cutoff) / rate)
+            if reset_at is None or at < reset_at:
+                found.append(at)
+        if reset_at is None or pace.window_seconds is None:
+            break
+        start, figure = reset_at, 100.0
+        reset_at = reset_at + timedelta(seconds=pace.window_seconds)
+    return found
+
+
+def _overage_in_force(history: Sequence[Reading], now: datetime,
+                      max_age: float) -> ObservedOverage | None:
+    """R2a's observation at now, carried by the projected readings while it is fresh (the
+    provider is assumed to keep saying it); a stale one is left to the recorded reading."""
+    for reading in reversed(readings_until(history, now)):
+        if reading.overage is not None:
+            fresh = (now - reading.checked_at).total_seconds() <= max_age
+            return reading.overage if fresh else None
+    return None
+
+
+def with_projection(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutlook],
+                    instants: Sequence[datetime], dense: bool = False
+                    ) -> tuple[LoadedInputs, dict[str, list[Reading]]]:
+    """The inputs with every projected reading added to its connection's history."""
+    by_id = {o.connection_id: o for o in outlooks}
+    now = instants[0]
+    # Only what was recorded at or before now counts: the rest is what the forecast projects.
+    readings = {cid: tuple(readings_until(history, now))
+                for cid, history in inputs.readings.items()}
+    added: dict[str, list[Reading]] = {}
+    for connection in inputs.connections:
+        found = by_id.get(connection.id)
+        if found is None or not found.projected:
+            continue
+        history = readings.get(connection.id, ())
+        projected = projected_readings(connection.id, history, found, instants, inputs, dense)
+        if projected:
+            readings[connection.id] = (*history, *projected)
+            added[connection.id] = projected
+    return inputs._replace(readings=readings), added
+
+
+# --- the forecast ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """One step up the ladder and when the head comes back down (within the horizon)."""
+
+    at: datetime
+    previous: Rung | None
+    head: Rung | None
+    cause: str
+    back_at: datetime | None
+    """The first later step whose head is back at ``previous`` or below (a reset or a regain
+    of a connection there); None when not within the horizon."""
+    back_cause: str | None
+
+    @property
+    def paid(self) -> bool:
+        return self.head in PAID_RUNGS or self.head is None
+
+
+@dataclass(frozen=True)
+class PaidEstimate:
+    rung: Rung
+    hours: float
+    usd_per_hour: float | None
+    usd: float | None
+    basis: str
+
+
+@dataclass(frozen=True)
+class Forecast:
+    auto_id: AutoId
+    now: datetime
+    now_source: str
+    horizon: timedelta
+    step: timedelta
+    outlooks: tuple[ConnectionOutlook, ...]
+    points: tuple[Point, ...]
+    transitions: tuple[Transition, ...]
+    escalations: tuple[Escalation, ...]
+    first_paid_at: datetime | None
+    pool_empty_at: datetime | None
+    hours_by_head: dict[str, float]
+    """Hours each rung heads the pool over the horizon (``empty``: no pool)."""
+    paid: tuple[PaidEstimate, ...] | None
+    """None without a spend ledger: hours only."""
+    projected_readings: int
+    warnings: tuple[str, ...]
+
+    @property
+    def end(self) -> datetime:
+        return self.points[-1].at
+
+
+def _rank(rung: str | None) -> int:
+    return RUNGS.index(rung) if rung in RUNGS else len(RUNGS)
+
+
+def forecast(inputs: LoadedInputs, auto_id: AutoId, now: datetime, horizon: timedelta,
+             step: timedelta, *, now_source: str = "flag",
+             lengths: WindowLength = no_lengths, dense: bool = False) -> Forecast:
+    """Project every fresh connection's windows and step the plan over the horizon."""
+    instants = step_instants(now, now + horizon, step)
+    outlooks = tuple(
+        outlook(c.id, c.provider, inputs.readings.get(c.id, ()), now, inputs, lengths)
+        for c in inputs.connections if inputs.readings.get(c.id))
+    projected, added = with_projection(inputs, outlooks, instants, dense)
+    stepper = Stepper(projected, auto_id, instants)
+    points, transitions = walk(stepper)
+    escalations = _escalations(points, transitions)
+    first_paid = next((p.at for p in points if p.head in PAID_RUNGS), None)
+    empty = next((p.at for p in points if p.head is None), None)
+    hours: dict[str, float] = {}
+    for here, after in pairwise(points):
+        key = here.head or "empty"
+        hours[key] = hours.get(key, 0.0) + (after.at - here.at).total_seconds() / 3600.0
+    paid = _paid(inputs, stepper, hours, now)
+    warnings = tuple(inputs.warnings)
+    return Forecast(auto_id, now, now_source, horizon, step, outlooks, points, transitions,
+                    escalations, first_paid, empty, hours, paid,
+                    sum(len(r) for r in added.values()), warnings)
+
+
+def _escalations(points: Sequence[Point], transitions: Sequence[Transition]
+                 ) -> tuple[Escalation, ...]:
+    out: list[Escalation] = []
+    for index, transition in enumerate(transitions):
+        if not transition.escalation:
+            continue
+        back = next((later for later in transitions[index + 1:]
+                     if _rank(later.head) <= _rank(transition.previous)), None)
+        out.append(Escalation(transition.at, transition.previous, transition.head,
+                              transition.cause, back.at if back else None,
+                              back.cause if back else None))
+    return tuple(out)
+
+
+def _paid(inputs: LoadedInputs, stepper: Stepper, hours: dict[str, float], now: datetime
+          ) -> tuple[PaidEstimate, ...] | None:
+    """Paid dollars from each paid rung's recent cost per hour (with a spend ledger)."""
+    if inputs.spend is None:
+        return None
+    since = now - timedelta(hours=SPEND_BASIS_HOURS)
+    spent: dict[str, float] = {}
+    for event in inputs.spend:
+        if not since < event.at <= now:
+            continue
+        rung = event.rung or stepper.rung_of_event(event)
+        if rung is not None:
+            spent[rung] = spent.get(rung, 0.0) + event.cost_usd
+    out: list[PaidEstimate] = []
+    for rung in PAID_RUNGS:
+        on = hours.get(rung, 0.0)
+        cost = spent.get(rung)
+        if cost is None:
+            out.append(PaidEstimate(rung, on, None, None,
+                                    f"no {rung} spend in the {SPEND_BASIS_HOURS}h before now:"
+                                    " hours only"))
+            continue
+        per_hour = cost / SPEND_BASIS_HOURS
+        out.append(PaidEstimate(rung, on, per_hour, per_hour * on,
+                                f"{timefmt.usd(cost)} of {rung} spend in the "
+                                f"{SPEND_BASIS_HOURS}h before now = "
+                                f"{timefmt.usd(per_hour)}/h"))
+    return tuple(out)
+
+
+def wait_text(escalation: Escalation, now: datetime) -> str:
+    """``pay from 14:05Z until 17:00Z, or wait 2h55m`` for an escalation off a quota rung."""
+    start = timefmt.short(escalation.at, now)
+    if escalation.back_at is None:
+        verb = "pay" if escalation.paid else "run"
+        return f"{verb} from {start} past the horizon"
+    wait = timefmt.duration((escalation.back_at - escalation.at).total_seconds())
+    until = timefmt.short(escalation.back_at, now)
+    if escalation.head in PAID_RUNGS:
+        return f"pay from {start} until {until}, or wait {wait}"
+    if escalation.head is None:
+        return f"empty from {start} until {until} ({wait})"
+    return f"on {escalation.head} from {start} until {until} ({wait})"
+
+
+def parse_span(text: str, option: str) -> timedelta:
+    """A positive duration for ``option`` (``--horizon``, ``--step``), as simulate's step."""
+    from omniladder.errors import UsageError
+    from omniladder.simulate import parse_step
+
+    try:
+        return parse_step(text)
+    except UsageError as exc:
+        raise UsageError(exc.message.replace("step", option.lstrip("-")),
+                         field=option) from None

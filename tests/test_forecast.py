@@ -1,0 +1,341 @@
+"""`forecast`: pace per window, projected readings stepped by the one engine (issue: forecast).
+
+The forecast is a simulation of the recorded readings plus projected ones; these tests hold
+it to ``simulate`` over the same readings, to a reading at every step, and to the guardrails.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from omniladder.autoid import parse_auto_id
+from omniladder.cli import app
+from omniladder.forecast import (
+    MIN_CYCLE_READINGS,
+    MIN_ELAPSED_FRACTION,
+    Forecast,
+    WindowLength,
+    catalog_lengths,
+    forecast,
+    no_lengths,
+    with_projection,
+)
+from omniladder.loading import LoadedInputs
+from omniladder.models import Connection, LadderSettings, Reading, Settings, Window
+from omniladder.plan import make_plan
+from omniladder.scopes import load_window_scopes
+from omniladder.simulate import simulate
+from tests.conftest import EXAMPLES
+from tests.test_simulate_stepping import CATALOGS, T0, fleets
+
+runner = CliRunner()
+DAY = str(EXAMPLES / "day" / "omniladder.toml")
+STEP = timedelta(minutes=5)
+
+
+def five_hours(provider: str, window: Window) -> tuple[float | None, str]:
+    """Every window is five hours long (what a catalog duration would say)."""
+    return 18_000.0, "test"
+
+
+def run(inputs: LoadedInputs, auto_id: str, now: datetime, hours: float = 6,
+        step: timedelta = STEP, lengths: WindowLength = five_hours,
+        dense: bool = False) -> Forecast:
+    return forecast(inputs, parse_auto_id(auto_id), now, timedelta(hours=hours), step,
+                    lengths=lengths, dense=dense)
+
+
+# --- the day example ---------------------------------------------------------------------
+
+
+def day_forecast(auto_id: str = "auto/thrifty") -> dict:  # type: ignore[type-arg]
+    result = runner.invoke(app, ["forecast", auto_id, "--config", DAY, "--now",
+                                 "2026-11-29T13:00:00Z", "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_the_day_example_escalates_to_cheap_and_comes_back_at_the_reset() -> None:
+    """R11 over the projection: 5h window at 51.5% burning 48.5%/h reaches the cutoff at
+    14:01, so 14:05 is the first step on cheap; the 17:00 reset brings it back."""
+    document = day_forecast()
+    (escalation,) = document["escalations"]
+    assert escalation["at"] == "2026-11-29T14:05:00Z"
+    assert (escalation["from"], escalation["to"]) == ("subscription", "cheap")
+    assert escalation["back_at"] == "2026-11-29T17:00:00Z"
+    assert escalation["wait_seconds"] == 2 * 3600 + 55 * 60
+    assert escalation["text"] == "pay from 14:05Z until 17:00Z, or wait 2h55m"
+    assert document["first_paid_at"] == "2026-11-29T14:05:00Z"
+    assert document["pool_empty_at"] is None
+    pace = next(p for p in document["pace"] if p["window"] == "5h")
+    assert pace["burn_percent_per_hour"] == 48.5
+    assert pace["cutoff_at"].startswith("2026-11-29T14:01")
+    assert pace["elapsed_fraction"] == 0.2
+    assert pace["lasts_to_reset"] is False
+    assert document["hours_by_head"]["cheap"] == pytest.approx(2 + 55 / 60, abs=1e-3)
+    cheap = next(p for p in document["paid_estimate"] if p["rung"] == "cheap")
+    assert cheap["usd"] is not None
+    assert "before now" in cheap["basis"]
+
+
+def test_the_day_example_empties_auto_subscription() -> None:
+    """R10 fails closed: the exhausted Pro plan is not projected, so the pool is empty."""
+    document = day_forecast("auto/subscription")
+    assert document["pool_empty_at"] == "2026-11-29T14:05:00Z"
+    assert document["first_paid_at"] is None
+    personal = next(c for c in document["connections"]
+                    if c["connection_id"] == "claude-pro-personal")
+    assert personal["projected"] is False
+    assert "exhausted" in personal["note"]
+
+
+def test_the_table_fits_80_columns_and_names_the_wait() -> None:
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, "--now",
+                                 "2026-11-29T13:00:00Z"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "  pay from 14:05Z until 17:00Z, or wait 2h55m" in lines
+    assert any(line.startswith("  claude-max-work    5h        51.5%") for line in lines)
+
+
+def test_markdown_lists_the_escalation() -> None:
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, "--now",
+                                 "2026-11-29T13:00:00Z", "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    assert "- pay from 14:05Z until 17:00Z, or wait 2h55m" in result.stdout
+
+
+@pytest.mark.parametrize(("option", "value"), [("--horizon", "0m"), ("--step", "soon"),
+                                               ("--horizon", "9999999d")])
+def test_bad_spans_are_usage_errors_naming_the_option(option: str, value: str) -> None:
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, option, value])
+    assert result.exit_code == 2, result.output
+    assert option in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_the_json_document_keeps_to_its_schema() -> None:
+    """Every key the document writes is documented, and every required key is written."""
+    from tests.conftest import ROOT
+
+    schema = json.loads((ROOT / "schemas" / "forecast.schema.json").read_text())
+    for document in (day_forecast(), day_forecast("auto/subscription")):
+        assert set(document) == set(schema["required"])
+        for key in ("pace", "transitions", "escalations"):
+            item = schema["properties"][key]["items"]
+            for row in document[key]:
+                assert set(row) == set(item["required"]), key
+
+
+# --- window lengths ------------------------------------------------------------------------
+
+
+def test_catalog_durations_give_the_window_lengths() -> None:
+    """Item 1: window_seconds first, else the catalog's duration (Copilot: the month)."""
+    lengths = catalog_lengths(load_window_scopes())
+    assert lengths("claude", Window(name="five_hour", remaining_percent=50))[0] == 18_000
+    assert lengths("codex", Window(name="weekly", remaining_percent=50))[0] == 7 * 86_400
+    assert lengths("codex", Window(name="weekly", remaining_percent=50,
+                                   window_seconds=60))[0] == 60
+    reset = datetime(2026, 12, 1, tzinfo=UTC)
+    copilot = Window(name="premium_interactions", remaining_percent=50, reset_at=reset)
+    assert lengths("github", copilot)[0] == 30 * 86_400
+    assert lengths("acme", Window(name="5h", remaining_percent=50)) == (None, "unknown")
+
+
+# --- generated histories -------------------------------------------------------------------
+
+
+def recorded_plus_projected(inputs: LoadedInputs, result: Forecast) -> LoadedInputs:
+    instants = [p.at for p in result.points]
+    projected, _ = with_projection(inputs, result.outlooks, instants)
+    return projected
+
+
+@settings(max_examples=120, deadline=None)
+@given(fleets(), st.sampled_from(["auto/thrifty", "auto/subscription"]),
+       st.integers(-120, 60), st.sampled_from([5, 15]))
+def test_simulating_the_projected_readings_as_recorded_gives_the_same_transitions(
+        inputs: LoadedInputs, auto_id: str, start: int, step: int) -> None:
+    """Issue "Done when": the projection fed to simulate's whole-fleet re-plan (the oracle
+    of the stepping engine) gives the forecast's head series and transitions."""
+    now = T0 + timedelta(minutes=start)
+    result = run(inputs, auto_id, now, hours=4, step=timedelta(minutes=step))
+    series = simulate(recorded_plus_projected(inputs, result), parse_auto_id(auto_id), now,
+                      result.end, timedelta(minutes=step), replan=True)
+    assert series.transitions == result.transitions
+    assert [p.head for p in series.points] == [p.head for p in result.points]
+
+
+@settings(max_examples=120, deadline=None)
+@given(fleets(), st.sampled_from(["auto/thrifty", "auto/subscription"]),
+       st.integers(-120, 60), st.sampled_from([1, 5, 15]))
+def test_sparse_projected_readings_decide_as_a_reading_at_every_step(
+        inputs: LoadedInputs, auto_id: str, start: int, step: int) -> None:
+    now = T0 + timedelta(minutes=start)
+    every = timedelta(minutes=step)
+    sparse = run(inputs, auto_id, now, hours=4, step=every)
+    dense = run(inputs, auto_id, now, hours=4, step=every, dense=True)
+    assert sparse.transitions == dense.transitions
+    assert [(p.head, p.pool_size) for p in sparse.points] == [
+        (p.head, p.pool_size) for p in dense.points]
+
+
+@settings(max_examples=150, deadline=None)
+@given(fleets(), st.integers(-120, 60))
+def test_guardrails_hold_on_generated_histories(inputs: LoadedInputs, start: int) -> None:
+    """Item 2: a burn rate only from two readings of the cycle, 5% of the window elapsed and
+    a fresh reading; never an exhaustion after the window's own reset."""
+    now = T0 + timedelta(minutes=start)
+    result = run(inputs, "auto/thrifty", now, hours=1)
+    max_age = inputs.settings.ladder.max_reading_age_seconds
+    for item in result.outlooks:
+        for pace in item.paces:
+            if pace.burn_percent_per_hour is None:
+                assert pace.note or pace.remaining_percent is None
+                continue
+            assert item.projected
+            assert (now - pace.checked_at).total_seconds() <= max_age
+            assert pace.readings >= MIN_CYCLE_READINGS
+            assert pace.elapsed_fraction is not None
+            assert pace.elapsed_fraction >= MIN_ELAPSED_FRACTION
+            if pace.cutoff_at is not None:
+                assert pace.reset_at is not None
+                assert pace.cutoff_at < pace.reset_at
+                assert pace.lasts_to_reset is False
+        if not item.projected:
+            assert all(p.burn_percent_per_hour is None for p in item.paces)
+
+
+# --- zero burn and resets ------------------------------------------------------------------
+
+
+@st.composite
+def steady_fleets(draw: st.DrawFn) -> LoadedInputs:
+    """Subscription connections, each read twice with the same figures: zero burn."""
+    connections: list[Connection] = []
+    readings: dict[str, tuple[Reading, ...]] = {}
+    for index in range(draw(st.integers(1, 4))):
+        cid = f"c{index}"
+        connections.append(Connection(id=cid, provider="claude", auth_type="oauth",
+                                      models=("claude-sonnet-4-5",)))
+        windows = tuple(
+            Window(name=f"w{n}", remaining_percent=draw(st.sampled_from([1.0, 3.0, 40.0])),
+                   reset_at=T0 + timedelta(minutes=draw(st.integers(20, 400))))
+            for n in range(draw(st.integers(1, 2))))
+        readings[cid] = tuple(Reading(connection=cid, checked_at=T0 - timedelta(minutes=m),
+                                      windows=windows) for m in (60, 0))
+    return LoadedInputs(
+        settings=Settings(ladder=LadderSettings(max_reading_age_seconds=180)),
+        connections=tuple(connections), readings=readings, quota=None, spend=None,
+        catalogs=CATALOGS, files={})
+
+
+@settings(max_examples=100, deadline=None)
+@given(steady_fleets(), st.sampled_from(["auto/thrifty", "auto/subscription"]))
+def test_zero_burn_holds_the_current_plan_until_each_reset(inputs: LoadedInputs,
+                                                          auto_id: str) -> None:
+    result = run(inputs, auto_id, T0, hours=8)
+    first_reset = min(w.reset_at for h in inputs.readings.values()
+                      for w in h[-1].all_windows() if w.reset_at is not None)
+    plan = make_plan(inputs, parse_auto_id(auto_id), T0, "flag")
+    head = plan.pool[0].rung if plan.pool else None
+    for point in result.points:
+        if point.at >= first_reset:
+            break
+        assert (point.head, point.pool_size) == (head, len(plan.pool))
+    assert all(p.burn_percent_per_hour == 0 for o in result.outlooks for p in o.paces
+               if p.note == "")
+
+
+@settings(max_examples=100, deadline=None)
+@given(steady_fleets())
+def test_a_reset_always_ends_a_projected_exhaustion(inputs: LoadedInputs) -> None:
+    """Every window is back above the cutoff at the first step at or after its reset."""
+    result = run(inputs, "auto/subscription", T0, hours=8)
+    projected = recorded_plus_projected(inputs, result)
+    for cid, history in inputs.readings.items():
+        for window in history[-1].windows or ():
+            assert window.reset_at is not None
+            after = next(r for r in projected.readings[cid] if r.checked_at >= window.reset_at)
+            (shown,) = [w for w in after.windows or () if w.name == window.name]
+            assert shown.figure == 100.0
+            assert shown.reset_at is not None
+            assert shown.reset_at > after.checked_at
+
+
+def test_a_stale_reading_gets_no_projection_and_stays_unknown() -> None:
+    """Unknown remaining is never headroom: a stale reading is not refreshed by the forecast."""
+    reading = Reading(connection="c", checked_at=T0 - timedelta(minutes=10),
+                      windows=(Window(name="5h", remaining_percent=80.0,
+                                      reset_at=T0 + timedelta(hours=3)),))
+    inputs = LoadedInputs(
+        settings=Settings(ladder=LadderSettings(max_reading_age_seconds=300)),
+        connections=(Connection(id="c", provider="claude", auth_type="oauth",
+                                models=("claude-sonnet-4-5",)),),
+        readings={"c": (reading,)}, quota=None, spend=None, catalogs=CATALOGS, files={})
+    result = run(inputs, "auto/subscription", T0, hours=2)
+    (item,) = result.outlooks
+    assert not item.projected
+    assert "stale" in item.note
+    assert result.projected_readings == 0
+    assert result.pool_empty_at == T0
+
+
+@pytest.mark.parametrize(("elapsed_minutes", "forecasts"), [(14, False), (15, True)])
+def test_no_forecast_before_five_percent_of_the_window(elapsed_minutes: int,
+                                                       forecasts: bool) -> None:
+    """Boundary of item 2: 15 minutes of a 5h window is exactly 5%."""
+    reset = T0 + timedelta(hours=5) - timedelta(minutes=elapsed_minutes)
+    history = tuple(Reading(connection="c", checked_at=T0 - timedelta(minutes=m),
+                            windows=(Window(name="5h", remaining_percent=90.0 + m,
+                                            reset_at=reset),)) for m in (5, 0))
+    inputs = LoadedInputs(
+        settings=Settings(), connections=(Connection(id="c", provider="claude",
+                                                     auth_type="oauth"),),
+        readings={"c": history}, quota=None, spend=None, catalogs=CATALOGS, files={})
+    (item,) = run(inputs, "auto/thrifty", T0, hours=1).outlooks
+    (pace,) = item.paces
+    assert (pace.burn_percent_per_hour is not None) is forecasts
+    if not forecasts:
+        assert "no forecast before 5%" in pace.note
+
+
+def test_one_reading_in_the_cycle_gives_no_forecast() -> None:
+    reset = T0 + timedelta(hours=2)
+    history = (Reading(connection="c", checked_at=T0 - timedelta(minutes=5),
+                       windows=(Window(name="5h", remaining_percent=50.0,
+                                       reset_at=reset - timedelta(hours=5)),)),
+               Reading(connection="c", checked_at=T0,
+                       windows=(Window(name="5h", remaining_percent=90.0, reset_at=reset),)))
+    inputs = LoadedInputs(
+        settings=Settings(), connections=(Connection(id="c", provider="claude",
+                                                     auth_type="oauth"),),
+        readings={"c": history}, quota=None, spend=None, catalogs=CATALOGS, files={})
+    (item,) = run(inputs, "auto/thrifty", T0 + timedelta(seconds=1), hours=1).outlooks
+    (pace,) = item.paces
+    assert pace.readings == 1
+    assert pace.burn_percent_per_hour is None
+    assert "1 reading in this cycle" in pace.note
+
+
+def test_without_a_window_length_there_is_no_forecast() -> None:
+    history = tuple(Reading(connection="c", checked_at=T0 - timedelta(minutes=m),
+                            windows=(Window(name="5h", remaining_percent=50.0 + m,
+                                            reset_at=T0 + timedelta(hours=1)),))
+                    for m in (10, 0))
+    inputs = LoadedInputs(
+        settings=Settings(), connections=(Connection(id="c", provider="claude",
+                                                     auth_type="oauth"),),
+        readings={"c": history}, quota=None, spend=None, catalogs=CATALOGS, files={})
+    (item,) = run(inputs, "auto/thrifty", T0, hours=1, lengths=no_lengths).outlooks
+    (pace,) = item.paces
+    assert pace.burn_percent_per_hour is None
+    assert "window length unknown" in pace.note
