@@ -12,6 +12,7 @@ import difflib
 import errno
 import itertools
 import json
+import math
 import operator
 import os
 import re
@@ -994,6 +995,10 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
     if files.spend is not None:
         shown["spend"] = display_path(files.spend)
         spend = load_model(SpendFile, files.spend).events
+        if not math.isfinite(sum(event.cost_usd for event in spend)):
+            raise InputError("the events' cost_usd add up to more than a number can hold; "
+                             "a ledger of real spend never does (check the units)",
+                             file=shown["spend"], field="events[].cost_usd")
 
     catalogs = load_catalogs(files.billing_catalogs, files.model_catalogs,
                              include_shipped=not files.no_shipped_catalogs)

@@ -113,9 +113,10 @@ def omniroute(
         for note in result.notes:
             say(f"omniladder: note: {note}")
         counts = result.counts
-        say(f"omniladder: imported {counts['connections']} connections and "
-            f"{counts['readings']} readings ({counts['connections_with_readings']} connections "
-            f"with quota history, from {counts['snapshot_rows']} snapshot rows)")
+        say(f"omniladder: imported {_count(counts['connections'], 'connection')} and "
+            f"{_count(counts['readings'], 'reading')} "
+            f"({_count(counts['connections_with_readings'], 'connection')} with quota history, "
+            f"from {_count(counts['snapshot_rows'], 'snapshot row')})")
         for path in written:
             typer.echo(display_path(path))
 
