@@ -89,12 +89,9 @@ SIMULATE = ["simulate", "auto/thrifty", "--config", "omniladder.toml", "--from",
     (SIMULATE, "--svg", "quota.json", "the quota file"),
     (["catalog", "check", "--config", "omniladder.toml"], "--write-baseline",
      "billing-overlay.toml", "a billing catalog"),
-    (["plan", "auto/thrifty", "--config", "omniladder.toml", "--compare",
-      "ci/plan-thrifty.json"], "--out", "ci/plan-thrifty.json",
-     "the saved plan given to --compare"),
 ], ids=["plan-out-quota", "plan-out-settings", "plan-out-spend", "check-junit-connections",
         "check-junit-policy", "check-junit-candidates", "simulate-svg-quota",
-        "catalog-baseline-overlay", "plan-out-compare"])
+        "catalog-baseline-overlay"])
 def test_an_output_onto_an_input_is_exit_2_before_anything_is_written(
         fleet: Path, args: list[str], option: str, target: str, what: str) -> None:
     """Each of these exited 0 having replaced the input (the quota history, the fleet)."""

@@ -597,8 +597,10 @@ OUTPUT_OPTIONS: dict[str, tuple[list[str], str, str]] = {
                                        "codex-plus", "--config", "omniladder.toml"], "--quota",
                                       "fresh.json"),
 }
-UPDATED_ON_PURPOSE = {"catalog check --write-baseline": "accepted.toml"}
-"""The one input an output may replace: --write-baseline rewrites its own --baseline."""
+UPDATED_ON_PURPOSE = {"catalog check --write-baseline": "accepted.toml",
+                      "plan --out": "plan-thrifty.json"}
+"""The inputs an output may replace: --write-baseline rewrites its own --baseline, and
+plan --out the saved plan its --compare read (compare, then replace)."""
 
 
 def files_opened(args: list[str], monkeypatch: pytest.MonkeyPatch) -> list[Path]:

@@ -64,9 +64,9 @@ def plan(
 
             saved = load_saved_plan(compare)
         inputs = options.load()
-        refuse_overwriting([("--out", out)], [
-            *files_read(inputs),
-            *([("the saved plan given to --compare", compare)] if compare is not None else [])])
+        # --compare F --out F is the update workflow (compare, then replace), as export's
+        # --current F --out F: the saved plan is read whole before anything is written.
+        refuse_overwriting([("--out", out)], files_read(inputs))
         instant, source, inputs = now_for(now, inputs)
         result = make_plan(inputs, parsed, instant, source)
         hold(result)
