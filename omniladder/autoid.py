@@ -31,8 +31,17 @@ def all_auto_ids() -> tuple[str, ...]:
     return flat + tuple(f"auto/{category}:{tier}" for category in CATEGORIES for tier in TIERS)
 
 
+def _did_you_mean(word: str, known: tuple[str, ...]) -> str:
+    """``; did you mean 'x'?`` when a known word is close enough to be a typo of ``word``."""
+    import difflib
+
+    found = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f"; did you mean {found[0]!r}?" if found else ""
+
+
 def parse_auto_id(text: str) -> AutoId:
-    """Parse an auto id exactly (case-sensitive), or raise a UsageError listing what is valid."""
+    """Parse an auto id exactly (case-sensitive), or raise a UsageError listing what is valid
+    and, for a near miss, the closest valid one."""
     match = _GRAMMAR.fullmatch(text)
     if match is not None:
         if match.group("flat"):
@@ -40,15 +49,18 @@ def parse_auto_id(text: str) -> AutoId:
         category, tier = match.group("category"), match.group("tier")
         if category not in CATEGORIES:
             raise UsageError(f"unknown category {category!r} in {text!r}; categories: "
-                             f"{', '.join(CATEGORIES)}", field="AUTO_ID")
+                             f"{', '.join(CATEGORIES)}{_did_you_mean(category, CATEGORIES)}",
+                             field="AUTO_ID")
         if tier not in TIERS:
             raise UsageError(f"unknown tier {tier!r} in {text!r}; tiers: {', '.join(TIERS)} "
-                             "(neither is a paid tier)", field="AUTO_ID")
+                             f"(neither is a paid tier){_did_you_mean(tier, TIERS)}",
+                             field="AUTO_ID")
         return AutoId(text, _TIER_BY_NAME[tier], category)
     raise UsageError(
         f"invalid auto id {text!r}; expected auto/subscription, auto/thrifty or "
         f"auto/<category>:<tier> with category one of {', '.join(CATEGORIES)} and tier "
-        f"{' or '.join(TIERS)} (run `omniladder ids` for the full list)", field="AUTO_ID")
+        f"{' or '.join(TIERS)} (run `omniladder ids` for the full list)"
+        f"{_did_you_mean(text, all_auto_ids())}", field="AUTO_ID")
 
 
 def parse_instant(text: str, what: str = "--now") -> datetime:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import os
@@ -106,47 +107,110 @@ def _named_command(argv: list[str]) -> str | None:
     return first if first in _COMMANDS else None
 
 
-class _ClosedPipeGuard:
-    """Standard output that a reader may close early (``omniladder check … | head -1``).
+class _GuardedStdout:
+    """Standard output that a reader may close early, or that may fail.
 
-    The first write or flush that meets a closed pipe points file descriptor 1 at
-    /dev/null, and every later one goes there: the command finishes its work (a --junit
-    or --out file is still written) and exits with the code its answer has, quietly, as
-    ripgrep does. Nothing else in omniladder handles EPIPE.
+    A closed pipe (``omniladder check … | head -1``): the first write or flush that meets it
+    points file descriptor 1 at /dev/null, and every later one goes there; the command
+    finishes its work (a --junit or --out file is still written) and exits with the code its
+    answer has, quietly, as ripgrep does.
+
+    Any other write error (``> /dev/full``, a disk gone): the same, and the error is kept in
+    ``failure``; ``main`` then says it in one line and exits 2, as the answer never arrived.
     """
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
+        self.failure: OSError | None = None
 
     def write(self, text: str) -> int:
         try:
             return self._stream.write(text)
-        except BrokenPipeError:
-            self._discard()
+        except (OSError, ValueError) as exc:
+            self._discard(exc)
             return len(text)
 
     def flush(self) -> None:
         try:
             self._stream.flush()
-        except BrokenPipeError:
-            self._discard()
+        except (OSError, ValueError) as exc:
+            self._discard(exc)
 
-    def _discard(self) -> None:
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self._stream.fileno())
-            os.close(devnull)
-        except (OSError, ValueError):
-            pass
+    def _discard(self, exc: OSError | ValueError) -> None:
+        if (self.failure is None and isinstance(exc, OSError)
+                and not isinstance(exc, BrokenPipeError)):
+            self.failure = exc
+        with contextlib.suppress(OSError, ValueError):
+            _to_devnull(self._stream.fileno())
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+class _QuietStderr:
+    """Standard error that never raises: when it cannot be written (closed, full), there is
+    no one left to tell, and the exit code must stay the one the answer has."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        with contextlib.suppress(OSError, ValueError):
+            return self._stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _to_devnull(fd: int) -> None:
+    devnull = os.open(os.devnull, os.O_RDWR)
+    if devnull != fd:
+        os.dup2(devnull, fd)
+        os.close(devnull)
+
+
+def _standard_streams() -> None:
+    """Give every standard stream that was closed (``>&-``, ``2>&-``, ``<&-``) /dev/null.
+
+    Python starts with ``sys.stdout`` (or stdin, stderr) set to None when its descriptor is
+    closed, and anything opened later would take the descriptor's number: a message meant
+    for stderr could land in a file being written. With /dev/null in its place, a closed
+    stdout is a reader that went away (the answer's exit code, as with a closed pipe), a
+    closed stderr changes no exit code, and a closed stdin is empty.
+    """
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed = True
+        else:
+            closed = False
+        stream = getattr(sys, name)
+        if not closed and stream is not None:
+            continue  # as it should be
+        try:
+            if closed:
+                _to_devnull(fd)  # the stream Python made for it, if any, now writes there
+                target = fd
+            else:  # closed at start-up, and its number taken since: a descriptor of its own
+                target = os.open(os.devnull, os.O_RDWR)
+            if stream is None:
+                setattr(sys, name, open(target, mode, encoding="utf-8",  # noqa: SIM115
+                                        errors="backslashreplace", closefd=target != fd))
+        except OSError:
+            continue
 
 
 def run() -> NoReturn:
     """The console script: ``main``, then the fast exit of omniladder.commands.lifetime."""
     from omniladder.commands import lifetime
 
+    _standard_streams()
     lifetime.keep_until_exit()
     try:
         main()
@@ -172,9 +236,20 @@ def main() -> None:
         from typer._completion_classes import completion_init
 
         completion_init()
-    guard = _ClosedPipeGuard(sys.stdout)
+    guard = _GuardedStdout(sys.stdout)
     sys.stdout = guard  # a TextIO in all but name (its __getattr__ passes the rest on)
+    sys.stderr = _QuietStderr(sys.stderr)
     try:
         build_app(_named_command(sys.argv))()
     finally:
         guard.flush()
+        if guard.failure is not None:
+            _stdout_failed(guard.failure)
+
+
+def _stdout_failed(failure: OSError) -> NoReturn:
+    """Standard output could not take the answer: one line on stderr, and exit 2."""
+    from omniladder.commands.common import say
+
+    say(f"omniladder: error: standard output: {failure.strerror or failure}")
+    raise SystemExit(2)

@@ -12,12 +12,15 @@ import difflib
 import errno
 import itertools
 import json
+import math
 import operator
+import os
 import re
 import stat
+import sys
 import tomllib
 import typing
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -76,11 +79,42 @@ def shipped_catalog_dir() -> Path:
 SYMLINK_LOOP = "symlink loop: following its links never reaches a file"
 IS_A_DIRECTORY = "is a directory, not a file"
 
+INPUT_LIMIT = 256 * 1024 * 1024
+"""The largest input omniladder reads into memory: 256 MiB. A 100,000-connection fleet's
+quota file with three readings of five models each is about 71 MB; a file past the cap is
+an endless device, a runaway export or the wrong file, and reading it would exhaust memory
+before saying anything. (The OmniRoute database is opened by SQLite, not read: no cap.)"""
+
+STREAMED_LIMIT = 1024 * 1024 * 1024
+"""The cap on a file read a line at a time (Codex rollouts): 1 GiB, far past a long session's
+log; each of its lines is capped at ``INPUT_LIMIT``."""
+
+_NOT_REGULAR = (
+    (stat.S_ISFIFO, "is a named pipe (FIFO), not a regular file"),
+    (stat.S_ISCHR, "is a character device, not a regular file"),
+    (stat.S_ISBLK, "is a block device, not a regular file"),
+    (stat.S_ISSOCK, "is a socket, not a regular file"),
+)
+READS_ONLY_FILES = "omniladder reads only regular files"
+
+
+def _not_regular(mode: int) -> str | None:
+    """Why a file of this mode is not read, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return IS_A_DIRECTORY
+    for test, what in _NOT_REGULAR:
+        if test(mode):
+            return f"{what}; {READS_ONLY_FILES}"
+    return f"is not a regular file; {READS_ONLY_FILES}"
+
 
 def check_input_file(path: Path, shown: str) -> None:
-    """Raise the InputError for a path that is a directory or a symlink loop.
+    """Raise the InputError for a path that is a directory, a symlink loop, or anything else
+    that is not a regular file (a named pipe, a device such as /dev/zero, a socket).
 
-    Other problems (missing, unreadable) are left to the read, which says why.
+    A missing or unreadable path is left to the read, which says why.
     """
     try:
         mode = path.stat().st_mode
@@ -90,14 +124,22 @@ def check_input_file(path: Path, shown: str) -> None:
         return
     except ValueError:  # an embedded NUL byte
         raise InputError("not a valid path (it holds a NUL byte)", file=shown) from None
-    if stat.S_ISDIR(mode):
-        raise InputError(IS_A_DIRECTORY, file=shown)
+    why = _not_regular(mode)
+    if why is not None:
+        raise InputError(why, file=shown)
 
 
-def read_bytes(path: Path, shown: str) -> bytes:
-    """A file's bytes, or one InputError saying why they cannot be read."""
+def open_input(path: Path, shown: str) -> typing.BinaryIO:
+    """The one way an input file is opened: a regular file, or one InputError saying why not.
+
+    The file is opened without blocking (a named pipe with no writer would otherwise hold
+    the open forever) and what was opened is checked, not what the path named a moment
+    before, so a path swapped for a pipe or a device between a check and the open is refused
+    too.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        return path.read_bytes()
+        handle = os.open(path, flags)
     except FileNotFoundError:
         raise InputError("file not found", file=shown) from None
     except IsADirectoryError:
@@ -108,6 +150,99 @@ def read_bytes(path: Path, shown: str) -> bytes:
         raise InputError(f"cannot read file ({exc.strerror})", file=shown) from None
     except ValueError:  # an embedded NUL byte
         raise InputError("not a valid path (it holds a NUL byte)", file=shown) from None
+    try:
+        why = _not_regular(os.fstat(handle).st_mode)
+    except OSError as exc:
+        os.close(handle)
+        raise InputError(f"cannot read file ({exc.strerror})", file=shown) from None
+    if why is not None:
+        os.close(handle)
+        raise InputError(why, file=shown)
+    return os.fdopen(handle, "rb")
+
+
+def _size(count: int) -> str:
+    mib = 1024 * 1024
+    return f"{count // mib:,} MiB" if count % mib == 0 else f"{count:,} bytes"
+
+
+def too_large(shown: str, limit: int) -> InputError:
+    return InputError(f"larger than {_size(limit)}, the most omniladder reads from one input; "
+                      "is it the right file?", file=shown)
+
+
+_CHUNK = 1024 * 1024
+
+
+def _read_capped(stream: typing.BinaryIO, shown: str, size_hint: int,
+                 limit: int | None = None) -> bytes:
+    """At most ``limit`` (``INPUT_LIMIT``) bytes of ``stream``, or the InputError past it:
+    the stated size is read in one call, anything a growing file adds a megabyte at a
+    time."""
+    if limit is None:
+        limit = INPUT_LIMIT
+    if size_hint > limit:
+        raise too_large(shown, limit)
+    first = stream.read(size_hint) if size_hint > 0 else b""
+    pieces = [first]
+    total = len(first)
+    while True:
+        piece = stream.read(min(_CHUNK, limit + 1 - total))
+        if not piece:
+            break
+        pieces.append(piece)
+        total += len(piece)
+        if total > limit:
+            raise too_large(shown, limit)
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+
+def read_bytes(path: Path, shown: str) -> bytes:
+    """A file's bytes, or one InputError saying why they cannot be read: every input file
+    omniladder loads is read here (a regular file of at most ``INPUT_LIMIT`` bytes)."""
+    with open_input(path, shown) as stream:
+        try:
+            return _read_capped(stream, shown, os.fstat(stream.fileno()).st_size)
+        except OSError as exc:
+            raise InputError(f"cannot read file ({exc.strerror})", file=shown) from None
+
+
+STDIN_NAME = "<stdin>"
+
+
+def read_stdin() -> bytes:
+    """Standard input (an argument ``-``) whole, capped like a file."""
+    stream = sys.stdin.buffer if sys.stdin is not None else None
+    if stream is None:
+        return b""
+    try:
+        return _read_capped(stream, STDIN_NAME, 0)
+    except OSError as exc:
+        raise InputError(f"cannot read standard input ({exc.strerror})",
+                         file=STDIN_NAME) from None
+
+
+def input_lines(path: Path, shown: str) -> Iterator[tuple[int, bytes]]:
+    """A regular file's lines, numbered from 1, one at a time: the reading function of
+    line-oriented inputs (Codex rollouts). A line past ``INPUT_LIMIT`` or a file past
+    ``STREAMED_LIMIT`` is an InputError."""
+    with open_input(path, shown) as stream:
+        number = total = 0
+        while True:
+            try:
+                line = stream.readline(INPUT_LIMIT + 1)
+            except OSError as exc:
+                raise InputError(f"cannot read file ({exc.strerror})", file=shown) from None
+            if not line:
+                return
+            number += 1
+            total += len(line)
+            if len(line) > INPUT_LIMIT:
+                raise InputError(f"a line longer than {_size(INPUT_LIMIT)}; is it the right "
+                                 "file?", file=shown, line=number)
+            if total > STREAMED_LIMIT:
+                raise too_large(shown, STREAMED_LIMIT)
+            yield number, line
 
 
 def decode_text(raw: bytes, shown: str) -> str:
@@ -147,12 +282,71 @@ def parse_text(text: str, suffix: str, name: str) -> Any:
         except RecursionError:
             raise InputError("invalid TOML: nested too deeply", file=name) from None
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=name,
                          line=exc.lineno) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", file=name) from None
+    reject_lone_surrogates(text, data, name)
+    return data
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def reject_lone_surrogates(text: str | bytes, data: Any, name: str,
+                           line: int | None = None) -> None:
+    """Raise the InputError naming the first string of parsed JSON that holds a lone
+    surrogate, if any.
+
+    JSON lets a ``\\u`` escape name half of a surrogate pair (``"\\ud800"``) and Python's
+    parser accepts it, but no output can encode such a string: every view would fail on it.
+    Only a ``\\ud8..``-``\\udf..`` escape in the text can produce one (raw UTF-8 cannot), so a
+    document without one is not walked.
+    """
+    pattern: re.Pattern[Any] = (_SURROGATE_ESCAPE if isinstance(text, str)
+                                else _SURROGATE_ESCAPE_BYTES)
+    if pattern.search(text) is None:
+        return
+    found = _first_lone_surrogate(data)
+    if found is None:
+        return
+    where, value, in_key = found
+    char = _SURROGATE.search(value)
+    assert char is not None
+    subject = f"key '{escape_surrogates(value)}' holds" if in_key else "contains"
+    raise InputError(f"{subject} a lone surrogate ({escape_surrogates(char.group())}); JSON "
+                     "text must encode whole characters (an escaped surrogate needs its pair)",
+                     file=name, field=format_loc(where) or None, line=line)
+
+
+def escape_surrogates(value: str) -> str:
+    """``value`` with each lone surrogate written as its ``\\uXXXX`` escape."""
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", value)
+
+
+def _first_lone_surrogate(data: Any) -> tuple[tuple[str | int, ...], str, bool] | None:
+    """(field path, the string, whether it is a key) of the first string holding a lone
+    surrogate, walking without recursion (a document may nest as deep as the parser went)."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return path, value, False
+        elif isinstance(value, dict):
+            items = list(value.items())
+            for key in value:
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    return path, key, True
+            stack.extend(((*path, key), item) for key, item in reversed(items))
+        elif isinstance(value, list | tuple):
+            stack.extend(((*path, index), item)
+                         for index, item in reversed(list(enumerate(value))))
+    return None
 
 
 def _document(data: Any, name: str) -> dict[str, Any]:
@@ -400,8 +594,8 @@ def toml_line(path: Path | None, loc: Sequence[str | int]) -> int | None:
     if not isinstance(table, str) or not isinstance(index, int):
         return None
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError, ValueError):
+        lines = decode_text(read_bytes(path, str(path)), str(path)).splitlines()
+    except InputError:
         return None
     seen = -1
     start = None
@@ -801,6 +995,10 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
     if files.spend is not None:
         shown["spend"] = display_path(files.spend)
         spend = load_model(SpendFile, files.spend).events
+        if not math.isfinite(sum(event.cost_usd for event in spend)):
+            raise InputError("the events' cost_usd add up to more than a number can hold; "
+                             "a ledger of real spend never does (check the units)",
+                             file=shown["spend"], field="events[].cost_usd")
 
     catalogs = load_catalogs(files.billing_catalogs, files.model_catalogs,
                              include_shipped=not files.no_shipped_catalogs)

@@ -118,6 +118,25 @@ def _non_blank(value: str) -> str:
     return value
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""The C0 and C1 control characters and DEL: what a terminal may act on instead of print."""
+
+
+def _identifier(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    # isprintable() is a fast C test that every control character fails: only a string it
+    # refuses (a control character, or a space other than " ") is searched.
+    if not value.isprintable():
+        found = _CONTROL.search(value)
+        if found is not None:
+            raise ValueError(
+                f"contains a control character ({repr(found.group())[1:-1]} at character "
+                f"{found.start() + 1}); an identifier is printed on terminals and in "
+                "reports, so it may hold none")
+    return value
+
+
 def first_repeat(keys: Iterable[Hashable]) -> tuple[int, int] | None:
     """(index of the first occurrence, index of the repeat) of the first key seen twice."""
     seen: dict[Hashable, int] = {}
@@ -132,6 +151,9 @@ Timestamp = Annotated[datetime, BeforeValidator(_parse_timestamp)]
 CalendarDate = Annotated[date, BeforeValidator(parse_date)]
 Percent = Annotated[float, Field(ge=0, le=100)]
 NonBlank = Annotated[str, AfterValidator(_non_blank)]
+Identifier = Annotated[str, AfterValidator(_identifier)]
+"""An id, provider, auth type, model or window name: not blank, and free of control
+characters (a C0 or C1 control code, or DEL)."""
 Usd = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 WindowSeconds = Annotated[float, Field(gt=0, le=366 * 86_400, allow_inf_nan=False)]
 """A quota window's length in seconds: longer than zero, at most a leap year."""
@@ -239,10 +261,10 @@ def validate_record(kind: type[R], data: Any) -> R:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Connection(Record):
-    id: NonBlank
-    provider: NonBlank
-    auth_type: NonBlank
-    models: tuple[NonBlank, ...] | None = None
+    id: Identifier
+    provider: Identifier
+    auth_type: Identifier
+    models: tuple[Identifier, ...] | None = None
     active: bool = True
     status: ConnectionStatus | None = None
     rate_limited_until: Timestamp | None = None
@@ -268,11 +290,11 @@ class ConnectionsFile(StrictModel):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Window(Record):
-    name: NonBlank
+    name: Identifier
     remaining_percent: Percent | None = None
     unlimited: bool = False
     reset_at: Timestamp | None = None
-    models: tuple[NonBlank, ...] | None = None
+    models: tuple[Identifier, ...] | None = None
     window_seconds: WindowSeconds | None = None
     """The window's length, when the source says it (Codex ``window_minutes``): what
     ``forecast`` reads the elapsed part of the window from. Additive (format_version 1)."""
@@ -301,7 +323,7 @@ class _ReadingSlots(Record):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Reading(_ReadingSlots):
-    connection: NonBlank
+    connection: Identifier
     checked_at: Timestamp
     status: ReadingStatus | None = None
     remaining_percent: Percent | None = None
@@ -352,8 +374,8 @@ class QuotaFile(StrictModel):
 class SpendEvent(Record):
     at: Timestamp
     cost_usd: Usd
-    connection: NonBlank | None = None
-    model: NonBlank | None = None
+    connection: Identifier | None = None
+    model: Identifier | None = None
     rung: Rung | None = None
 
     @model_validator(mode="after")
@@ -412,7 +434,7 @@ class BudgetSettings(StrictModel):
 
 class TierSettings(StrictModel):
     cheap_max_input_usd_per_mtok: Usd = 1.0
-    free_providers: tuple[NonBlank, ...] = ()
+    free_providers: tuple[Identifier, ...] = ()
 
 
 class CatalogSettings(StrictModel):
@@ -434,8 +456,8 @@ class Settings(StrictModel):
 
 
 class BillingEntry(StrictModel):
-    provider: NonBlank
-    auth_type: NonBlank | None = None
+    provider: Identifier
+    auth_type: Identifier | None = None
     billing: Billing
     overage: Overage
     reason: str | None = None
@@ -448,8 +470,8 @@ class BillingCatalog(StrictModel):
 
 
 class ModelEntry(StrictModel):
-    provider: NonBlank
-    model: NonBlank
+    provider: Identifier
+    model: Identifier
     input_usd_per_mtok: Usd
     output_usd_per_mtok: Usd
     categories: tuple[Category, ...] = ()
@@ -469,10 +491,10 @@ class WindowScopeEntry(StrictModel):
     matched case-insensitively; in a model pattern ``{window}`` stands for the window's name.
     """
 
-    provider: NonBlank
-    window: NonBlank
-    models: tuple[NonBlank, ...] | None = None
-    exclude_models: tuple[NonBlank, ...] = ()
+    provider: Identifier
+    window: Identifier
+    models: tuple[Identifier, ...] | None = None
+    exclude_models: tuple[Identifier, ...] = ()
     ignore: bool = False
     zero_is_sentinel: bool = False
     """A stored 0 that the source did not flag exhausted means unlimited or unreported, not
@@ -511,7 +533,7 @@ class SourceProvidersEntry(StrictModel):
     fit"): importing onto a connection of another provider is refused unless forced."""
 
     importer: QuotaSource
-    providers: Annotated[tuple[NonBlank, ...], Field(min_length=1),
+    providers: Annotated[tuple[Identifier, ...], Field(min_length=1),
                          AfterValidator(_distinct_providers)]
     reason: str | None = None
     source: str | None = None
@@ -541,10 +563,10 @@ class WindowAliasEntry(StrictModel):
     Ids are exact (compared case-insensitively), never patterns.
     """
 
-    provider: NonBlank
-    window: NonBlank
+    provider: Identifier
+    window: Identifier
     """The id the source writes (a bucket's ``modelId``), without any qualifier."""
-    models: tuple[NonBlank, ...]
+    models: tuple[Identifier, ...]
     """The model ids that window limits."""
     reason: str | None = None
     source: str | None = None

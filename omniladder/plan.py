@@ -681,7 +681,7 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
     # A status of error or unknown is no R5 gate (the SPEC's terminal set closes it), but it
     # is uncertainty about the connection itself: R10 excludes it after the gates, R11 admits
     # it marked unverified, on every rung.
-    doubt = status_doubt(facts.connection)
+    doubt = status_doubt(facts.connection) if facts.connection.status is not None else ""
     if not in_category:
         reason = "not-in-category"
         detail = f"{model} does not carry category {auto_id.category!r}"

@@ -17,7 +17,14 @@ from typing import Any
 from pydantic import ConfigDict, model_validator
 
 from omniladder.errors import InputError
-from omniladder.loading import as_tuples, decode_text, display_path, read_bytes, validate
+from omniladder.loading import (
+    as_tuples,
+    decode_text,
+    display_path,
+    read_bytes,
+    reject_lone_surrogates,
+    validate,
+)
 from omniladder.models import StrictModel, first_repeat
 from omniladder.plan import FORMAT_VERSION
 
@@ -181,6 +188,7 @@ def read_saved_plan(path: Path) -> tuple[SavedPlan, str]:
                          line=exc.lineno) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", file=name) from None
+    reject_lone_surrogates(text, data, name)
     return parse_saved_plan(data, name), text
 
 

@@ -62,7 +62,9 @@ def _valid_auto_id(value: str) -> str:
 
 def _valid_reason(value: str) -> str:
     if value not in REASON_CODES:
-        raise ValueError(f"unknown reason code {value!r}; reason codes: "
+        match = close_match(value, REASON_CODES)
+        hint = f"; did you mean {match!r}?" if match else ""
+        raise ValueError(f"unknown reason code {value!r}{hint}; reason codes: "
                          f"{', '.join(REASON_CODES)}")
     return value
 

@@ -1,14 +1,16 @@
-"""Writing output files safely: atomically, and never over an existing file unless asked."""
+"""Writing output files safely: atomically, never over an input of the same run, and never
+over an existing file unless asked."""
 
 from __future__ import annotations
 
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
-from omniladder.errors import InputError
+from omniladder.errors import InputError, UsageError
 from omniladder.loading import SYMLINK_LOOP, display_path
 
 
@@ -90,3 +92,79 @@ def _through_links(target: Path, shown: str) -> Path:
         return target.resolve(strict=False)
     except (OSError, RuntimeError):  # RuntimeError: a loop, before Python 3.13
         raise InputError(SYMLINK_LOOP, file=shown) from None
+
+
+# --- an output never replaces an input -----------------------------------------------------
+
+
+class Output(NamedTuple):
+    """A file a command will write, and the option that names it."""
+
+    option: str
+    path: Path
+
+
+class _Place(NamedTuple):
+    real: str
+    inode: tuple[int, int] | None
+
+
+def _place(path: Path) -> _Place:
+    """Where a path leads: its real path, and the file's device and inode when it exists
+    (the same file under another name, a symbolic or a hard link, has the same inode)."""
+    try:
+        info = os.stat(path)
+        inode: tuple[int, int] | None = (info.st_dev, info.st_ino)
+    except (OSError, ValueError):
+        inode = None
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        real = str(path)
+    return _Place(real, inode)
+
+
+def _same(one: _Place, other: _Place) -> bool:
+    return one.real == other.real or (one.inode is not None and one.inode == other.inode)
+
+
+def refuse_overwriting(outputs: Sequence[Output],
+                       inputs: Iterable[tuple[str, Path]]) -> None:
+    """Raise the UsageError (exit 2) for an output that is an input of the same run, or the
+    same file as another output, before anything is written.
+
+    ``inputs`` are (what it is, path): every file the run reads, shipped catalogs included,
+    but for the one a command updates on purpose (``import … --quota`` merges into the quota
+    file; ``catalog check --write-baseline`` may rewrite its ``--baseline``); ``-``
+    (standard input) is no file. Paths are compared as the files they lead to, through
+    symbolic links and hard links.
+    """
+    read = [(what, path, _place(path)) for what, path in inputs if str(path) != "-"]
+    placed: list[tuple[Output, _Place]] = []
+    for output in outputs:
+        where = _place(output.path)
+        shown = _as_given(output.path)
+        for what, path, place in read:
+            if not _same(where, place):
+                continue
+            other = _as_given(path)
+            link = "" if other == shown else f" ({other}, the same file through a link)"
+            raise UsageError(f"this run reads it as {what}{link}; an output never replaces an "
+                             "input (choose another file)", file=shown, field=output.option)
+        for earlier, place in placed:
+            if _same(where, place):
+                raise UsageError(f"is the same file as {earlier.option} "
+                                 f"{_as_given(earlier.path)}; each output needs a file of its "
+                                 "own", file=shown, field=output.option)
+        placed.append((output, where))
+
+
+def _as_given(path: Path) -> str:
+    """A path as the operator gave it, relative to the working directory when inside it, its
+    links not followed (a message about a link must show the link)."""
+    try:
+        full, here = os.path.abspath(path), os.getcwd()
+    except (OSError, ValueError):
+        return str(path)
+    inside = full.startswith(here.rstrip(os.sep) + os.sep)
+    return os.path.relpath(full, here) if inside else full

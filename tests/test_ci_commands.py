@@ -268,13 +268,19 @@ def test_plan_compare_exits_1_when_the_routing_changed() -> None:
     assert doc["new"]["label"] == "current plan"
 
 
-def test_plan_compare_with_out_to_the_same_file(tmp_path: Path) -> None:
+def test_plan_compare_with_out_to_the_same_file_compares_then_replaces(
+        tmp_path: Path) -> None:
+    """--compare F --out F is the update workflow, as export's --current F --out F: the first
+    run compares with the old plan (exit 1, it differs) and replaces it; the second finds no
+    difference."""
     saved = tmp_path / "plan.json"
     saved.write_text(SAVED.read_text(encoding="utf-8"), encoding="utf-8")
+    before = saved.read_bytes()
     args = ["plan", "auto/thrifty", "--config", str(TIGHT), "--compare", str(saved), "--out",
             str(saved)]
     first = runner.invoke(app, args)
     assert first.exit_code == 1, first.output
+    assert saved.read_bytes() != before
     second = runner.invoke(app, args)
     assert second.exit_code == 0, second.output
 

@@ -191,8 +191,10 @@ def test_a_symlink_loop_names_the_path_given(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("make", "reason"), [
-    (lambda p: p.mkdir(), "Is a directory"),
-    (lambda p: None, "No such file or directory"),
+    (lambda p: p.mkdir(), "is a directory, not a file"),
+    (lambda p: None, "file not found"),
+    (lambda p: os.mkfifo(p), "is a named pipe (FIFO), not a regular file; omniladder reads "
+     "only regular files"),
 ])
 def test_a_rollout_that_cannot_be_opened_names_the_file_and_why(
         tmp_path: Path, make: Any, reason: str) -> None:
@@ -200,4 +202,4 @@ def test_a_rollout_that_cannot_be_opened_names_the_file_and_why(
     make(path)
     with pytest.raises(InputError) as excinfo:
         list(read_file(RolloutFile(path, "logs/rollout-1.jsonl")))
-    assert str(excinfo.value) == f"logs/rollout-1.jsonl: cannot read file ({reason})"
+    assert str(excinfo.value) == f"logs/rollout-1.jsonl: {reason}"

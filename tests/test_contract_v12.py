@@ -381,3 +381,17 @@ def test_prune_refuses_bad_requests_with_exit_2(tmp_path: Path, args: list[str],
     assert result.exit_code == 2
     assert message in result.output
     assert path.read_bytes() == before
+
+
+# --- a spend ledger whose total overflows ----------------------------------------------------
+
+
+def test_a_ledger_that_sums_past_a_float_is_exit_2_naming_the_file(tmp_path: Path) -> None:
+    config = _write(tmp_path, [reading("c", window("5h", 50, at(hours=2)))])
+    (tmp_path / "spend.json").write_text(json.dumps({"events": [
+        {"at": at(hours=-1), "rung": "cheap", "cost_usd": 1e308},
+        {"at": at(hours=-1), "rung": "cheap", "cost_usd": 1e308}]}), encoding="utf-8")
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(config),
+                                 "--spend", str(tmp_path / "spend.json")])
+    assert result.exit_code == 2
+    assert "spend.json: events[].cost_usd: the events' cost_usd add up" in result.output

@@ -92,6 +92,20 @@ def test_audit_of_unknown_connections_is_reported_under_thrifty_and_fails_with_s
             ] == ["would-dispatch-unknown", "would-dispatch-unknown"]
 
 
+@pytest.mark.parametrize(("strict", "code", "kind"), [
+    (False, 0, "unknown-to-plan"), (True, 1, "would-dispatch-unknown")])
+def test_the_unknown_fleet_fixture_under_thrifty(strict: bool, code: int, kind: str) -> None:
+    """tests/fixtures/sources/omniroute-candidates/thrifty-unknown-fleet.json: every request
+    to a connection the fleet file has never seen."""
+    path = str(CANDIDATES / "thrifty-unknown-fleet.json")
+    result = _audit(path, "--json", *(["--strict"] if strict else []))
+    assert result.exit_code == code, result.output
+    document = json.loads(result.stdout)
+    used = [f for f in document["findings"] if f["kind"] != "missed-capacity"]
+    assert [(f["kind"], f["reason"]) for f in used] == [(kind, "unknown-connection")] * 3
+    assert ("the plan cannot vouch for 3 rows in use" in document["summary"]) is not strict
+
+
 def test_audit_verdict_counts_one_unvouched_row_in_the_singular(tmp_path: Path) -> None:
     result = _audit(_candidates(tmp_path, "auto/thrifty", _GHOSTS[0]))
     assert result.exit_code == 0, result.output
@@ -513,3 +527,259 @@ def test_diff_of_a_connection_already_unverified_stays_as_it_was(tmp_path: Path)
     out = _diff(tmp_path, old, new).stdout
     assert "allowlist: a now unverified, b now verified" in out
     assert "(unverified)" not in out
+
+
+# --- 5. a WAL-mode OmniRoute database in a folder the importer cannot write ----------------
+
+_WAL_FIGURE = 33.0
+"""A remaining_percentage only the -wal file holds (a row not yet checkpointed)."""
+
+
+def _wal_database(folder: Path, *, pending_row: bool) -> Path:
+    """OmniRoute's storage.sqlite in WAL mode (OmniRoute opens it with journal_mode=WAL), in
+    ``folder``; with ``pending_row`` its -wal file holds one more snapshot row."""
+    import shutil
+    import sqlite3
+
+    from tests.omniroute_db import build_db
+
+    staging = folder.parent / f"{folder.name}-staging"
+    staging.mkdir()
+    source = build_db(staging / "storage.sqlite")
+    db = sqlite3.connect(source)
+    assert db.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
+    db.close()  # the last connection checkpoints and removes -wal and -shm
+    writer = sqlite3.connect(source)
+    if pending_row:
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        writer.execute("INSERT INTO quota_snapshots (provider, connection_id, window_key, "
+                       "remaining_percentage, is_exhausted, next_reset_at, created_at) VALUES "
+                       "('claude', 'conn-claude-work', '5h', ?, 0, '2026-11-29T15:00:00Z', "
+                       "'2026-11-29T11:59:50Z')", (_WAL_FIGURE,))
+        writer.commit()
+    folder.mkdir()
+    # what a backup of a live gateway's folder holds: the database and its log, no -shm
+    for name in ("storage.sqlite", "storage.sqlite-wal"):
+        if (staging / name).exists():
+            shutil.copy(staging / name, folder / name)
+    writer.close()
+    return folder / "storage.sqlite"
+
+
+def _figures(out: Path) -> set[float]:
+    quota = json.loads((out / "quota.json").read_text(encoding="utf-8"))
+    return {w["remaining_percent"] for r in quota["readings"]
+            if r["connection"] == "conn-claude-work" for w in r.get("windows", ())}
+
+
+def _import_args(db: Path, out: Path) -> list[str]:
+    return ["import", "omniroute", str(db), "--out", str(out), "--now",
+            "2026-11-29T12:00:00Z"]
+
+
+def _without_dac_override() -> None:
+    """In the child before exec: drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from the
+    bounding set (prctl PR_CAPBSET_DROP), so a root process honours directory permissions
+    after exec, as any user does. Needs CAP_SETPCAP, which root has."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2):
+        if libc.prctl(24, capability, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+@pytest.mark.parametrize("pending_row", [False, True])
+def test_a_wal_database_in_a_read_only_folder_is_read_immutable_with_a_note(
+        tmp_path: Path, pending_row: bool) -> None:
+    """The real failure, reproduced: SQLite cannot create the -shm of a WAL database in a
+    folder the user cannot write ("attempt to write a readonly database"). Root ignores
+    directory permissions, so as root the import runs in a child process without
+    CAP_DAC_OVERRIDE: the folder is then really read-only to it. Proves: the import succeeds
+    from the main file, says the snapshot may be torn, and says (truthfully) that rows in the
+    -wal file are missing."""
+    import os
+    import subprocess
+    import sys
+
+    db = _wal_database(tmp_path / "gateway", pending_row=pending_row)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "omniladder", *_import_args(db, out)]
+    as_root = os.geteuid() == 0
+    (tmp_path / "gateway").chmod(0o555)
+    try:
+        result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True,
+                                check=False,
+                                preexec_fn=_without_dac_override if as_root else None)
+    except subprocess.SubprocessError as exc:
+        pytest.skip(f"cannot drop CAP_DAC_OVERRIDE in a child process here ({exc})")
+    finally:
+        (tmp_path / "gateway").chmod(0o755)
+    assert result.returncode == 0, result.stderr
+    assert "attempt to write a readonly database" not in result.stderr
+    note = next(line for line in result.stderr.splitlines()
+                if "read it as an immutable snapshot instead" in line)
+    assert note.startswith("omniladder: note: gateway/storage.sqlite: its folder is not "
+                           "writable")
+    assert "which may be torn if the gateway is writing" in note
+    assert "copy the database with its -wal file to a folder you can write" in note
+    assert ("-byte storage.sqlite-wal is not read" in note) is pending_row
+    assert _WAL_FIGURE not in _figures(out)
+    assert not (tmp_path / "gateway" / "storage.sqlite-shm").exists()
+    if pending_row:
+        # the remedy the note gives: a writable folder reads the pending row
+        copy = runner.invoke(app, _import_args(db, tmp_path / "copy"))
+        assert copy.exit_code == 0, copy.output
+        assert _WAL_FIGURE in _figures(tmp_path / "copy")
+
+
+def test_the_read_only_fallback_in_process(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same path on any machine: SQLite's refusal is simulated at the first read of a
+    `mode=ro` connection (what SQLITE_READONLY_DIRECTORY looks like to Python), so this proves
+    the fallback and its note, not SQLite's behaviour (the test above proves that)."""
+    import sqlite3
+
+    db = _wal_database(tmp_path / "gateway", pending_row=False)
+    opened: list[str] = []
+    real_connect = sqlite3.connect
+
+    class Refusing(sqlite3.Connection):
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            if sql.startswith("PRAGMA schema_version"):
+                raise sqlite3.OperationalError("attempt to write a readonly database")
+            return super().execute(sql, *args)
+
+    def connect(database: str, **kwargs: Any) -> sqlite3.Connection:
+        opened.append(database)
+        factory = sqlite3.Connection if "immutable=1" in database else Refusing
+        return real_connect(database, factory=factory, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    result = runner.invoke(app, _import_args(db, tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert [uri.split("?", 1)[1] for uri in opened] == ["mode=ro", "mode=ro&immutable=1"]
+    assert f"omniladder: note: {db}: its folder is not writable" in result.stderr
+    assert _figures(tmp_path / "out")
+
+
+# --- 6. the committed CI plan is what `plan --out` writes today ----------------------------
+
+SAVED_PLAN = ROOT / "examples" / "ci" / "plan-thrifty.json"
+
+
+def test_the_shipped_ci_plan_is_the_current_plan_out(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """examples/ci/plan-thrifty.json is made with `omniladder plan auto/thrifty --config
+    examples/omniladder.toml --out examples/ci/plan-thrifty.json` from the repository root;
+    it must be byte for byte what that writes now, but for the version stamp (which changes
+    with every release). When the output changes on purpose, regenerate it that way."""
+    monkeypatch.chdir(ROOT)
+    fresh = tmp_path / "plan.json"
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--config",
+                                 "examples/omniladder.toml", "--out", str(fresh)])
+    assert result.exit_code == 0, result.output
+    saved = json.loads(SAVED_PLAN.read_text(encoding="utf-8"))
+    current = json.loads(fresh.read_text(encoding="utf-8"))
+    assert saved.pop("omniladder_version")
+    current.pop("omniladder_version")
+    assert saved == current, ("examples/ci/plan-thrifty.json is stale: regenerate it with "
+                              "the command in this test's docstring")
+
+
+def test_the_shipped_ci_plan_shows_every_section_and_compares_equal(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`show` on it has the sections today's plans have, and `.ci/run`'s `--compare` on it
+    finds no difference."""
+    monkeypatch.chdir(ROOT)
+    document = json.loads(SAVED_PLAN.read_text(encoding="utf-8"))
+    assert {"omniladder_version", "inputs"} <= set(document)
+    assert all("unverified" in entry for entry in document["pool"])
+    assert all("fix" in x for x in document["excluded"])
+    assert all("overage_source" in c for c in document["connections"])
+    shown = runner.invoke(app, ["show", str(SAVED_PLAN)])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.stdout.splitlines()
+    assert any(line.startswith("Unverified") for line in lines)
+    assert "To change this" in lines
+    compare = runner.invoke(app, ["plan", "auto/thrifty", "--config", "examples/omniladder.toml",
+                                  "--compare", "examples/ci/plan-thrifty.json"])
+    assert compare.exit_code == 0, compare.output
+    assert compare.stdout.rstrip().endswith("no differences: the two plans route the same way")
+
+
+# --- 9. small things an operator reads -----------------------------------------------------
+
+
+def test_one_connection_and_one_candidate_are_singular(tmp_path: Path) -> None:
+    path = tmp_path / "connections.toml"
+    path.write_text('[[connections]]\nid = "k"\nprovider = "ollama"\nauth_type = "none"\n'
+                    'models = ["qwen"]\n', encoding="utf-8")
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--connections", str(path), *_NOW])
+    assert result.exit_code == 0, result.output
+    assert "(from --now) · 1 connection · 1 candidate\n" in result.stdout
+    two = path.read_text(encoding="utf-8") + path.read_text(encoding="utf-8").replace(
+        '"k"', '"k2"')
+    path.write_text(two, encoding="utf-8")
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--connections", str(path), *_NOW])
+    assert "(from --now) · 2 connections · 1 candidate\n" in result.stdout
+
+
+def test_an_import_of_one_of_each_is_singular(tmp_path: Path) -> None:
+    from tests.omniroute_db import CONNECTIONS, SNAPSHOTS, build_db
+
+    db = build_db(tmp_path / "storage.sqlite", connections=CONNECTIONS[1:2],
+                  snapshots=SNAPSHOTS[3:4])
+    result = runner.invoke(app, _import_args(db, tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert ("omniladder: imported 1 connection and 1 reading (1 connection with quota history, "
+            "from 1 snapshot row)") in result.stderr
+
+
+def test_an_audit_of_one_row_is_singular(tmp_path: Path) -> None:
+    result = _audit(_candidates(tmp_path, "auto/thrifty", _GHOSTS[0]))
+    assert "· channel auto/thrifty · 1 row, 1 in use" in result.stdout
+
+
+@pytest.mark.parametrize(("typed", "hint"), [
+    ("auto/thrify", "did you mean 'auto/thrifty'?"),
+    ("Auto/subscription", "did you mean 'auto/subscription'?"),
+    ("auto/coding", "did you mean 'auto/coding:thrifty'?"),
+    ("auto/codng:thrifty", "did you mean 'coding'?"),
+    ("auto/chat:thrify", "did you mean 'thrifty'?"),
+    ("auto/xyzzy", None),
+])
+def test_a_mistyped_auto_id_gets_the_closest_valid_one_R13(typed: str,
+                                                           hint: str | None) -> None:
+    result = runner.invoke(app, ["plan", typed, "--connections", str(CANDIDATES / "fleet" /
+                                                                     "connections.toml")])
+    assert result.exit_code == 2, result.output
+    line = result.stderr.strip()
+    assert line.startswith("omniladder: error: AUTO_ID: ")
+    if hint is None:
+        assert "did you mean" not in line
+    else:
+        assert line.endswith(hint)
+
+
+@pytest.mark.parametrize(("typed", "hint"), [
+    ("quota-stael", "; did you mean 'quota-stale'?"),
+    ("conection-status-unknown", "; did you mean 'connection-status-unknown'?"),
+    ("nonsense", ""),
+])
+def test_a_mistyped_reason_code_in_a_policy_gets_the_closest_one(
+        tmp_path: Path, typed: str, hint: str) -> None:
+    policy = _policy(tmp_path, f'expect_reason = {{ claude-max = "{typed}" }}\n')
+    result = runner.invoke(app, ["check", str(policy), "--config", str(FLEET)])
+    assert result.exit_code == 2, result.output
+    assert f"unknown reason code {typed!r}{hint}; reason codes: inactive, " in result.stderr
+
+
+def test_the_license_is_the_mit_license_pyproject_names() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert project["license"] == "MIT"
+    assert text.startswith("MIT License\n\nCopyright (c) 2026 omniladder contributors\n")
+    assert 'THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND' in text

@@ -4,7 +4,9 @@ message, never a traceback, and the input files are left byte-identical (SPEC §
 Hypothesis mutates the example fleet's files one kind at a time (connections, quota,
 settings, spend, billing and model catalogs) and plans them in-process with typer's
 CliRunner; a few runs go through a real subprocess. Crashes found this way are kept below as
-plain regression tests.
+plain regression tests. The last section holds the promises at the process edges (README)
+on every command path: outputs onto inputs, closed and failing standard streams, text that
+cannot be printed, and devices and pipes as inputs.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -430,12 +434,6 @@ def run_closing_stdout(args: list[str], cwd: Path = ROOT) -> subprocess.Complete
         os.close(write)
 
 
-def expected_code(args: list[str], cwd: Path = ROOT) -> int:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "omniladder", *args], capture_output=True,
-                          env=env, cwd=cwd, check=False).returncode
-
-
 CLOSED_STDOUT = {
     "plan": PLAN_ARGS,
     "plan --json": [*PLAN_ARGS, "--json"],
@@ -470,19 +468,6 @@ CLOSED_STDOUT = {
                str(EXAMPLES / "litellm-map.toml")],
     "export --json": ["export", "omniroute", "auto/thrifty", "--config", CONFIG, "--json"],
 }
-
-
-@pytest.mark.parametrize("name", list(CLOSED_STDOUT))
-def test_a_closed_stdout_keeps_the_answer(name: str) -> None:
-    """Like ripgrep: no traceback, nothing on stderr, the exit code of the answer."""
-    args = CLOSED_STDOUT[name]
-    done = run_closing_stdout(args)
-    assert "Traceback" not in done.stderr
-    assert "Broken pipe" not in done.stderr
-    assert "BrokenPipe" not in done.stderr
-    assert done.returncode == expected_code(args), done.stderr
-    if done.returncode == 0:
-        assert "error" not in done.stderr
 
 
 def test_a_closed_stdout_still_writes_the_junit_report(tmp_path: Path) -> None:
@@ -523,17 +508,6 @@ def writing_commands(tmp_path: Path) -> dict[str, tuple[list[str], Path]]:
     return found
 
 
-@pytest.mark.parametrize("name", ["init", "import omniroute", "quota prune", *IMPORTS])
-def test_a_closed_stdout_still_writes_the_files(name: str, tmp_path: Path) -> None:
-    """A command whose answer is a file writes it whole and exits 0 when stdout is gone."""
-    args, written = writing_commands(tmp_path)[name]
-    done = run_closing_stdout(args)
-    assert "Traceback" not in done.stderr
-    assert "Broken" not in done.stderr
-    assert done.returncode == 0, done.stderr
-    assert written.stat().st_size > 0
-
-
 def test_every_command_meets_a_closed_stdout(tmp_path: Path) -> None:
     """Each command path of the application has a closed-stdout case above."""
     from tests.test_meta import command_paths
@@ -543,3 +517,436 @@ def test_every_command_meets_a_closed_stdout(tmp_path: Path) -> None:
                for args in CLOSED_STDOUT.values() if not args[0].startswith("-")}
     covered |= set(writing_commands(tmp_path))
     assert paths <= covered, sorted(paths - covered)
+
+
+# --- the process edges (docs/contract.md#edges) ---------------------------------------------
+# Every output option pointed at every file its command reads; every command path with
+# stdout closed, stdout on a full disk and stderr closed; a lone surrogate and control
+# characters in every string field of every input kind; /dev/zero and a named pipe as every
+# input path. Runs that could hang or exhaust memory on a regression (devices, pipes, closed
+# streams) go through tests/forked.py: one interpreter, a forked child per command line,
+# each with an alarm and a memory limit.
+
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _one_error_line(stderr: str, *fragments: str) -> None:
+    (line,) = stderr.splitlines()
+    assert line.startswith("omniladder: error: "), line
+    for fragment in fragments:
+        assert fragment in line, line
+
+
+@pytest.fixture
+def edge_fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The examples, overlays of every catalog kind, a baseline, telemetry snapshots and a
+    copy of the shipped catalogs (an output that wrongly replaced one hits the copy), as
+    the working directory."""
+    from omniladder import loading
+
+    for item in EXAMPLES.iterdir():
+        if item.is_file():
+            shutil.copy(item, tmp_path / item.name)
+    shutil.copytree(EXAMPLES / "ci", tmp_path / "ci")
+    shipped = tmp_path / "shipped"
+    shutil.copytree(loading.shipped_catalog_dir(), shipped)
+    monkeypatch.setattr(loading, "shipped_catalog_dir", lambda: shipped)
+    (tmp_path / "models-overlay.json").write_text(json.dumps(MODELS_OVERLAY))
+    (tmp_path / "windows.toml").write_text('[[windows]]\nprovider = "acme"\nwindow = "x"\n'
+                                           'ignore = true\n')
+    (tmp_path / "accepted.toml").write_text("accepted = []\n")
+    for source, fixture in (("claude", "usage.json"), ("copilot", "user.json"),
+                            ("gemini", "quota.json")):
+        shutil.copy(SOURCE_FIXTURES / source / fixture, tmp_path / f"{source}.json")
+    shutil.copytree(SOURCE_FIXTURES / "codex" / "sessions", tmp_path / "sessions")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def every_file(folder: Path) -> dict[str, str]:
+    return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(folder.rglob("*")) if path.is_file() and not path.is_symlink()}
+
+
+_IMPORT_AT = ["--config", "omniladder.toml", "--at", "2026-11-29T11:59:30Z"]
+OUTPUT_OPTIONS: dict[str, tuple[list[str], str, str]] = {
+    # name: (command line, output option, a fresh file for it)
+    "plan --out": (["plan", "auto/thrifty", "--config", "omniladder.toml", "--compare",
+                    "ci/plan-thrifty.json", "--models-catalog", "models-overlay.json"],
+                   "--out", "fresh.json"),
+    "check --junit": (["check", "policy-gateway.toml"], "--junit", "fresh.xml"),
+    "simulate --svg": (["simulate", "auto/thrifty", "--config", "omniladder.toml", "--from",
+                        "2026-11-29T11:00:00Z", "--to", "2026-11-29T11:30:00Z"], "--svg",
+                       "fresh.svg"),
+    "catalog check --write-baseline": (["catalog", "check", "--config", "omniladder.toml",
+                                        "--windows-catalog", "windows.toml",
+                                        "--models-catalog", "models-overlay.json",
+                                        "--baseline", "accepted.toml"],
+                                       "--write-baseline", "fresh.toml"),
+    "export --out": (["export", "litellm", "auto/thrifty", "--config", "omniladder.toml",
+                      "--map", "litellm-map.toml", "--models-catalog", "models-overlay.json"],
+                     "--out", "fresh.yaml"),
+    "import claude-usage --quota": (["import", "claude-usage", "claude.json", "--connection",
+                                     "claude-max-work", *_IMPORT_AT], "--quota", "fresh.json"),
+    "import copilot-user --quota": (["import", "copilot-user", "copilot.json", "--connection",
+                                     "copilot-seat", *_IMPORT_AT], "--quota", "fresh.json"),
+    "import gemini-quota --quota": (["import", "gemini-quota", "gemini.json", "--connection",
+                                     "gemini-free", "--windows-catalog", "windows.toml",
+                                     *_IMPORT_AT], "--quota", "fresh.json"),
+    "import codex-sessions --quota": (["import", "codex-sessions", "sessions", "--connection",
+                                       "codex-plus", "--config", "omniladder.toml"], "--quota",
+                                      "fresh.json"),
+}
+UPDATED_ON_PURPOSE = {"catalog check --write-baseline": "accepted.toml",
+                      "plan --out": "plan-thrifty.json"}
+"""The inputs an output may replace: --write-baseline rewrites its own --baseline, and
+plan --out the saved plan its --compare read (compare, then replace)."""
+
+
+def files_opened(args: list[str], monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every file a successful run reads, in order, as the one reading function sees them."""
+    from omniladder import loading
+
+    opened: list[Path] = []
+    original = loading.open_input
+
+    def recording(path: Path, shown: str) -> Any:
+        opened.append(Path(path).resolve())
+        return original(path, shown)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(loading, "open_input", recording)
+        result = runner.invoke(app, args)
+    assert result.exit_code in (0, 1), result.output
+    return list(dict.fromkeys(opened))
+
+
+@pytest.mark.parametrize("name", list(OUTPUT_OPTIONS))
+def test_every_output_option_refuses_every_file_its_run_reads(
+        name: str, edge_fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    args, option, fresh = OUTPUT_OPTIONS[name]
+    read = files_opened([*args, option, fresh], monkeypatch)
+    assert len(read) >= 3, read
+    (edge_fleet / fresh).unlink()
+    before = every_file(edge_fleet)
+    for path in read:
+        if path.name == UPDATED_ON_PURPOSE.get(name) or path == (edge_fleet / fresh).resolve():
+            continue
+        for spelled in (str(path), os.path.relpath(path)):
+            result = runner.invoke(app, [*args, option, spelled])
+            assert result.exit_code == 2, (spelled, result.output)
+            assert result.stdout == ""
+            _one_error_line(result.stderr, f"{option}: this run reads it as ",
+                            "an output never replaces an input")
+        assert every_file(edge_fleet) == before, path
+
+
+def test_every_import_omniroute_output_refuses_every_file_it_reads(
+        edge_fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from omniladder.sources.omniroute import CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME
+    from tests.omniroute_db import build_db
+
+    db = build_db(edge_fleet / "omniroute.db")
+    args = ["import", "omniroute", str(db), "--models-catalog", "models-overlay.json",
+            "--windows-catalog", "windows.toml", "--now", "2026-11-29T12:00:00Z", "--force"]
+    read = [db.resolve(), *files_opened([*args, "--out", "fresh"], monkeypatch)]
+    assert len(read) >= 4, read
+    before = every_file(edge_fleet)
+    for index, path in enumerate(read):
+        for name in (CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME):
+            out = edge_fleet / f"out-{index}-{name}"
+            out.mkdir()
+            (out / name).symlink_to(path)
+            result = runner.invoke(app, [*args, "--out", str(out)])
+            assert result.exit_code == 2, result.output
+            _one_error_line(result.stderr, f"{out.name}/{name}: --out: this run reads it as ")
+    assert every_file(edge_fleet) == before
+
+
+def test_every_output_option_is_covered() -> None:
+    """Each output option of the application is one of the cases above."""
+    from typer.main import get_command
+
+    def options(command: Any, path: str) -> set[str]:
+        found: set[str] = set()
+        for sub_name, sub in getattr(command, "commands", {}).items():
+            found |= options(sub, f"{path} {sub_name}".strip())
+        for parameter in getattr(command, "params", ()):
+            for flag in parameter.opts:
+                if flag in {"--out", "--junit", "--svg", "--write-baseline", "--quota"}:
+                    found.add(f"{path} {flag}")
+        return found
+
+    writers = options(get_command(app), "")
+    covered = set(OUTPUT_OPTIONS) | {"import omniroute --out"}
+    # --quota is an output only for imports (elsewhere it names the quota file to read);
+    # quota prune rewrites the one file it reads (tests/test_edges_io.py holds its settings)
+    assert {w for w in writers if "--quota" not in w or w.startswith("import")} == covered
+
+
+def _stream_cases(tmp_path: Path) -> dict[str, tuple[list[str], Path | None]]:
+    """Every command path's cases: the command line, and the file it must write, if any."""
+    tmp_path.mkdir()
+    cases: dict[str, tuple[list[str], Path | None]] = {
+        name: (args, None) for name, args in CLOSED_STDOUT.items()}
+    for name, (args, written) in writing_commands(tmp_path).items():
+        cases[name] = (args, written)
+    return cases
+
+
+@pytest.fixture(scope="session")
+def plain_streams(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Each stream case run with stdout and stderr captured: what the edges compare with."""
+    from tests.forked import Case, run_cases
+
+    cases = _stream_cases(tmp_path_factory.mktemp("streams") / "plain")
+    return dict(zip(cases, run_cases([Case(args) for args, _ in cases.values()]),
+                    strict=True))
+
+
+STREAM_EDGES = {
+    "stdout closed": ("closed", "capture"),
+    "stdout full": ("full", "capture"),
+    "stdout reader gone": ("gone", "capture"),
+    "stderr closed": ("capture", "closed"),
+}
+"""(stdout, stderr) of each edge, as tests/forked.py arranges them."""
+
+
+@pytest.mark.parametrize("edge", list(STREAM_EDGES))
+def test_every_command_keeps_its_exit_code_at_the_stream_edges(
+        edge: str, tmp_path: Path, plain_streams: dict[str, Any]) -> None:
+    """Like ripgrep, a closed stdout or a reader gone is no error: the answer's exit code,
+    nothing on stderr; stdout on a full disk is exit 2 with one error line when there was
+    anything to write; a closed stderr changes no exit code. Files are written whole
+    whatever happens to the streams."""
+    from tests.forked import Case, run_cases
+    from tests.test_meta import command_paths
+
+    cases = _stream_cases(tmp_path / "edged")
+    assert {" ".join(p) for p in command_paths()} <= {
+        " ".join(args[:2]) if args[0] in {"catalog", "audit", "import", "quota"} else args[0]
+        for args, _ in cases.values() if not args[0].startswith("-")}
+    out, err = STREAM_EDGES[edge]
+    results = run_cases([Case(args, stdout=out, stderr=err) for args, _ in cases.values()])
+    failures = []
+    for (name, (_, written)), after in zip(cases.items(), results, strict=True):
+        before = plain_streams[name]
+        full = edge == "stdout full" and before.stdout != ""
+        expected = 2 if full else before.code
+        problems = []
+        if after.code != expected:
+            problems.append(f"exit {after.code}, expected {expected}")
+        if "Traceback" in after.stderr or "Broken" in after.stderr:
+            problems.append(f"stderr {after.stderr!r}")
+        if full:
+            said = [line for line in after.stderr.splitlines()
+                    if line.startswith("omniladder: error:")]
+            if said != ["omniladder: error: standard output: No space left on device"]:
+                problems.append(f"stderr {after.stderr!r}")
+        elif edge != "stderr closed" and (
+                after.stderr != before.stderr if written is None  # paths differ otherwise
+                else "error" in after.stderr):
+            problems.append(f"stderr {after.stderr!r}, expected {before.stderr!r}")
+        if written is not None and not (written.is_file() and written.stat().st_size > 0):
+            problems.append(f"{written.name} not written")
+        if problems:
+            failures.append(f"{name}: {'; '.join(problems)}")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("bad", ["/dev/zero", "pipe.json"])
+def test_a_device_or_a_named_pipe_as_any_input_is_one_clear_error(bad: str,
+                                                                  tmp_path: Path) -> None:
+    from tests.forked import Case, run_cases
+
+    os.mkfifo(tmp_path / "pipe.json")
+    commands = edge_commands(bad)
+    results = run_cases([Case(args, cwd=str(tmp_path), timeout=20)
+                         for args in commands.values()])
+    failures = []
+    for name, result in zip(commands, results, strict=True):
+        lines = result.stderr.splitlines()
+        if (result.code != 2 or result.stdout or len(lines) != 1
+                or not lines[0].startswith(f"omniladder: error: {bad}: is a ")
+                or "not a regular file" not in lines[0]):
+            failures.append(f"{name}: exit {result.code}: {result.stderr!r}")
+    assert not failures, "\n".join(failures)
+
+
+# Every string field of every input kind: the example fleet as JSON (TOML cannot hold a
+# lone surrogate), a saved plan, a gateway candidate list, a policy and a Claude snapshot.
+
+
+def json_fleet() -> dict[str, Any]:
+    """The example fleet, every file as JSON, the settings naming them."""
+    documents = {name.rsplit(".", 1)[0] + ".json": document
+                 for name, document in example_documents().items()}
+    settings = documents["omniladder.json"]
+    settings["inputs"] = {"connections": "connections.json", "quota": "quota.json",
+                          "spend": "spend.json"}
+    settings["catalogs"]["billing"] = ["billing-overlay.json"]
+    settings["catalogs"]["models"] = ["models-overlay.json"]
+    found: dict[str, Any] = json.loads(json.dumps(documents, default=str))
+    return found
+
+
+def string_fields(document: Any) -> dict[str, tuple[str | int, ...]]:
+    """The first place of each string field of a document, by its path with indices
+    blanked (``connections[].models[]``)."""
+    found: dict[str, tuple[str | int, ...]] = {}
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), document)]
+    while stack:
+        path, value = stack.pop(0)
+        if isinstance(value, str):
+            pattern = "".join(f"[{'' if isinstance(p, int) else p}]" for p in path)
+            found.setdefault(pattern, path)
+        elif isinstance(value, dict):
+            stack += [((*path, key), item) for key, item in value.items()]
+        elif isinstance(value, list):
+            stack += [((*path, index), item) for index, item in enumerate(value)]
+    return found
+
+
+def with_text(document: Any, path: tuple[str | int, ...], extra: str) -> Any:
+    changed = json.loads(json.dumps(document))
+    target = changed
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] += extra
+    return changed
+
+
+IDENTIFIERS = {
+    "connections.json": {"connections.id", "connections.provider", "connections.auth_type",
+                         "connections.models"},
+    "quota.json": {"readings.connection", "readings.windows.name", "readings.windows.models"},
+    "spend.json": {"events.connection", "events.model"},
+    "omniladder.json": {"tiers.free_providers"},
+    "billing-overlay.json": {"entries.provider", "entries.auth_type"},
+    "models-overlay.json": {"models.provider", "models.model"},
+}
+"""The identifier fields of each input kind: a control character in one is exit 2."""
+
+
+def _loc(path: tuple[str | int, ...]) -> str:
+    from omniladder.loading import format_loc
+
+    return format_loc(path)
+
+
+def _bare(path: tuple[str | int, ...]) -> str:
+    return ".".join(part for part in path if isinstance(part, str))
+
+
+def _fleet_cases() -> list[tuple[str, tuple[str | int, ...]]]:
+    return [(name, path) for name, document in json_fleet().items()
+            for path in string_fields(document).values()]
+
+
+FLEET_FIELDS = _fleet_cases()
+
+
+@pytest.mark.parametrize("name", sorted({name for name, _ in FLEET_FIELDS}))
+def test_every_string_field_of_the_fleet_refuses_a_lone_surrogate_and_escapes_controls(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    documents = json_fleet()
+    plan_args = ["plan", "auto/thrifty", "--config", "omniladder.json", "--detail"]
+    failures = []
+    for file, path in FLEET_FIELDS:
+        if file != name:
+            continue
+        for extra in ("\ud800", "\x1b[2J\x9b31m"):
+            for each, document in documents.items():
+                changed = with_text(document, path, extra) if each == file else document
+                (tmp_path / each).write_text(json.dumps(changed))
+            result = runner.invoke(app, plan_args)
+            where = f"{file}: {_loc(path)}"
+            if result.exception is not None and not isinstance(result.exception, SystemExit):
+                failures.append(f"{where} {extra!r}: {result.exception!r}")
+            elif CONTROL.search(result.output):
+                failures.append(f"{where} {extra!r}: a raw control character in the output")
+            elif extra == "\ud800" and (
+                    result.exit_code != 2
+                    or f"{where}: contains a lone surrogate (\\ud800)" not in result.stderr):
+                failures.append(f"{where}: lone surrogate: {result.output[-300:]!r}")
+            elif (extra != "\ud800" and _bare(path) in IDENTIFIERS.get(file, set()) and (
+                    result.exit_code != 2
+                    or f"{where}: contains a control character" not in result.stderr)):
+                failures.append(f"{where}: control character: {result.output[-300:]!r}")
+            elif result.exit_code not in (0, 1, 2):
+                failures.append(f"{where} {extra!r}: exit {result.exit_code}")
+    assert not failures, "\n".join(failures)
+
+
+def _policy() -> dict[str, Any]:
+    """The example policy's first expectation (every kind of check), as JSON."""
+    policy = tomllib.loads(POLICY_TEXT)
+    return {"config": str(EXAMPLES / "omniladder.toml"), "expect": policy["expect"][:1]}
+
+
+def _rollout_line() -> dict[str, Any]:
+    """The token_count line of the Codex fixture from 2026, whole."""
+    for line in ROLLOUT.read_text().splitlines():
+        if '"rate_limits":{' in line:
+            found: dict[str, Any] = json.loads(line)
+            return found
+    raise AssertionError(ROLLOUT)
+
+
+POLICY_TEXT = (EXAMPLES / "policy.toml").read_text()
+ROLLOUT = next((SOURCE_FIXTURES / "codex" / "sessions" / "2026").rglob("rollout-*.jsonl"))
+
+
+def _document_cases() -> dict[str, tuple[Any, str, Callable[[str], list[list[str]]]]]:
+    """Documents read whole by one command: the document, the file name to save a changed
+    copy under, and the command lines to run on it."""
+    config = ["--config", str(EXAMPLES / "omniladder.toml")]
+    importing = ["--connections", str(EXAMPLES / "connections.toml"), "--quota", "q.json"]
+    return {
+        "policy": (_policy(), "doc.json", lambda f: [["check", f]]),
+        "codex line": (_rollout_line(), "rollout-1.jsonl", lambda f: [
+            ["import", "codex-sessions", f, "--connection", "codex-plus", *importing]]),
+        "saved plan": (_json(EXAMPLES / "ci" / "plan-thrifty.json"), "doc.json", lambda f: [
+            ["show", f], ["show", f, "--format", "markdown", "--detail"],
+            ["diff", str(EXAMPLES / "ci" / "plan-thrifty.json"), f]]),
+        "candidate list": (_json(EXAMPLES / "omniroute-candidates.json"), "doc.json", lambda f: [
+            ["audit", "omniroute", f, *config], ["audit", "omniroute", f, *config, "--format",
+                                                 "markdown"]]),
+        "claude snapshot": (_json(SOURCE_FIXTURES / "claude" / "usage.json"), "doc.json",
+                            lambda f: [["import", "claude-usage", f, "--connection",
+                                        "claude-max-work", *importing, "--at",
+                                        "2026-11-29T11:59:30Z"]]),
+    }
+
+
+def _json(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("kind", list(_document_cases()))
+def test_every_string_field_of_a_document_refuses_a_lone_surrogate_and_escapes_controls(
+        kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    document, name, commands = _document_cases()[kind]
+    failures = []
+    for path in string_fields(document).values():
+        for extra in ("\ud800", "\x1b[2J\x9b31m"):
+            (tmp_path / name).write_text(json.dumps(with_text(document, path, extra)) + "\n")
+            for args in commands(name):
+                (tmp_path / "q.json").unlink(missing_ok=True)
+                result = runner.invoke(app, args)
+                where = f"{name}{':1' if name.endswith('.jsonl') else ''}: {_loc(path)}"
+                if result.exception is not None and not isinstance(result.exception,
+                                                                   SystemExit):
+                    failures.append(f"{args[0]} {where} {extra!r}: {result.exception!r}")
+                elif CONTROL.search(result.output):
+                    failures.append(f"{args[0]} {where} {extra!r}: a raw control character")
+                elif extra == "\ud800" and (
+                        result.exit_code != 2
+                        or f"{where}: contains a lone surrogate" not in result.stderr):
+                    failures.append(f"{args[0]} {where}: lone surrogate: {result.output!r}")
+                elif result.exit_code not in (0, 1, 2):
+                    failures.append(f"{args[0]} {where} {extra!r}: exit {result.exit_code}")
+    assert not failures, "\n".join(failures[:20])

@@ -41,7 +41,8 @@ def test_a_directory_names_the_file(tmp_path: Path) -> None:
 def test_a_fifo_is_not_a_file(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    assert _refusal(fifo) == "storage.sqlite: is not a file"
+    assert _refusal(fifo) == ("storage.sqlite: is a named pipe (FIFO), not a regular file; "
+                              "omniladder reads only regular files")
 
 
 def test_a_file_that_is_not_sqlite_names_the_file(tmp_path: Path) -> None:

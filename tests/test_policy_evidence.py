@@ -44,7 +44,8 @@ def _error(tmp_path: Path, text: str) -> str:
 @pytest.mark.parametrize(("text", "message"), [
     pytest.param(HEAD + 'expect_reason = { k = "budget-gone" }\n',
                  "policy.toml:4: expect[0].expect_reason.k: unknown reason code 'budget-gone'; "
-                 "reason codes: " + ", ".join(REASON_CODES), id="bad-reason-code"),
+                 "did you mean 'budget-spent'?; reason codes: " + ", ".join(REASON_CODES),
+                 id="bad-reason-code"),
     pytest.param(HEAD + "must_include = []\n",
                  "policy.toml:4: expect[0].must_include: must not be empty: an empty list "
                  "checks nothing", id="empty-list"),

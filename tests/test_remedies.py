@@ -376,10 +376,12 @@ def test_why_carries_the_plan_s_remedy() -> None:
 def test_the_stub_quotes_any_provider_as_toml(text: str) -> None:
     from datetime import UTC, datetime
 
-    from omniladder.models import Connection, validate_record
+    from omniladder.models import Connection
     from omniladder.remedies import overlay_stub
 
-    connection = validate_record(Connection, {"id": "x", "provider": text, "auth_type": "apikey"})
+    # Built without validation: a loaded provider never holds a control character (it is
+    # refused at load), but the stub quotes whatever it is given.
+    connection = Connection(id="x", provider=text, auth_type="apikey")
     stub = overlay_stub(connection, billing="subscription", overage="hard-stop", reason="r",
                         today=datetime(2026, 11, 29, 23, 30, tzinfo=UTC))
     (entry,) = tomllib.loads(stub)["entries"]

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from omniladder import __version__
 from omniladder.cli import app
 from omniladder.rendering import FORMAT_RENDERERS, Format, render
+from omniladder.rendering.escape import printable
 from omniladder.rendering.markdown import code, plan_markdown, text
 from omniladder.rendering.plan_view import view_of_plan
 from tests.builders import at, conn, fleet, plan, reading, window
@@ -409,7 +410,7 @@ def test_markdown_keeps_every_row_whole_with_hostile_ids() -> None:
     hostile = "team|a*b_c<d>`e"
     long_id = "claude-max-" + "x" * 150
     result = plan(fleet(
-        [conn(hostile, models=["sonnet|4"]), conn(long_id, models=["opus\nmax"]),
+        [conn(hostile, models=["sonnet|4"]), conn(long_id, models=["opus*max"]),
          conn("off", models=["sonnet|4"], active=False)],
         [reading(hostile, window("5h", 50, at(hours=1))),
          reading(long_id, window("5h", 50, at(hours=1)))]))
@@ -423,7 +424,7 @@ def test_markdown_keeps_every_row_whole_with_hostile_ids() -> None:
             tables[width] += 1
     assert set(tables) == {5, 4}  # ladder and exclusions have 5 columns, the pool 4
     pool = [cells(r) for r in rows if len(cells(r)) == 4][2:]
-    assert [p[2] for p in pool] == ["`claude/sonnet\\|4`", "claude/opus<br>max"]
+    assert [p[2] for p in pool] == ["`claude/sonnet\\|4`", "`claude/opus*max`"]
     assert pool[0][3] == "``team\\|a*b_c<d>`e``"
     assert pool[1][3] == f"`{long_id}`"  # never shortened
     assert "…" not in out
@@ -500,17 +501,24 @@ def _read_code(cell: str) -> str:
     return inner
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 @given(_CELL_TEXT)
 def test_a_text_cell_never_breaks_a_row_and_reads_back(value: str) -> None:
+    """A text cell reads back as the value, each control character as its escape."""
     cell = text(value)
     assert "\n" not in cell
     assert "\r" not in cell
     assert not re.search(r"(?<!\\)\|", cell)
-    assert _read_text(cell) == value.replace("\r\n", "\n").replace("\r", "\n")
+    assert not _CONTROL.search(cell)
+    lines = value.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    assert _read_text(cell) == "\n".join(printable(line) for line in lines)
 
 
 @given(_CELL_TEXT.filter(lambda v: "\n" not in v and "\r" not in v and v != ""))
 def test_a_code_cell_never_breaks_a_row_and_reads_back(value: str) -> None:
     cell = code(value)
     assert not re.search(r"(?<!\\)\|", cell)
-    assert _read_code(cell) == value
+    assert not _CONTROL.search(cell)
+    assert _read_code(cell) == printable(value)

@@ -30,10 +30,16 @@ audit_app = typer.Typer(
 
 def read_candidates(path: Path) -> tuple[bytes, str]:
     """The document's bytes and the name messages give it; ``-`` is standard input."""
-    from omniladder.loading import check_input_file, display_path, read_bytes
+    from omniladder.loading import (
+        STDIN_NAME,
+        check_input_file,
+        display_path,
+        read_bytes,
+        read_stdin,
+    )
 
     if str(path) == "-":
-        return sys.stdin.buffer.read(), "<stdin>"
+        return read_stdin(), STDIN_NAME
     shown = display_path(path)
     check_input_file(path, shown)
     return read_bytes(path, shown), shown

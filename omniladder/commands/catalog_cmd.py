@@ -16,6 +16,7 @@ from omniladder.commands.common import (
     NoShippedOpt,
     WindowsCatalogOpt,
     answer_is_no,
+    refuse_overwriting,
     say,
     user_errors,
     write_atomic,
@@ -140,6 +141,14 @@ def check(
             include_shipped=not files.no_shipped_catalogs)
         window_paths = window_catalog_paths(files.window_catalogs,
                                             include_shipped=not files.no_shipped_catalogs)
+        # --write-baseline may rewrite its own --baseline (the documented update in place).
+        refuse_overwriting([("--write-baseline", write_baseline)], [
+            *((what, path) for what, path in (("the settings file", files.settings_file),
+                                              ("the connections file", files.connections))
+              if path is not None),
+            *(("a billing catalog", path) for path, _ in billing_paths),
+            *(("a model catalog", path) for path, _ in model_paths),
+            *(("a window-scope catalog", path) for path, _ in window_paths)])
         released = release_date()
         result = lint_catalogs(billing_paths, model_paths, day, max_age_days, window_paths,
                                released)
@@ -172,8 +181,10 @@ def check(
             for index, entry in judged.stale if judged is not None else ():
                 say(f"omniladder: warning: {against}: accepted[{index}]: {entry.label()} "
                     "matches no finding any more (stale); remove it from the baseline")
-            sys.stdout.write("\n".join(lint_lines(problems, shown, fleet, judged, against,
-                                                   notes)) + "\n")
+            from omniladder.rendering.escape import printable
+
+            sys.stdout.write(printable("\n".join(lint_lines(problems, shown, fleet, judged,
+                                                             against, notes))) + "\n")
         failing = judged.new if judged is not None else problems
         if failing:
             new = "new " if judged is not None else ""

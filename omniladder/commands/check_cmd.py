@@ -13,8 +13,10 @@ from omniladder.commands.common import (
     InputOptions,
     NowOpt,
     answer_is_no,
+    files_read,
     now_for,
     output_format,
+    refuse_overwriting,
     say,
     user_errors,
     with_input_options,
@@ -53,6 +55,10 @@ def check(
         if options.config is None:
             options = options._replace(config=loaded.settings_path)
         inputs = options.load()
+        refuse_overwriting([("--junit", junit)], [
+            ("the policy", loaded.path), *files_read(inputs),
+            *(("a gateway candidate list the policy names", loaded.path.parent / e.audit)
+              for e in loaded.policy.expect if e.audit is not None)])
         if inputs.connections:
             # With no connection at all, every id would be unknown: the empty file is the
             # answer ("no", exit 1), reported as a failed item by evaluate.

@@ -171,6 +171,39 @@ def now_for(flag: str | None, inputs: LoadedInputs, *, snapshot_used: bool = Tru
     return instant, source, inputs
 
 
+ROLES = {
+    "settings": "the settings file",
+    "connections": "the connections file",
+    "quota": "the quota file",
+    "spend": "the spend ledger",
+    "billing-catalog": "a billing catalog",
+    "models-catalog": "a model catalog",
+    "windows-catalog": "a window-scope catalog",
+}
+"""What each role of ``LoadedInputs.read`` is called when an output would replace it."""
+
+
+def files_read(inputs: LoadedInputs) -> list[tuple[str, Path]]:
+    """Every file the inputs were loaded from, shipped catalogs included, as
+    ``refuse_overwriting`` takes them."""
+    return [(ROLES.get(role, f"the {role} file"), path) for role, _, path in inputs.read]
+
+
+def refuse_overwriting(outputs: Iterable[tuple[str, Path | None]],
+                       inputs: Iterable[tuple[str, Path]]) -> None:
+    """The one check every output option goes through before anything is written: exit 2
+    when an output is an input of the run or another output (omniladder.writing).
+
+    ``outputs`` are (option, path); an output not asked for (None) is skipped.
+    """
+    from omniladder.writing import Output
+    from omniladder.writing import refuse_overwriting as refuse
+
+    wanted = [Output(option, path) for option, path in outputs if path is not None]
+    if wanted:
+        refuse(wanted, inputs)
+
+
 def write_atomic(path: Path, text: str | Iterable[str]) -> None:
     """The one atomic writer (omniladder.writing), imported when a command writes."""
     from omniladder.writing import write_atomic as write
@@ -179,8 +212,11 @@ def write_atomic(path: Path, text: str | Iterable[str]) -> None:
 
 
 def say(message: str) -> None:
-    """Talk goes to stderr; stdout is data."""
-    sys.stderr.write(message + "\n")
+    """Talk goes to stderr; stdout is data. Control characters are written as their escapes
+    (omniladder.rendering.escape), whatever file name or value the message quotes."""
+    from omniladder.rendering.escape import printable
+
+    sys.stderr.write(printable(message) + "\n")
 
 
 def answer_is_no(reason: str) -> NoReturn:

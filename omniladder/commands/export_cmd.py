@@ -13,8 +13,10 @@ from omniladder.commands.common import (
     InputOptions,
     NowOpt,
     answer_is_no,
+    files_read,
     now_for,
     output_format,
+    refuse_overwriting,
     say,
     user_errors,
     with_input_options,
@@ -86,6 +88,7 @@ def export(
 
             parsed = parse_auto_id(plan_or_id)
             inputs = options.load()
+            read = files_read(inputs)
             instant, source, inputs = now_for(now, inputs)
             made = make_plan(inputs, parsed, instant, source)
             hold(made)
@@ -101,6 +104,10 @@ def export(
             path = Path(plan_or_id)
             saved, _ = read_saved_plan(path)
             plan = from_saved(saved, display_path(path))
+            read = [("the saved plan", path)]
+        # --current may be the --out file: compared first, then replaced (the cron update).
+        refuse_overwriting([("--out", out)], [
+            *read, *([("the route map of --map", route_map)] if route_map is not None else [])])
         result = build_export(target, plan, routes=routes, verified_only=verified_only,
                               map_file=display_path(route_map) if route_map else None)
         comparison = compare_current(result, current) if current is not None else None

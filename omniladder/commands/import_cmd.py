@@ -21,6 +21,7 @@ from omniladder.commands.common import (
     NoShippedOpt,
     WindowsCatalogOpt,
     gathering,
+    refuse_overwriting,
     say,
     user_errors,
 )
@@ -93,15 +94,29 @@ def omniroute(
                                  include_shipped=not no_shipped_catalogs)
         scopes = load_window_scopes(tuple(windows_catalog or ()),
                                     include_shipped=not no_shipped_catalogs)
+        from omniladder.loading import catalog_paths
+        from omniladder.scopes import window_catalog_paths
+        from omniladder.sources.omniroute import CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME
+
+        refuse_overwriting([("--out", out / name)
+                            for name in (CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME)], [
+            ("the OmniRoute database", db),
+            *((what, path) for what, paths in zip(
+                ("a billing catalog", "a model catalog"),
+                catalog_paths((), tuple(models_catalog or ()), not no_shipped_catalogs),
+                strict=True) for path, _ in paths),
+            *(("a window-scope catalog", path) for path, _ in window_catalog_paths(
+                tuple(windows_catalog or ()), not no_shipped_catalogs))])
         shown = display_path(db)
         result = import_omniroute(db, shown, catalogs, scopes, options)
         written = write_files(out, render_files(result, shown), force=force)
         for note in result.notes:
             say(f"omniladder: note: {note}")
         counts = result.counts
-        say(f"omniladder: imported {counts['connections']} connections and "
-            f"{counts['readings']} readings ({counts['connections_with_readings']} connections "
-            f"with quota history, from {counts['snapshot_rows']} snapshot rows)")
+        say(f"omniladder: imported {_count(counts['connections'], 'connection')} and "
+            f"{_count(counts['readings'], 'reading')} "
+            f"({_count(counts['connections_with_readings'], 'connection')} with quota history, "
+            f"from {_count(counts['snapshot_rows'], 'snapshot row')})")
         for path in written:
             typer.echo(display_path(path))
 
@@ -155,15 +170,19 @@ with_import_options = gathering(_IMPORT_SHARED, "request", _import_request)
 
 def _import(source: str, request: ImportRequest,
             readings: Callable[[], Iterable[SourceReading]],
+            sources: Callable[[], Iterable[tuple[str, Path]]],
             notes: Sequence[str] = ()) -> None:
     """The one edge of every source: resolve and fit, parse, merge, then talk on stderr.
 
-    ``notes`` is what the source says beside its readings, filled while they are read."""
+    ``sources`` are the telemetry files the readings come from: the quota file merged into
+    must be none of them, nor any other file the import reads. ``notes`` is what the source
+    says beside its readings, filled while they are read."""
     with user_errors():
         from omniladder.loading import display_path
         from omniladder.sources.run import import_readings, resolve_target
 
         target = resolve_target(request, source)
+        refuse_overwriting([("--quota", target.quota)], [*target.read, *sources()])
         outcome = import_readings(target, readings(), notes)
         for note in target.notes:
             say(f"omniladder: note: {note}")
@@ -190,7 +209,7 @@ def _import_snapshots(source: str, files: list[Path], at: str | None, request: I
         instant = parse_instant(at, "--at") if at else None
         return parse_snapshots(read_snapshots(files, instant), parser(), source)
 
-    _import(source, request, readings)
+    _import(source, request, readings, lambda: [("a FILE argument", path) for path in files])
 
 
 def _count(n: int, noun: str) -> str:
@@ -219,20 +238,27 @@ def codex_sessions(
 ) -> None:
     """Import the rate limits logged in Codex CLI session files into a quota file."""
     notes: list[str] = []
+    found: list[Any] = []
+
+    def sources() -> list[tuple[str, Path]]:
+        from omniladder.loading import display_path
+        from omniladder.sources.codex_sessions import find_rollouts
+
+        found[:] = find_rollouts((path, display_path(path)) for path in paths)
+        return [("a Codex rollout", rollout.path) for rollout in found]
 
     def readings() -> Iterable[SourceReading]:
-        from omniladder.loading import display_path
-        from omniladder.sources.codex_sessions import RolloutReader, find_rollouts
+        from omniladder.sources.codex_sessions import RolloutReader
         from omniladder.sources.fit import check_rollout
         from omniladder.sources.run import within_clock
 
         reader = RolloutReader(notes)
-        for rollout in find_rollouts((path, display_path(path)) for path in paths):
+        for rollout in found:
             check_rollout(rollout.path, rollout.shown)
             yield from within_clock(reader.read(rollout), rollout.shown, "timestamp")
         reader.finish()
 
-    _import("codex-sessions", request, readings, notes)
+    _import("codex-sessions", request, readings, sources, notes)
 
 
 @import_app.command("copilot-user")

@@ -39,14 +39,16 @@ def exit_status(code: object) -> int:
         return 0
     if isinstance(code, int):
         return code
-    _flushed(sys.stderr.write, f"{code}\n")
+    if sys.stderr is not None:  # None: Python found it closed, and no one replaced it
+        _flushed(sys.stderr.write, f"{code}\n")
     return 1
 
 
 def hard_exit(status: int) -> NoReturn:
     """Flush standard output and error, then end the process without tearing it down."""
     for stream in (sys.stdout, sys.stderr):
-        _flushed(stream.flush)
+        if stream is not None:
+            _flushed(stream.flush)
     os._exit(status & 0xFF)
 
 

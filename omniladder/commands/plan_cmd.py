@@ -15,8 +15,10 @@ from omniladder.commands.common import (
     NowOpt,
     answer_is_no,
     differences,
+    files_read,
     now_for,
     output_format,
+    refuse_overwriting,
     say,
     user_errors,
     with_input_options,
@@ -62,6 +64,9 @@ def plan(
 
             saved = load_saved_plan(compare)
         inputs = options.load()
+        # --compare F --out F is the update workflow (compare, then replace), as export's
+        # --current F --out F: the saved plan is read whole before anything is written.
+        refuse_overwriting([("--out", out)], files_read(inputs))
         instant, source, inputs = now_for(now, inputs)
         result = make_plan(inputs, parsed, instant, source)
         hold(result)

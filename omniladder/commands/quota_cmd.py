@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from omniladder.commands.common import ConfigOpt, say, user_errors
+from omniladder.commands.common import ConfigOpt, refuse_overwriting, say, user_errors
 
 quota_app = typer.Typer(
     name="quota",
@@ -66,6 +66,8 @@ def prune(
         if path is None:
             settings_path = find_settings(config)
             path = resolve_files(settings_path, load_settings(settings_path)).quota
+            if settings_path is not None:  # the quota file is updated in place, on purpose
+                refuse_overwriting([("--quota", path)], [("the settings file", settings_path)])
         if path is None:
             raise UsageError("no quota file: pass --quota FILE, or --config with [inputs] "
                              "quota", field="--quota")

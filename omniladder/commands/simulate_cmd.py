@@ -10,6 +10,8 @@ import typer
 
 from omniladder.commands.common import (
     InputOptions,
+    files_read,
+    refuse_overwriting,
     say,
     user_errors,
     with_input_options,
@@ -47,6 +49,7 @@ def simulate(
         every = parse_step(step)
         step_instants(first, last, every)  # usage errors before any file is read
         inputs = options.load()
+        refuse_overwriting([("--svg", svg)], files_read(inputs))
         series = simulate(inputs, parsed, first, last, every)
         hold(series)
         if svg is not None:

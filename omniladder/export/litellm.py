@@ -167,6 +167,9 @@ def parse_current(text: str, shown: str) -> dict[str, Any]:
                          file=shown, line=exc.lineno + skipped) from None
     except RecursionError:
         raise InputError("nested too deeply", file=shown) from None
+    from omniladder.loading import reject_lone_surrogates
+
+    reject_lone_surrogates(text, data, shown)
     if not isinstance(data, dict):
         raise InputError("the top level must be an object", file=shown)
     listed = data.get("model_list", [])

@@ -106,14 +106,18 @@ def document_text(document: dict[str, Any]) -> str:
 
 def parse_current(text: str, shown: str) -> Any:
     """A deployed combo document: JSON, any of the shapes ``find_combo`` takes."""
+    from omniladder.loading import reject_lone_surrogates
+
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno}); --current reads "
                          "the export's combo or OmniRoute's GET /api/combos answer",
                          file=shown, line=exc.lineno) from None
     except RecursionError:
         raise InputError("nested too deeply", file=shown) from None
+    reject_lone_surrogates(text, data, shown)
+    return data
 
 
 def find_combo(data: Any, name: str, shown: str) -> dict[str, Any] | None:

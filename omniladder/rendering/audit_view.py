@@ -26,6 +26,10 @@ KIND_TITLES = {
 }
 
 
+def _rows(count: int) -> str:
+    return f"{count} row{'' if count == 1 else 's'}"
+
+
 def render_audit(audit: Audit, fmt: Format, out: TextIO) -> None:
     RENDERERS[fmt](audit, out)
 
@@ -82,7 +86,7 @@ def _table(audit: Audit, out: TextIO) -> None:
     channel = f"channel {audit.channel}" if audit.channel else "no channel"
     console.print(Text(f"{audit.auto_id.text} at {timefmt.iso(audit.now)} "
                        f"({timefmt.now_source(audit.now_source)}) · {channel} · "
-                       f"{audit.rows} rows, {audit.used} in use"), soft_wrap=True)
+                       f"{_rows(audit.rows)}, {audit.used} in use"), soft_wrap=True)
     if audit.files:
         console.print(Text("inputs: " + ", ".join(f"{k} {v}" for k, v in audit.files.items()),
                            style="dim"), soft_wrap=True)
@@ -115,7 +119,7 @@ def _markdown(audit: Audit, out: TextIO) -> None:
              *md.warning_lines(audit.warnings),
              f"{md.code(audit.auto_id.text)} at {md.code(timefmt.iso(audit.now))} "
              f"({md.text(timefmt.now_source(audit.now_source))}) · {channel} · "
-             f"{audit.rows} rows, {audit.used} in use", "",
+             f"{_rows(audit.rows)}, {audit.used} in use", "",
              f"plan: {md.text(audit.plan_summary)}", ""]
     for kind in KINDS:
         found = audit.of_kind(kind)

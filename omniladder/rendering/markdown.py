@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from omniladder.rendering.escape import printable
 from omniladder.rendering.plan_view import ExclusionLine, PlanView, remedy_groups
 
 _ACTIVE = re.compile(r"([\\`*_\[\]<>|~&])")
@@ -19,8 +20,11 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 _TICKS = re.compile(r"`+")
 
 def text(value: str) -> str:
-    """Prose for a cell or a line: markdown-active characters escaped, newlines as <br>."""
-    return _NEWLINE.sub("<br>", _ACTIVE.sub(r"\\\1", value))
+    """Prose for a cell or a line: markdown-active characters escaped, newlines as <br>,
+    control characters as their escapes."""
+    if "\n" in value or "\r" in value:
+        return "<br>".join(text(line) for line in _NEWLINE.split(value))
+    return _ACTIVE.sub(r"\\\1", printable(value))
 
 
 def code(value: str) -> str:
@@ -29,6 +33,7 @@ def code(value: str) -> str:
         return ""
     if _NEWLINE.search(value):
         return text(value)
+    value = printable(value)
     longest = max((len(run) for run in _TICKS.findall(value)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if value.startswith("`") or value.endswith("`") else ""

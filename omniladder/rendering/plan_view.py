@@ -112,9 +112,9 @@ class PlanView:
         counts = [f"now {self.now}"
                   + (f" ({timefmt.now_source(self.now_source)})"
                      if self.now_source else ""),
-                  f"{self.connections} connections"]
+                  f"{self.connections} connection{'' if self.connections == 1 else 's'}"]
         if self.candidates is not None:
-            counts.append(f"{self.candidates} candidates")
+            counts.append(f"{self.candidates} candidate{'' if self.candidates == 1 else 's'}")
         return counts
 
     def unverified_groups(self) -> dict[tuple[str, str, str], list[int]]:

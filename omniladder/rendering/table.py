@@ -1,21 +1,24 @@
 """The human view (SPEC §4.1): header, ladder, pool, exclusions and the one-line verdict.
 
 Colour only on a terminal and never with NO_COLOR; plain, stable text at a fixed width when
-piped. Every user-supplied string goes in as ``Text`` so markup in ids is never interpreted.
+piped. Every user-supplied string goes in as ``Text`` so markup in ids is never interpreted,
+and every console escapes control characters (omniladder.rendering.escape).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
+from omniladder.rendering.escape import printable_text
 from omniladder.rendering.plan_view import ExclusionLine, PlanView, remedy_groups, view_of_plan
 
 if TYPE_CHECKING:
@@ -32,6 +35,20 @@ _STATE_STYLE = {
     "not-in-id": "dim",
 }
 
+class _PrintableConsole(Console):
+    """A console that escapes control characters in every text it renders (the views' one
+    escaping helper), so no string from an input ever reaches a terminal as a command."""
+
+    def render(self, renderable: RenderableType,
+               options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        if isinstance(renderable, Text):
+            renderable = printable_text(renderable)
+        return super().render(renderable, options)
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return printable_text(super().render_str(text, **kwargs))
+
+
 def make_console(out: TextIO) -> Console:
     """A console for ``out``: its terminal width on a tty, COLUMNS if set, else fixed."""
     columns = os.environ.get("COLUMNS", "")
@@ -39,7 +56,7 @@ def make_console(out: TextIO) -> Console:
     is_tty = hasattr(out, "isatty") and out.isatty()
     if width is None and not is_tty:
         width = PIPED_WIDTH
-    return Console(file=out, width=width, highlight=False, emoji=False,
+    return _PrintableConsole(file=out, width=width, highlight=False, emoji=False,
                    no_color=bool(os.environ.get("NO_COLOR")) or None,
                    force_terminal=None if out in (sys.stdout, sys.stderr) else is_tty)
 
@@ -63,8 +80,9 @@ def fitted_table(console: Console, columns: Sequence[tuple[str, str]],
     Identifier and figure columns (``ID``, ``NUM``) keep their whole width; ``TEXT`` columns
     wrap. When the identifiers plus the narrowest readable text columns do not fit, each row
     is printed as its identifiers on one line and each text below, indented: an identifier
-    is never cut at any width.
+    is never cut at any width. Cells are escaped first, so widths are those printed.
     """
+    rows = [[printable_text(cell) for cell in row] for row in rows]
     widths: list[int] = []
     for index, (name, kind) in enumerate(columns):
         cells = [name] + [row[index].plain for row in rows]

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from omniladder.errors import InputError
-from omniladder.loading import check_input_file
+from omniladder.loading import check_input_file, input_lines, reject_lone_surrogates
 from omniladder.models import ObservedOverage
 from omniladder.sources import fields
 from omniladder.sources.common import SourceReading, SourceWindow
@@ -143,23 +143,18 @@ class RolloutReader:
 
     def read(self, rollout: RolloutFile) -> Iterator[SourceReading]:
         """The readings of one rollout file, in line order."""
-        try:
-            stream = rollout.path.open("rb")
-        except OSError as exc:
-            raise InputError(f"cannot read file ({exc.strerror})", file=rollout.shown) from None
-        with stream:
-            number, raw = 0, b""
-            for number, raw in enumerate(stream, start=1):
-                if not raw.endswith(b"\n"):
-                    break  # the last line, and it has no newline: handled below
-                reading = self._line(raw, rollout.shown, number, last=False)
-                if reading is not None:
-                    yield reading
-            else:
-                return
-            reading = self._line(raw, rollout.shown, number, last=True)
+        number, raw = 0, b""
+        for number, raw in input_lines(rollout.path, rollout.shown):
+            if not raw.endswith(b"\n"):
+                break  # the last line, and it has no newline: handled below
+            reading = self._line(raw, rollout.shown, number, last=False)
             if reading is not None:
                 yield reading
+        else:
+            return
+        reading = self._line(raw, rollout.shown, number, last=True)
+        if reading is not None:
+            yield reading
 
     def _line(self, raw: bytes, shown: str, number: int, *, last: bool
               ) -> SourceReading | None:
@@ -174,6 +169,7 @@ class RolloutReader:
                     "Codex is still writing): skipped")
                 return None
             raise InputError("not a JSON line", file=shown, line=number) from None
+        reject_lone_surrogates(raw, line, shown, number)
         where = f"{shown}:{number}"
         parsed = _parse(line, where)
         if parsed is None:

@@ -191,14 +191,16 @@ def check_rollout(path: Path, shown: str) -> None:
     is small enough it is read as one, so a saved error body or another source's response is
     named as such. Anything else is left to the line reader.
     """
+    from omniladder.loading import open_input
+
     try:
-        with path.open("rb") as stream:
+        with open_input(path, shown) as stream:
             first = b""
             while not first.strip():
                 first = stream.readline(_FIRST_LINE_BYTES)
                 if not first:
                     return
-    except OSError:
+    except (OSError, InputError):
         return  # the line reader says what is wrong with the file
     try:
         line = json.loads(first)
@@ -209,11 +211,13 @@ def check_rollout(path: Path, shown: str) -> None:
 
 
 def _whole_document(path: Path) -> Any:
+    from omniladder.loading import read_bytes
+
     try:
         if path.stat().st_size > _WHOLE_DOCUMENT_BYTES:
             return None
-        return json.loads(path.read_bytes())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return json.loads(read_bytes(path, str(path)))
+    except (OSError, InputError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
 
 

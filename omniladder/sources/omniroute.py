@@ -278,20 +278,75 @@ _SQL_FUNCTIONS = frozenset({"instr"})
 """The SQL functions the importer's own queries call (the authorizer allows no other)."""
 
 
-def open_readonly(path: Path, shown: str) -> sqlite3.Connection:
-    """Open the database read-only through a ``file:`` URI, with the column allowlist."""
+def open_readonly(path: Path, shown: str, notes: list[str] | None = None
+                  ) -> sqlite3.Connection:
+    """Open the database read-only through a ``file:`` URI, with the column allowlist.
+
+    A WAL-mode database (OmniRoute's) in a folder the importer cannot write cannot be read
+    with ``mode=ro``: SQLite must create the ``-shm`` index beside it and fails with "attempt
+    to write a readonly database" (SQLITE_READONLY_DIRECTORY). It is then opened with
+    ``immutable=1``, which reads the main file only, and a note (in ``notes``) says that the
+    snapshot may be torn and what the ``-wal`` file holds that is not read.
+    """
     check_input_file(path, shown)
     if not path.exists():
         raise InputError("file not found", file=shown)
     if not path.is_file():
         raise InputError("is not a file", file=shown)
     uri = path.resolve().as_uri() + "?mode=ro"
+    connection = _connect(uri, shown)
     try:
-        connection = sqlite3.connect(uri, uri=True, timeout=2.0, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise InputError(f"cannot open the SQLite database ({exc})", file=shown) from None
+        # the header only (no table is read); the first read is where WAL needs its index
+        connection.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.OperationalError as exc:
+        if _cannot_share_wal(exc, path):
+            connection.close()
+            connection = _connect(uri + "&immutable=1", shown)
+            if notes is not None:
+                notes.append(immutable_note(path, shown))
+        # any other error is reported by the first checked read, as before
+    except sqlite3.DatabaseError:
+        pass
     connection.set_authorizer(_authorizer)
     return connection
+
+
+def _connect(uri: str, shown: str) -> sqlite3.Connection:
+    try:
+        return sqlite3.connect(uri, uri=True, timeout=2.0, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise InputError(f"cannot open the SQLite database ({exc})", file=shown) from None
+
+
+def _cannot_share_wal(exc: sqlite3.OperationalError, path: Path) -> bool:
+    """SQLite's refusal to read a WAL database whose ``-shm`` it cannot create: "attempt to
+    write a readonly database" (SQLITE_READONLY_DIRECTORY) without a ``-wal`` file, "unable
+    to open database file" (SQLITE_CANTOPEN) with one and no ``-shm`` beside it."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name.startswith("SQLITE_READONLY") or "readonly database" in str(exc):
+        return True
+    if name == "SQLITE_CANTOPEN" or "unable to open database file" in str(exc):
+        return (path.with_name(path.name + "-wal").is_file()
+                and not path.with_name(path.name + "-shm").exists())
+    return False
+
+
+def immutable_note(path: Path, shown: str) -> str:
+    """What an immutable read of a WAL database may miss, and what to do about it."""
+    wal = path.with_name(path.name + "-wal")
+    try:
+        size = wal.stat().st_size if wal.is_file() else 0
+    except OSError:
+        size = 0
+    text = (f"{shown}: its folder is not writable, so SQLite cannot open the shared index "
+            "(-shm) a read of a WAL-mode database needs; read it as an immutable snapshot "
+            "instead, which may be torn if the gateway is writing")
+    if size:
+        text += (f", and the {size}-byte {wal.name} is not read: rows written since the "
+                 "gateway's last checkpoint are missing")
+    return text + (". For a consistent read, copy the database with its -wal file to a "
+                   "folder you can write and import the copy, or import as a user who can "
+                   "write the folder")
 
 
 def _columns(db: sqlite3.Connection, table: str, shown: str) -> set[str]:
@@ -464,13 +519,14 @@ class _Reader:
 class _Database:
     """``with _Database(path, shown) as reader``: checked tables, one read transaction."""
 
-    def __init__(self, path: Path, shown: str) -> None:
+    def __init__(self, path: Path, shown: str, notes: list[str] | None = None) -> None:
         self.path = path
         self.shown = shown
+        self.notes = notes
         self.db: sqlite3.Connection | None = None
 
     def __enter__(self) -> _Reader:
-        db = open_readonly(self.path, self.shown)
+        db = open_readonly(self.path, self.shown, self.notes)
         self.db = db
         try:
             _require(db, CONNECTIONS_TABLE, CONNECTION_COLUMNS, self.shown)
@@ -822,7 +878,7 @@ def import_omniroute(path: Path, shown: str, catalogs: Catalogs, scopes: WindowS
                      options: ImportOptions) -> ImportResult:
     """Read an OmniRoute database and build the connections and quota documents."""
     notes: list[str] = []
-    with _Database(path, shown) as reader:
+    with _Database(path, shown, notes) as reader:
         connections = map_connections(reader.connections(), catalogs, shown, notes)
         readings, rows = map_snapshots(reader.snapshots(options.since),
                                        connections, options, scopes, shown, notes)

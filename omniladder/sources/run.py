@@ -16,7 +16,6 @@ and an ``ImportOutcome`` into talk.
 from __future__ import annotations
 
 import difflib
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -47,6 +46,8 @@ class Target:
     scopes: WindowScopes
     notes: tuple[str, ...] = ()
     """What the fit check has to say (a forced misfit, an unchecked source)."""
+    read: tuple[tuple[str, Path], ...] = ()
+    """The files read to find all this, shipped catalogs included: (what it is, path)."""
 
 
 @dataclass
@@ -74,6 +75,7 @@ def resolve_target(request: ImportRequest, source: str | None = None) -> Target:
     With ``source``, the connection's provider must be one the source serves (SPEC §6).
     """
     from omniladder.loading import (
+        catalog_paths,
         display_path,
         find_settings,
         load_catalogs,
@@ -82,7 +84,7 @@ def resolve_target(request: ImportRequest, source: str | None = None) -> Target:
         resolve_files,
     )
     from omniladder.models import ConnectionsFile
-    from omniladder.scopes import load_window_scopes
+    from omniladder.scopes import load_window_scopes, window_catalog_paths
 
     settings_path = find_settings(request.config)
     settings = load_settings(settings_path)
@@ -123,8 +125,16 @@ def resolve_target(request: ImportRequest, source: str | None = None) -> Target:
         models = catalogs.models_of(connection.provider)
     scopes = load_window_scopes(files.window_catalogs,
                                 include_shipped=not files.no_shipped_catalogs)
+    read = [("the settings file", settings_path)] if settings_path is not None else []
+    read.append(("the connections file", files.connections))
+    if connection.models is None:
+        billing, model = catalog_paths((), files.model_catalogs, not files.no_shipped_catalogs)
+        read += [("a billing catalog", path) for path, _ in billing]
+        read += [("a model catalog", path) for path, _ in model]
+    read += [("a window-scope catalog", path) for path, _ in window_catalog_paths(
+        files.window_catalogs, not files.no_shipped_catalogs)]
     return Target(connection.id, connection.provider, models, files.quota, scopes,
-                  tuple(notes))
+                  tuple(notes), tuple(read))
 
 
 def import_readings(target: Target, readings: Iterable[SourceReading],
@@ -229,7 +239,9 @@ def within_clock(readings: Iterable[SourceReading], file: str, field: str,
 
 
 def _read_stdin() -> bytes:
-    return sys.stdin.buffer.read()
+    from omniladder.loading import read_stdin
+
+    return read_stdin()
 
 
 def _now() -> datetime:

@@ -1,0 +1,58 @@
+"""The one escaping helper of every human and markdown view, and of the talk on stderr.
+
+A control character reaching a terminal is acted on, not printed: ``ESC [2J`` clears the
+screen, ``ESC ]0;…BEL`` retitles the window, a carriage return overwrites the line. Input
+identifiers are refused at load when they hold one (omniladder.models ``Identifier``), but
+free text is not (a connection's ``label``, a catalog's ``reason``), and neither are the
+strings of a saved plan (``show``, ``diff``), a gateway's candidate list (``audit``) or a
+file name. Every view therefore writes each C0 and C1 control character and DEL as its
+Python escape (``\\x1b``, ``\\r``, ``\\x9b``), and a lone surrogate (a file name that is not
+UTF-8) as ``\\udcff``, which no encoder could write at all. A newline and a tab are kept:
+views lay them out.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return repr(match.group())[1:-1]
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character but newline and tab, and every lone surrogate,
+    written as its escape."""
+    if text.isprintable():  # a fast C test that every character escaped here fails
+        return text
+    return _UNPRINTABLE.sub(_escaped, text)
+
+
+def printable_text(text: Text) -> Text:
+    """A rich ``Text`` escaped as ``printable`` escapes a string, its styles kept on the
+    characters they covered."""
+    plain = text.plain
+    if plain.isprintable() or _UNPRINTABLE.search(plain) is None:
+        return text
+    # Where each character of the old text starts in the new one (and where the text ends).
+    starts: list[int] = []
+    pieces: list[str] = []
+    at = 0
+    for char in plain:
+        starts.append(at)
+        piece = _UNPRINTABLE.sub(_escaped, char)
+        pieces.append(piece)
+        at += len(piece)
+    starts.append(at)
+    escaped = text.copy()
+    escaped.plain = "".join(pieces)
+    last = len(plain)
+    escaped.spans = [span._replace(start=starts[min(span.start, last)],
+                                   end=starts[min(span.end, last)]) for span in text.spans]
+    return escaped

@@ -1,0 +1,663 @@
+"""Promises at the process edges (docs/contract.md#edges, SPEC §4.3: exit 2 is "the
+question could not be answered", with one clear message naming the file and the field):
+
+* an output option never replaces an input of the same run, nor another output;
+* a closed stdout, stdout on a full disk and a closed stderr keep the exit codes honest;
+* a lone surrogate in any JSON input, and a control character in any identifier, are
+  refused at load; control characters in free text and in saved plans are escaped in every
+  human and markdown view;
+* only regular files (and ``-`` where a command takes it) are read, up to a cap.
+
+tests/test_fuzz.py runs the same classes over every command path; these are the cases
+operators reported, one test each.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from omniladder import loading
+from omniladder.cli import app
+from omniladder.errors import InputError
+from tests.conftest import EXAMPLES, ROOT
+
+runner = CliRunner()
+SOURCES = ROOT / "tests" / "fixtures" / "sources"
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+EVIL_ID = "evil\u001b[2J\u001b]0;pwned\u0007"
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the examples as the working directory."""
+    for item in EXAMPLES.iterdir():
+        if item.is_file():
+            shutil.copy(item, tmp_path / item.name)
+    shutil.copytree(EXAMPLES / "ci", tmp_path / "ci")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def digests(folder: Path) -> dict[str, str]:
+    return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(folder.rglob("*")) if path.is_file() and not path.is_symlink()}
+
+
+def one_error(result: Result, *fragments: str) -> str:
+    """The run ended with exit 2 and one ``omniladder: error:`` line holding each fragment,
+    nothing on stdout and no traceback."""
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        result.exception)
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("omniladder: error: "), line
+    for fragment in fragments:
+        assert fragment in line, line
+    return line
+
+
+# --- 1. an output never replaces an input --------------------------------------------------
+
+SIMULATE = ["simulate", "auto/thrifty", "--config", "omniladder.toml", "--from",
+            "2026-11-29T11:00:00Z", "--to", "2026-11-29T12:00:00Z"]
+
+
+@pytest.mark.parametrize(("args", "option", "target", "what"), [
+    (["plan", "auto/thrifty", "--config", "omniladder.toml"], "--out", "quota.json",
+     "the quota file"),
+    (["plan", "auto/thrifty", "--config", "omniladder.toml"], "--out", "omniladder.toml",
+     "the settings file"),
+    (["plan", "auto/thrifty", "--config", "omniladder.toml"], "--out", "spend.json",
+     "the spend ledger"),
+    (["check", "policy.toml"], "--junit", "connections.toml", "the connections file"),
+    (["check", "policy.toml"], "--junit", "policy.toml", "the policy"),
+    (["check", "policy-gateway.toml"], "--junit", "omniroute-candidates.json",
+     "a gateway candidate list the policy names"),
+    (SIMULATE, "--svg", "quota.json", "the quota file"),
+    (["catalog", "check", "--config", "omniladder.toml"], "--write-baseline",
+     "billing-overlay.toml", "a billing catalog"),
+], ids=["plan-out-quota", "plan-out-settings", "plan-out-spend", "check-junit-connections",
+        "check-junit-policy", "check-junit-candidates", "simulate-svg-quota",
+        "catalog-baseline-overlay"])
+def test_an_output_onto_an_input_is_exit_2_before_anything_is_written(
+        fleet: Path, args: list[str], option: str, target: str, what: str) -> None:
+    """Each of these exited 0 having replaced the input (the quota history, the fleet)."""
+    before = digests(fleet)
+    result = runner.invoke(app, [*args, option, target])
+    one_error(result, f"{target}: {option}: this run reads it as {what};",
+              "an output never replaces an input")
+    assert digests(fleet) == before
+
+
+@pytest.mark.parametrize("link", ["symlink", "hardlink"])
+def test_an_output_reaching_an_input_through_a_link_is_refused(fleet: Path, link: str) -> None:
+    alias = fleet / "alias.json"
+    if link == "symlink":
+        alias.symlink_to("quota.json")
+    else:
+        os.link(fleet / "quota.json", alias)
+    before = digests(fleet)
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml",
+                                 "--out", "alias.json"])
+    one_error(result, "alias.json: --out: this run reads it as the quota file (quota.json, "
+              "the same file through a link)")
+    assert digests(fleet) == before
+
+
+def test_an_output_onto_a_shipped_catalog_is_refused(
+        fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shipped = fleet / "shipped"
+    shutil.copytree(loading.shipped_catalog_dir(), shipped)
+    monkeypatch.setattr(loading, "shipped_catalog_dir", lambda: shipped)
+    before = digests(fleet)
+    for name, what in (("models.toml", "a model catalog"),
+                       ("connection-billing.toml", "a billing catalog")):
+        result = runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml",
+                                     "--out", f"shipped/{name}"])
+        one_error(result, f"shipped/{name}: --out: this run reads it as {what}")
+    result = runner.invoke(app, ["catalog", "check", "--write-baseline",
+                                 "shipped/quota-windows.toml"])
+    one_error(result, "this run reads it as a window-scope catalog")
+    assert digests(fleet) == before
+
+
+def test_a_new_output_file_and_the_documented_rewrites_still_work(fleet: Path) -> None:
+    """The other side of the boundary: a file no input is, a baseline rewritten in place
+    (docs/sources.md#baseline) and a quota file an import merges into."""
+    assert runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml",
+                               "--out", "saved.json"]).exit_code == 0
+    assert json.loads((fleet / "saved.json").read_text())["auto_id"] == "auto/thrifty"
+    first = runner.invoke(app, ["catalog", "check", "--config", "omniladder.toml",
+                                "--write-baseline", "accepted.toml"])
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(app, ["catalog", "check", "--config", "omniladder.toml", "--baseline",
+                                "accepted.toml", "--write-baseline", "accepted.toml"])
+    assert again.exit_code == 0, again.output
+    merged = runner.invoke(app, ["import", "claude-usage", str(SOURCES / "claude" / "usage.json"),
+                                 "--connection", "claude-max-work", "--config",
+                                 "omniladder.toml", "--at", "2026-11-29T11:59:30Z"])
+    assert merged.exit_code == 0, merged.output
+    assert merged.stdout.strip() == "quota.json"
+
+
+@pytest.mark.parametrize(("quota", "what"), [
+    ("usage.json", "a FILE argument"),
+    ("connections.toml", "the connections file"),
+    ("omniladder.toml", "the settings file"),
+])
+def test_an_import_never_merges_into_a_file_it_reads(fleet: Path, quota: str,
+                                                    what: str) -> None:
+    shutil.copy(SOURCES / "claude" / "usage.json", fleet / "usage.json")
+    before = digests(fleet)
+    result = runner.invoke(app, ["import", "claude-usage", "usage.json", "--connection",
+                                 "claude-max-work", "--config", "omniladder.toml", "--quota",
+                                 quota])
+    one_error(result, f"{quota}: --quota: this run reads it as {what}")
+    assert digests(fleet) == before
+
+
+def test_an_export_never_writes_over_its_map_and_may_replace_what_it_compared(
+        fleet: Path) -> None:
+    """--out onto --map is refused; --current F --out F is the documented cron update
+    (docs/gateways.md): compared with the old file, then replaced."""
+    export = ["export", "litellm", "auto/thrifty", "--config", "omniladder.toml", "--map",
+              "litellm-map.toml"]
+    before = digests(fleet)
+    one_error(runner.invoke(app, [*export, "--out", "litellm-map.toml"]),
+              "litellm-map.toml: --out: this run reads it as the route map of --map")
+    one_error(runner.invoke(app, [*export, "--out", "spend.json"]),
+              "spend.json: --out: this run reads it as the spend ledger")
+    assert digests(fleet) == before
+    assert runner.invoke(app, [*export, "--out", "deployed.yaml"]).exit_code == 0
+    again = runner.invoke(app, [*export, "--current", "deployed.yaml", "--out",
+                                "deployed.yaml"])
+    assert again.exit_code == 0, again.output
+
+
+def test_quota_prune_never_rewrites_the_settings_file(fleet: Path) -> None:
+    settings = (fleet / "omniladder.toml").read_text()
+    (fleet / "omniladder.toml").write_text(
+        settings.replace('quota = "quota.json"', 'quota = "omniladder.toml"'))
+    before = digests(fleet)
+    one_error(runner.invoke(app, ["quota", "prune", "--before", "2026-11-29T00:00:00Z"]),
+              "omniladder.toml: --quota: this run reads it as the settings file")
+    assert digests(fleet) == before
+
+
+def test_a_codex_rollout_is_never_the_quota_file(fleet: Path) -> None:
+    logs = fleet / "logs"
+    shutil.copytree(SOURCES / "codex" / "sessions", logs)
+    rollout = next(logs.rglob("rollout-*.jsonl"))
+    os.link(rollout, fleet / "q.json")
+    before = digests(fleet)
+    result = runner.invoke(app, ["import", "codex-sessions", "logs", "--connection",
+                                 "codex-plus", "--config", "omniladder.toml", "--quota", "q.json"])
+    one_error(result, "q.json: --quota: this run reads it as a Codex rollout")
+    assert digests(fleet) == before
+
+
+def test_import_omniroute_outputs_never_meet_an_input_or_each_other(fleet: Path) -> None:
+    from tests.omniroute_db import build_db
+
+    db = build_db(fleet / "omniroute.db")
+    out = fleet / "out"
+    out.mkdir()
+    os.link(db, out / "quota.json")
+    before = digests(fleet)
+    result = runner.invoke(app, ["import", "omniroute", str(db), "--out", "out", "--force"])
+    one_error(result, "out/quota.json: --out: this run reads it as the OmniRoute database "
+              "(omniroute.db, the same file through a link)")
+    (out / "quota.json").unlink()
+    (out / "quota.json").symlink_to("connections.toml")
+    (out / "connections.toml").write_text("# an earlier import\n")
+    before = digests(fleet)
+    result = runner.invoke(app, ["import", "omniroute", str(db), "--out", "out", "--force"])
+    one_error(result, "out/quota.json: --out: is the same file as --out out/connections.toml")
+    assert digests(fleet) == before
+
+
+# --- 2. closed and failing standard streams ------------------------------------------------
+
+
+def _python_m(*args: str, close: tuple[int, ...] = (),
+              stdout: int | IO[Any] | None = subprocess.PIPE,
+              cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """``python -m omniladder`` as a shell runs it, with ``close`` descriptors closed first
+    (``>&-``, ``2>&-``): Python then starts with that stream set to None."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def closing() -> None:
+        for fd in close:
+            os.close(fd)
+
+    return subprocess.run([sys.executable, "-m", "omniladder", *args], env=env, cwd=cwd,
+                          stdout=stdout if 1 not in close else None,
+                          stderr=subprocess.PIPE if 2 not in close else None,
+                          preexec_fn=closing, text=True, check=False)
+
+
+CONFIG = str(EXAMPLES / "omniladder.toml")
+EMPTY_POOL = ["plan", "auto/subscription", "--config", CONFIG, "--no-shipped-catalogs",
+              "--fail-on-empty"]
+
+
+def test_a_closed_stdout_is_a_reader_gone_not_a_traceback() -> None:
+    """`omniladder ids >&-` was a traceback and exit 120."""
+    for args, code in ((["ids"], 0), (["plan", "auto/thrifty", "--config", CONFIG], 0),
+                       (EMPTY_POOL, 1), (["plan", "auto/nope"], 2)):
+        done = _python_m(*args, close=(1,))
+        assert done.returncode == code, done.stderr
+        assert "Traceback" not in done.stderr
+        assert ("error" in done.stderr) == (code == 2)
+
+
+def test_a_closed_stdout_still_writes_the_saved_plan(tmp_path: Path) -> None:
+    done = _python_m("plan", "auto/thrifty", "--config", CONFIG, "--out",
+                     str(tmp_path / "p.json"), close=(1,))
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "p.json").read_text())["auto_id"] == "auto/thrifty"
+
+
+def test_stdout_on_a_full_disk_is_one_error_line_and_exit_2() -> None:
+    """`omniladder ids > /dev/full` was a traceback and exit 1."""
+    with open("/dev/full", "w") as full:
+        done = _python_m("ids", stdout=full)
+    assert done.returncode == 2
+    assert done.stderr == "omniladder: error: standard output: No space left on device\n"
+
+
+def test_a_full_stdout_outranks_the_answer_no(tmp_path: Path) -> None:
+    """The answer never arrived: exit 2, not the 1 the answer would have been; the saved
+    plan is still written whole."""
+    with open("/dev/full", "w") as full:
+        done = _python_m(*EMPTY_POOL, "--json", "--out", str(tmp_path / "p.json"),
+                         stdout=full)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == ("omniladder: error: standard output: No space "
+                                            "left on device")
+    assert json.loads((tmp_path / "p.json").read_text())["pool"] == []
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    (["--version"], 0),
+    (["plan", "auto/thrifty", "--config", CONFIG], 0),
+    (EMPTY_POOL, 1),
+    (["plan", "auto/nope"], 2),
+    (["no-such-command"], 2),
+], ids=["version", "plan", "answer-no", "usage-error", "unknown-command"])
+def test_a_closed_stderr_keeps_every_exit_code(args: list[str], code: int) -> None:
+    """`2>&-` turned every exit code into 1, --version and good plans included."""
+    done = _python_m(*args, close=(2,), stdout=subprocess.DEVNULL)
+    assert done.returncode == code
+
+
+def test_the_exit_status_needs_no_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ends the process reads SystemExit as the interpreter does, stderr or not."""
+    from omniladder.commands import lifetime
+
+    monkeypatch.setattr(sys, "stderr", None)
+    assert lifetime.exit_status("stopped") == 1
+    assert lifetime.exit_status(2) == 2
+
+
+def test_a_closed_stdin_is_empty_input() -> None:
+    done = _python_m("audit", "omniroute", "-", "--config", CONFIG, close=(0,))
+    assert done.returncode == 2
+    assert done.stderr.startswith("omniladder: error: <stdin>:1: invalid JSON")
+
+
+# --- 3. lone surrogates in JSON ------------------------------------------------------------
+
+SURROGATE = "\\ud800"  # as JSON text: a \u escape of half a surrogate pair
+
+
+def _json_with(text: str, old: str, new: str) -> str:
+    assert text.count(old) >= 1, old
+    return text.replace(old, new, 1)
+
+
+@pytest.mark.parametrize(("make", "args", "fragments"), [
+    (lambda f: (f / "quota.json").write_text(_json_with(
+        (f / "quota.json").read_text(), '"claude-max-work"', f'"claude-max{SURROGATE}"')),
+     ["plan", "auto/thrifty", "--config", "omniladder.toml"],
+     ("quota.json: readings[0].connection: contains a lone surrogate (\\ud800)",)),
+    (lambda f: (f / "spend.json").write_text(_json_with(
+        (f / "spend.json").read_text(), '"gpt-5-mini"', f'"gpt{SURROGATE}"')),
+     ["plan", "auto/thrifty", "--config", "omniladder.toml"],
+     ("spend.json: events[2].model: contains a lone surrogate (\\ud800)",)),
+    (lambda f: (f / "p.json").write_text(_json_with(
+        (f / "ci" / "plan-thrifty.json").read_text(), '"summary": "',
+        f'"summary": "{SURROGATE}')),
+     ["show", "p.json"], ("p.json: summary: contains a lone surrogate (\\ud800)",)),
+    (lambda f: (f / "p.json").write_text(_json_with(
+        (f / "ci" / "plan-thrifty.json").read_text(), '"summary": "',
+        f'"summary": "{SURROGATE}')),
+     ["diff", "ci/plan-thrifty.json", "p.json"], ("p.json: summary: contains a lone",)),
+    (lambda f: (f / "p.json").write_text(_json_with(
+        (f / "ci" / "plan-thrifty.json").read_text(), '"summary": "',
+        f'"summary": "{SURROGATE}')),
+     ["plan", "auto/thrifty", "--config", "omniladder.toml", "--compare", "p.json"],
+     ("p.json: summary: contains a lone",)),
+    (lambda f: (f / "c.json").write_text(_json_with(
+        (f / "omniroute-candidates.json").read_text(), '"claude-max-work"',
+        f'"x{SURROGATE}"')),
+     ["audit", "omniroute", "c.json", "--config", "omniladder.toml"],
+     ("c.json: candidates[0].connectionId: contains a lone surrogate",)),
+    (lambda f: (f / "u.json").write_text(_json_with(
+        (SOURCES / "claude" / "usage.json").read_text(), '"resets_at": "',
+        f'"resets_at": "{SURROGATE}')),
+     ["import", "claude-usage", "u.json", "--connection", "claude-max-work", "--config",
+      "omniladder.toml", "--quota", "new.json"], ("u.json: five_hour.resets_at: contains",)),
+    (lambda f: (f / "policy.json").write_text(json.dumps(
+        {"config": "omniladder.toml", "expect": [{"name": "n", "auto_id": "auto/thrifty",
+                                                  "min_pool": 1}]}).replace(
+        '"n"', f'"n{SURROGATE}"')),
+     ["check", "policy.json"], ("policy.json: expect[0].name: contains a lone surrogate",)),
+    (lambda f: (f / "rollout-1.jsonl").write_text(json.dumps(
+        {"timestamp": "2026-11-29T11:00:00Z", "type": "event_msg", "payload": {
+            "type": "token_count", "rate_limits": {"limit_id": "x"}}}).replace(
+        '"x"', f'"x{SURROGATE}"') + "\n"),
+     ["import", "codex-sessions", "rollout-1.jsonl", "--connection", "codex-plus", "--config",
+      "omniladder.toml", "--quota", "new.json"],
+     ("rollout-1.jsonl:1: payload.rate_limits.limit_id: contains a lone surrogate",)),
+], ids=["quota", "spend", "show", "diff", "compare", "audit", "claude-usage", "policy",
+        "codex-line"])
+def test_a_lone_surrogate_is_refused_at_load_naming_file_and_field(
+        fleet: Path, make: Callable[[Path], object], args: list[str],
+        fragments: tuple[str, ...]) -> None:
+    """Each loaded, then every view crashed with UnicodeEncodeError (exit 1)."""
+    make(fleet)
+    before = digests(fleet)
+    one_error(runner.invoke(app, args), *fragments)
+    assert digests(fleet) == before
+
+
+def test_a_surrogate_pair_is_a_character_not_a_surrogate(fleet: Path) -> None:
+    connections = fleet / "connections.json"
+    connections.write_text(json.dumps({"connections": [
+        {"id": "a\ud83d\ude00", "provider": "claude", "auth_type": "oauth",
+         "label": "\\ud83d\\ude00"}]}, ensure_ascii=True).replace("\\\\", "\\"))
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--connections", "connections.json"])
+    assert result.exit_code == 0, result.output
+    assert "a\U0001f600" in result.stdout
+
+
+def test_a_key_holding_a_lone_surrogate_is_named_by_its_table(fleet: Path) -> None:
+    (fleet / "quota.json").write_text('{"readings": [{"x\\udc00": 1}]}')
+    one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml"]),
+              "quota.json: readings[0]: key 'x\\udc00' holds a lone surrogate (\\udc00)")
+
+
+# --- 4. control characters -----------------------------------------------------------------
+
+
+def test_the_reported_escape_sequence_id_is_refused_at_load(fleet: Path) -> None:
+    text = (fleet / "connections.toml").read_text()
+    (fleet / "connections.toml").write_text(text.replace(
+        'id = "claude-max-work"', 'id = "evil\\u001b[2J\\u001b]0;pwned\\u0007"', 1))
+    line = one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml"]),
+                     "connections.toml:", "connections[0].id: contains a control character "
+                     "(\\x1b at character 5)")
+    assert "\x1b" not in line
+
+
+@pytest.mark.parametrize(("file", "old", "new", "field"), [
+    ("connections.toml", 'provider = "claude"', 'provider = "cla\\tude"',
+     "connections[0].provider"),
+    ("connections.toml", 'auth_type = "oauth"', 'auth_type = "oa\\u0085uth"',
+     "connections[0].auth_type"),
+    ("connections.toml", '"claude-sonnet-4-5"', '"claude\\u007f"', "connections[0].models[0]"),
+    ("quota.json", '"name": "5h"', '"name": "5h\\r"', "readings[0].windows[0].name"),
+    ("quota.json", '"connection": "claude-max-work"', '"connection": "c\\u009b"',
+     "readings[0].connection"),
+    ("spend.json", '"connection": "openai-key"', '"connection": "o\\u0000"',
+     "events[0].connection"),
+    ("billing-overlay.toml", 'provider = "openai"', 'provider = "open\\nai"',
+     "entries[0].provider"),
+    ("omniladder.toml", 'free_providers = ["gemini"]', 'free_providers = ["gem\\u001bini"]',
+     "tiers.free_providers[0]"),
+    ("billing-overlay.toml", 'provider = "openai"', 'provider = "openai"\nauth_type = "a\\u0007"',
+     "entries[0].auth_type"),
+], ids=["provider", "auth_type", "model", "window", "reading", "spend", "catalog", "settings",
+        "catalog-auth-type"])
+def test_a_control_character_in_an_identifier_is_refused(
+        fleet: Path, file: str, old: str, new: str, field: str) -> None:
+    path = fleet / file
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+    line = one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml"]),
+                     file, f"{field}: contains a control character")
+    assert not CONTROL.search(line)
+
+
+@pytest.mark.parametrize(("key", "field"), [("provider", "windows[0].provider"),
+                                          ("window", "windows[0].window"),
+                                          ("models", "windows[0].models[0]")])
+def test_a_control_character_in_a_window_scope_is_refused(fleet: Path, key: str,
+                                                          field: str) -> None:
+    values = {"provider": '"acme"', "window": '"x"', "models": '["*"]'}
+    values[key] = '["a\\u001b"]' if key == "models" else '"a\\u001b"'
+    (fleet / "w.toml").write_text("[[windows]]\n" + "".join(
+        f"{name} = {value}\n" for name, value in values.items()))
+    one_error(runner.invoke(app, ["catalog", "show", "--windows-catalog", "w.toml"]),
+              "w.toml:", f"{field}: contains a control character (\\x1b at character 2)")
+
+
+@pytest.mark.parametrize(("table", "field"), [
+    ('[[aliases]]\nprovider = "gemini"\nwindow = "g\\u009b"\nmodels = ["m"]\n',
+     "aliases[0].window"),
+    ('[[aliases]]\nprovider = "gemini"\nwindow = "g"\nmodels = ["m\\u009b"]\n',
+     "aliases[0].models[0]"),
+    ('[[sources]]\nimporter = "claude-usage"\nproviders = ["claude", "cl\\u009baude"]\n',
+     "sources[0].providers[1]"),
+], ids=["alias-window", "alias-models", "source-providers"])
+def test_a_control_character_in_a_window_alias_or_source_is_refused(
+        fleet: Path, table: str, field: str) -> None:
+    (fleet / "w.toml").write_text(table)
+    one_error(runner.invoke(app, ["catalog", "show", "--windows-catalog", "w.toml"]),
+              f"{field}: contains a control character (\\x9b")
+
+
+def test_a_printable_identifier_with_spaces_and_unicode_still_loads(fleet: Path) -> None:
+    """The other side: only control characters are refused."""
+    text = (fleet / "connections.toml").read_text()
+    (fleet / "connections.toml").write_text(
+        text.replace('id = "claude-max-work"', 'id = "claude max wörk\u00a0✓"', 1))
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml"])
+    assert result.exit_code == 0, result.output
+    assert "claude max wörk\u00a0✓" in result.stdout
+
+
+def shows(output: str, markdown: bool, expected: str) -> bool:
+    """Whether a reader sees ``expected``: in markdown, a code span shows its text as it is
+    and other text with its backslash escapes undone; a table view has no escapes."""
+    return expected in output or (markdown and expected in re.sub(r"\\(.)", r"\1", output))
+
+
+def _hostile_saved_plan(fleet: Path) -> Path:
+    plan = json.loads((fleet / "ci" / "plan-thrifty.json").read_text())
+    plan["pool"][0]["allowed_connection_ids"][0] = EVIL_ID
+    plan["excluded"][0]["detail"] = "held \u009b31m here"
+    plan["summary"] = "summary \u001b]0;pwned\u0007 end"
+    path = fleet / "hostile.json"
+    path.write_text(json.dumps(plan))
+    return path
+
+
+@pytest.mark.parametrize("view", [["show"], ["show", "--format", "markdown"],
+                                  ["show", "--detail"]])
+def test_a_saved_plan_shows_control_characters_escaped(fleet: Path, view: list[str]) -> None:
+    saved = _hostile_saved_plan(fleet)
+    result = runner.invoke(app, [*view, str(saved)])
+    assert result.exit_code == 0, result.output
+    assert not CONTROL.search(result.output)
+    markdown = "markdown" in view
+    assert shows(result.stdout, markdown, "evil\\x1b[2J\\x1b]0;pwned")
+    assert shows(result.stdout, markdown, "held \\x9b31m here")
+
+
+def test_show_json_passes_the_document_through_unchanged(fleet: Path) -> None:
+    saved = _hostile_saved_plan(fleet)
+    result = runner.invoke(app, ["show", str(saved), "--json"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["pool"][0]["allowed_connection_ids"][0] == EVIL_ID
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_diff_and_audit_views_escape_control_characters(fleet: Path, fmt: str) -> None:
+    saved = _hostile_saved_plan(fleet)
+    result = runner.invoke(app, ["diff", "ci/plan-thrifty.json", str(saved), "--format", fmt])
+    assert result.exit_code == 1, result.output
+    assert not CONTROL.search(result.output)
+    assert shows(result.stdout, fmt == "markdown", "evil\\x1b[2J")
+    candidates = json.loads((fleet / "omniroute-candidates.json").read_text())
+    candidates["candidates"][0]["connectionId"] = EVIL_ID
+    (fleet / "c.json").write_text(json.dumps(candidates))
+    audit = runner.invoke(app, ["audit", "omniroute", "c.json", "--config", "omniladder.toml",
+                                "--format", fmt])
+    assert audit.exit_code in (0, 1), audit.output
+    assert not CONTROL.search(audit.output)
+    assert shows(audit.stdout, fmt == "markdown", "evil\\x1b[2J")
+
+
+def test_free_text_loads_and_is_escaped_where_it_is_shown(fleet: Path) -> None:
+    """A label (an OmniRoute display_name) and a catalog reason are free text: they load, and
+    no view prints their control characters."""
+    text = (fleet / "connections.toml").read_text()
+    (fleet / "connections.toml").write_text(
+        text.replace('label = "Max plan, work"', 'label = "Max \\u001b[31mred"', 1))
+    overlay = (fleet / "billing-overlay.toml").read_text()
+    (fleet / "billing-overlay.toml").write_text(re.sub(
+        r'reason = "', 'reason = "\\\\u001b[2J', overlay, count=1).replace("\\\\u", "\\u"))
+    for args in (["plan", "auto/thrifty", "--config", "omniladder.toml", "--detail"],
+                 ["why", "claude-max-work", "--config", "omniladder.toml"],
+                 ["catalog", "show", "--config", "omniladder.toml"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        assert not CONTROL.search(result.output), args
+    as_json = runner.invoke(app, ["why", "claude-max-work", "--config", "omniladder.toml",
+                                  "--json"])
+    assert json.loads(as_json.stdout)["connection"]["label"] == "Max \u001b[31mred"
+
+
+def test_a_file_name_with_an_escape_is_escaped_in_messages(fleet: Path) -> None:
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml",
+                                 "--quota", "\x1b[2Jgone.json"])
+    one_error(result, "\\x1b[2Jgone.json: file not found")
+
+
+def test_a_file_name_that_is_not_utf8_is_escaped_where_it_is_shown(fleet: Path) -> None:
+    """A name the file system gives as bytes (Python holds it as lone surrogates) reaches
+    the human view escaped, where it crashed the encoder before."""
+    name = os.fsencode(fleet) + b"/\xffquota.json"
+    shutil.copy(fleet / "quota.json", os.fsdecode(name))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    done = subprocess.run([sys.executable.encode(), b"-m", b"omniladder", b"plan",
+                           b"auto/thrifty", b"--config", b"omniladder.toml", b"--quota",
+                           name], cwd=fleet, env=env, capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert b"quota \\udcffquota.json" in done.stdout
+    gone = subprocess.run([sys.executable.encode(), b"-m", b"omniladder", b"plan",
+                           b"auto/thrifty", b"--config", b"omniladder.toml", b"--quota",
+                           b"\xffgone.json"], cwd=fleet, env=env, capture_output=True,
+                          check=False)
+    assert gone.returncode == 2
+    assert gone.stderr == b"omniladder: error: \\udcffgone.json: file not found\n"
+
+
+# --- 5. only regular files, and not endless ones --------------------------------------------
+
+
+def test_a_device_or_a_named_pipe_is_refused_without_reading_it(fleet: Path) -> None:
+    """/dev/zero as the quota file ran until memory was gone; a FIFO waited forever for a
+    writer. (In forked children with an alarm and a memory limit: a regression ends the
+    test, not the machine.)"""
+    from tests.forked import Case, run_cases
+
+    os.mkfifo(fleet / "pipe.json")
+    plan = ["plan", "auto/thrifty", "--config", "omniladder.toml", "--quota"]
+    zero, pipe = run_cases([Case([*plan, "/dev/zero"], cwd=str(fleet), timeout=20),
+                            Case([*plan, "pipe.json"], cwd=str(fleet), timeout=20)])
+    assert (zero.code, zero.stdout) == (2, ""), zero
+    assert zero.stderr == ("omniladder: error: /dev/zero: is a character device, not a "
+                           "regular file; omniladder reads only regular files\n")
+    assert (pipe.code, pipe.stdout) == (2, ""), pipe
+    assert pipe.stderr == ("omniladder: error: pipe.json: is a named pipe (FIFO), not a "
+                           "regular file; omniladder reads only regular files\n")
+
+
+def test_a_socket_is_refused(fleet: Path) -> None:
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind("sock.json")
+        one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml",
+                                      "--quota", "sock.json"]),
+                  "sock.json: is a socket, not a regular file")
+
+
+def test_a_file_past_the_cap_is_refused_without_reading_it(fleet: Path) -> None:
+    """A sparse 300 MiB file: refused by its size before a byte is read."""
+    with open(fleet / "huge.json", "wb") as huge:
+        huge.truncate(300 * 1024 * 1024)
+    one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml",
+                                  "--quota", "huge.json"]),
+              "huge.json: larger than 256 MiB, the most omniladder reads from one input")
+
+
+def test_the_cap_itself_is_readable_and_one_byte_more_is_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(loading, "INPUT_LIMIT", 1000)
+    path = tmp_path / "q.json"
+    path.write_bytes(b" " * 1000)
+    assert len(loading.read_bytes(path, "q.json")) == 1000
+    path.write_bytes(b" " * 1001)
+    with pytest.raises(InputError) as refused:
+        loading.read_bytes(path, "q.json")
+    assert str(refused.value) == ("q.json: larger than 1,000 bytes, the most omniladder reads "
+                                  "from one input; is it the right file?")
+
+
+def test_standard_input_is_capped_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import types
+
+    monkeypatch.setattr(loading, "INPUT_LIMIT", 3 * 1024 * 1024)
+    for size, fits in ((3 * 1024 * 1024, True), (3 * 1024 * 1024 + 1, False)):
+        stdin = types.SimpleNamespace(buffer=io.BytesIO(b"x" * size))
+        monkeypatch.setattr(sys, "stdin", stdin)
+        if fits:
+            assert len(loading.read_stdin()) == size
+        else:
+            with pytest.raises(InputError, match=r"^<stdin>: larger than 3 MiB"):
+                loading.read_stdin()
+
+
+def test_a_rollout_is_read_a_line_at_a_time_within_its_caps(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "rollout-1.jsonl"
+    monkeypatch.setattr(loading, "INPUT_LIMIT", 10)
+    monkeypatch.setattr(loading, "STREAMED_LIMIT", 25)
+    path.write_bytes(b"123456789\n" * 2 + b"12345")  # a line at the cap; 25 bytes in all
+    assert [line for _, line in loading.input_lines(path, "r")] == [
+        b"123456789\n", b"123456789\n", b"12345"]
+    path.write_bytes(b"123456789\n" * 2 + b"123456")
+    with pytest.raises(InputError, match=r"^r: larger than 25 bytes"):
+        list(loading.input_lines(path, "r"))
+    path.write_bytes(b"1234567890\n")
+    with pytest.raises(InputError, match=r"^r:1: a line longer than 10 bytes"):
+        list(loading.input_lines(path, "r"))
