@@ -20,6 +20,8 @@ _GRAMMAR = re.compile(
 
 
 class AutoId(NamedTuple):
+    """A parsed auto id (R13): ``auto/TIER`` or ``auto/CATEGORY:TIER``, with its text."""
+
     text: str
     tier: AutoTier
     category: str | None = None

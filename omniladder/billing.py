@@ -32,6 +32,9 @@ class Observation(NamedTuple):
 
 
 class BillingInfo(NamedTuple):
+    """How one connection bills (R1, R2, R2a): its class and overage behaviour, and each
+    step that decided them, for the plan's ``connections`` and ``why``'s trace."""
+
     billing: BillingClass
     overage: OverageClass
     source: BillingSource

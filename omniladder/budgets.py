@@ -32,6 +32,9 @@ def next_period_start(now: datetime, period: str) -> datetime:
 
 
 class BudgetPosition(NamedTuple):
+    """Where one paid rung stands against its budget at now (R8): the state, the budget and
+    what the spend ledger counts in the period that started at ``since``."""
+
     rung: str
     state: BudgetState
     budget_usd: float | None

@@ -19,6 +19,7 @@ from omniladder import timefmt
 from omniladder.autoid import AutoId
 from omniladder.billing import BillingInfo
 from omniladder.budgets import BudgetPosition, next_period_start
+from omniladder.changes import connection_changes
 from omniladder.errors import UsageError
 from omniladder.loading import LoadedInputs
 from omniladder.models import Reading, Rung, Window
@@ -34,8 +35,6 @@ from omniladder.quota import (
     Cooldown,
     ReplayStep,
     Verdict,
-    in_force,
-    quota_readings,
     readings_until,
     window_views,
 )
@@ -309,32 +308,21 @@ def change_instants(inputs: LoadedInputs, plan: Plan, connection_id: str
                     ) -> list[tuple[datetime, bool]]:
     """Every instant after now where the plan of this connection could change by time alone.
 
-    (instant, exclusive): a cooldown's configured and clamped ends, each reset of the latest
-    reading and of its windows, the moment the latest reading goes stale (just after its max
-    age), and the start of the next budget period.
+    (instant, exclusive): each instant ``connection_changes`` lists for the connection's
+    readings up to now and its cooldown (a reset, a reading going stale, the cooldown's end),
+    and the start of the next budget period. A reading exactly max-age old at now is still
+    fresh: it goes stale just after now, so an exclusive instant at now counts.
     """
     now = plan.now
-    found: set[tuple[datetime, bool]] = set()
-    facts = find_connection(plan, connection_id)
-    if facts.cooldown is not None:
-        found.add((facts.cooldown.until, False))
-        found.add((facts.cooldown.end, False))
-    raw = inputs.readings.get(connection_id, ())
-    history = quota_readings(readings_until(raw, now))
-    if history:
-        latest = history[-1]
-        held = in_force(raw, now, inputs.settings.ladder.exit_cutoff_percent)[-1]
-        if latest.reset_at is not None:
-            found.add((latest.reset_at, False))
-        # its own windows, and those R6.4 holds in it until their resets
-        for window in (*latest.all_windows(), *held.all_windows()):
-            if window.reset_at is not None:
-                found.add((window.reset_at, False))
-        stale_at = latest.checked_at + timedelta(
-            seconds=inputs.settings.ladder.max_reading_age_seconds)
-        found.add((stale_at, True))
+    connection = find_connection(plan, connection_id).connection
+    ladder = inputs.settings.ladder
+    history = readings_until(inputs.readings.get(connection_id, ()), now)
+    found = {(change.at, change.exclusive)
+             for change in connection_changes(history, connection.rate_limited_until,
+                                              ladder.max_reading_age_seconds,
+                                              ladder.exit_cutoff_percent)
+             if change.counts()}
     found.add((next_period_start(now, inputs.settings.budgets.period), False))
-    # A reading exactly max-age old at now is still fresh: it goes stale just after now.
     return sorted((at, exclusive) for at, exclusive in found
                   if at > now or (exclusive and at == now))
 

@@ -111,17 +111,29 @@ class UnverifiedMark(NamedTuple):
 
 
 class PoolEntry(NamedTuple):
+    """One entry of the pool (R11, R12): a candidate (provider, model) on one rung, with the
+    connections allowed to serve it there, in connection-file order. A candidate admitted on
+    two rungs has one entry per rung."""
+
     position: int
+    """1-based rank in the pool: rung first, then R12's candidate order."""
     rung: Rung
     provider: str
     model: str
     allowed_connection_ids: tuple[str, ...]
     unverified_connection_ids: tuple[str, ...]
+    """The allowed connections admitted without a verified quota (R11), a subset of the
+    allowed ones in the same order."""
     unverified: tuple[UnverifiedMark, ...] = ()
     """One mark per unverified connection, in allowlist order (SPEC §4.2)."""
 
 
 class Exclusion(NamedTuple):
+    """One refusal as the plan reports it (SPEC §4.2 ``excluded``): a connection, or one of
+    its models, left out, with the reason code, the detail and the remedy. A connection whose
+    every model is refused for the same reason and detail gets one exclusion with ``model``
+    None. Built by keyword: six of its fields are strings a swap would not show to mypy."""
+
     connection_id: str
     provider: str
     model: str | None
@@ -134,16 +146,24 @@ class Exclusion(NamedTuple):
 
 
 class RungStatus(NamedTuple):
+    """One rung of the ladder in a plan: its state (``rung_state``), how many pool entries and
+    connections stand on it, its budget position (R8) and a note for the table."""
+
     rung: Rung
     state: RungState
     candidates: int
+    """Pool entries on the rung."""
     connections: int
+    """Connections allowed in at least one of those entries."""
     budget_usd: float | None
     spent_usd: float | None
     note: str
 
 
 class ConnectionRecord(NamedTuple):
+    """How one connection bills, as the plan reports it (R1, R2, R2a): the class, the
+    overage behaviour and where each came from (catalog file, override, observation)."""
+
     id: str
     provider: str
     auth_type: str
@@ -156,6 +176,8 @@ class ConnectionRecord(NamedTuple):
 
 
 class Clamp(NamedTuple):
+    """A cooldown that R9 shortened to the connection's own reset."""
+
     connection_id: str
     rate_limited_until: datetime
     clamped_to: datetime
@@ -209,6 +231,15 @@ class ConnectionFacts(NamedTuple):
 
 
 class Plan(NamedTuple):
+    """The answer for one auto id at one instant; every view and analysis reads it.
+
+    ``auto_id`` through ``summary`` are what the JSON document carries (SPEC §4.2);
+    ``decisions`` (every pair, admitted or not), ``facts`` (every connection's gates and
+    billing), ``budgets`` and ``files`` are what ``why``, ``who``, ``check`` and the views
+    read without deciding again.
+    Immutable, and built by keyword: fifteen fields, several of the same type.
+    """
+
     auto_id: AutoId
     now: datetime
     now_source: NowSource
@@ -220,7 +251,9 @@ class Plan(NamedTuple):
     clamps: tuple[Clamp, ...]
     warnings: tuple[str, ...]
     summary: str
+    """The one line the table view ends with and the JSON carries."""
     decisions: tuple[PairDecision, ...]
+    """One decision per (connection, model) pair the connection serves."""
     facts: tuple[ConnectionFacts, ...]
     budgets: dict[str, BudgetPosition]
     files: dict[str, str]
@@ -488,8 +521,11 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             if seat is None:
                 continue
             ids, marks = seat
-            pool.append(PoolEntry(len(pool) + 1, rung, key[0], key[1], tuple(ids),
-                                  tuple(mark.connection_id for mark in marks), tuple(marks)))
+            pool.append(PoolEntry(
+                position=len(pool) + 1, rung=rung, provider=key[0], model=key[1],
+                allowed_connection_ids=tuple(ids),
+                unverified_connection_ids=tuple(mark.connection_id for mark in marks),
+                unverified=tuple(marks)))
 
     excluded = _exclusions(all_facts, decisions,
                            _remedy_context(inputs, auto_id, now, budgets))
@@ -502,9 +538,11 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     settings_view = _settings_view(inputs, budgets)
     plan_pool = tuple(pool)
     summary = _summary(auto_id, all_facts, plan_pool, excluded)
-    return Plan(auto_id, now, now_source, settings_view, rungs, plan_pool, excluded, records,
-                clamps, tuple(warnings), summary, tuple(decisions), all_facts, budgets,
-                dict(inputs.files))
+    return Plan(auto_id=auto_id, now=now, now_source=now_source, settings=settings_view,
+                rungs=rungs, pool=plan_pool, excluded=excluded, connections=records,
+                clamps=clamps, warnings=tuple(warnings), summary=summary,
+                decisions=tuple(decisions), facts=all_facts, budgets=budgets,
+                files=dict(inputs.files))
 
 
 def empty_fleet_warning(connections_file: str) -> str:
@@ -647,9 +685,11 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             1 for rung in RUNGS[:rank + 1] for other in candidates
             if (rung != made.rung or order[other] < order[key]) and entry_exists(rung, other))
         mark = _unverified_mark(made)
-        pool.append(PoolEntry(before + 1, made.rung, key[0], key[1], (connection_id,),
-                              (connection_id,) if mark is not None else (),
-                              (mark,) if mark is not None else ()))
+        pool.append(PoolEntry(
+            position=before + 1, rung=made.rung, provider=key[0], model=key[1],
+            allowed_connection_ids=(connection_id,),
+            unverified_connection_ids=(connection_id,) if mark is not None else (),
+            unverified=(mark,) if mark is not None else ()))
     pool.sort(key=lambda entry: entry.position)
     plan_pool = tuple(pool)
     excluded = _exclusions((facts,), decisions,
@@ -657,11 +697,14 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     clamps = tuple(
         Clamp(f.connection.id, f.cooldown.until, f.cooldown.end, f.cooldown.cooling)
         for f in (facts,) if f.cooldown is not None and f.cooldown.clamped)
-    return Plan(auto_id, now, now_source, _settings_view(inputs, budgets),
-                _rung_statuses(auto_id, decisions, plan_pool, budgets), plan_pool, excluded,
-                (_record(facts),), clamps, tuple(_warnings(planner, budgets)),
-                _summary(auto_id, (facts,), plan_pool, excluded), decisions, (facts,),
-                budgets, dict(inputs.files))
+    return Plan(auto_id=auto_id, now=now, now_source=now_source,
+                settings=_settings_view(inputs, budgets),
+                rungs=_rung_statuses(auto_id, decisions, plan_pool, budgets), pool=plan_pool,
+                excluded=excluded, connections=(_record(facts),), clamps=clamps,
+                warnings=tuple(_warnings(planner, budgets)),
+                summary=_summary(auto_id, (facts,), plan_pool, excluded),
+                decisions=decisions, facts=(facts,), budgets=budgets,
+                files=dict(inputs.files))
 
 
 def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, rung: Rung,
@@ -771,10 +814,12 @@ def _exclusions(facts: Sequence[ConnectionFacts], decisions: Sequence[PairDecisi
     for f in facts:
         connection = f.connection
         if not f.models:
-            out.append(Exclusion(connection.id, connection.provider, None, None, "no-models",
-                                 "serves no model: no models listed and none in the model "
-                                 f"catalog for provider {connection.provider!r}",
-                                 _fix(ctx, f, "no-models", None, None, None)))
+            out.append(Exclusion(
+                connection_id=connection.id, provider=connection.provider, model=None,
+                rung=None, reason="no-models",
+                detail="serves no model: no models listed and none in the model catalog for "
+                       f"provider {connection.provider!r}",
+                fix=_fix(ctx, f, "no-models", None, None, None)))
             continue
         failed = refused.get(connection.id)
         if not failed:
@@ -784,16 +829,38 @@ def _exclusions(facts: Sequence[ConnectionFacts], decisions: Sequence[PairDecisi
             rungs = {d.rung for d in failed}
             rung = next(iter(rungs)) if len(rungs) == 1 else None
             assert failed[0].reason is not None
-            out.append(Exclusion(connection.id, connection.provider, None, rung,
-                                 failed[0].reason, failed[0].detail,
-                                 _fix(ctx, f, failed[0].reason, failed[0],
-                                      failed[0].model if len(failed) == 1 else None, rung)))
+            out.append(Exclusion(
+                connection_id=connection.id, provider=connection.provider, model=None,
+                rung=rung, reason=failed[0].reason, detail=failed[0].detail,
+                fix=_fix(ctx, f, failed[0].reason, failed[0],
+                         failed[0].model if len(failed) == 1 else None, rung)))
             continue
         for d in failed:
             assert d.reason is not None
-            out.append(Exclusion(connection.id, connection.provider, d.model, d.rung,
-                                 d.reason, d.detail, _fix(ctx, f, d.reason, d, d.model, d.rung)))
+            out.append(Exclusion(
+                connection_id=connection.id, provider=connection.provider, model=d.model,
+                rung=d.rung, reason=d.reason, detail=d.detail,
+                fix=_fix(ctx, f, d.reason, d, d.model, d.rung)))
     return tuple(out)
+
+
+def rung_state(auto_id: AutoId, rung: Rung, position: BudgetPosition | None, landed: bool,
+               serving: bool) -> RungState:
+    """The state of one rung in a plan: the one ladder ``make_plan`` and ``simulate`` read.
+
+    ``landed``: some pair in the id's category lands on the rung; ``serving``: some pool entry
+    stands on it. An id of the subscription tier holds no other rung (R13); a disabled or
+    spent budget closes the rung before anything lands on it (R8).
+    """
+    if auto_id.tier == "subscription" and rung != "subscription":
+        return "not-in-id"
+    if position is not None and position.state == "disabled":
+        return "disabled"
+    if position is not None and position.state == "spent":
+        return "budget-spent"
+    if not landed:
+        return "empty"
+    return "serving" if serving else "exhausted"
 
 
 def _rung_statuses(auto_id: AutoId, decisions: Sequence[PairDecision],
@@ -808,30 +875,28 @@ def _rung_statuses(auto_id: AutoId, decisions: Sequence[PairDecision],
         position = budgets.get(rung)
         budget = position.budget_usd if position is not None else None
         spent = position.spent_usd if position is not None else None
-        if auto_id.tier == "subscription" and rung != "subscription":
-            statuses.append(RungStatus(rung, "not-in-id", 0, 0, budget, spent,
-                                       f"{auto_id.text} serves only the subscription rung"))
-            continue
         on_rung = by_rung[rung]
         entries = [e for e in pool if e.rung == rung]
+        state = rung_state(auto_id, rung, position, bool(on_rung), bool(entries))
+        if state == "not-in-id":
+            statuses.append(RungStatus(
+                rung=rung, state=state, candidates=0, connections=0, budget_usd=budget,
+                spent_usd=spent, note=f"{auto_id.text} serves only the subscription rung"))
+            continue
         serving_ids = {cid for e in entries for cid in e.allowed_connection_ids}
         unverified = {cid for e in entries for cid in e.unverified_connection_ids}
         all_ids = {d.connection_id for d in on_rung}
-        state: RungState
-        if position is not None and position.state == "disabled":
-            state, note = "disabled", _budget_detail(position)
-        elif position is not None and position.state == "spent":
-            state, note = "budget-spent", _budget_detail(position)
-        elif not on_rung:
-            state, note = "empty", "no connection lands on this rung"
-        elif entries:
-            state = "serving"
+        if state == "disabled" or state == "budget-spent":
+            assert position is not None
+            note = _budget_detail(position)
+        elif state == "empty":
+            note = "no connection lands on this rung"
+        elif state == "serving":
             note = (f"{len(serving_ids)} of {len(all_ids)} "
                     f"connection{'s' if len(all_ids) != 1 else ''} usable")
             if unverified:
                 note += f", {len(unverified)} unverified"
         else:
-            state = "exhausted"
             primary: dict[str, str] = {}  # one reason per connection, as the verdict counts
             for d in on_rung:
                 if not d.admitted and d.connection_id not in primary:
@@ -845,8 +910,9 @@ def _rung_statuses(auto_id: AutoId, decisions: Sequence[PairDecision],
                          f"{timefmt.usd(position.budget_usd or 0)} spent this {position.period}")
             elif position.state == "unenforced":
                 note += "; budget not enforced (no spend ledger)"
-        statuses.append(RungStatus(rung, state, len(entries), len(serving_ids), budget, spent,
-                                   note))
+        statuses.append(RungStatus(rung=rung, state=state, candidates=len(entries),
+                                   connections=len(serving_ids), budget_usd=budget,
+                                   spent_usd=spent, note=note))
     return tuple(statuses)
 
 
@@ -854,10 +920,11 @@ def _record(facts: ConnectionFacts) -> ConnectionRecord:
     billing = facts.billing
     connection = facts.connection
     return ConnectionRecord(
-        connection.id, connection.provider, connection.auth_type, billing.billing,
-        billing.overage, billing.source,
-        billing.matched.file if billing.matched is not None else None,
-        dict(billing.override) if billing.override else None, billing.overage_source)
+        id=connection.id, provider=connection.provider, auth_type=connection.auth_type,
+        billing=billing.billing, overage=billing.overage, billing_source=billing.source,
+        catalog_file=billing.matched.file if billing.matched is not None else None,
+        override=dict(billing.override) if billing.override else None,
+        overage_source=billing.overage_source)
 
 
 def _summary(auto_id: AutoId, facts: Sequence[ConnectionFacts], pool: Sequence[PoolEntry],

@@ -178,6 +178,10 @@ class ReplayStep(NamedTuple):
 
 
 class Verdict(NamedTuple):
+    """R6 and R7 on one (connection, model) at now: usable, unknown or exhausted, with the
+    reading, window and figure that decided it, the threshold it was held to (the exit
+    cutoff, or R7's re-entry floor when ``floor_applied``) and the replay that led there."""
+
     kind: VerdictKind
     reason: str | None
     """A reason code when the verdict is not usable."""
@@ -475,6 +479,8 @@ def _names_model(found: Verdict) -> bool:
 
 
 class Cooldown(NamedTuple):
+    """A connection's cooldown at now (R5 gate, R9 clamp)."""
+
     until: datetime
     """The configured ``rate_limited_until``."""
     end: datetime

@@ -4,8 +4,8 @@ A pair's admission never depends on another connection (R10, R11) except through
 budgets (R8), and a connection's decisions change only at instants where one of its inputs
 changes: a reading arrives, a window (or an exhausted reading) resets, a reading turns stale
 (which also ends a fresh R2a observation), a cooldown or its clamp ends, and, through the
-budgets, a spend event counts or a budget period starts. R6.4 needs no instant of its own:
-a low window with a reset holds until that reset, which is one. ``Stepper`` decides every
+budgets, a spend event counts or a budget period starts (the per-connection instants come
+from ``omniladder.changes``, which ``why`` reads too). ``Stepper`` decides every
 connection at the first instant, then at each later one re-decides only the connections with
 such an instant since the previous step (all of a rung's when its budget position changed),
 with the very functions ``make_plan`` uses (``connection_facts``, ``HistoryVerdicts``,
@@ -26,10 +26,11 @@ from itertools import chain
 from omniladder.autoid import AutoId
 from omniladder.billing import BillingInfo, classify
 from omniladder.budgets import BudgetPosition, budget_positions, period_start
+from omniladder.changes import connection_changes
 from omniladder.loading import LoadedInputs
 from omniladder.models import RUNGS, Reading, Rung, SpendEvent
-from omniladder.plan import PairDecision, connection_facts, decide
-from omniladder.quota import HistoryVerdicts, carries_quota
+from omniladder.plan import PairDecision, connection_facts, decide, rung_state
+from omniladder.quota import HistoryVerdicts
 from omniladder.tiers import TierInfo, economic_tier, rung_of
 
 _RUNG_INDEX = {rung: index for index, rung in enumerate(RUNGS)}
@@ -65,56 +66,23 @@ def change_steps(history: Sequence[Reading], rate_limited_until: datetime | None
                  max_age_seconds: float, instants: Sequence[datetime],
                  cutoff: float = 0.0, ages: bool = True) -> set[int]:
     """The indexes of the steps at which a connection's decisions can differ from the step
-    before: the first step at or after each instant its inputs change.
+    before: the first step at (or, for an exclusive change, after) each instant
+    ``connection_changes`` lists, the first step excepted.
 
-    A reading's resets and its turning stale matter only while it is the latest reading
-    (R6 and R9 read the latest one; R7's replay judges each reading at its own
-    ``checked_at``), except that R2a keeps the latest reading that *carries* an overage
-    report, fresh or not, so such a reading's turning stale always counts, and that a
-    window at or below ``cutoff`` holds in later readings until its reset (R6.4), so such
-    a reset always counts. A reading that carries no quota information supersedes nothing
-    for R6 (SPEC §2.2, v1.2).
-
-    ``ages=False`` leaves out the instants readings turn stale: for a connection whose
-    telemetry is taken to keep arriving (``Stepper``'s ``kept_fresh``).
+    ``ages=False`` leaves out the instants readings turn stale (the exclusive changes): for a
+    connection whose telemetry is taken to keep arriving (``Stepper``'s ``kept_fresh``).
     """
     found: set[int] = set()
     count = len(instants)
-
-    def at_or_after(instant: datetime, before: datetime | None) -> None:
-        if before is not None and instant >= before:
-            return  # a newer reading has arrived by then: its arrival re-decides
-        index = bisect.bisect_left(instants, instant)
+    for change in connection_changes(history, rate_limited_until, max_age_seconds, cutoff):
+        if not change.counts() or (change.exclusive and not ages):
+            continue  # a newer reading has arrived by then: its arrival re-decides
+        if change.exclusive:
+            index = bisect.bisect_right(instants, change.at)
+        else:
+            index = bisect.bisect_left(instants, change.at)
         if 0 < index < count:
             found.add(index)
-
-    later: datetime | None = None
-    supersedes: list[datetime | None] = []
-    for reading in reversed(history):  # the next reading that carries quota, for each
-        supersedes.append(later)
-        if carries_quota(reading):
-            later = reading.checked_at
-    supersedes.reverse()
-    for position, reading in enumerate(history):
-        checked = reading.checked_at
-        superseded = supersedes[position]
-        at_or_after(checked, None)
-        if reading.reset_at is not None:
-            at_or_after(reading.reset_at, superseded)
-        for window in reading.all_windows():
-            if window.reset_at is not None:
-                held = not window.unlimited and window.figure <= cutoff
-                at_or_after(window.reset_at, None if held else superseded)
-        if not ages:
-            continue
-        # Stale exactly as R6.5 and R2a test it: the first step whose age is past the max.
-        index = bisect.bisect_right(instants, max_age_seconds,
-                                    key=lambda at: (at - checked).total_seconds())
-        if 0 < index < count and (reading.overage is not None or superseded is None
-                                  or instants[index] < superseded):
-            found.add(index)
-    if rate_limited_until is not None:
-        at_or_after(rate_limited_until, None)
     return found
 
 
@@ -281,7 +249,6 @@ class Stepper:
     def steps(self) -> Iterator[StepState]:
         count = len(self.connections)
         rung_count = len(RUNGS)
-        subscription_only = self.auto_id.tier == "subscription"
         ids = [c.id for c in self.connections]
         # per (candidate, rung) and per (connection, rung): admitted pairs
         per_entry: dict[tuple[int, int], int] = {}
@@ -359,21 +326,12 @@ class Stepper:
             changed.sort(key=lambda item: (item[0], item[1]))
             states: list[tuple[Rung, str, int, int]] = []
             for rung_index, rung in enumerate(RUNGS):
-                if subscription_only and rung != "subscription":
-                    states.append((rung, "not-in-id", 0, 0))
-                    continue
-                position = budgets.get(rung)
-                if position is not None and position.state == "disabled":
-                    state = "disabled"
-                elif position is not None and position.state == "spent":
-                    state = "budget-spent"
-                elif not self.has_pairs[rung]:
-                    state = "empty"
-                elif entries[rung_index]:
-                    state = "serving"
+                state = rung_state(self.auto_id, rung, budgets.get(rung), self.has_pairs[rung],
+                                   entries[rung_index] > 0)
+                if state == "not-in-id":
+                    states.append((rung, state, 0, 0))
                 else:
-                    state = "exhausted"
-                states.append((rung, state, entries[rung_index], members[rung_index]))
+                    states.append((rung, state, entries[rung_index], members[rung_index]))
             head = next((rung for rung, n in zip(RUNGS, entries, strict=True) if n), None)
             if moved or previous is None:
                 seated, shaky = eligible.ids(), unverified.ids()

@@ -10,6 +10,9 @@ TierSource = Literal["free-provider", "catalog-override", "price", "not-in-catal
 
 
 class TierInfo(NamedTuple):
+    """R3: a candidate's economic tier and what decided it (the provider, the catalog entry's
+    own tier, its input price, or no entry at all)."""
+
     tier: Tier
     source: TierSource
     input_usd_per_mtok: float | None

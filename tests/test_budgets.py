@@ -7,7 +7,10 @@ from typing import Any
 
 import pytest
 
-from omniladder.budgets import period_start
+from omniladder.autoid import parse_auto_id
+from omniladder.budgets import BudgetPosition, BudgetState, period_start
+from omniladder.models import Rung
+from omniladder.plan import rung_state as ladder_state
 from tests.builders import at, conn, fleet, plan, reading, reason, rung_state
 
 
@@ -177,3 +180,29 @@ def test_R8_budgets_do_not_touch_auto_subscription() -> None:
     assert [(e.rung, e.allowed_connection_ids) for e in result.pool] == [
         ("subscription", ("plan",))]
     assert reason(result, "mini") == "billing-not-subscription"
+
+
+@pytest.mark.parametrize(
+    ("auto_id", "rung", "budget", "landed", "serving", "state"),
+    [
+        ("auto/subscription", "cheap", "disabled", True, True, "not-in-id"),
+        ("auto/subscription", "subscription", None, True, True, "serving"),
+        ("auto/thrifty", "cheap", "disabled", False, False, "disabled"),
+        ("auto/thrifty", "cheap", "spent", False, False, "budget-spent"),
+        ("auto/thrifty", "cheap", "spent", True, True, "budget-spent"),
+        ("auto/thrifty", "cheap", "within", False, False, "empty"),
+        ("auto/thrifty", "cheap", "within", True, True, "serving"),
+        ("auto/thrifty", "cheap", "unenforced", True, False, "exhausted"),
+        ("auto/thrifty", "free", None, False, False, "empty"),
+        ("auto/thrifty", "free", None, True, False, "exhausted"),
+    ],
+)
+def test_rung_state_ladder_order(auto_id: str, rung: Rung, budget: BudgetState | None,
+                                 landed: bool, serving: bool, state: str) -> None:
+    """R8, R13: the rung-state ladder plan and simulate share, in its order: an id's tier
+    leaves the rung out first, then a closed budget (disabled before spent), then whether any
+    pair lands on the rung, then whether any pool entry stands on it."""
+    position = (BudgetPosition(rung, budget, 1.0, 0.5, "day", utc("2026-11-29T00:00:00Z"))
+                if budget is not None else None)
+    got = ladder_state(parse_auto_id(auto_id), rung, position, landed, serving)
+    assert got == state

@@ -93,6 +93,7 @@ def test_same_text_as_json_dumps(document: Any) -> None:
     assert dumps(document) == reference(document)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(document=plan_like)
 def test_lists_of_records_have_the_same_text_as_json_dumps(document: Any) -> None:

@@ -252,3 +252,23 @@ def test_every_reason_code_is_documented_in_the_contract() -> None:
     documented = {row[0].strip("`") for row in table_rows(text)}
     missing = [code for code in REASON_CODES if code not in documented]
     assert not missing, f"reason codes without a docs/contract.md table row: {missing}"
+
+
+def test_ci_runs_the_slow_tests_the_default_run_leaves_out() -> None:
+    """The default run leaves out the tests marked slow; .ci/run runs the README's test
+    command and right after it the slow ones, so CI runs every test."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    pytest_config = config["tool"]["pytest"]["ini_options"]
+    addopts = pytest_config["addopts"]
+    assert addopts[addopts.index("-m") + 1] == "not slow"
+    assert any(marker.startswith("slow:") for marker in pytest_config["markers"])
+    readme_command = next(line for line in README.splitlines()
+                          if line.startswith("python3 -m venv .venv") and "pytest" in line)
+    test_command = readme_command.rsplit("&& ", 1)[1]
+    ci = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+          if "-m pytest" in line]
+    assert ci[:2] == [test_command, ".venv/bin/python -m pytest -n auto -m slow"]
+    mutmut_args = config["tool"]["mutmut"]["pytest_add_cli_args"]
+    assert mutmut_args[mutmut_args.index("-m") + 1] == ""

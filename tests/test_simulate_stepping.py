@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omniladder.autoid import parse_auto_id
+from omniladder.changes import fresh_until
 from omniladder.loading import LoadedInputs, load_catalogs
 from omniladder.models import (
     BudgetSettings,
@@ -121,6 +123,7 @@ def fleets(draw: st.DrawFn) -> LoadedInputs:
         catalogs=CATALOGS, files={})
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(fleets(),
        st.sampled_from(["auto/thrifty", "auto/subscription", "auto/coding:thrifty"]),
@@ -197,6 +200,23 @@ def test_a_reading_turns_stale_at_the_first_step_past_its_age() -> None:
             assert [p.head for p in stepped.points] == ["subscription"] * 3 + [None] * 3
         assert stepped == simulate(inputs, parsed, first, last, timedelta(minutes=1),
                                    replan=True)
+
+
+@pytest.mark.parametrize("max_age", [0.0, 1.5e-6, 0.1, 90.0, 180.0000005, 1e9])
+def test_fresh_until_is_the_last_instant_r6_5_calls_fresh(max_age: float) -> None:
+    """R6.5: a reading is stale once its age in seconds exceeds the max age. The last fresh
+    instant the change schedule uses matches that comparison to the microsecond, also for a
+    max age that is no whole number of microseconds."""
+    last = fresh_until(T0, max_age)
+    assert last is not None
+    assert (last - T0).total_seconds() <= max_age
+    assert (last + timedelta(microseconds=1) - T0).total_seconds() > max_age
+
+
+def test_a_max_age_past_the_calendar_end_never_goes_stale() -> None:
+    """R6.5: no stale instant is scheduled when it would lie after year 9999."""
+    assert fresh_until(T0, 1e12) is None
+    assert fresh_until(T0, 1.7e308) is None
 
 
 def test_spend_crossing_a_budget_and_a_new_period_reopen_the_rung() -> None:

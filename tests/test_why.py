@@ -294,6 +294,52 @@ def test_comeback_of_a_low_reading_is_its_reset_not_its_staleness() -> None:
     assert _admitted(make_plan(inputs, plan.auto_id, b.instant(minutes=1), "flag"), "c4")
 
 
+def test_fresh_comeback_waits_for_an_older_low_window_to_reset() -> None:
+    """R6.4: a reading at 1.5% until 13:00 is followed by one at 0% until 12:30. Once 12:30
+    passes, the older low window holds again until 13:00, so a fresh reading brings the
+    connection back at 13:00 — not at 12:30, and not days later at the next budget period."""
+    from tests import builders as b
+
+    inputs = b.fleet(
+        [b.conn("c4", models=["sonnet"])],
+        [b.reading("c4", b.at(minutes=-20), b.window("5h", 1.5, b.at(minutes=60))),
+         b.reading("c4", b.at(minutes=-1), b.window("5h", 0, b.at(minutes=30)))])
+    plan = make_plan(inputs, parse_auto_id("auto/subscription"), b.NOW, "flag")
+    assert not _admitted(plan, "c4")
+    (verdict,) = explain(inputs, [plan], "c4").verdicts
+    (comeback,) = verdict.comebacks
+    route = comeback.with_reading
+    assert route is not None
+    assert (route.at, route.exclusive) == (b.instant(minutes=60), False)
+    assert "a fresh reading at or after 13:00Z whose figure is above the re-entry floor 5%" \
+        in route.steps
+
+    def with_fresh_reading(at: datetime) -> bool:
+        fresh = Reading(connection="c4", checked_at=at,
+                        windows=(Window(name="5h", remaining_percent=100.0),))
+        probed = inputs._replace(readings={"c4": (*inputs.readings["c4"], fresh)})
+        return _admitted(make_plan(probed, plan.auto_id, at, "flag"), "c4")
+
+    assert not with_fresh_reading(b.instant(minutes=59, seconds=59))
+    assert with_fresh_reading(b.instant(minutes=60))
+
+
+def test_comeback_under_a_max_age_past_the_calendar_end() -> None:
+    """R6.5: a max age so long that no reading goes stale before year 9999 is valid; why
+    still finds the comeback (the window's reset) instead of failing on the date."""
+    from tests import builders as b
+
+    inputs = b.fleet(
+        [b.conn("c4", models=["sonnet"])],
+        [b.reading("c4", b.at(minutes=-1), b.window("5h", 0, b.at(minutes=30)))],
+        settings={"ladder": {"max_reading_age_seconds": 1e12}})
+    plan = make_plan(inputs, parse_auto_id("auto/thrifty"), b.NOW, "flag")
+    (verdict,) = explain(inputs, [plan], "c4").verdicts
+    (comeback,) = verdict.comebacks
+    assert comeback.with_reading is not None
+    assert comeback.with_reading.at == b.instant(minutes=30)
+
+
 @pytest.mark.parametrize("config", ["omniladder.toml", "omniladder-tight.toml"])
 def test_focus_decides_a_connection_as_the_whole_fleet_does(config: str) -> None:
     """R8, R10, R11: narrowed to one connection, with the others' spend still counted, a
@@ -387,6 +433,7 @@ def test_narrowed_why_equals_the_whole_plans_on_the_examples(config: str) -> Non
                                ("auto/subscription", "auto/thrifty", "auto/coding:thrifty"))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(fleets())
 def test_narrowed_why_equals_the_whole_plans_on_generated_fleets(

@@ -1,0 +1,90 @@
+"""When a connection's decisions can change by time alone: the one source of change instants.
+
+A pair's decision reads its connection's readings (R6, R7, R9, R2a), its cooldown (R9) and,
+through its rung, the budgets (R8). Between two instants where none of those inputs changes,
+the decision is the same. ``connection_changes`` lists those instants for one connection;
+``simulate``'s stepper maps them onto its steps (``stepping.change_steps``) and ``why``'s
+earliest comeback probes each one after now (``explain.change_instants``). The budget
+period's start is fleet-wide and each caller adds it in its own terms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timedelta
+from typing import NamedTuple
+
+from omniladder.models import Reading
+from omniladder.quota import carries_quota
+
+
+class Change(NamedTuple):
+    """One instant where a connection's decisions can change."""
+
+    at: datetime
+    exclusive: bool
+    """True when the change comes just after ``at`` (a reading turns stale once it is *older*
+    than the max age), False when it comes at ``at``."""
+    until: datetime | None
+    """The change counts only if it comes before this instant, when a newer reading that
+    carries quota supersedes the one it belongs to; None: it always counts."""
+
+    def counts(self) -> bool:
+        return self.until is None or self.at < self.until
+
+
+_CALENDAR_SECONDS = (datetime.max - datetime.min).total_seconds()
+
+
+def fresh_until(checked_at: datetime, max_age_seconds: float) -> datetime | None:
+    """The last instant, to the microsecond, at which a reading taken at ``checked_at`` is
+    still fresh: R6.5 and R2a call it stale once ``(now - checked_at).total_seconds()``
+    exceeds the max age. None when that instant lies past the calendar's end."""
+    if max_age_seconds > _CALENDAR_SECONDS:
+        return None
+    micros = int(max_age_seconds * 1_000_000)
+    # total_seconds() divides whole microseconds by 10**6: match it exactly at the edge.
+    while (micros + 1) / 1_000_000 <= max_age_seconds:
+        micros += 1
+    while micros > 0 and micros / 1_000_000 > max_age_seconds:
+        micros -= 1
+    try:
+        return checked_at + timedelta(microseconds=micros)
+    except OverflowError:
+        return None
+
+
+def connection_changes(history: Sequence[Reading], rate_limited_until: datetime | None,
+                       max_age_seconds: float, cutoff: float) -> Iterator[Change]:
+    """Every instant at which one connection's decisions can change, in no particular order.
+
+    ``history`` is the connection's readings sorted by ``checked_at``. Each reading counts at
+    its arrival. Its resets and its turning stale matter only while it is the latest reading
+    that carries quota (R6 and R9 read the latest one; R7's replay judges each reading at its
+    own ``checked_at``; a reading without quota supersedes nothing, SPEC §2.2 v1.2), with two
+    exceptions: R2a keeps the latest reading that *carries* an overage report, fresh or not,
+    so such a reading's turning stale always counts; and a window at or below ``cutoff``
+    holds in later readings until its reset (R6.4), so such a reset always counts. The
+    cooldown's configured end counts (its R9 clamp is a reset of the latest reading).
+    """
+    superseded_by: list[datetime | None] = []
+    later: datetime | None = None
+    for reading in reversed(history):  # the next reading that carries quota, for each
+        superseded_by.append(later)
+        if carries_quota(reading):
+            later = reading.checked_at
+    superseded_by.reverse()
+    for reading, superseded in zip(history, superseded_by, strict=True):
+        yield Change(reading.checked_at, False, None)
+        if reading.reset_at is not None:
+            yield Change(reading.reset_at, False, superseded)
+        for window in reading.all_windows():
+            if window.reset_at is not None:
+                held = not window.unlimited and window.figure <= cutoff
+                yield Change(window.reset_at, False, None if held else superseded)
+        stale_after = fresh_until(reading.checked_at, max_age_seconds)
+        if stale_after is not None:
+            yield Change(stale_after, True,
+                         None if reading.overage is not None else superseded)
+    if rate_limited_until is not None:
+        yield Change(rate_limited_until, False, None)
