@@ -14,6 +14,9 @@ this stack can avoid. Each row prints its ratio to the floor of its own fleet. T
 write their connections as JSON (omniladder reads both); the TOML row shows what the same
 connections cost as TOML, whose parser, tomllib, is pure Python.
 
+The forecast row projects the 10,000-connection fleet from its snapshot over 24 hours at
+5-minute steps and prints its ratio to `simulate` over the same steps.
+
 Doubling rows compare 10,000 with 20,000 connections for plan, why and simulate per step
 (the cost of a 73-step simulate less that of a 1-step one, divided by 72): at most 2.2x.
 """
@@ -42,6 +45,10 @@ DAY = ("2026-11-29T00:00:00Z", "2026-11-30T00:00:00Z")
 """The day of the synthetic snapshot (taken at 12:00Z): readings arrive, resets pass."""
 WINDOW = ("2026-11-29T09:00:00Z", "2026-11-29T15:00:00Z")
 """Six hours around the snapshot, for the per-step doubling."""
+FORECAST_FROM = "2026-11-29T12:00:00Z"
+"""The synthetic snapshot's taken_at: the forecast's now, and where its simulate starts."""
+FORECAST_SPAN = (FORECAST_FROM, "2026-11-30T12:00:00Z")
+"""The same 289 steps as ``forecast --horizon 24h --step 5m`` from the snapshot."""
 COOLING = "claude-000121"
 """A connection of the seed-1 synthetic fleet in cooldown at the snapshot."""
 
@@ -142,6 +149,11 @@ def why_argv(settings: Path) -> list[str]:
     return omniladder("why", COOLING, "--config", str(settings))
 
 
+def forecast_argv(settings: Path) -> list[str]:
+    return omniladder("forecast", "auto/thrifty", "--config", str(settings), "--now",
+                      FORECAST_FROM, "--horizon", "24h", "--step", "5m", "--json")
+
+
 def per_step(settings: Path, repeats: int) -> float:
     """Seconds per simulate step: 73 steps less 1 step, over 72."""
     many, _ = timed(simulate_argv(settings, WINDOW, "5m"), repeats)
@@ -171,6 +183,13 @@ def main() -> None:
         rows.append(Row("`simulate` 24 h at 1-minute steps, 10,000 connections", seconds, peak,
                         "<= 60 s", seconds <= 60, floors[big]))
         print("  measured simulate 10k", file=sys.stderr)
+        seconds, peak = timed(forecast_argv(big), long_repeats)
+        same_steps, _ = timed(simulate_argv(big, FORECAST_SPAN, "5m"), long_repeats)
+        rows.append(Row(f"`forecast` 24 h at 5-minute steps, 10,000 connections "
+                        f"({seconds / same_steps:.2f}x `simulate` over the same steps, "
+                        f"{fmt_seconds(same_steps)})", seconds, peak, "<= 5 s", seconds <= 5,
+                        floors[big]))
+        print("  measured forecast 10k", file=sys.stderr)
         seconds, peak = timed(simulate_argv(small, DAY, "5m"), repeats)
         rows.append(Row("`simulate` 24 h at 5-minute steps, 2,000 connections", seconds, peak,
                         "<= 6 s", seconds <= 6, floors[small]))
@@ -228,7 +247,7 @@ def main() -> None:
              ("10,000 TOML", toml))))
 
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; median of {repeats} runs "
-          f"({long_repeats} for the simulate and 100,000 rows) of the whole process\n")
+          f"({long_repeats} for the simulate, forecast and 100,000 rows) of the whole process\n")
     print(table(rows))
     print()
     for note in notes:

@@ -13,7 +13,7 @@ import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from omniladder import timefmt
 from omniladder.autoid import AutoId
@@ -39,6 +39,9 @@ from omniladder.quota import (
     window_views,
 )
 from omniladder.tiers import TierInfo
+
+if TYPE_CHECKING:
+    from omniladder.forecast import ConnectionOutlook, WindowLength
 
 R1_STEPS: dict[int, str] = {
     1: "R1.1 auth_type none: keyless",
@@ -169,6 +172,8 @@ class Trace:
     models: tuple[ModelTrace, ...]
     verdicts: tuple[IdVerdict, ...]
     files: dict[str, str]
+    pace: ConnectionOutlook | None = None
+    """The pace of each window of the latest reading (``forecast``'s), when asked for."""
 
     @property
     def billing(self) -> BillingInfo:
@@ -188,11 +193,12 @@ def find_connection(plan: Plan, connection_id: str) -> ConnectionFacts:
 
 
 def explain(inputs: LoadedInputs, plans: Sequence[Plan], connection_id: str,
-            model: str | None = None) -> Trace:
+            model: str | None = None, lengths: WindowLength | None = None) -> Trace:
     """The trace of one connection across the plans of one or more auto ids (same now).
 
     ``inputs`` are the ones the plans were made from; each left-out (connection, model) of a
-    quota, cooldown or budget reason also gets its earliest comeback.
+    quota, cooldown or budget reason also gets its earliest comeback. With ``lengths`` (the
+    window lengths), the trace carries the pace of the latest reading's windows.
     """
     if not plans:
         raise ValueError("explain needs at least one plan")
@@ -237,9 +243,16 @@ def explain(inputs: LoadedInputs, plans: Sequence[Plan], connection_id: str,
     # pairs exactly as the whole fleet does.
     narrowed = focus(inputs, connection_id, first.now)
     verdicts = tuple(_id_verdict(p, connection_id, wanted, narrowed) for p in plans)
+    pace: ConnectionOutlook | None = None
+    if lengths is not None:
+        from omniladder.forecast import outlook
+
+        connection = facts.connection
+        pace = outlook(connection_id, connection.provider,
+                       inputs.readings.get(connection_id, ()), first.now, inputs, lengths)
     return Trace(connection_id, first.now, first.now_source, facts, reading, age, stale,
                  max_age, ladder.exit_cutoff_percent, ladder.reentry_floor, tuple(models),
-                 verdicts, dict(first.files))
+                 verdicts, dict(first.files), pace)
 
 
 def _id_verdict(plan: Plan, connection_id: str, models: Sequence[str],

@@ -31,7 +31,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 from calendar import monthrange
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import pairwise
@@ -51,7 +51,7 @@ from omniladder.models import (
 )
 from omniladder.quota import HeldWindow, in_force, readings_until
 from omniladder.simulate import Point, Transition, step_instants, walk
-from omniladder.stepping import Stepper
+from omniladder.stepping import Stepper, budget_steps
 
 DEFAULT_HORIZON = "24h"
 DEFAULT_STEP = "5m"
@@ -317,10 +317,16 @@ def _resets(window: Window, pace: Pace, end: datetime) -> list[datetime]:
 
 def projected_readings(connection_id: str, history: Sequence[Reading],
                        outlook_: ConnectionOutlook, instants: Sequence[datetime],
-                       inputs: LoadedInputs, dense: bool = False) -> list[Reading]:
+                       inputs: LoadedInputs, dense: bool = False,
+                       kept_fresh: Collection[int] | None = None,
+                       rate_limited_until: datetime | None = None) -> list[Reading]:
     """The readings the projection adds after now (``instants[0]``) for one connection.
 
     ``dense`` writes one at every step (what the sparse choice is tested against).
+    ``kept_fresh`` is for an engine told that this connection's telemetry keeps arriving
+    (``Stepper(kept_fresh=...)``): no keep-alive reading, but one at each of these further
+    steps where the engine may re-decide the connection (a budget step), and at the end of
+    its cooldown (``rate_limited_until``).
     """
     if not outlook_.projected or len(instants) < 2:
         return []
@@ -339,6 +345,12 @@ def projected_readings(connection_id: str, history: Sequence[Reading],
     wanted: set[int] = set()
     if not dense:
         count = len(instants)
+        if kept_fresh is not None:
+            wanted.update(kept_fresh)
+            for at in (latest.reset_at, rate_limited_until):
+                index = bisect.bisect_left(instants, at) if at is not None else 0
+                if 0 < index < count:
+                    wanted.add(index)
         for window, pace in zip(windows, paces, strict=True):
             for reset in _resets(window, pace, end):
                 index = bisect.bisect_left(instants, reset)
@@ -354,7 +366,8 @@ def projected_readings(connection_id: str, history: Sequence[Reading],
     last = origin
     for index in range(1, len(instants)):
         at = instants[index]
-        if not dense and index not in wanted and (at - last).total_seconds() <= max_age:
+        if not dense and index not in wanted and (
+                kept_fresh is not None or (at - last).total_seconds() <= max_age):
             continue
         projected = tuple(_projected_window(window, pace, origin, at)
                           for window, pace in zip(windows, paces, strict=True))
@@ -402,10 +415,18 @@ def _overage_in_force(history: Sequence[Reading], now: datetime,
 
 
 def with_projection(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutlook],
-                    instants: Sequence[datetime], dense: bool = False
+                    instants: Sequence[datetime], dense: bool = False,
+                    kept_fresh: bool = False
                     ) -> tuple[LoadedInputs, dict[str, list[Reading]]]:
-    """The inputs with every projected reading added to its connection's history."""
+    """The inputs with every projected reading added to its connection's history.
+
+    By default the readings stand on their own, as if recorded: a keep-alive reading
+    whenever the previous one would turn stale. ``kept_fresh`` writes them for an engine
+    told that the projected connections keep reporting (what ``forecast`` steps): a reading
+    only where a decision can change.
+    """
     by_id = {o.connection_id: o for o in outlooks}
+    also = budget_steps(inputs, instants) if kept_fresh and not dense else None
     now = instants[0]
     # Only what was recorded at or before now counts: the rest is what the forecast projects.
     readings = {cid: tuple(readings_until(history, now))
@@ -416,7 +437,8 @@ def with_projection(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutlook],
         if found is None or not found.projected:
             continue
         history = readings.get(connection.id, ())
-        projected = projected_readings(connection.id, history, found, instants, inputs, dense)
+        projected = projected_readings(connection.id, history, found, instants, inputs, dense,
+                                       also, connection.rate_limited_until)
         if projected:
             readings[connection.id] = (*history, *projected)
             added[connection.id] = projected
@@ -490,8 +512,9 @@ def forecast(inputs: LoadedInputs, auto_id: AutoId, now: datetime, horizon: time
     outlooks = tuple(
         outlook(c.id, c.provider, inputs.readings.get(c.id, ()), now, inputs, lengths)
         for c in inputs.connections if inputs.readings.get(c.id))
-    projected, added = with_projection(inputs, outlooks, instants, dense)
-    stepper = Stepper(projected, auto_id, instants)
+    projected, added = with_projection(inputs, outlooks, instants, dense, kept_fresh=True)
+    fresh = () if dense else [o.connection_id for o in outlooks if o.projected]
+    stepper = Stepper(projected, auto_id, instants, kept_fresh=fresh)
     points, transitions = walk(stepper)
     escalations = _escalations(points, transitions)
     first_paid = next((p.at for p in points if p.head in PAID_RUNGS), None)

@@ -4,7 +4,9 @@ A policy file lists expectations, each about the plan of one auto id at one inst
 size bounds, the head rung, allowed and forbidden rungs, connections that must or must not
 be in the pool, billing classes that must not appear, a cap on unverified connections and
 the reason codes some connections must be excluded with. Every expectation is judged on the
-``Plan`` that ``make_plan`` returns; nothing here recomputes a routing decision.
+``Plan`` that ``make_plan`` returns; nothing here recomputes a routing decision. Two checks
+look ahead instead: ``no_paid_within`` and ``max_paid_hours`` are judged on the ``forecast``
+of the auto id over the expectation's ``horizon`` (default 24h, 5-minute steps).
 
 The policy is validated as strictly as every other input: unknown keys, unknown connection
 ids, bad reason codes, rungs and billing classes are errors, never silent passes.
@@ -15,7 +17,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -30,6 +33,7 @@ from omniladder.plan import REASON_CODES, Plan, make_plan
 
 if TYPE_CHECKING:
     from omniladder.audit import CandidatesDocument
+    from omniladder.forecast import Forecast, WindowLength
 
 BillingClassName = Literal["subscription", "metered", "unknown", "keyless"]
 BILLING_CLASSES: tuple[BillingClassName, ...] = ("subscription", "metered", "unknown", "keyless")
@@ -37,8 +41,13 @@ BILLING_CLASSES: tuple[BillingClassName, ...] = ("subscription", "metered", "unk
 CHECK_KEYS: tuple[str, ...] = (
     "min_pool", "max_pool", "head_rung", "allowed_rungs", "forbidden_rungs", "must_include",
     "must_exclude", "forbid_billing", "max_unverified", "expect_reason", "audit",
+    "no_paid_within", "max_paid_hours",
 )
 """Every kind of check an expectation can make, in the order they are judged and shown."""
+FORECAST_KEYS: tuple[str, ...] = ("no_paid_within", "max_paid_hours")
+"""The checks judged on the auto id's forecast rather than on its plan at now."""
+DEFAULT_HORIZON = "24h"
+FORECAST_STEP = timedelta(minutes=5)
 
 ExpectationNowSource = Literal["policy", "flag", "snapshot", "clock"]
 
@@ -57,6 +66,17 @@ def _valid_reason(value: str) -> str:
         hint = f"; did you mean {match!r}?" if match else ""
         raise ValueError(f"unknown reason code {value!r}{hint}; reason codes: "
                          f"{', '.join(REASON_CODES)}")
+    return value
+
+
+def _valid_span(value: str) -> str:
+    from omniladder.simulate import parse_step
+
+    try:
+        parse_step(value)
+    except UsageError:
+        raise ValueError(f"not a duration: {value!r} (expected e.g. 30m, 4h, 1d or "
+                         "1h30m)") from None
     return value
 
 
@@ -79,6 +99,15 @@ RungList = Annotated[tuple[Rung, ...], AfterValidator(_not_empty)]
 IdList = Annotated[tuple[NonBlank, ...], AfterValidator(_not_empty)]
 BillingList = Annotated[tuple[BillingClassName, ...], AfterValidator(_not_empty)]
 ReasonTable = Annotated[dict[NonBlank, ReasonCode], AfterValidator(_not_empty)]
+Span = Annotated[str, AfterValidator(_valid_span)]
+Hours = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+def span(text: str) -> timedelta:
+    """A validated duration text (``4h``) as a timedelta."""
+    from omniladder.simulate import parse_step
+
+    return parse_step(text)
 
 
 class Expectation(StrictModel):
@@ -99,6 +128,20 @@ class Expectation(StrictModel):
     expect_reason: ReasonTable | None = None
     audit: NonBlank | None = None
     """A gateway's saved candidate list (``audit omniroute``), relative to the policy file."""
+    no_paid_within: Span | None = None
+    """No paid rung heads the pool of the forecast at or before now plus this duration."""
+    max_paid_hours: Hours | None = None
+    """At most this many hours with a paid rung at the head of the pool over the horizon."""
+    horizon: Span | None = None
+    """How far the forecast of ``no_paid_within`` and ``max_paid_hours`` looks (24h)."""
+
+    @property
+    def forecast_horizon(self) -> timedelta:
+        return span(self.horizon or DEFAULT_HORIZON)
+
+    @property
+    def needs_forecast(self) -> bool:
+        return any(getattr(self, key) is not None for key in FORECAST_KEYS)
 
     @model_validator(mode="after")
     def _coherent(self) -> Expectation:
@@ -116,6 +159,13 @@ class Expectation(StrictModel):
                 raise ValueError(f"head_rung {self.head_rung!r} is a forbidden rung")
             if self.allowed_rungs is not None and self.head_rung not in self.allowed_rungs:
                 raise ValueError(f"head_rung {self.head_rung!r} is not an allowed rung")
+        if self.horizon is not None and not self.needs_forecast:
+            raise ValueError(f"horizon is read only by {' and '.join(FORECAST_KEYS)}; give "
+                             "one of them or drop it")
+        if (self.no_paid_within is not None
+                and span(self.no_paid_within) > self.forecast_horizon):
+            raise ValueError(f"no_paid_within ({self.no_paid_within}) looks past the horizon "
+                             f"({self.horizon or DEFAULT_HORIZON}); raise horizon")
         clash = set(self.must_include or ()) & set(self.must_exclude or ())
         if clash:
             raise ValueError(f"connection {_listing(clash)} is in both must_include and "
@@ -248,10 +298,12 @@ class PolicyResult:
 
 
 def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
-             default_source: NowSource) -> PolicyResult:
+             default_source: NowSource, lengths: WindowLength | None = None) -> PolicyResult:
     """Plan every expectation's auto id at its instant and judge each of its checks.
 
     An expectation's own ``now`` wins; otherwise the instant the command resolved (R14).
+    ``lengths`` gives the forecast its window lengths (the window catalog's durations);
+    without it, only readings' ``window_seconds``.
     """
     results: list[ExpectationResult] = []
     warnings: dict[str, None] = {}
@@ -274,9 +326,17 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
             now, source = default_now, default_source
             plan = make_plan(inputs, auto_id, now, default_source)
         warnings.update(dict.fromkeys(plan.warnings))
+        ahead: Forecast | None = None
+        if expectation.needs_forecast:
+            from omniladder.forecast import forecast, no_lengths
+
+            ahead = forecast(inputs, auto_id, now, expectation.forecast_horizon,
+                             FORECAST_STEP, now_source="flag" if source == "policy" else source,
+                             lengths=lengths or no_lengths)
         results.append(ExpectationResult(
             index, expectation.name, expectation.auto_id, now, source,
-            judge(expectation, plan, document), plan.summary, time.perf_counter() - started))
+            judge(expectation, plan, document, ahead), plan.summary,
+            time.perf_counter() - started))
     if not inputs.connections:
         results.insert(0, empty_fleet_result(inputs, default_now, default_source))
     return PolicyResult(loaded.shown, tuple(results), dict(inputs.files), tuple(warnings))
@@ -318,10 +378,12 @@ def load_audits(loaded: LoadedPolicy) -> dict[int, CandidatesDocument]:
 
 
 def judge(expectation: Expectation, plan: Plan,
-          document: CandidatesDocument | None = None) -> tuple[CheckResult, ...]:
+          document: CandidatesDocument | None = None,
+          ahead: Forecast | None = None) -> tuple[CheckResult, ...]:
     """Judge every check the expectation makes against one plan, in CHECK_KEYS order.
 
-    ``document`` is the gateway candidate list its ``audit`` names, already read.
+    ``document`` is the gateway candidate list its ``audit`` names, already read; ``ahead``
+    the auto id's forecast over the expectation's horizon, for ``FORECAST_KEYS``.
     """
     out: list[CheckResult] = []
     for key in CHECK_KEYS:
@@ -332,6 +394,10 @@ def judge(expectation: Expectation, plan: Plan,
             if document is None:
                 raise ValueError(f"expectation {expectation.name!r}: audit file not read")
             out.append(_audit(document, plan))
+        elif key in FORECAST_KEYS:
+            if ahead is None:
+                raise ValueError(f"expectation {expectation.name!r}: no forecast made")
+            out.append(_FORECAST_JUDGES[key](value, ahead))
         else:
             out.append(_JUDGES[key](value, plan))
     return tuple(out)
@@ -527,6 +593,71 @@ _JUDGES: dict[str, Callable[[Any, Plan], CheckResult]] = {
     "forbid_billing": _forbid_billing,
     "max_unverified": _max_unverified,
     "expect_reason": _expect_reason,
+}
+
+
+# --- forecast checks ------------------------------------------------------------------------
+
+
+def _paid_escalations(ahead: Forecast, until: datetime) -> tuple[str, ...]:
+    """One line per escalation to a paid rung at or before ``until``: when, why, how long."""
+    from omniladder.forecast import wait_text
+    from omniladder.models import PAID_RUNGS
+
+    now = ahead.now
+    return tuple(
+        f"{timefmt.short(e.at, now)} {e.previous or 'empty'} -> {e.head}: {e.cause}; "
+        f"{wait_text(e, now)}"
+        for e in ahead.escalations if e.head in PAID_RUNGS and e.at <= until)
+
+
+def _over(ahead: Forecast) -> str:
+    return (f"the forecast from {timefmt.iso(ahead.now)} over "
+            f"{timefmt.duration(ahead.horizon.total_seconds())}")
+
+
+def _no_paid_within(value: str, ahead: Forecast) -> CheckResult:
+    limit = ahead.now + span(value)
+    expected = f"no paid rung heads the pool within {value}"
+    first = ahead.first_paid_at
+    if first is None:
+        return CheckResult("no_paid_within", expected, True,
+                           f"no paid rung heads the pool in {_over(ahead)}")
+    after = timefmt.duration((first - ahead.now).total_seconds())
+    actual = f"first paid at {timefmt.short(first, ahead.now)} ({after} after now)"
+    if first > limit:
+        return CheckResult("no_paid_within", expected, True, actual)
+    head = next(p.head for p in ahead.points if p.at == first)
+    evidence = (f"{head} heads the pool at {timefmt.iso(first)}, {after} after now, within "
+                f"{value} ({_over(ahead)})", *_paid_escalations(ahead, limit))
+    return CheckResult("no_paid_within", expected, False, actual, evidence)
+
+
+def _max_paid_hours(value: float, ahead: Forecast) -> CheckResult:
+    from omniladder.models import PAID_RUNGS
+
+    # Whole seconds from the steps, so that a bound equal to the paid time passes (the
+    # forecast's float hours add up 5-minute twelfths with rounding errors).
+    seconds = dict.fromkeys(PAID_RUNGS, 0.0)
+    for here, after in pairwise(ahead.points):
+        if here.head in seconds:
+            seconds[here.head] += (after.at - here.at).total_seconds()
+    hours = {rung: paid / 3600.0 for rung, paid in seconds.items()}
+    total = sum(hours.values())
+    expected = (f"at most {value:g}h with a paid rung at the head over "
+                f"{timefmt.duration(ahead.horizon.total_seconds())}")
+    actual = f"{total:.2f}h paid"
+    if sum(seconds.values()) <= value * 3600.0 + 1e-6:
+        return CheckResult("max_paid_hours", expected, True, actual)
+    evidence = (f"{_over(ahead)} has a paid rung at the head for {total:.2f}h ("
+                + ", ".join(f"{rung} {h:.2f}h" for rung, h in hours.items() if h) + ")",
+                *_paid_escalations(ahead, ahead.end))
+    return CheckResult("max_paid_hours", expected, False, actual, evidence)
+
+
+_FORECAST_JUDGES: dict[str, Callable[[Any, Forecast], CheckResult]] = {
+    "no_paid_within": _no_paid_within,
+    "max_paid_hours": _max_paid_hours,
 }
 
 

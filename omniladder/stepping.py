@@ -18,7 +18,7 @@ the two to the same output.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import chain
@@ -64,20 +64,41 @@ class StepState:
 
 def change_steps(history: Sequence[Reading], rate_limited_until: datetime | None,
                  max_age_seconds: float, instants: Sequence[datetime],
-                 cutoff: float = 0.0) -> set[int]:
+                 cutoff: float = 0.0, ages: bool = True) -> set[int]:
     """The indexes of the steps at which a connection's decisions can differ from the step
     before: the first step at (or, for an exclusive change, after) each instant
-    ``connection_changes`` lists, the first step excepted."""
+    ``connection_changes`` lists, the first step excepted.
+
+    ``ages=False`` leaves out the instants readings turn stale (the exclusive changes): for a
+    connection whose telemetry is taken to keep arriving (``Stepper``'s ``kept_fresh``).
+    """
     found: set[int] = set()
     count = len(instants)
     for change in connection_changes(history, rate_limited_until, max_age_seconds, cutoff):
-        if not change.counts():
+        if not change.counts() or (change.exclusive and not ages):
             continue  # a newer reading has arrived by then: its arrival re-decides
         if change.exclusive:
             index = bisect.bisect_right(instants, change.at)
         else:
             index = bisect.bisect_left(instants, change.at)
         if 0 < index < count:
+            found.add(index)
+    return found
+
+
+def budget_steps(inputs: LoadedInputs, instants: Sequence[datetime]) -> set[int]:
+    """The indexes of the steps at which the budget positions can differ from the step
+    before (R8): a budget period starts or a spend event counts. A superset of the steps at
+    which ``Stepper`` re-decides a rung for its budget."""
+    period = inputs.settings.budgets.period
+    spend_ats = sorted(e.at for e in inputs.spend) if inputs.spend is not None else []
+    found: set[int] = set()
+    for index, at in enumerate(instants):
+        if index == 0:
+            continue
+        before = instants[index - 1]
+        if period_start(at, period) != period_start(before, period) or (
+                bisect.bisect_right(spend_ats, at) != bisect.bisect_right(spend_ats, before)):
             found.add(index)
     return found
 
@@ -112,10 +133,20 @@ class _Seats:
 
 
 class Stepper:
-    """One auto id over a sorted sequence of instants; ``steps()`` yields each step's state."""
+    """One auto id over a sorted sequence of instants; ``steps()`` yields each step's state.
+
+    ``kept_fresh`` names connections whose telemetry is taken to keep arriving (the
+    forecast's projected connections): their readings turning stale is no change step. The
+    caller writes them a reading at every other step where their decisions can change (a
+    reset, a window reaching the cutoff, the end of a cooldown, a budget step: see
+    ``budget_steps``), so each of their re-decisions reads a reading of its own step; between
+    two, a reading at every step would decide alike (``forecast`` and its tests hold the two
+    to the same walk). Without it, a reading every step re-decides the connection at every
+    step, and each re-decision replays its whole history: quadratic in the steps.
+    """
 
     def __init__(self, inputs: LoadedInputs, auto_id: AutoId,
-                 instants: Sequence[datetime]) -> None:
+                 instants: Sequence[datetime], kept_fresh: Collection[str] = ()) -> None:
         self.inputs = inputs
         self.auto_id = auto_id
         self.instants = instants
@@ -182,9 +213,11 @@ class Stepper:
                           if inputs.spend is not None else None)
         self.schedule: dict[int, list[int]] = {}
         max_age = self.ladder.max_reading_age_seconds
+        fresh = frozenset(kept_fresh)
         for index, connection in enumerate(self.connections):
             for step in change_steps(self.histories[index], connection.rate_limited_until,
-                                     max_age, instants, self.ladder.exit_cutoff_percent):
+                                     max_age, instants, self.ladder.exit_cutoff_percent,
+                                     ages=connection.id not in fresh):
                 self.schedule.setdefault(step, []).append(index)
 
     # --- one connection -----------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -26,8 +27,17 @@ from omniladder.forecast import (
     no_lengths,
     with_projection,
 )
-from omniladder.loading import LoadedInputs
-from omniladder.models import Connection, LadderSettings, Reading, Settings, Window
+from omniladder.loading import LoadedInputs, load_catalogs
+from omniladder.models import (
+    BudgetSettings,
+    Connection,
+    LadderSettings,
+    Reading,
+    RungBudgets,
+    Settings,
+    SpendEvent,
+    Window,
+)
 from omniladder.plan import make_plan
 from omniladder.scopes import load_window_scopes
 from omniladder.simulate import simulate
@@ -174,18 +184,23 @@ def test_simulating_the_projected_readings_as_recorded_gives_the_same_transition
     assert [p.head for p in series.points] == [p.head for p in result.points]
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(fleets(), st.sampled_from(["auto/thrifty", "auto/subscription"]),
        st.integers(-120, 60), st.sampled_from([1, 5, 15]))
 def test_sparse_projected_readings_decide_as_a_reading_at_every_step(
         inputs: LoadedInputs, auto_id: str, start: int, step: int) -> None:
+    """The engine told that projected connections keep reporting (no staleness, a reading
+    only at resets, cutoffs, cooldown ends and budget steps) walks exactly as the engine fed
+    a projected reading at every step: every point (head, pool, rung states, seated and
+    unverified connections) and every transition with its causes. Generated fleets cross a
+    budget period and carry cooldowns, spend and R2a reports."""
     now = T0 + timedelta(minutes=start)
     every = timedelta(minutes=step)
     sparse = run(inputs, auto_id, now, hours=4, step=every)
     dense = run(inputs, auto_id, now, hours=4, step=every, dense=True)
     assert sparse.transitions == dense.transitions
-    assert [(p.head, p.pool_size) for p in sparse.points] == [
-        (p.head, p.pool_size) for p in dense.points]
+    assert sparse.points == dense.points
+    assert sparse.projected_readings <= dense.projected_readings
 
 
 @settings(max_examples=150, deadline=None)
@@ -339,3 +354,37 @@ def test_without_a_window_length_there_is_no_forecast() -> None:
     (pace,) = item.paces
     assert pace.burn_percent_per_hour is None
     assert "window length unknown" in pace.note
+
+
+def test_a_budget_period_start_re_decides_a_projected_connection_on_its_own_reading(
+        tmp_path: Path) -> None:
+    """R8 with the engine's kept-fresh connections: a metered connection with a free model
+    (a quota rung) and a cheap one is re-decided whole when the cheap budget's period
+    starts; the forecast writes it a reading at that step, so its free pair reads a fresh
+    one (verified, as with a reading at every step) rather than a stale one (unverified)."""
+    overlay = tmp_path / "models.toml"
+    overlay.write_text("".join(
+        f'[[models]]\nprovider = "acme"\nmodel = "{model}"\ninput_usd_per_mtok = {price}\n'
+        f'output_usd_per_mtok = {price}\ncategories = ["chat"]\nas_of = 2026-11-01\n'
+        'source = "test"\n\n' for model, price in (("acme-free", 0.0), ("acme-1", 0.1))))
+    reset = T0 + timedelta(hours=3)
+    history = tuple(
+        Reading(connection="m", checked_at=T0 - timedelta(minutes=minutes),
+                windows=(Window(name="5h", remaining_percent=figure, reset_at=reset),))
+        for minutes, figure in ((30, 80.0), (0, 79.0)))
+    inputs = LoadedInputs(
+        settings=Settings(ladder=LadderSettings(max_reading_age_seconds=600),
+                          budgets=BudgetSettings(period="day",
+                                                 rung_budget_usd=RungBudgets(cheap=1.0))),
+        connections=(Connection(id="m", provider="acme", auth_type="apikey",
+                                models=("acme-free", "acme-1")),),
+        readings={"m": history}, quota=None,
+        spend=(SpendEvent(at=T0 - timedelta(hours=1), cost_usd=2.0, rung="cheap"),),
+        catalogs=load_catalogs((), (overlay,)), files={})
+    sparse = run(inputs, "auto/thrifty", T0, hours=4)
+    dense = run(inputs, "auto/thrifty", T0, hours=4, dense=True)
+    assert sparse.points == dense.points
+    midnight = next(p for p in sparse.points if p.at == T0 + timedelta(hours=2))
+    assert midnight.unverified == ()
+    assert midnight.entries_on("cheap") == 1
+    assert sparse.projected_readings < dense.projected_readings

@@ -12,14 +12,18 @@ import pytest
 
 from omniladder.autoid import parse_auto_id, parse_instant
 from omniladder.errors import InputError
+from omniladder.forecast import Forecast, forecast
 from omniladder.loading import LoadedInputs, load_inputs, validate
 from omniladder.plan import Plan, make_plan
 from omniladder.policy import (
     CHECK_KEYS,
+    FORECAST_KEYS,
+    FORECAST_STEP,
     Expectation,
     check_connection_ids,
     judge,
     load_policy,
+    span,
 )
 from tests.conftest import EXAMPLES, ROOT
 
@@ -102,6 +106,36 @@ CASES: list[tuple[str, str, str, Any, bool, str]] = [
 ]
 
 
+# The forecast checks look ahead on the day example from 13:00 (docs/forecast.md): its
+# auto/thrifty steps up to cheap at 14:05 (65 minutes on) and is back at the 17:00 reset,
+# 2h55m on a paid rung over the 24-hour horizon; auto/subscription never pays.
+CASES += [
+    ("no_paid_within-pass", "auto/thrifty", "no_paid_within", "1h4m", True, ""),
+    ("no_paid_within-fail-at-the-bound", "auto/thrifty", "no_paid_within", "1h5m", False,
+     "14:05Z subscription -> cheap: claude-max-work 5h window at 0%; pay from 14:05Z until "
+     "17:00Z, or wait 2h55m"),
+    ("no_paid_within-pass-never-pays", "auto/subscription", "no_paid_within", "24h", True, ""),
+    ("max_paid_hours-pass", "auto/thrifty", "max_paid_hours", 3, True, ""),
+    ("max_paid_hours-fail", "auto/thrifty", "max_paid_hours", 2, False,
+     "has a paid rung at the head for 2.92h (cheap 2.92h)"),
+]
+DAY_NOW = "2026-11-29T13:00:00Z"
+
+
+@cache
+def day_forecast(auto_id: str, horizon: str = "24h") -> Forecast:
+    from omniladder.forecast import catalog_lengths
+    from omniladder.scopes import load_window_scopes
+
+    return forecast(load_inputs(EXAMPLES / "day" / "omniladder.toml"), parse_auto_id(auto_id),
+                    parse_instant(DAY_NOW), span(horizon), FORECAST_STEP,
+                    lengths=catalog_lengths(load_window_scopes(())))
+
+
+def _forecast(key: str, auto_id: str) -> Forecast | None:
+    return day_forecast(auto_id) if key in FORECAST_KEYS else None
+
+
 def _audit_document(key: str, value: Any) -> Any:
     """The candidate list an ``audit`` check names, read as ``check`` reads it."""
     if key != "audit":
@@ -116,7 +150,7 @@ def _audit_document(key: str, value: Any) -> Any:
 def test_each_check_kind(auto_id: str, key: str, value: Any, passes: bool,
                          evidence: str) -> None:
     (result,) = judge(expectation(auto_id=auto_id, **{key: value}), example_plan(auto_id),
-                      _audit_document(key, value))
+                      _audit_document(key, value), _forecast(key, auto_id))
     assert result.check == key
     assert result.passed is passes, result
     if passes:
@@ -244,3 +278,66 @@ def test_the_policy_names_its_settings_relative_to_itself(tmp_path: Path) -> Non
 def test_an_expectation_instant_is_kept_with_its_offset() -> None:
     exp = expectation(now="2026-11-29T14:00:00+02:00", min_pool=1)
     assert exp.now == datetime.fromisoformat("2026-11-29T12:00:00+00:00")
+
+
+# --- the forecast checks (issue: forecast, item 5) ------------------------------------------
+
+
+def test_max_paid_hours_passes_at_exactly_the_paid_hours() -> None:
+    """The bound is inclusive: 2h55m on cheap passes ``max_paid_hours = 2h55m`` in hours,
+    and fails a minute less."""
+    exp = expectation(max_paid_hours=2 + 55 / 60)
+    (result,) = judge(exp, example_plan("auto/thrifty"), None, day_forecast("auto/thrifty"))
+    assert result.passed, result
+    exp = expectation(max_paid_hours=2 + 54 / 60)
+    (result,) = judge(exp, example_plan("auto/thrifty"), None, day_forecast("auto/thrifty"))
+    assert not result.passed
+
+
+def test_the_horizon_bounds_what_max_paid_hours_counts() -> None:
+    """Over 2 hours from 13:00 the paid head starts at 14:05: 55 minutes paid."""
+    exp = expectation(max_paid_hours=1, horizon="2h")
+    ahead = day_forecast("auto/thrifty", "2h")
+    (result,) = judge(exp, example_plan("auto/thrifty"), None, ahead)
+    assert result.passed, result
+    assert result.actual == "0.92h paid"
+
+
+@pytest.mark.parametrize(("keys", "message"), [
+    ({"horizon": "6h", "min_pool": 1}, "horizon is read only by no_paid_within and "
+     "max_paid_hours"),
+    ({"no_paid_within": "25h"}, "no_paid_within (25h) looks past the horizon (24h)"),
+    ({"no_paid_within": "4 hours"}, "not a duration: '4 hours'"),
+    ({"no_paid_within": "0h"}, "not a duration: '0h'"),
+    ({"max_paid_hours": -1}, "greater than or equal to 0"),
+    ({"max_paid_hours": 1, "horizon": "soon"}, "not a duration: 'soon'"),
+])
+def test_bad_forecast_keys_are_input_errors(keys: dict[str, Any], message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        expectation(**keys)
+    assert message in caught.value.message, caught.value.message
+
+
+def test_check_fails_with_the_forecasts_evidence_in_json_and_junit(tmp_path: Path) -> None:
+    """Exit 1; the JSON and the JUnit report carry the escalation that pays and its wait."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from omniladder.cli import app
+
+    policy = tmp_path / "policy.toml"
+    policy.write_text(f'config = "{EXAMPLES / "day" / "omniladder.toml"}"\n'
+                      '[[expect]]\nname = "no paid soon"\nauto_id = "auto/thrifty"\n'
+                      f'now = {DAY_NOW}\nno_paid_within = "4h"\nmax_paid_hours = 2\n')
+    junit = tmp_path / "junit.xml"
+    result = CliRunner().invoke(app, ["check", str(policy), "--json", "--junit", str(junit)])
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.stdout)
+    (item,) = document["expectations"]
+    checks = {check["check"]: check for check in item["checks"]}
+    assert set(checks) == {"no_paid_within", "max_paid_hours"}
+    wait = "pay from 14:05Z until 17:00Z, or wait 2h55m"
+    assert any(wait in line for line in checks["no_paid_within"]["evidence"])
+    assert checks["max_paid_hours"]["actual"] == "2.92h paid"
+    assert wait in junit.read_text()

@@ -456,3 +456,42 @@ def test_narrowed_why_names_an_unknown_id_as_the_whole_plan_does() -> None:
         with pytest.raises(UsageError) as narrow:
             connection_plan(inputs, parsed, now, "flag", wrong)
         assert str(narrow.value) == str(whole.value)
+
+
+# --- pace (forecast, item 2) ---------------------------------------------------------------
+
+_DAY = str(EXAMPLES / "day" / "omniladder.toml")
+
+
+def _why_day(connection_id: str, *extra: str) -> Any:
+    result = runner.invoke(app, ["why", connection_id, "--config", _DAY, "--now",
+                                 "2026-11-29T13:00:00Z", *extra])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_why_shows_the_pace_of_each_window_of_the_latest_reading() -> None:
+    """Item 2: the Max plan's 5h window, 20% elapsed and 48.5% used, burns 48.5%/h and
+    reaches the 2% cutoff at 14:01, before its 17:00 reset (docs/forecast.md)."""
+    text = " ".join(_why_day("claude-max-work").replace("│", " ").split())
+    assert "pace (forecast): 2 windows of the latest reading" in text
+    assert ("5h window at 51.5%, 20% of it elapsed (even pace 20.0% used, actual 48.5%: "
+            "+28.5 points); burning 48.5%/h, at the cutoff 2% 14:01:14Z, before its reset"
+            in text)
+    document = json.loads(_why_day("claude-max-work", "--json"))
+    windows = {w["window"]: w for w in document["pace"]["windows"]}
+    assert document["pace"]["projected"] is True
+    assert windows["5h"]["burn_percent_per_hour"] == 48.5
+    assert windows["5h"]["cutoff_at"].startswith("2026-11-29T14:01:14")
+    assert windows["5h"]["lasts_to_reset"] is False
+
+
+def test_why_gives_the_reason_instead_of_a_pace_for_an_exhausted_reading() -> None:
+    """Guardrail: an exhausted reading is not projected; its reason is shown, no burn."""
+    text = " ".join(_why_day("claude-pro-personal").replace("│", " ").split())
+    assert ("pace (forecast): reading at 09:40Z says exhausted until 19:00Z: no projection"
+            in text)
+    assert "burning" not in text
+    document = json.loads(_why_day("claude-pro-personal", "--json"))
+    assert document["pace"] == {"projected": False, "windows": [], "note": (
+        "reading at 09:40Z says exhausted until 19:00Z: no projection")}

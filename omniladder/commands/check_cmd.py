@@ -66,7 +66,17 @@ def check(
                                  inputs.files.get("connections", "the connections file"))
         instant, source, inputs = now_for(
             now, inputs, snapshot_used=any(e.now is None for e in loaded.policy.expect))
-        result = evaluate(loaded, inputs, instant, source)
+        lengths = None
+        if any(e.needs_forecast for e in loaded.policy.expect):
+            from omniladder.forecast import catalog_lengths
+            from omniladder.loading import find_settings, resolve_files
+            from omniladder.scopes import load_window_scopes
+
+            files = resolve_files(find_settings(options.config), inputs.settings,
+                                  no_shipped_catalogs=options.no_shipped_catalogs)
+            lengths = catalog_lengths(load_window_scopes(
+                files.window_catalogs, include_shipped=not options.no_shipped_catalogs))
+        result = evaluate(loaded, inputs, instant, source, lengths)
         hold(result)
         if chosen != Format.JSON:
             for warning in result.warnings:

@@ -47,7 +47,15 @@ def why(
         # positions of its pool entries need (the tests hold it to the whole plan's trace).
         plans = [connection_plan(inputs, parsed, instant, source, connection_id)
                  for parsed in ids]
-        trace = explain(inputs, plans, connection_id, model)
+        from omniladder.forecast import catalog_lengths
+        from omniladder.loading import find_settings, resolve_files
+        from omniladder.scopes import load_window_scopes
+
+        files = resolve_files(find_settings(options.config), inputs.settings,
+                              no_shipped_catalogs=options.no_shipped_catalogs)
+        lengths = catalog_lengths(load_window_scopes(
+            files.window_catalogs, include_shipped=not options.no_shipped_catalogs))
+        trace = explain(inputs, plans, connection_id, model, lengths)
         if json_out:
             from omniladder.rendering.why_view import why_json
 

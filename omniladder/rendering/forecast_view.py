@@ -23,7 +23,7 @@ def _num(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _pace_doc(pace: Pace) -> dict[str, Any]:
+def pace_document(pace: Pace) -> dict[str, Any]:
     return {
         "connection_id": pace.connection_id, "window": pace.window,
         "models": None if pace.models is None else list(pace.models),
@@ -75,7 +75,7 @@ def forecast_document(result: Forecast) -> dict[str, Any]:
         "connections": [
             {"connection_id": o.connection_id, "projected": o.projected, "note": o.note}
             for o in result.outlooks],
-        "pace": [_pace_doc(p) for o in result.outlooks for p in o.paces],
+        "pace": [pace_document(p) for o in result.outlooks for p in o.paces],
         "transitions": [
             {"at": timefmt.iso(t.at), "from": t.previous, "to": t.head,
              "escalation": t.escalation, "cause": t.cause} for t in result.transitions],

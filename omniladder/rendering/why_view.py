@@ -152,7 +152,18 @@ def why_document(trace: Trace) -> dict[str, Any]:
             "status": reading.status},
         "models": [_model(trace, m) for m in trace.models],
         "verdicts": [_verdict(v) for v in trace.verdicts],
+        "pace": _pace(trace),
     }
+
+
+def _pace(trace: Trace) -> dict[str, Any] | None:
+    """The windows' pace as the forecast document words each one (``pace`` items)."""
+    if trace.pace is None:
+        return None
+    from omniladder.rendering.forecast_view import pace_document
+
+    return {"projected": trace.pace.projected, "note": trace.pace.note,
+            "windows": [pace_document(p) for p in trace.pace.paces]}
 
 
 def why_json(trace: Trace) -> str:
@@ -285,6 +296,39 @@ def _reading_node(trace: Trace) -> tuple[Text | str, list[Any]]:
     if reading.status:
         text += f", status {reading.status}"
     return _leaf(text)
+
+
+def _pace_node(trace: Trace) -> tuple[Text | str, list[Any]] | None:
+    outlook = trace.pace
+    if outlook is None or (not outlook.paces and not outlook.note):
+        return None
+    now = trace.now
+    children: list[Any] = []
+    for pace in outlook.paces:
+        text = f"{pace.window} window"
+        if pace.remaining_percent is not None:
+            text += f" at {timefmt.pct(pace.remaining_percent)}"
+        if pace.elapsed_fraction is not None:
+            text += f", {pace.elapsed_fraction * 100:.0f}% of it elapsed"
+        if pace.ahead_percent is not None and pace.expected_used_percent is not None:
+            text += (f" (even pace {pace.expected_used_percent:.1f}% used, actual "
+                     f"{pace.used_percent or 0.0:.1f}%: {pace.ahead_percent:+.1f} points)")
+        if pace.burn_percent_per_hour is not None:
+            text += f"; burning {pace.burn_percent_per_hour:.1f}%/h"
+            if pace.cutoff_at is not None:
+                text += (f", at the cutoff {timefmt.pct(trace.exit_cutoff_percent)} "
+                         f"{timefmt.short(pace.cutoff_at, now)}, before its reset")
+            elif pace.lasts_to_reset:
+                text += ", lasts to its reset"
+        if pace.note:
+            text += f"; {pace.note}"
+        children.append(_leaf(text))
+    label = "pace (forecast): "
+    label += (f"{len(outlook.paces)} window{'' if len(outlook.paces) == 1 else 's'} of the "
+              "latest reading" if outlook.projected or outlook.paces else outlook.note)
+    if outlook.paces and not outlook.projected and outlook.note:
+        label += f"; {outlook.note}"
+    return (label, children)
 
 
 def _model_node(trace: Trace, model: ModelTrace) -> tuple[Text | str, list[Any]]:
@@ -460,6 +504,9 @@ def render_why(trace: Trace, out: TextIO) -> None:
     if connection.label:
         title.append(f' "{connection.label}"', style="dim")
     children: list[Any] = [_billing_node(trace), _gates_node(trace), _reading_node(trace)]
+    pace = _pace_node(trace)
+    if pace is not None:
+        children.append(pace)
     children += [_model_node(trace, m) for m in trace.models]
     if not trace.models:
         children.append(_leaf("models: none (no models listed and none in the model catalog)"))
