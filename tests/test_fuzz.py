@@ -209,6 +209,7 @@ def fuzz_settings(examples: int) -> Callable[[Any], Any]:
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FILES)
 @fuzz_settings(100)
 @given(data=st.data())
@@ -219,6 +220,7 @@ def test_mutated_file_never_crashes(name: str, data: st.DataObject) -> None:
         plan_in_process(folder)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FILES)
 @fuzz_settings(40)
 @given(content=st.binary(max_size=200) | st.text(max_size=200).map(str.encode)
@@ -245,6 +247,7 @@ def test_any_now_and_auto_id_never_crash(now: str, auto_id: str) -> None:
         assert digest(folder) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FILES)
 @fuzz_settings(3)
 @given(data=st.data())
@@ -261,6 +264,7 @@ SECRET_KEYS = ("api_key", "access_token", "refresh_token", "token", "password", 
                "secret", "client_secret", "authorization", "API_KEY", " Token ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FILES)
 @fuzz_settings(40)
 @given(data=st.data())

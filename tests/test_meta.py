@@ -272,3 +272,26 @@ def test_ci_runs_the_slow_tests_the_default_run_leaves_out() -> None:
     assert ci[:2] == [test_command, ".venv/bin/python -m pytest -n auto -m slow"]
     mutmut_args = config["tool"]["mutmut"]["pytest_add_cli_args"]
     assert mutmut_args[mutmut_args.index("-m") + 1] == ""
+
+
+SLOW_TESTS = {
+    "tests.test_fuzz": ("test_mutated_file_never_crashes", "test_random_file_never_crashes",
+                        "test_mutated_file_in_a_subprocess",
+                        "test_secret_canaries_are_never_shown",
+                        "test_every_command_keeps_its_exit_code_at_the_stream_edges"),
+    "tests.test_simulate_stepping": ("test_stepping_equals_replanning_every_step",),
+    "tests.test_why": ("test_narrowed_why_equals_the_whole_plans_on_generated_fleets",),
+    "tests.test_properties": ("test_every_plan_keeps_its_invariants",),
+    "tests.test_json_encoding": ("test_lists_of_records_have_the_same_text_as_json_dumps",),
+}
+"""The heaviest loops (docs/development.md#slow): a merge that drops a marker would put the
+default run back past a minute."""
+
+
+@pytest.mark.parametrize(("module", "name"), [
+    (module, name) for module, names in SLOW_TESTS.items() for name in names])
+def test_the_heaviest_loops_stay_marked_slow(module: str, name: str) -> None:
+    import importlib
+
+    function = getattr(importlib.import_module(module), name)
+    assert "slow" in [mark.name for mark in getattr(function, "pytestmark", [])]
