@@ -107,3 +107,39 @@ def test_the_console_script_and_python_m_both_end_through_run() -> None:
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts == {"omniladder": "omniladder.cli:run"}
     assert "run()" in (ROOT / "omniladder" / "__main__.py").read_text()
+
+
+# --- the fast exit steps aside for profilers, coverage and OMNILADDER_SLOW_EXIT -------------
+
+_WITH_EXIT_HANDLER = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: sys.stderr.write('exit handler ran\\n'))\n"
+    "sys.argv = ['omniladder', 'check', sys.argv[1], '--config', sys.argv[2]]\n"
+    "from omniladder.cli import run\n"
+    "run()\n")
+
+
+@pytest.mark.parametrize(("variable", "handler_runs"), [("", False), ("1", True)])
+def test_slow_exit_variable_lets_the_interpreter_end_as_usual(variable: str,
+                                                              handler_runs: bool) -> None:
+    """The fast exit skips exit handlers; OMNILADDER_SLOW_EXIT ends as any program does,
+    with the same exit status (1: the failing example policy says no)."""
+    env = {**os.environ, "NO_COLOR": "1", lifetime.SLOW_EXIT_VARIABLE: variable}
+    done = subprocess.run(
+        [sys.executable, "-c", _WITH_EXIT_HANDLER, str(EXAMPLES / "policy-failing.toml"),
+         str(EXAMPLES / "omniladder.toml")],
+        env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stderr
+    assert ("exit handler ran" in done.stderr) is handler_runs
+
+
+def test_a_profile_is_written_under_cprofile(tmp_path: Path) -> None:
+    """`python -m cProfile -o FILE -m omniladder …` writes its profile: the fast exit would
+    end the process before cProfile saves it."""
+    out = tmp_path / "out.prof"
+    env = {k: v for k, v in os.environ.items() if k != lifetime.SLOW_EXIT_VARIABLE}
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m",
+                           "omniladder", "ids"], env=env, cwd=ROOT, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert out.stat().st_size > 0

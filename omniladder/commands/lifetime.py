@@ -44,11 +44,30 @@ def exit_status(code: object) -> int:
     return 1
 
 
+SLOW_EXIT_VARIABLE = "OMNILADDER_SLOW_EXIT"
+"""Set to a non-empty value, the console script ends as any Python program does."""
+
+
+def fast_exit_wanted() -> bool:
+    """The fast exit skips the interpreter's teardown, and with it what a profiler or a
+    coverage tool writes at exit (``python -m cProfile -o out.prof -m omniladder …``,
+    ``coverage run -m omniladder …``): switched off while one runs, or by
+    ``OMNILADDER_SLOW_EXIT``."""
+    if os.environ.get(SLOW_EXIT_VARIABLE):
+        return False
+    if sys.gettrace() is not None or sys.getprofile() is not None:
+        return False
+    return not any(name in sys.modules for name in ("coverage", "cProfile", "profile"))
+
+
 def hard_exit(status: int) -> NoReturn:
-    """Flush standard output and error, then end the process without tearing it down."""
+    """Flush standard output and error, then end the process without tearing it down
+    (or, when ``fast_exit_wanted`` says no, as any Python program ends)."""
     for stream in (sys.stdout, sys.stderr):
         if stream is not None:
             _flushed(stream.flush)
+    if not fast_exit_wanted():
+        raise SystemExit(status & 0xFF)
     os._exit(status & 0xFF)
 
 
