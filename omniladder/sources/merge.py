@@ -57,10 +57,7 @@ class _Entry:
 def merge_readings(path: Path, documents: Sequence[dict[str, Any]]) -> MergeOutcome:
     """Merge quota-file readings (SPEC §2.2 documents) into the quota file at ``path``."""
     shown = display_path(path)
-    suffix = path.suffix.lower()
-    if suffix not in FORMATS:
-        raise UsageError(f"the quota file must be a .json or .toml file, got {shown!r}",
-                         field="--quota")
+    suffix = _format(path, shown)
     created = not path.exists()
     entries: list[_Entry] = []
     taken_at: datetime | None = None
@@ -103,13 +100,27 @@ def merge_readings(path: Path, documents: Sequence[dict[str, Any]]) -> MergeOutc
         return MergeOutcome(path, created, added, skipped, False, taken_at)
 
     entries.sort(key=lambda entry: _key(entry.reading))
-    readings = [entry.document for entry in entries]
+    _write(path, suffix, taken_at, [entry.document for entry in entries])
+    return MergeOutcome(path, created, added, skipped, True, taken_at)
+
+
+def _format(path: Path, shown: str) -> str:
+    """The quota file's format, by its suffix: ``.json`` or ``.toml``."""
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise UsageError(f"the quota file must be a .json or .toml file, got {shown!r}",
+                         field="--quota")
+    return suffix
+
+
+def _write(path: Path, suffix: str, taken_at: datetime | None,
+           readings: list[Any]) -> None:
+    """The quota file, atomically: ``taken_at`` (when known), then the readings."""
     document: dict[str, Any] = {}
     if taken_at is not None:
         document["taken_at"] = timefmt.iso(taken_at)
     document["readings"] = readings
     write_atomic(path, _render(document, suffix))
-    return MergeOutcome(path, created, added, skipped, True, taken_at)
 
 
 def _key(reading: Reading) -> tuple[str, datetime]:
@@ -194,10 +205,7 @@ def prune_readings(path: Path, connections: Sequence[str], before: datetime | No
         raise UsageError("say which readings go: --before T, --after T or both",
                          field="--before")
     shown = display_path(path)
-    suffix = path.suffix.lower()
-    if suffix not in FORMATS:
-        raise UsageError(f"the quota file must be a .json or .toml file, got {shown!r}",
-                         field="--quota")
+    suffix = _format(path, shown)
     raw = read_document(path, shown)
     quota = validate(QuotaFile, raw, shown, path)
     known = {reading.connection for reading in quota.readings}
@@ -225,9 +233,5 @@ def prune_readings(path: Path, connections: Sequence[str], before: datetime | No
         taken_at = latest
     if not removed or dry_run:
         return PruneOutcome(path, tuple(removed), len(kept), False, taken_at)
-    document: dict[str, Any] = {}
-    if taken_at is not None:
-        document["taken_at"] = timefmt.iso(taken_at)
-    document["readings"] = [_thaw(item) for item, _ in kept]
-    write_atomic(path, _render(document, suffix))
+    _write(path, suffix, taken_at, [_thaw(item) for item, _ in kept])
     return PruneOutcome(path, tuple(removed), len(kept), True, taken_at)
