@@ -22,16 +22,18 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
+from omniladder.loading import AHEAD_SLACK
 from omniladder.sources.fields import shown_value
 
-FUTURE_TOLERANCE = timedelta(minutes=5)
-"""How far past the clock a reading may lie (clocks of two machines disagree a little)."""
+FUTURE_TOLERANCE = AHEAD_SLACK
+"""How far past the clock a reading may lie (clocks of two machines disagree a little): the
+bound the loader warns at (SPEC §2.2), which an import refuses (SPEC §6)."""
 
 SOURCE_MODULES: Mapping[str, str] = {
     "claude-usage": "omniladder.sources.claude_usage",
