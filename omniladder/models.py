@@ -155,7 +155,8 @@ Identifier = Annotated[str, AfterValidator(_identifier)]
 """An id, provider, auth type, model or window name: not blank, and free of control
 characters (a C0 or C1 control code, or DEL)."""
 Usd = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-WindowSeconds = Annotated[float, Field(gt=0, le=366 * 86_400, allow_inf_nan=False)]
+MAX_WINDOW_SECONDS = 366 * 86_400
+WindowSeconds = Annotated[float, Field(gt=0, le=MAX_WINDOW_SECONDS, allow_inf_nan=False)]
 """A quota window's length in seconds: longer than zero, at most a leap year."""
 
 _DURATION = re.compile(r"(?P<count>\d+)(?P<unit>[smhd])")

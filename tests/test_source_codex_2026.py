@@ -67,8 +67,10 @@ def test_current_shape_plan_line_reads_both_windows_and_its_credits() -> None:
     (reading,) = _readings(PUBLISHED / "monitor-ai-tools-budget-current-shape.jsonl")
     assert reading.checked_at == datetime(2026, 8, 17, 7, 46, 51, 654000, tzinfo=UTC)
     assert _windows(reading) == {
-        "session": SourceWindow("session", 76.5, reset_at=_epoch(1787552209)),
-        "weekly": SourceWindow("weekly", 49.0, reset_at=_epoch(1788000000)),
+        "session": SourceWindow("session", 76.5, reset_at=_epoch(1787552209),
+                                window_seconds=18_000),
+        "weekly": SourceWindow("weekly", 49.0, reset_at=_epoch(1788000000),
+                               window_seconds=604_800),
     }
     assert reading.overage == "meters-to-paid"
 
@@ -79,9 +81,11 @@ def test_a_per_model_limit_gets_windows_of_its_own_name() -> None:
     assert sorted(_windows(plan)) == ["session", "weekly"]
     assert _windows(spark) == {
         "gpt_5_3_codex_spark_session": SourceWindow(
-            "gpt_5_3_codex_spark_session", 100.0, reset_at=_epoch(1769079999)),
+            "gpt_5_3_codex_spark_session", 100.0, reset_at=_epoch(1769079999),
+            window_seconds=18_000),
         "gpt_5_3_codex_spark_weekly": SourceWindow(
-            "gpt_5_3_codex_spark_weekly", 100.0, reset_at=_epoch(1769416999)),
+            "gpt_5_3_codex_spark_weekly", 100.0, reset_at=_epoch(1769416999),
+            window_seconds=604_800),
     }
 
 
@@ -327,6 +331,100 @@ def test_placeholders_are_found_across_files_read_in_order(tmp_path: Path) -> No
     readings = list(reader.read_all([RolloutFile(one, "r1"), RolloutFile(two, "r2")]))
     assert len(readings) == 1
     assert reader.placeholders == ["r2:1"]
+
+
+# --- window lengths ----------------------------------------------------------------------------
+
+
+def _lengths(reading: dict[str, Any]) -> dict[str, float | None]:
+    return {w["name"]: w.get("window_seconds") for w in reading["windows"]}
+
+
+@pytest.mark.parametrize(("fixture", "expected"), [
+    ("monitor-ai-tools-budget-current-shape.jsonl",
+     [{"session": 18_000, "weekly": 604_800}]),
+    ("codex-hud-plan-then-spark.jsonl",
+     [{"session": 18_000, "weekly": 604_800},
+      {"gpt_5_3_codex_spark_session": 18_000, "gpt_5_3_codex_spark_weekly": 604_800}]),
+])
+def test_the_written_windows_carry_the_source_s_own_length(
+        fleet: Path, fixture: str, expected: list[dict[str, int]]) -> None:
+    """§2.2 window_seconds from the line's window_minutes × 60 (300 → 5 h, 10080 → 7 d), on
+    the published captures: what forecast reads the elapsed part of each window from."""
+    result = _import(fleet, PUBLISHED / fixture)
+    assert result.exit_code == 0, result.output
+    assert [_lengths(r) for r in _written(fleet)] == expected
+
+
+def test_a_window_without_window_minutes_gets_no_length(fleet: Path) -> None:
+    """Never invented: the slot-named window has no window_seconds, its sibling keeps its own."""
+    result = _import(fleet, TRAPS / "no-window-minutes.jsonl")
+    assert result.exit_code == 0, result.output
+    (reading,) = _written(fleet)
+    assert _lengths(reading) == {"primary": None, "weekly": 604_800}
+    assert "window_seconds" not in next(w for w in reading["windows"] if w["name"] == "primary")
+
+
+@pytest.mark.parametrize(("minutes", "seconds"), [(527_040, 31_622_400), (527_041, None)])
+def test_a_length_past_a_leap_year_is_not_written(fleet: Path, tmp_path: Path, minutes: int,
+                                                  seconds: int | None) -> None:
+    """window_seconds takes at most 366 days: a longer window_minutes is imported without a
+    length (the quota file stays readable), one of exactly 366 days with it."""
+    line = _lines(PUBLISHED / "codex-hud-plan-then-spark.jsonl")[0].replace(
+        '"window_minutes":10080', f'"window_minutes":{minutes}')
+    path = tmp_path / "rollout-long.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    result = _import(fleet, path)
+    assert result.exit_code == 0, result.output
+    (reading,) = _written(fleet)
+    assert _lengths(reading) == {"session": 18_000, f"{minutes}m": seconds}
+    assert _plan(fleet, "auto/subscription")["format_version"]
+
+
+def test_re_importing_into_a_file_written_without_lengths_changes_nothing(fleet: Path) -> None:
+    """§6 re-import is idempotent across the upgrade: a file written before the importer read
+    window_minutes holds the same observations, so nothing is added and nothing is written."""
+    fixture = PUBLISHED / "codex-hud-plan-then-spark.jsonl"
+    assert _import(fleet, fixture).exit_code == 0
+    target = fleet / "quota.json"
+    document = json.loads(target.read_text(encoding="utf-8"))
+    for reading in document["readings"]:
+        for window in reading["windows"]:
+            del window["window_seconds"]
+    target.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    before = target.read_bytes()
+    result = _import(fleet, fixture)
+    assert result.exit_code == 0, result.output
+    assert target.read_bytes() == before
+
+
+def test_a_different_figure_with_a_length_is_still_a_conflict(fleet: Path,
+                                                             tmp_path: Path) -> None:
+    """The other side: the length is forgiven, a different observation is not."""
+    fixture = PUBLISHED / "codex-hud-plan-then-spark.jsonl"
+    assert _import(fleet, fixture).exit_code == 0
+    line = _lines(fixture)[0].replace('"used_percent":74.0', '"used_percent":75.0')
+    path = tmp_path / "rollout-other.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    result = _import(fleet, path)
+    assert result.exit_code == 2, result.output
+    assert "a different reading of connection 'codex-pro'" in result.stderr
+
+
+def test_forecast_reads_the_imported_length(fleet: Path) -> None:
+    """The pace's window length comes from the reading, not the window catalog."""
+    result = _import(fleet, PUBLISHED / "monitor-ai-tools-budget-current-shape.jsonl")
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["forecast", "auto/subscription", "--connections",
+                                 str(fleet / "connections.toml"), "--quota",
+                                 str(fleet / "quota.json"), "--now", "2026-08-17T07:48:00Z",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    paces = {p["window"]: p for p in json.loads(result.stdout)["pace"]}
+    assert (paces["session"]["window_seconds"], paces["session"]["length_source"]) == (
+        18_000, "reading")
+    assert (paces["weekly"]["window_seconds"], paces["weekly"]["length_source"]) == (
+        604_800, "reading")
 
 
 # --- a torn last line --------------------------------------------------------------------------

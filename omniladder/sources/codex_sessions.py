@@ -17,6 +17,9 @@ Shape (docs/sources.md#codex-sessions; openai/codex's protocol types ``RateLimit
   OmniRoute writes for it — so they never share a name with the plan's windows, and the
   window-scope catalog scopes them to their model (``*spark*``).
 * remaining = 100 − ``used_percent``.
+* Length: ``window_minutes`` × 60 is the window's ``window_seconds`` (what ``forecast``
+  reads the elapsed part of the window from); a window without ``window_minutes`` gets none,
+  and neither does one longer than a quota file's ``window_seconds`` may be (a leap year).
 * Reset: ``resets_at`` (epoch seconds), else the older ``resets_in_seconds`` counted from the
   line's ``timestamp``.
 * ``credits``: ``has_credits`` or ``unlimited`` true → observed ``meters-to-paid``; both
@@ -48,7 +51,7 @@ from typing import Any, NamedTuple
 
 from omniladder.errors import InputError
 from omniladder.loading import check_input_file, input_lines, reject_lone_surrogates
-from omniladder.models import ObservedOverage
+from omniladder.models import MAX_WINDOW_SECONDS, ObservedOverage
 from omniladder.sources import fields
 from omniladder.sources.common import SourceReading, SourceWindow
 
@@ -244,16 +247,16 @@ def _parse(line: Any, where: str) -> _Line | None:
         if window is not None:
             minutes = fields.minutes(window.get("window_minutes"), where,
                                      f"{path}.window_minutes")
-            windows.append(_window(window, window_name(minutes, slot, limit), stamp, where,
-                                   path))
+            windows.append(_window(window, window_name(minutes, slot, limit), minutes, stamp,
+                                   where, path))
             spans.append(minutes)
     reading = SourceReading(checked_at=stamp, windows=tuple(windows),
                             overage=_overage(limits.get("credits"), where))
     return _Line(reading, limit, tuple(spans))
 
 
-def _window(window: dict[str, Any], name: str, stamp: datetime, where: str,
-            path: str) -> SourceWindow:
+def _window(window: dict[str, Any], name: str, minutes: int | None, stamp: datetime,
+            where: str, path: str) -> SourceWindow:
     reset_at = fields.epoch(window.get("resets_at"), where, f"{path}.resets_at")
     if reset_at is None:
         relative = fields.seconds(window.get("resets_in_seconds"), where,
@@ -264,7 +267,15 @@ def _window(window: dict[str, Any], name: str, stamp: datetime, where: str,
         name=name,
         remaining_percent=fields.remaining_from_used(window.get("used_percent"), where,
                                                      f"{path}.used_percent"),
-        reset_at=reset_at)
+        reset_at=reset_at, window_seconds=_length(minutes))
+
+
+def _length(minutes: int | None) -> float | None:
+    """``window_minutes`` in seconds; None when the line gives none (``fields.minutes``
+    refuses zero and negatives) or one past what a quota file's ``window_seconds`` takes."""
+    if minutes is None or minutes * 60 > MAX_WINDOW_SECONDS:
+        return None
+    return float(minutes * 60)
 
 
 def _overage(value: Any, where: str) -> ObservedOverage | None:

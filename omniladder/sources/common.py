@@ -27,6 +27,9 @@ class SourceWindow:
     """None together with ``unlimited``; a window with neither is no reading and dropped."""
     unlimited: bool = False
     reset_at: datetime | None = None
+    window_seconds: float | None = None
+    """The window's length, only when the source states it (Codex ``window_minutes``);
+    written as the quota file's ``window_seconds``."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,8 @@ def scope_windows(provider: str, models: Sequence[str], windows: Sequence[Source
             item["remaining_percent"] = number(clamp_percent(window.remaining_percent))
         if window.reset_at is not None:
             item["reset_at"] = timefmt.iso(window.reset_at)
+        if window.window_seconds is not None:
+            item["window_seconds"] = number(window.window_seconds)
         if scope.models is not None:
             item["models"] = list(scope.models)
         out.append(item)

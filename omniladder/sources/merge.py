@@ -3,7 +3,9 @@
 * The file is created when missing, else loaded and validated like any quota file.
 * Readings of other connections are kept as they were.
 * A reading identical to one already there is skipped, so importing the same telemetry
-  again leaves the file's bytes unchanged (nothing is written when nothing is added).
+  again leaves the file's bytes unchanged (nothing is written when nothing is added). A
+  window the file holds without ``window_seconds`` is identical to the same window with one
+  (a file written before its importer read the source's window length).
 * A *different* reading with the same connection and ``checked_at`` is an input error naming
   the file, the connection and the instant: two observations cannot disagree about one
   moment.
@@ -18,6 +20,7 @@ Readings are compared as the planner reads them: ``…Z`` and ``+00:00`` are one
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -128,7 +131,18 @@ def _key(reading: Reading) -> tuple[str, datetime]:
 
 
 def _same(old: Reading, new: Reading) -> bool:
-    return old == new  # field by field, the windows too
+    """Field by field, the windows too; a window the file holds without ``window_seconds``
+    matches the incoming one that states it (the file was written before the importer read
+    the source's length): re-importing the same telemetry stays idempotent."""
+    if old == new:
+        return True
+    if old.windows is None or new.windows is None or len(old.windows) != len(new.windows):
+        return False
+    windows = tuple(
+        dataclasses.replace(mine, window_seconds=None)
+        if kept.window_seconds is None and mine.window_seconds is not None else mine
+        for kept, mine in zip(old.windows, new.windows, strict=True))
+    return old == dataclasses.replace(new, windows=windows)
 
 
 def _validated(document: dict[str, Any]) -> Reading:
