@@ -73,6 +73,8 @@ def one_error(result: Result, *fragments: str) -> str:
 
 SIMULATE = ["simulate", "auto/thrifty", "--config", "omniladder.toml", "--from",
             "2026-11-29T11:00:00Z", "--to", "2026-11-29T12:00:00Z"]
+FORECAST = ["forecast", "auto/thrifty", "--config", "omniladder.toml", "--now",
+            "2026-11-29T11:00:00Z", "--horizon", "1h"]
 
 
 @pytest.mark.parametrize(("args", "option", "target", "what"), [
@@ -87,10 +89,12 @@ SIMULATE = ["simulate", "auto/thrifty", "--config", "omniladder.toml", "--from",
     (["check", "policy-gateway.toml"], "--junit", "omniroute-candidates.json",
      "a gateway candidate list the policy names"),
     (SIMULATE, "--svg", "quota.json", "the quota file"),
+    (FORECAST, "--svg", "spend.json", "the spend ledger"),
     (["catalog", "check", "--config", "omniladder.toml"], "--write-baseline",
      "billing-overlay.toml", "a billing catalog"),
 ], ids=["plan-out-quota", "plan-out-settings", "plan-out-spend", "check-junit-connections",
         "check-junit-policy", "check-junit-candidates", "simulate-svg-quota",
+        "forecast-svg-spend",
         "catalog-baseline-overlay"])
 def test_an_output_onto_an_input_is_exit_2_before_anything_is_written(
         fleet: Path, args: list[str], option: str, target: str, what: str) -> None:

@@ -582,6 +582,8 @@ OUTPUT_OPTIONS: dict[str, tuple[list[str], str, str]] = {
     "simulate --svg": (["simulate", "auto/thrifty", "--config", "omniladder.toml", "--from",
                         "2026-11-29T11:00:00Z", "--to", "2026-11-29T11:30:00Z"], "--svg",
                        "fresh.svg"),
+    "forecast --svg": (["forecast", "auto/thrifty", "--config", "omniladder.toml", "--now",
+                        "2026-11-29T11:30:00Z", "--horizon", "1h"], "--svg", "fresh.svg"),
     "catalog check --write-baseline": (["catalog", "check", "--config", "omniladder.toml",
                                         "--windows-catalog", "windows.toml",
                                         "--models-catalog", "models-overlay.json",

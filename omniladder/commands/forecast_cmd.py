@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,11 +12,14 @@ from omniladder.commands.common import (
     FormatOpt,
     InputOptions,
     NowOpt,
+    files_read,
     now_for,
     output_format,
+    refuse_overwriting,
     say,
     user_errors,
     with_input_options,
+    write_atomic,
 )
 from omniladder.commands.lifetime import hold
 
@@ -33,6 +37,9 @@ def forecast(
         "--json", help="Print the JSON forecast document (the same as --format json).")]
     = False,
     fmt: FormatOpt = None,
+    svg: Annotated[Path | None, typer.Option(
+        "--svg", help="Also write the timeline as an SVG picture to FILE (projected after "
+                      "now).", show_default=False)] = None,
     *,
     options: InputOptions,
 ) -> None:
@@ -42,7 +49,7 @@ def forecast(
         from omniladder.forecast import catalog_lengths, forecast, parse_span
         from omniladder.loading import find_settings, resolve_files
         from omniladder.rendering.forecast_view import RENDERERS
-        from omniladder.scopes import load_window_scopes
+        from omniladder.scopes import load_window_scopes, window_catalog_paths
         from omniladder.simulate import step_instants
 
         chosen = output_format(fmt, json_out)
@@ -54,11 +61,18 @@ def forecast(
         step_instants(instant, instant + ahead, every)  # too many steps: a usage error
         files = resolve_files(find_settings(options.config), inputs.settings,
                               no_shipped_catalogs=options.no_shipped_catalogs)
+        refuse_overwriting([("--svg", svg)], [*files_read(inputs), *(
+            ("a window-scope catalog", path) for path, _ in window_catalog_paths(
+                files.window_catalogs, not options.no_shipped_catalogs))])
         scopes = load_window_scopes(files.window_catalogs,
                                     include_shipped=not options.no_shipped_catalogs)
         result = forecast(inputs, parsed, instant, ahead, every, now_source=source,
                           lengths=catalog_lengths(scopes))
         hold(result)
+        if svg is not None:
+            from omniladder.rendering.timeline import forecast_svg
+
+            write_atomic(svg, forecast_svg(result))
         from omniladder.rendering import Format
 
         if chosen != Format.JSON:
@@ -66,3 +80,5 @@ def forecast(
                 say(f"omniladder: warning: {warning}")
         RENDERERS[chosen](result, sys.stdout)
         sys.stdout.flush()
+        if svg is not None and chosen != Format.JSON:
+            say(f"omniladder: wrote {svg}")

@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich.text import Text
 
@@ -21,6 +22,9 @@ from omniladder.models import RUNGS
 from omniladder.plan import FORMAT_VERSION
 from omniladder.rendering.json_text import dumps
 from omniladder.simulate import Point, Series, Transition
+
+if TYPE_CHECKING:
+    from omniladder.forecast import Forecast
 
 HEAD_MARK = {"subscription": "S", "keyless": "K", "free": "F", "cheap": "C", "premium": "P"}
 EMPTY_MARK = "·"
@@ -36,13 +40,14 @@ def _rank(rung: str | None) -> int:
     return RUNGS.index(rung) if rung in RUNGS else len(RUNGS)
 
 
-def _clock(at: datetime, series: Series) -> str:
-    return timefmt.short(at, series.start)
-
-
 def transition_text(transition: Transition, series: Series) -> str:
     """``14:05Z subscription → cheap: claude-max-work 5h window at 1%``."""
-    when = _clock(transition.at, series)
+    return transition_note(transition, series.start)
+
+
+def transition_note(transition: Transition, since: datetime) -> str:
+    """``transition_text`` with the clock shown against ``since`` (the day it omits)."""
+    when = timefmt.short(transition.at, since)
     head = transition.head or "empty pool"
     if transition.escalation:
         return f"{when} {transition.previous or 'empty pool'} → {head}: {transition.cause}"
@@ -206,82 +211,193 @@ def _runs(points: tuple[Point, ...], key: Callable[[Point], object]) -> list[lis
     return runs
 
 
-def timeline_svg(series: Series) -> str:
-    """The chart as a standalone SVG picture (stdlib only), with the transitions listed."""
+@dataclass(frozen=True)
+class Picture:
+    """What the SVG timeline draws: ``simulate``'s series or ``forecast``'s projection.
+
+    Points at or after ``projected_from`` are projected (drawn lighter, hatched, with dashed
+    outlines, after a labelled "now" line); without it every point is recorded and the
+    picture is simulate's.
+    """
+
+    title: str
+    heading: str
+    subtitle: str
+    start: datetime
+    end: datetime
+    points: tuple[Point, ...]
+    transitions: tuple[Transition, ...]
+    notes: tuple[str, ...]
+    """One line per transition, numbered in the picture as in the chart."""
+    summary: str
+    """The bold line under the transitions."""
+    after: tuple[tuple[str, str | None], ...] = ()
+    """Lines under the summary, each with its fill colour (None: the text colour)."""
+    suppressed: tuple[Transition, ...] = ()
+    """Flaps the re-entry floor avoided, marked under the head band."""
+    projected_from: datetime | None = None
+    markers: tuple[tuple[datetime, str, str], ...] = ()
+    """(instant, label, colour): a labelled line across the chart (first paid, pool empty)."""
+
+
+_PROJECTED_OPACITY = "0.4"
+_HATCH = "projected-hatch"
+
+
+def timeline_svg(series: Series, projected_from: datetime | None = None) -> str:
+    """The chart as a standalone SVG picture (stdlib only), with the transitions listed;
+    the steps at or after ``projected_from`` drawn as projected."""
+    flaps = series.flaps
+    floor = series.settings["reentry_min_remaining_percent"]
+    return picture_svg(Picture(
+        title=(f"omniladder simulate {series.auto_id.text} {timefmt.iso(series.start)} to "
+               f"{timefmt.iso(series.end)}"),
+        heading=f"{series.auto_id.text}: the rung that heads the pool, and pool entries per rung",
+        subtitle=(f"{timefmt.iso(series.start)} → {timefmt.iso(series.end)}, every "
+                  f"{timefmt.duration(series.step.total_seconds())}, "
+                  f"{len(series.points)} steps"),
+        start=series.start, end=series.end, points=series.points,
+        transitions=series.transitions,
+        notes=tuple(transition_text(t, series) for t in series.transitions),
+        summary=(f"Flaps avoided by the re-entry floor ({timefmt.pct(floor)}): "
+                 f"{flaps.avoided} ({flaps.single_threshold} transitions with a single "
+                 f"threshold, {flaps.with_floor} with the floor)"),
+        after=tuple((f"△ suppressed: {transition_text(t, series)}", "#6a1b9a")
+                    for t in flaps.suppressed),
+        suppressed=flaps.suppressed, projected_from=projected_from))
+
+
+def forecast_svg(result: Forecast) -> str:
+    """The forecast's timeline: the same picture as ``simulate --svg``, projected from now.
+
+    The forecast holds no recorded history, so "now" is the left edge and every step is
+    projected; escalations and comebacks are the numbered transitions, first paid and pool
+    empty are labelled lines.
+    """
+    from omniladder.forecast import wait_text
+    from omniladder.rendering.forecast_view import summary_line
+
+    now = result.now
+    markers: list[tuple[datetime, str, str]] = []
+    if result.first_paid_at is not None:
+        markers.append((result.first_paid_at,
+                        f"first paid {timefmt.short(result.first_paid_at, now)}",
+                        COLOURS["premium"]))
+    if result.pool_empty_at is not None:
+        markers.append((result.pool_empty_at,
+                        f"pool empty {timefmt.short(result.pool_empty_at, now)}", "#424242"))
+    return picture_svg(Picture(
+        title=(f"omniladder forecast {result.auto_id.text} from {timefmt.iso(now)} over "
+               f"{timefmt.duration(result.horizon.total_seconds())}"),
+        heading=(f"{result.auto_id.text}: the rung that heads the pool, and pool entries per "
+                 "rung, projected"),
+        subtitle=(f"{timefmt.iso(now)} ({timefmt.now_source(result.now_source)}) → "
+                  f"{timefmt.iso(result.end)}, every "
+                  f"{timefmt.duration(result.step.total_seconds())}, "
+                  f"{len(result.points)} steps, {result.projected_readings} projected "
+                  "readings"),
+        start=now, end=result.end, points=result.points, transitions=result.transitions,
+        notes=tuple(transition_note(t, now) for t in result.transitions),
+        summary=summary_line(result),
+        after=tuple((wait_text(e, now), None) for e in result.escalations),
+        projected_from=now, markers=tuple(markers)))
+
+
+def picture_svg(picture: Picture) -> str:
+    """Draw a picture: the head band, a row per rung, hour ticks, transitions, the list."""
+    projected_from = picture.projected_from
     left, right, chart_width = 120, 24, 960
-    head_y, head_h, row_h, gap = 58, 26, 34, 6
+    head_y, head_h, row_h, gap = 58 + (18 if projected_from is not None else 0), 26, 34, 6
     rows_y = head_y + head_h + 14
     rows_bottom = rows_y + len(RUNGS) * (row_h + gap)
     axis_y = rows_bottom + 4
-    notes = [transition_text(t, series) for t in series.transitions]
-    suppressed = [transition_text(t, series) for t in series.flaps.suppressed]
-    list_y = axis_y + 40
-    height = list_y + 22 * (len(notes) + len(suppressed) + 3) + 10
+    notes, after = picture.notes, picture.after
+    list_y = axis_y + 40 + 14 * len(picture.markers)
+    height = list_y + 22 * (len(notes) + len(after) + 3) + 10
     width = left + chart_width + right
+    points, start = picture.points, picture.start
 
     svg = ET.Element("svg", {"xmlns": _SVG_NS, "width": str(width), "height": str(height),
                              "viewBox": f"0 0 {width} {height}",
                              "font-family": "Helvetica, Arial, sans-serif",
                              "font-size": "13"})
-    ET.SubElement(svg, "title").text = (
-        f"omniladder simulate {series.auto_id.text} {timefmt.iso(series.start)} to "
-        f"{timefmt.iso(series.end)}")
+    ET.SubElement(svg, "title").text = picture.title
+    if projected_from is not None:
+        _hatch_pattern(svg)
     ET.SubElement(svg, "rect", {"x": "0", "y": "0", "width": str(width),
                                 "height": str(height), "fill": "#ffffff"})
     ET.SubElement(svg, "text", {"x": str(left), "y": "24", "font-size": "16",
-                                "font-weight": "bold"}).text = (
-        f"{series.auto_id.text}: the rung that heads the pool, and pool entries per rung")
+                                "font-weight": "bold"}).text = picture.heading
     ET.SubElement(svg, "text", {"x": str(left), "y": "44", "fill": "#555555"}).text = (
-        f"{timefmt.iso(series.start)} → {timefmt.iso(series.end)}, every "
-        f"{timefmt.duration(series.step.total_seconds())}, {len(series.points)} steps")
+        picture.subtitle)
 
-    total = max((series.end - series.start).total_seconds(), 1.0)
-    count = len(series.points)
+    total = max((picture.end - start).total_seconds(), 1.0)
+    count = len(points)
     step_w = chart_width / count
 
     def x_of(at: datetime) -> float:
+        """The left edge of the step at ``at``; one step fills the chart."""
         if count == 1:
-            return left + chart_width / 2
-        return left + (at - series.start).total_seconds() / total * (chart_width - step_w)
+            return float(left)
+        offset = min(max((at - start).total_seconds(), 0.0), total)
+        return left + offset / total * (chart_width - step_w)
+
+    def part(point: Point) -> str | None:
+        if projected_from is None:
+            return None
+        return "projected" if point.at >= projected_from else "recorded"
+
+    def band(parent: ET.Element, run: list[Point], attributes: dict[str, str]) -> ET.Element:
+        """One run of steps as a rectangle; a projected run lighter, outlined in dashes."""
+        shown = part(run[0])
+        attributes = {"x": f"{x_of(run[0].at):.2f}", **attributes,
+                      "width": f"{x_of(run[-1].at) - x_of(run[0].at) + step_w:.2f}"}
+        order = ("x", "y", "width", "height", "fill", "fill-opacity")
+        attributes = {key: attributes[key] for key in order if key in attributes}
+        if shown is not None:
+            attributes["class"] = shown
+        if shown == "projected":
+            attributes.update({"fill-opacity": _PROJECTED_OPACITY,
+                               "stroke": attributes["fill"], "stroke-dasharray": "4,3"})
+        return ET.SubElement(parent, "rect", attributes)
 
     def label(y: float, text: str) -> None:
         ET.SubElement(svg, "text", {"x": str(left - 8), "y": f"{y:.1f}",
                                     "text-anchor": "end"}).text = text
 
     label(head_y + head_h / 2 + 4, "head rung")
-    band = ET.SubElement(svg, "g", {"id": "head", "shape-rendering": "crispEdges"})
-    for run in _runs(series.points, lambda p: p.head):
+    head = ET.SubElement(svg, "g", {"id": "head", "shape-rendering": "crispEdges"})
+    for run in _runs(points, lambda p: (p.head, part(p))):
         first, last = run[0], run[-1]
-        rect = ET.SubElement(band, "rect", {
-            "x": f"{x_of(first.at):.2f}", "y": str(head_y),
-            "width": f"{x_of(last.at) - x_of(first.at) + step_w:.2f}",
-            "height": str(head_h), "fill": COLOURS[first.head]})
+        rect = band(head, run, {"y": str(head_y), "height": str(head_h),
+                                "fill": COLOURS[first.head]})
         ET.SubElement(rect, "title").text = (
             f"{timefmt.iso(first.at)} to {timefmt.iso(last.at)}: "
-            f"{first.head or 'empty pool'} heads the pool")
+            f"{first.head or 'empty pool'} heads the pool"
+            + (" (projected)" if part(first) == "projected" else ""))
 
     for index, rung in enumerate(RUNGS):
         top = rows_y + index * (row_h + gap)
         label(top + row_h / 2 + 4, rung)
-        peak = max((p.entries_on(rung) for p in series.points), default=0)
+        peak = max((p.entries_on(rung) for p in points), default=0)
         group = ET.SubElement(svg, "g", {"id": f"rung-{rung}", "shape-rendering": "crispEdges"})
         ET.SubElement(group, "rect", {"x": str(left), "y": str(top),
                                       "width": str(chart_width), "height": str(row_h),
                                       "fill": "#f5f5f5"})
-        for run in _runs(series.points, partial(Point.entries_on, rung=rung)):
+        for run in _runs(points, partial(_entries_and_part, rung=rung, part=part)):
             entries = run[0].entries_on(rung)
             if not entries or not peak:
                 continue
             bar = entries / peak * (row_h - 4)
-            rect = ET.SubElement(group, "rect", {
-                "x": f"{x_of(run[0].at):.2f}", "y": f"{top + row_h - bar:.2f}",
-                "width": f"{x_of(run[-1].at) - x_of(run[0].at) + step_w:.2f}",
-                "height": f"{bar:.2f}", "fill": COLOURS[rung], "fill-opacity": "0.75"})
-            ET.SubElement(rect, "title").text = f"{entries} {rung} pool entries"
+            rect = band(group, run, {"y": f"{top + row_h - bar:.2f}", "height": f"{bar:.2f}",
+                                     "fill": COLOURS[rung], "fill-opacity": "0.75"})
+            ET.SubElement(rect, "title").text = (
+                f"{entries} {rung} pool entries"
+                + (" (projected)" if part(run[0]) == "projected" else ""))
         ET.SubElement(svg, "text", {"x": str(left + chart_width + 4), "y": str(top + 12),
                                     "font-size": "10", "fill": "#777777"}).text = str(peak)
 
-    for tick in _hour_ticks(series.start, series.end):
+    for tick in _hour_ticks(start, picture.end):
         x = x_of(tick) + step_w / 2
         ET.SubElement(svg, "line", {"x1": f"{x:.2f}", "x2": f"{x:.2f}",
                                     "y1": str(rows_bottom - gap), "y2": str(axis_y + 4),
@@ -290,8 +406,12 @@ def timeline_svg(series: Series) -> str:
                                     "text-anchor": "middle", "font-size": "11",
                                     "fill": "#555555"}).text = tick.strftime("%H:%M")
 
+    if projected_from is not None:
+        _now_line(svg, points, x_of, projected_from, (left + chart_width, head_y,
+                                                       rows_bottom - gap))
+
     marks = ET.SubElement(svg, "g", {"id": "transitions"})
-    for number, transition in enumerate(series.transitions, start=1):
+    for number, transition in enumerate(picture.transitions, start=1):
         x = x_of(transition.at) + step_w / 2
         ET.SubElement(marks, "line", {"x1": f"{x:.2f}", "x2": f"{x:.2f}",
                                       "y1": str(head_y - 4), "y2": str(rows_bottom - gap),
@@ -299,12 +419,26 @@ def timeline_svg(series: Series) -> str:
         ET.SubElement(marks, "text", {"x": f"{x + 3:.2f}", "y": str(head_y - 6),
                                       "font-size": "11", "font-weight": "bold"}).text = str(
             number)
-    for transition in series.flaps.suppressed:
+    for transition in picture.suppressed:
         x = x_of(transition.at) + step_w / 2
         ET.SubElement(marks, "path", {
             "d": f"M {x - 4:.2f} {head_y + head_h + 9} L {x + 4:.2f} {head_y + head_h + 9} "
                  f"L {x:.2f} {head_y + head_h + 2} Z",
             "fill": "none", "stroke": "#6a1b9a"})
+
+    if picture.markers:
+        group = ET.SubElement(svg, "g", {"id": "markers"})
+        for number, (at, text, colour) in enumerate(picture.markers):
+            x = x_of(at)
+            y = axis_y + 34 + 14 * number
+            ET.SubElement(group, "line", {"x1": f"{x:.2f}", "x2": f"{x:.2f}",
+                                          "y1": str(head_y - 4), "y2": str(y - 10),
+                                          "stroke": colour, "stroke-width": "2"})
+            near_end = x > left + chart_width * 0.75
+            ET.SubElement(group, "text", {
+                "x": f"{x - 3 if near_end else x + 3:.2f}", "y": str(y),
+                "text-anchor": "end" if near_end else "start", "font-size": "11",
+                "font-weight": "bold", "fill": colour}).text = text
 
     y = list_y
     ET.SubElement(svg, "text", {"x": str(left), "y": str(y), "font-weight": "bold"}).text = (
@@ -312,17 +446,15 @@ def timeline_svg(series: Series) -> str:
     for number, note in enumerate(notes, start=1):
         y += 22
         ET.SubElement(svg, "text", {"x": str(left), "y": str(y)}).text = f"{number}. {note}"
-    flaps = series.flaps
     y += 30
-    floor = series.settings["reentry_min_remaining_percent"]
     ET.SubElement(svg, "text", {"x": str(left), "y": str(y), "font-weight": "bold"}).text = (
-        f"Flaps avoided by the re-entry floor ({timefmt.pct(floor)}): "
-        f"{flaps.avoided} ({flaps.single_threshold} transitions with a single threshold, "
-        f"{flaps.with_floor} with the floor)")
-    for note in suppressed:
+        picture.summary)
+    for text, fill in after:
         y += 22
-        ET.SubElement(svg, "text", {"x": str(left), "y": str(y), "fill": "#6a1b9a"}).text = (
-            f"△ suppressed: {note}")
+        attributes = {"x": str(left), "y": str(y)}
+        if fill is not None:
+            attributes["fill"] = fill
+        ET.SubElement(svg, "text", attributes).text = text
 
     legend_x = left
     legend_y = height - 12
@@ -334,5 +466,52 @@ def timeline_svg(series: Series) -> str:
         ET.SubElement(svg, "text", {"x": str(legend_x + 16), "y": str(legend_y),
                                     "font-size": "11"}).text = name
         legend_x += 24 + 7 * len(name)
+    if projected_from is not None:
+        ET.SubElement(svg, "rect", {"id": "legend-projected", "x": str(legend_x),
+                                    "y": str(legend_y - 10), "width": "12", "height": "12",
+                                    "fill": f"url(#{_HATCH})", "stroke": "#616161",
+                                    "stroke-dasharray": "4,3"})
+        ET.SubElement(svg, "text", {"x": str(legend_x + 16), "y": str(legend_y),
+                                    "font-size": "11"}).text = "projected (after now)"
     ET.indent(svg)
     return ET.tostring(svg, encoding="unicode", xml_declaration=False) + "\n"
+
+
+def _entries_and_part(point: Point, rung: str, part: Callable[[Point], str | None]
+                      ) -> tuple[int, str | None]:
+    return point.entries_on(rung), part(point)
+
+
+def _hatch_pattern(svg: ET.Element) -> None:
+    """The diagonal hatching laid over the projected part of the chart."""
+    defs = ET.SubElement(svg, "defs")
+    pattern = ET.SubElement(defs, "pattern", {
+        "id": _HATCH, "patternUnits": "userSpaceOnUse", "width": "6", "height": "6",
+        "patternTransform": "rotate(45)"})
+    ET.SubElement(pattern, "rect", {"x": "0", "y": "0", "width": "6", "height": "6",
+                                    "fill": "#ffffff", "fill-opacity": "0"})
+    ET.SubElement(pattern, "line", {"x1": "0", "y1": "0", "x2": "0", "y2": "6",
+                                    "stroke": "#424242", "stroke-width": "1.5",
+                                    "stroke-opacity": "0.45"})
+
+
+def _now_line(svg: ET.Element, points: tuple[Point, ...], x_of: Callable[[datetime], float],
+              projected_from: datetime, box: tuple[float, float, float]) -> None:
+    """The hatching over the projected steps and the labelled "now" line where they start
+    (the right edge when no step is projected)."""
+    right, top, bottom = box
+    first = next((p for p in points if p.at >= projected_from), None)
+    x = x_of(first.at) if first is not None else right
+    group = ET.SubElement(svg, "g", {"id": "projected"})
+    if first is not None:
+        ET.SubElement(group, "rect", {"class": "projected", "x": f"{x:.2f}", "y": str(top),
+                                      "width": f"{right - x:.2f}", "height": str(bottom - top),
+                                      "fill": f"url(#{_HATCH})"})
+    ET.SubElement(group, "line", {"id": "now", "x1": f"{x:.2f}", "x2": f"{x:.2f}",
+                                  "y1": str(top - 30), "y2": str(bottom),
+                                  "stroke": "#000000", "stroke-width": "2"})
+    near_end = x > right - 80
+    ET.SubElement(group, "text", {
+        "x": f"{x - 4 if near_end else x + 4:.2f}", "y": str(top - 20),
+        "text-anchor": "end" if near_end else "start", "font-size": "11",
+        "font-weight": "bold"}).text = f"now {timefmt.short(projected_from, projected_from)}"
