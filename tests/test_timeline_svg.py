@@ -175,6 +175,16 @@ def test_the_day_forecast_marks_the_pool_emptying(tmp_path: Path) -> None:
     assert "first paid" not in " ".join(texts(root))
 
 
+def test_committed_day_forecast_svg_matches_what_the_command_makes(tmp_path: Path) -> None:
+    """docs/forecast.md's picture is the output of the command it shows."""
+    target = tmp_path / "forecast.svg"
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, "--now", NOW,
+                                 "--svg", str(target)])
+    assert result.exit_code == 0, result.output
+    committed = EXAMPLES / "day" / "forecast.svg"
+    assert committed.read_text(encoding="utf-8") == target.read_text(encoding="utf-8")
+
+
 def test_json_stays_on_stdout_when_the_picture_is_written(tmp_path: Path) -> None:
     target = tmp_path / "forecast.svg"
     result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, "--now", NOW,
