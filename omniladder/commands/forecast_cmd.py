@@ -8,14 +8,18 @@ from typing import Annotated
 import typer
 
 from omniladder.commands.common import (
-    FormatOpt,
     InputOptions,
+    MetricsOutOpt,
     NowOpt,
+    PlanFormatOpt,
+    files_read,
     now_for,
-    output_format,
+    plan_output_format,
+    refuse_overwriting,
     say,
     user_errors,
     with_input_options,
+    write_atomic,
 )
 from omniladder.commands.lifetime import hold
 
@@ -32,7 +36,8 @@ def forecast(
     json_out: Annotated[bool, typer.Option(
         "--json", help="Print the JSON forecast document (the same as --format json).")]
     = False,
-    fmt: FormatOpt = None,
+    fmt: PlanFormatOpt = None,
+    metrics_out: MetricsOutOpt = None,
     *,
     options: InputOptions,
 ) -> None:
@@ -45,11 +50,12 @@ def forecast(
         from omniladder.scopes import load_window_scopes
         from omniladder.simulate import step_instants
 
-        chosen = output_format(fmt, json_out)
+        chosen = plan_output_format(fmt, json_out)
         parsed = parse_auto_id(auto_id)
         ahead = parse_span(horizon, "--horizon")
         every = parse_span(step, "--step")
         inputs = options.load()
+        refuse_overwriting([("--metrics-out", metrics_out)], files_read(inputs))
         instant, source, inputs = now_for(now, inputs)
         step_instants(instant, instant + ahead, every)  # too many steps: a usage error
         files = resolve_files(find_settings(options.config), inputs.settings,
@@ -61,8 +67,19 @@ def forecast(
         hold(result)
         from omniladder.rendering import Format
 
+        metrics = None
+        if metrics_out is not None or chosen is None:
+            from omniladder.rendering.openmetrics import forecast_metrics
+
+            metrics = forecast_metrics(result)
+        if metrics_out is not None and metrics is not None:
+            write_atomic(metrics_out, metrics)
         if chosen != Format.JSON:
             for warning in result.warnings:
                 say(f"omniladder: warning: {warning}")
-        RENDERERS[chosen](result, sys.stdout)
+        if chosen is None:
+            assert metrics is not None
+            sys.stdout.write(metrics)
+        else:
+            RENDERERS[chosen](result, sys.stdout)
         sys.stdout.flush()
