@@ -104,6 +104,8 @@ Sample = tuple[tuple[str, ...], float]
 
 def escape_label(value: str) -> str:
     """A label value as both formats write it: backslash, double quote and newline escaped."""
+    if "\\" not in value and '"' not in value and "\n" not in value:
+        return value  # the common case, tested first: a fleet writes ~20 labels a connection
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
@@ -127,10 +129,11 @@ def seconds(instant: datetime | None) -> float:
 def _family_lines(family: Family, samples: Iterable[Sample]) -> Iterator[str]:
     yield f"# HELP {family.name} {family.help}\n"
     yield f"# TYPE {family.name} gauge\n"
+    keys = [f'{name}="' for name in family.labels]
     for values, value in samples:
-        labels = ",".join(f'{name}="{escape_label(text)}"'
-                          for name, text in zip(family.labels, values, strict=True))
-        yield f"{family.name}{{{labels}}} {number(value)}\n"
+        labels = '",'.join([key + escape_label(text)
+                            for key, text in zip(keys, values, strict=True)])
+        yield f'{family.name}{{{labels}"}} {number(value)}\n'
 
 
 def _text(families: Sequence[Family], samples: Mapping[str, list[Sample]]) -> str:
