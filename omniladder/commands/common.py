@@ -18,8 +18,8 @@ from omniladder.errors import ExitCode, OmniladderError, UsageError
 from omniladder.rendering import Format, PlanFormat
 
 if TYPE_CHECKING:
-    from omniladder.autoid import NowSource
-    from omniladder.loading import LoadedInputs
+    from omniladder.engine.autoid import NowSource
+    from omniladder.engine.inputs import LoadedInputs
 
 ConfigOpt = Annotated[Path | None, typer.Option(
     "--config", "-c", help="Settings file (default: ./omniladder.toml when present).",
@@ -179,7 +179,7 @@ def now_for(flag: str | None, inputs: LoadedInputs, *, snapshot_used: bool = Tru
     When the instant defaults to an old snapshot's taken_at, the inputs come back with a
     warning added, so the plan's JSON ``warnings`` carries it too.
     """
-    from omniladder.autoid import (
+    from omniladder.engine.autoid import (
         is_clock_word,
         parse_instant,
         resolve_now,

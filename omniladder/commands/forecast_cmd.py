@@ -43,7 +43,7 @@ def forecast(
 ) -> None:
     """Project each window at its burn rate and step the plan: escalations, first paid."""
     with user_errors():
-        from omniladder.autoid import parse_auto_id
+        from omniladder.engine.autoid import parse_auto_id
         from omniladder.forecast import catalog_lengths, forecast, parse_span
         from omniladder.loading import find_settings, resolve_files
         from omniladder.rendering.forecast_view import RENDERERS

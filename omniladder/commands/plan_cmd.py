@@ -54,8 +54,8 @@ def plan(
 ) -> None:
     """Plan an auto id: the ladder, the pool in dispatch order, and why the rest is out."""
     with user_errors():
-        from omniladder.autoid import parse_auto_id
-        from omniladder.plan import make_plan
+        from omniladder.engine.autoid import parse_auto_id
+        from omniladder.engine.plan import make_plan
         from omniladder.rendering import Format, render
 
         chosen = plan_output_format(fmt, json_out)
