@@ -22,14 +22,14 @@ from prometheus_client.openmetrics.parser import (
 from prometheus_client.parser import text_string_to_metric_families as prometheus_families
 from typer.testing import CliRunner
 
-from omniladder.autoid import parse_auto_id
 from omniladder.cli import app
 from omniladder.commands.common import InputOptions
+from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.plan import Plan, make_plan
+from omniladder.engine.quota import in_force, resolved
 from omniladder.forecast import Forecast, forecast
-from omniladder.loading import LoadedInputs
 from omniladder.models import RUNGS, Reading
-from omniladder.plan import Plan, make_plan
-from omniladder.quota import in_force, resolved
 from omniladder.rendering.openmetrics import (
     FORECAST_FAMILIES,
     PLAN_FAMILIES,

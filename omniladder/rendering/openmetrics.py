@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from omniladder.models import RUNGS, Reading, Window
 
 if TYPE_CHECKING:
+    from omniladder.engine.plan import Plan
     from omniladder.forecast import Forecast, Pace
-    from omniladder.plan import Plan
 
 PREFIX = "omniladder_"
 
@@ -170,7 +170,7 @@ def binding(windows: Sequence[Window]) -> list[Window]:
 
 def latest_in_force(history: Sequence[Reading], now: datetime, cutoff: float) -> Reading | None:
     """The reading R6 judges at now (held windows included), or None."""
-    from omniladder.quota import in_force
+    from omniladder.engine.quota import in_force
 
     readings = in_force(history, now, cutoff)
     return readings[-1] if readings else None
