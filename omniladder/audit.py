@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from omniladder.autoid import AutoId, NowSource, parse_auto_id
+from omniladder.engine.autoid import AutoId, NowSource, parse_auto_id
+from omniladder.engine.plan import ConnectionFacts, PairDecision, Plan
 from omniladder.errors import InputError, UsageError
 from omniladder.models import RUNGS, Rung
-from omniladder.plan import ConnectionFacts, PairDecision, Plan
 from omniladder.sources import fields
 
 FindingKind = Literal["would-bill", "would-dispatch-exhausted", "would-dispatch-unknown",

@@ -17,16 +17,9 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
-from omniladder.billing import classify
-from omniladder.loading import (
-    SHIPPED_PREFIX,
-    Catalogs,
-    SourcedBillingEntry,
-    SourcedModelEntry,
-    describe_errors,
-    format_loc,
-    read_document,
-)
+from omniladder.engine.billing import classify
+from omniladder.engine.inputs import Catalogs, merge_catalogs
+from omniladder.loading import SHIPPED_PREFIX, describe_errors, format_loc, read_document
 from omniladder.models import (
     BillingEntry,
     Connection,
@@ -300,20 +293,16 @@ def lint_catalogs(billing_paths: Sequence[tuple[Path, str]],
     """
     released = released if released is not None else release_date()
     problems: list[Problem] = []
-    billing: dict[tuple[str, str | None], SourcedBillingEntry] = {}
-    models: dict[tuple[str, str], SourcedModelEntry] = {}
+    billing: list[tuple[str, list[BillingEntry]]] = []
+    models: list[tuple[str, list[ModelEntry]]] = []
     for path, shown in billing_paths:
         found, entries = lint_file("billing", path, shown, today, max_age_days, released)
         problems += found
-        for entry in entries:
-            assert isinstance(entry, BillingEntry)
-            billing[(entry.provider, entry.auth_type)] = SourcedBillingEntry(entry, shown)
+        billing.append((shown, [entry for entry in entries if isinstance(entry, BillingEntry)]))
     for path, shown in model_paths:
         found, entries = lint_file("models", path, shown, today, max_age_days, released)
         problems += found
-        for entry in entries:
-            assert isinstance(entry, ModelEntry)
-            models[(entry.provider, entry.model)] = SourcedModelEntry(entry, shown)
+        models.append((shown, [entry for entry in entries if isinstance(entry, ModelEntry)]))
     window_files: list[tuple[str, list[WindowScopeEntry]]] = []
     alias_files: list[tuple[str, list[WindowAliasEntry]]] = []
     for path, shown in window_paths:
@@ -336,9 +325,8 @@ def lint_catalogs(billing_paths: Sequence[tuple[Path, str]],
             f"({', '.join(shipped)}) were reviewed for that release and are judged against "
             "its date, never a failure here: upgrade omniladder for newer facts, or overlay "
             "the entries you rely on (--catalog, --models-catalog, --windows-catalog)", True))
-    catalogs = Catalogs(billing, models, tuple(s for _, s in billing_paths),
-                        tuple(s for _, s in model_paths))
-    return LintResult(tuple(problems), catalogs, ordered(window_files, alias_files))
+    return LintResult(tuple(problems), merge_catalogs(billing, models),
+                      ordered(window_files, alias_files))
 
 
 def lint_fleet(connections: Sequence[Connection], catalogs: Catalogs,

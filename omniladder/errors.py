@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from enum import IntEnum
 
 
@@ -85,3 +87,9 @@ class InputErrors(InputError):
 
 class UsageError(OmniladderError):
     """The command line itself is wrong (bad auto id, bad option value)."""
+
+
+def close_match(word: str, known: Iterable[str]) -> str | None:
+    """The known word closest to ``word``, when one is close enough to be a typo."""
+    found = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return found[0] if found else None

@@ -16,14 +16,12 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
 from omniladder import timefmt
-from omniladder.autoid import AutoId
-from omniladder.billing import BillingInfo
-from omniladder.budgets import BudgetPosition, next_period_start
-from omniladder.changes import connection_changes
-from omniladder.errors import UsageError
-from omniladder.loading import LoadedInputs
-from omniladder.models import Reading, Rung, Window
-from omniladder.plan import (
+from omniladder.engine.autoid import AutoId
+from omniladder.engine.billing import BillingInfo
+from omniladder.engine.budgets import BudgetPosition, next_period_start
+from omniladder.engine.changes import connection_changes
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.plan import (
     ConnectionFacts,
     PairDecision,
     Plan,
@@ -31,14 +29,16 @@ from omniladder.plan import (
     make_plan,
     unknown_connection,
 )
-from omniladder.quota import (
+from omniladder.engine.quota import (
     Cooldown,
     ReplayStep,
     Verdict,
     readings_until,
     window_views,
 )
-from omniladder.tiers import TierInfo
+from omniladder.engine.tiers import TierInfo
+from omniladder.errors import UsageError
+from omniladder.models import Reading, Rung, Window
 
 if TYPE_CHECKING:
     from omniladder.forecast import ConnectionOutlook, WindowLength
@@ -108,7 +108,7 @@ class Left:
     reason: str
     detail: str
     fix: str | None = None
-    """The remedy the plan's exclusion carries (omniladder.remedies)."""
+    """The remedy the plan's exclusion carries (omniladder.engine.remedies)."""
 
 
 @dataclass(frozen=True)

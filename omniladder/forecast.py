@@ -12,7 +12,7 @@ Two parts, both plain functions over the loaded inputs:
 * **The ladder's forecast.** Each connection whose latest reading is fresh at now gets
   projected readings: its windows burnt at their rates (a window with no rate holds its
   figure), back to 100% at each reset, as if its telemetry kept arriving. The projected
-  readings join the recorded history and the stepping engine (``omniladder.stepping``, the
+  readings join the recorded history and the stepping engine (``omniladder.engine.stepping``, the
   one ``simulate`` runs) plans every step of the horizon: the forecast *is* a simulation of
   recorded-plus-projected readings, so R6, R7 (hysteresis), R8, R9 and R10/R11 are never
   re-derived here. A connection whose reading is stale, unknown or exhausted gets no
@@ -37,8 +37,10 @@ from datetime import datetime, timedelta
 from itertools import pairwise
 
 from omniladder import timefmt
-from omniladder.autoid import AutoId
-from omniladder.loading import LoadedInputs
+from omniladder.engine.autoid import AutoId
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.quota import HeldWindow, in_force, readings_until
+from omniladder.engine.stepping import Stepper, budget_steps
 from omniladder.models import (
     CALENDAR_MONTH,
     PAID_RUNGS,
@@ -49,9 +51,7 @@ from omniladder.models import (
     Window,
     duration_seconds,
 )
-from omniladder.quota import HeldWindow, in_force, readings_until
 from omniladder.simulate import Point, Transition, step_instants, walk
-from omniladder.stepping import Stepper, budget_steps
 
 DEFAULT_HORIZON = "24h"
 DEFAULT_STEP = "5m"

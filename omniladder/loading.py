@@ -8,7 +8,6 @@ under secret-looking keys are never echoed.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import errno
 import itertools
 import json
@@ -21,7 +20,6 @@ import sys
 import tomllib
 import typing
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -30,15 +28,13 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from omniladder import timefmt
-from omniladder.errors import InputError, InputErrors, UsageError
+from omniladder.engine.inputs import Catalogs, LoadedInputs, merge_catalogs
+from omniladder.errors import InputError, InputErrors, UsageError, close_match
 from omniladder.models import (
     SECRET_KEYS,
     BillingCatalog,
-    BillingEntry,
-    Connection,
     ConnectionsFile,
     ModelCatalog,
-    ModelEntry,
     QuotaFile,
     Reading,
     Record,
@@ -489,12 +485,6 @@ def _errors(exc: ValidationError) -> list[ErrorDetails]:
     return out
 
 
-def close_match(word: str, known: Iterable[str]) -> str | None:
-    """The known word closest to ``word``, when one is close enough to be a typo."""
-    found = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
-    return found[0] if found else None
-
-
 def _did_you_mean(word: str, known: Iterable[str]) -> str:
     match = close_match(word, known)
     return f"; did you mean {match!r}?" if match else ""
@@ -687,38 +677,6 @@ def _from_json(model: type[M], text: str | bytes) -> M | None:
 # --- catalogs ------------------------------------------------------------------------------
 
 
-class SourcedBillingEntry(NamedTuple):
-    entry: BillingEntry
-    file: str
-
-
-class SourcedModelEntry(NamedTuple):
-    entry: ModelEntry
-    file: str
-
-
-@dataclass(frozen=True)
-class Catalogs:
-    """The effective catalogs: later files override earlier entries with the same key."""
-
-    billing: dict[tuple[str, str | None], SourcedBillingEntry]
-    models: dict[tuple[str, str], SourcedModelEntry]
-    billing_files: tuple[str, ...]
-    model_files: tuple[str, ...]
-    memo: dict[tuple[str, ...], Any] = field(default_factory=dict, init=False, compare=False,
-                                             repr=False)
-    """Answers derived from the catalogs alone (models of a provider, a near key), kept for
-    the next connection that asks: a fleet repeats a few providers thousands of times."""
-
-    def models_of(self, provider: str) -> tuple[str, ...]:
-        key = ("models_of", provider)
-        found: tuple[str, ...] | None = self.memo.get(key)
-        if found is None:
-            found = tuple(model for (prov, model) in self.models if prov == provider)
-            self.memo[key] = found
-        return found
-
-
 def catalog_paths(billing_files: Iterable[Path], model_files: Iterable[Path],
                   include_shipped: bool = True
                   ) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]]]:
@@ -739,16 +697,10 @@ def load_catalogs(billing_files: Iterable[Path], model_files: Iterable[Path],
                   include_shipped: bool = True) -> Catalogs:
     billing_paths, model_paths = catalog_paths(billing_files, model_files, include_shipped)
 
-    billing: dict[tuple[str, str | None], SourcedBillingEntry] = {}
-    for path, shown in billing_paths:
-        for entry in load_model(BillingCatalog, path, shown).entries:
-            billing[(entry.provider, entry.auth_type)] = SourcedBillingEntry(entry, shown)
-    models: dict[tuple[str, str], SourcedModelEntry] = {}
-    for path, shown in model_paths:
-        for model in load_model(ModelCatalog, path, shown).models:
-            models[(model.provider, model.model)] = SourcedModelEntry(model, shown)
-    return Catalogs(billing, models, tuple(s for _, s in billing_paths),
-                    tuple(s for _, s in model_paths))
+    return merge_catalogs(
+        [(shown, load_model(BillingCatalog, path, shown).entries)
+         for path, shown in billing_paths],
+        [(shown, load_model(ModelCatalog, path, shown).models) for path, shown in model_paths])
 
 
 # --- the whole input set -------------------------------------------------------------------
@@ -765,21 +717,6 @@ class InputFiles(NamedTuple):
     model_catalogs: tuple[Path, ...] = ()
     no_shipped_catalogs: bool = False
     window_catalogs: tuple[Path, ...] = ()
-
-
-class LoadedInputs(NamedTuple):
-    settings: Settings
-    connections: tuple[Connection, ...]
-    readings: dict[str, tuple[Reading, ...]]
-    """Each connection's history, sorted by checked_at."""
-    quota: QuotaFile | None
-    spend: tuple[SpendEvent, ...] | None
-    catalogs: Catalogs
-    files: dict[str, str]
-    """Display names of the files read: settings, connections, quota, spend."""
-    warnings: tuple[str, ...] = ()
-    read: tuple[tuple[str, str, Path], ...] = ()
-    """Every file read, catalogs included, in reading order: (role, display name, path)."""
 
 
 def find_settings(explicit: Path | None) -> Path | None:

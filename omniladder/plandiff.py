@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ConfigDict, model_validator
 
+from omniladder.engine.plan import FORMAT_VERSION
 from omniladder.errors import InputError
 from omniladder.loading import (
     as_tuples,
@@ -26,7 +27,6 @@ from omniladder.loading import (
     validate,
 )
 from omniladder.models import StrictModel, first_repeat
-from omniladder.plan import FORMAT_VERSION
 
 # --- the saved document --------------------------------------------------------------------
 

@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from omniladder import timefmt
-from omniladder.autoid import NowSource, parse_auto_id
-from omniladder.errors import InputError, UsageError
-from omniladder.loading import LoadedInputs, close_match, display_path, load_model, toml_line
+from omniladder.engine.autoid import NowSource, parse_auto_id
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.plan import REASON_CODES, Plan, make_plan
+from omniladder.errors import InputError, UsageError, close_match
+from omniladder.loading import display_path, load_model, toml_line
 from omniladder.models import RUNGS, NonBlank, Rung, StrictModel, Timestamp, first_repeat
-from omniladder.plan import REASON_CODES, Plan, make_plan
 
 if TYPE_CHECKING:
     from omniladder.audit import CandidatesDocument

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from omniladder import timefmt
-from omniladder.autoid import AutoId
+from omniladder.engine.autoid import AutoId
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.plan import PairDecision, Plan, PlanSettings, make_plan
+from omniladder.engine.stepping import Stepper
 from omniladder.errors import UsageError
-from omniladder.loading import LoadedInputs
 from omniladder.models import RUNGS, Rung
-from omniladder.plan import PairDecision, Plan, PlanSettings, make_plan
-from omniladder.stepping import Stepper
 
 MAX_STEPS = 100_000
 MAX_STEP_SECONDS = 3_652_058 * 86_400
@@ -166,7 +166,7 @@ def simulate(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: dateti
     """Plan at every step; the series, its head-rung transitions with causes, and flaps.
 
     Each step re-decides only the connections whose inputs changed since the step before
-    (``omniladder.stepping``); ``replan=True`` plans the whole fleet at every step instead,
+    (``omniladder.engine.stepping``); ``replan=True`` plans the whole fleet at every step instead,
     which gives the same series (the tests hold the two to it).
     """
     instants = step_instants(start, end, step)

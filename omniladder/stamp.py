@@ -7,7 +7,8 @@ import hashlib
 from typing import Any
 
 from omniladder import __version__
-from omniladder.loading import LoadedInputs, read_bytes
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.loading import read_bytes
 
 
 def input_stamps(inputs: LoadedInputs) -> list[dict[str, str]]:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from omniladder.engine.plan import Plan, PoolEntry, UnverifiedMark
 from omniladder.errors import UsageError
 from omniladder.models import Rung
-from omniladder.plan import Plan, PoolEntry, UnverifiedMark
 
 RowState = Literal["in", "out", "not-serving"]
 

@@ -10,13 +10,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from omniladder.autoid import NowSource, parse_auto_id
-from omniladder.loading import (
-    Catalogs,
-    LoadedInputs,
-    SourcedBillingEntry,
-    SourcedModelEntry,
-)
+from omniladder.engine.autoid import NowSource, parse_auto_id
+from omniladder.engine.inputs import Catalogs, LoadedInputs, SourcedBillingEntry, SourcedModelEntry
+from omniladder.engine.plan import Exclusion, PairDecision, Plan, make_plan
 from omniladder.models import (
     BillingEntry,
     ConnectionsFile,
@@ -28,7 +24,6 @@ from omniladder.models import (
     SpendFile,
     validate_record,
 )
-from omniladder.plan import Exclusion, PairDecision, Plan, make_plan
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 """A Sunday, like the examples' snapshot."""

@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 
-from omniladder.loading import Catalogs, load_catalogs
+from omniladder.engine.inputs import Catalogs
+from omniladder.loading import load_catalogs
 from omniladder.scopes import WindowScopes, load_window_scopes
 from omniladder.sources.omniroute import ImportOptions, ImportResult, import_omniroute
 

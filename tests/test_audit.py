@@ -29,8 +29,8 @@ from omniladder.audit import (
     parse_candidates,
 )
 from omniladder.cli import app
+from omniladder.engine.plan import REASON_CODES
 from omniladder.errors import InputError, UsageError
-from omniladder.plan import REASON_CODES
 from omniladder.rendering import Format
 from omniladder.rendering.audit_view import RENDERERS, render_audit
 from tests.builders import at, conn, fleet, reading, window

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from omniladder.autoid import parse_auto_id, parse_instant, resolve_now
 from omniladder.cli import app
+from omniladder.engine.autoid import parse_auto_id, parse_instant, resolve_now
 from omniladder.errors import UsageError
 from omniladder.models import CATEGORIES
 from tests.builders import at, conn, fleet, plan, pool_view, reading, rung_state, window

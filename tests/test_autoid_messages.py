@@ -7,8 +7,13 @@ from datetime import timedelta
 
 import pytest
 
-from omniladder.autoid import is_clock_word, parse_auto_id, parse_instant, stale_snapshot_warning
-from omniladder.budgets import budget_positions
+from omniladder.engine.autoid import (
+    is_clock_word,
+    parse_auto_id,
+    parse_instant,
+    stale_snapshot_warning,
+)
+from omniladder.engine.budgets import budget_positions
 from omniladder.errors import UsageError
 from omniladder.models import BudgetSettings
 from tests.builders import NOW

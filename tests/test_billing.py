@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from omniladder.billing import classify
+from omniladder.engine.billing import classify
 from omniladder.errors import InputError
 from omniladder.loading import load_catalogs
 from omniladder.models import Connection, validate_record

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from omniladder.autoid import parse_auto_id
-from omniladder.budgets import period_start
+from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.budgets import period_start
+from omniladder.engine.quota import verdict, window_views
 from omniladder.errors import UsageError
 from omniladder.explain import explain
 from omniladder.loading import validate
 from omniladder.plandiff import diff_plans, parse_saved_plan
 from omniladder.policy import Expectation, judge
-from omniladder.quota import verdict, window_views
 from tests.builders import (
     NOW,
     at,
@@ -317,8 +317,8 @@ def test_R8_period_start_ignores_the_machine_time_zone(monkeypatch: pytest.Monke
 ])
 def test_R3_tier_reports_its_source_and_price(provider: str, model: str, free: list[str],
                                               expected: tuple[str, str, float | None]) -> None:
+    from omniladder.engine.tiers import economic_tier
     from omniladder.models import TierSettings
-    from omniladder.tiers import economic_tier
     from tests.builders import catalogs
 
     settings = TierSettings.model_validate({"free_providers": tuple(free)})
@@ -327,8 +327,8 @@ def test_R3_tier_reports_its_source_and_price(provider: str, model: str, free: l
 
 
 def test_R3_a_catalog_tier_override_keeps_the_price() -> None:
+    from omniladder.engine.tiers import economic_tier
     from omniladder.models import TierSettings
-    from omniladder.tiers import economic_tier
     from tests.builders import MODELS, catalogs
 
     models = [*MODELS, {"provider": "claude", "model": "opus", "input_usd_per_mtok": 15.0,

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from omniladder.budgets import next_period_start, period_start
+from omniladder.engine.budgets import next_period_start, period_start
 
 
 def utc(text: str) -> datetime:

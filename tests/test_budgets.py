@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from omniladder.autoid import parse_auto_id
-from omniladder.budgets import BudgetPosition, BudgetState, period_start
+from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.budgets import BudgetPosition, BudgetState, period_start
+from omniladder.engine.plan import rung_state as ladder_state
 from omniladder.models import Rung
-from omniladder.plan import rung_state as ladder_state
 from tests.builders import at, conn, fleet, plan, reading, reason, rung_state
 
 

@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 
 from omniladder import loading
 from omniladder.cli import app
+from omniladder.engine.quota import HeldWindow, verdict, with_holds
 from omniladder.models import Reading, Window
-from omniladder.quota import HeldWindow, verdict, with_holds
 from tests.builders import NOW, at, conn, fleet, history, ladder, plan, reading, window
 from tests.builders import decision as pair
 

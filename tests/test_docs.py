@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from omniladder.engine.plan import REASON_CODES
 from omniladder.errors import EXIT_MEANINGS
-from omniladder.plan import REASON_CODES
 from tests.conftest import ROOT
 
 DOCS = ROOT / "docs"

@@ -18,14 +18,14 @@ import pytest
 import yaml  # type: ignore[import-untyped]
 from typer.testing import CliRunner
 
-from omniladder.autoid import all_auto_ids, parse_auto_id
 from omniladder.cli import app
+from omniladder.engine.autoid import all_auto_ids, parse_auto_id
+from omniladder.engine.plan import Plan, make_plan
 from omniladder.export.core import Export, Target, export
 from omniladder.export.fidelity import CODES, LEVELS
 from omniladder.export.routes import ConnectionRoute
 from omniladder.export.source import ExportPlan, from_plan, managed_name
 from omniladder.loading import load_inputs
-from omniladder.plan import Plan, make_plan
 from tests.conftest import EXAMPLES, ROOT
 from tests.test_meta import IMPORTS_PROBE, core_modules, run_python_args, section, table_rows
 

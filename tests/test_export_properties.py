@@ -13,12 +13,12 @@ import yaml  # type: ignore[import-untyped]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omniladder.autoid import all_auto_ids, parse_auto_id
+from omniladder.engine.autoid import all_auto_ids, parse_auto_id
+from omniladder.engine.inputs import LoadedInputs
 from omniladder.export.core import Target, export
 from omniladder.export.litellm import document_text
 from omniladder.export.routes import ConnectionRoute
 from omniladder.export.source import ExportEntry, ExportMark, ExportPlan, from_plan
-from omniladder.loading import LoadedInputs
 from tests.builders import plan
 from tests.test_export import (
     LITELLM_SCHEMA,

@@ -15,8 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from omniladder.autoid import parse_auto_id
 from omniladder.cli import app
+from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.plan import make_plan
 from omniladder.forecast import (
     MIN_CYCLE_READINGS,
     MIN_ELAPSED_FRACTION,
@@ -27,7 +29,7 @@ from omniladder.forecast import (
     no_lengths,
     with_projection,
 )
-from omniladder.loading import LoadedInputs, load_catalogs
+from omniladder.loading import load_catalogs
 from omniladder.models import (
     BudgetSettings,
     Connection,
@@ -38,7 +40,6 @@ from omniladder.models import (
     SpendEvent,
     Window,
 )
-from omniladder.plan import make_plan
 from omniladder.scopes import load_window_scopes
 from omniladder.simulate import simulate
 from tests.conftest import EXAMPLES

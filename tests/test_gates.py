@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from omniladder.engine.quota import cooldown
 from omniladder.models import Connection, validate_record
-from omniladder.quota import cooldown
 from tests.builders import (
     NOW,
     at,

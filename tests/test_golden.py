@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from omniladder import __version__
 from omniladder.cli import app
-from omniladder.plan import REASON_CODES
+from omniladder.engine.plan import REASON_CODES
 from tests.conftest import ROOT
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -224,7 +224,7 @@ def _plain(value: Any) -> Any:
 
 def test_check_results(tmp_path: Path) -> None:
     """Every check kind's expected, actual and evidence text, passing and failing."""
-    from omniladder.autoid import parse_instant
+    from omniladder.engine.autoid import parse_instant
     from omniladder.loading import load_inputs
     from omniladder.policy import evaluate, load_policy
 

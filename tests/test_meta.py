@@ -16,11 +16,11 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from omniladder import billing, budgets, plan, tiers
 from omniladder.cli import app
+from omniladder.engine import billing, budgets, plan, tiers
+from omniladder.engine.plan import REASON_CODES
 from omniladder.errors import ExitCode
 from omniladder.models import Overage
-from omniladder.plan import REASON_CODES
 from omniladder.rendering import RENDERERS, Format, render
 from tests.builders import at, conn, fleet, reading, window
 from tests.builders import plan as make_plan
@@ -104,8 +104,8 @@ def edge_imports() -> dict[str, list[str]]:
 
 def test_the_core_is_found() -> None:
     modules = core_modules()
-    assert {"omniladder.plan", "omniladder.quota", "omniladder.policy", "omniladder.plandiff",
-            "omniladder.rendering", "omniladder.rendering.json_view",
+    assert {"omniladder.engine.plan", "omniladder.engine.quota", "omniladder.policy",
+            "omniladder.plandiff", "omniladder.rendering", "omniladder.rendering.json_view",
             "omniladder.sources.merge", "omniladder.explain", "omniladder.audit"} <= set(modules)
     assert not [m for m in modules if m.startswith(("omniladder.cli", "omniladder.commands"))]
 
@@ -120,7 +120,8 @@ def test_core_module_imports_neither_typer_nor_rich(module: str,
 def test_the_cli_loads_the_engine_lazily() -> None:
     """`omniladder --version` and `--help` do not pay for the engine or rich tables."""
     loaded = run_python("import sys, omniladder.cli; print(sorted(m for m in sys.modules if m "
-                        "in ('omniladder.plan', 'omniladder.loading', 'omniladder.quota', "
+                        "in ('omniladder.engine.plan', 'omniladder.loading', "
+                        "'omniladder.engine.quota', "
                         "'rich.table', 'tomllib')))")
     assert loaded == "[]"
 
@@ -207,7 +208,8 @@ def hyphenated_constants() -> set[str]:
     """Every hyphenated lowercase string constant in the engine modules."""
     found: set[str] = set()
     for name in ("plan", "quota", "budgets", "billing", "tiers"):
-        tree = ast.parse((ROOT / "omniladder" / f"{name}.py").read_text(encoding="utf-8"))
+        source = ROOT / "omniladder" / "engine" / f"{name}.py"
+        tree = ast.parse(source.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if (isinstance(node, ast.Constant) and isinstance(node.value, str)
                     and re.fullmatch(r"[a-z]+(-[a-z]+)+", node.value)):

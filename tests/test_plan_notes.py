@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from omniladder.engine.plan import unknown_connection
 from omniladder.errors import UsageError
-from omniladder.plan import unknown_connection
 from tests.builders import at, conn, exclusions, fleet, plan, reading, window
 
 FRESH = window("5h", 50, at(hours=2))

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omniladder.autoid import parse_auto_id, parse_instant
+from omniladder.engine.autoid import parse_auto_id, parse_instant
+from omniladder.engine.plan import make_plan
 from omniladder.errors import InputError
 from omniladder.loading import load_inputs
-from omniladder.plan import make_plan
 from omniladder.plandiff import PlanDiff, diff_plans, load_saved_plan, parse_saved_plan
 from omniladder.rendering.json_view import plan_document
 from tests.conftest import EXAMPLES

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from omniladder.autoid import parse_auto_id, parse_instant
+from omniladder.engine.autoid import parse_auto_id, parse_instant
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.plan import Plan, make_plan
 from omniladder.errors import InputError
 from omniladder.forecast import Forecast, forecast
-from omniladder.loading import LoadedInputs, load_inputs, validate
-from omniladder.plan import Plan, make_plan
+from omniladder.loading import load_inputs, validate
 from omniladder.policy import (
     CHECK_KEYS,
     FORECAST_KEYS,

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from omniladder.autoid import parse_auto_id
+from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.plan import REASON_CODES, Plan, make_plan
 from omniladder.errors import InputError
 from omniladder.loading import validate
-from omniladder.plan import REASON_CODES, Plan, make_plan
 from omniladder.policy import (
     Expectation,
     check_connection_ids,

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omniladder.billing import BillingInfo, classify
-from omniladder.loading import LoadedInputs
+from omniladder.engine.billing import BillingInfo, classify
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.plan import REASON_CODES, Plan
+from omniladder.engine.quota import cooldown, verdict
+from omniladder.engine.tiers import economic_tier, rung_of
 from omniladder.models import QUOTA_RUNGS, RUNGS, TERMINAL_STATUSES, Reading
-from omniladder.plan import REASON_CODES, Plan
-from omniladder.quota import cooldown, verdict
-from omniladder.tiers import economic_tier, rung_of
 from tests.builders import MODELS, NOW, at, fleet, plan
 from tests.test_autoid import VALID
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from omniladder.engine.quota import verdict
 from omniladder.loading import load_inputs
-from omniladder.quota import verdict
 from tests.builders import NOW, at, conn, fleet, history, ladder, plan, reading, window
 
 CUTOFF_2 = {"exit_cutoff_percent": 2, "reentry_min_remaining_percent": 5,
@@ -395,7 +395,7 @@ def test_R7_replay_steps_show_each_reading_and_the_threshold_it_met() -> None:
 
 
 def test_a_deferred_verdict_is_the_verdict_in_every_comparison() -> None:
-    from omniladder.quota import DeferredVerdict, HistoryVerdicts
+    from omniladder.engine.quota import DeferredVerdict, HistoryVerdicts
 
     readings = history(reading("c", window("5h", 40.0, at(hours=2))))
     own = verdict(readings, "sonnet", NOW, ladder())
@@ -417,7 +417,7 @@ def test_thrifty_computes_no_verdict_for_paid_pairs_or_refused_ones(
     """A quota verdict is computed only when a rule reads it: none for the metered key (its
     rungs are paid) or the inactive plan (a gate refuses it first), one for the live plan;
     ``why`` and the other views still get every verdict when they ask."""
-    import omniladder.quota as quota
+    import omniladder.engine.quota as quota
 
     asked: list[str] = []
     real = quota._verdict

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from omniladder.engine.quota import HistoryVerdicts, cooldown, own_reset, replay, verdict
 from omniladder.models import Connection, validate_record
-from omniladder.quota import HistoryVerdicts, cooldown, own_reset, replay, verdict
 from tests.builders import (
     NOW,
     at,

@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from omniladder.cli import app
+from omniladder.engine.plan import REASON_CODES, Exclusion, Plan
+from omniladder.engine.remedies import REMEDIED_REASONS
 from omniladder.models import BillingEntry
-from omniladder.plan import REASON_CODES, Exclusion, Plan
-from omniladder.remedies import REMEDIED_REASONS
 from omniladder.rendering import Format, render
 from tests.builders import at, conn, fleet, plan, reading, window
 from tests.conftest import ROOT
@@ -376,8 +376,8 @@ def test_why_carries_the_plan_s_remedy() -> None:
 def test_the_stub_quotes_any_provider_as_toml(text: str) -> None:
     from datetime import UTC, datetime
 
+    from omniladder.engine.remedies import overlay_stub
     from omniladder.models import Connection
-    from omniladder.remedies import overlay_stub
 
     # Built without validation: a loaded provider never holds a control character (it is
     # refused at load), but the stub quotes whatever it is given.

@@ -20,7 +20,13 @@ from typer.testing import CliRunner
 
 from omniladder import __version__
 from omniladder.cli import app
-from omniladder.rendering import FORMAT_RENDERERS, Format, render
+from omniladder.rendering import (
+    FORMAT_RENDERERS,
+    METRICS_RENDERERS,
+    Format,
+    PlanFormat,
+    render,
+)
 from omniladder.rendering.escape import printable
 from omniladder.rendering.markdown import code, plan_markdown, text
 from omniladder.rendering.plan_view import view_of_plan
@@ -329,9 +335,16 @@ def test_every_format_has_a_renderer_for_every_command_taking_format() -> None:
     assert set(taking) == set(FORMAT_RENDERERS) == {"plan", "show", "check", "diff",
                                                     "audit omniroute", "export", "forecast"}
     for name, param in taking.items():
-        assert list(param.type.choices) == [f.value for f in Format], name
+        if name in METRICS_RENDERERS:  # plan and forecast also write openmetrics
+            assert list(param.type.choices) == [f.value for f in PlanFormat], name
+            module, function = METRICS_RENDERERS[name].split(":")
+            assert callable(getattr(importlib.import_module(module), function)), name
+        else:
+            assert list(param.type.choices) == [f.value for f in Format], name
         renderers = importlib.import_module(FORMAT_RENDERERS[name]).RENDERERS
         assert set(renderers) == set(Format), name
+    assert set(METRICS_RENDERERS) == {"plan", "forecast"}
+    assert [f.value for f in PlanFormat] == [*(f.value for f in Format), "openmetrics"]
 
 
 SAVED = "examples/ci/plan-thrifty.json"

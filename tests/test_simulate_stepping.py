@@ -14,9 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omniladder.autoid import parse_auto_id
-from omniladder.changes import fresh_until
-from omniladder.loading import LoadedInputs, load_catalogs
+from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.changes import fresh_until
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.loading import load_catalogs
 from omniladder.models import (
     BudgetSettings,
     Connection,

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from omniladder import quota
 from omniladder.cli import app
+from omniladder.engine import quota
 from omniladder.errors import InputError
 from omniladder.sources import codex_sessions
 from omniladder.sources.codex_sessions import RolloutFile, RolloutReader, limit_key, parse_line
@@ -38,7 +38,7 @@ models = {json.dumps([*PLAN_MODELS, SPARK])}
 """
 
 REGAIN_BEFORE_RESET = hasattr(quota, "with_holds")
-"""SPEC R6.4 (v1.2) in the planner (omniladder/quota.py, being built on main beside this)."""
+"""SPEC R6.4 (v1.2) in the planner (omniladder/engine/quota.py, being built on main beside this)."""
 SKIPS_EMPTY_READINGS = hasattr(quota, "carries_quota")
 """SPEC §2.2 (v1.2) in the planner: a reading with no window, figure or status is skipped."""
 

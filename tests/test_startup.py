@@ -38,7 +38,7 @@ def imported_by(*args: str) -> tuple[int, set[str], str]:
     return report["code"], set(report["modules"]), done.stdout
 
 
-ENGINE = ("rich.table", "omniladder.models", "omniladder.plan", "omniladder.loading")
+ENGINE = ("rich.table", "omniladder.models", "omniladder.engine.plan", "omniladder.loading")
 
 
 @pytest.mark.parametrize("args", [("--version",), ("--help",), ("plan", "--help"), ("ids",)])
@@ -61,7 +61,7 @@ def test_json_plan_never_imports_rich() -> None:
         "plan", "auto/thrifty", "--config", str(EXAMPLES / "omniladder.toml"), "--json")
     assert code in (0, None), stdout
     assert json.loads(stdout)["format_version"] == "1"
-    assert "omniladder.plan" in modules
+    assert "omniladder.engine.plan" in modules
     assert sorted(m for m in modules if m == "rich" or m.startswith("rich.")) == []
 
 

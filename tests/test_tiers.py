@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from omniladder.billing import classify
+from omniladder.engine.billing import classify
+from omniladder.engine.tiers import economic_tier, rung_of
 from omniladder.models import Connection, TierSettings, validate_record
-from omniladder.tiers import economic_tier, rung_of
 from tests.builders import catalogs, conn, fleet, freeze, plan
 
 

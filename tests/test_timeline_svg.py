@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from omniladder.autoid import parse_auto_id
 from omniladder.cli import app
+from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.inputs import LoadedInputs
 from omniladder.forecast import forecast
-from omniladder.loading import LoadedInputs
 from omniladder.rendering.timeline import forecast_svg, timeline_svg
 from omniladder.simulate import simulate
 from tests.conftest import EXAMPLES

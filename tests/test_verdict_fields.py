@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from omniladder.quota import HistoryVerdicts, ReplayStep, Verdict, replay, verdict
+from omniladder.engine.quota import HistoryVerdicts, ReplayStep, Verdict, replay, verdict
 from tests.builders import NOW, at, history, instant, ladder, reading, window
 
 LADDER = ladder()  # cutoff 2 %, re-entry floor 5 %, max age 180 s

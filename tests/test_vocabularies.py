@@ -13,9 +13,12 @@ from typing import get_args
 
 import pytest
 
-from omniladder.autoid import TIERS, AutoTier, NowSource, all_auto_ids
-from omniladder.billing import BillingClass, BillingSource, OverageClass, OverageSource
-from omniladder.budgets import BudgetState
+from omniladder.engine.autoid import TIERS, AutoTier, NowSource, all_auto_ids
+from omniladder.engine.billing import BillingClass, BillingSource, OverageClass, OverageSource
+from omniladder.engine.budgets import BudgetState
+from omniladder.engine.plan import DOUBTFUL_STATUSES, REASON_CODES, RungState
+from omniladder.engine.quota import VerdictKind
+from omniladder.engine.tiers import TierSource
 from omniladder.errors import EXIT_MEANINGS, ExitCode, InputError
 from omniladder.explain import COMEBACK_REASONS
 from omniladder.loading import load_settings
@@ -38,10 +41,7 @@ from omniladder.models import (
     WindowAliasEntry,
     WindowScopeEntry,
 )
-from omniladder.plan import DOUBTFUL_STATUSES, REASON_CODES, RungState
-from omniladder.quota import VerdictKind
 from omniladder.scopes import ScopeKind
-from omniladder.tiers import TierSource
 
 
 def test_reason_codes_in_the_spec_order() -> None:

@@ -12,10 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from omniladder.autoid import parse_auto_id
 from omniladder.cli import app
+from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.plan import Plan, make_plan
 from omniladder.explain import explain
-from omniladder.loading import LoadedInputs, load_catalogs
+from omniladder.loading import load_catalogs
 from omniladder.models import (
     Connection,
     LadderSettings,
@@ -24,7 +26,6 @@ from omniladder.models import (
     Settings,
     Window,
 )
-from omniladder.plan import Plan, make_plan
 from tests.conftest import EXAMPLES
 
 runner = CliRunner()
@@ -346,8 +347,8 @@ def test_focus_decides_a_connection_as_the_whole_fleet_does(config: str) -> None
     plan decides every pair of that connection exactly as the whole fleet's plan does."""
     from pathlib import Path
 
+    from omniladder.engine.plan import focus
     from omniladder.loading import load_inputs
-    from omniladder.plan import focus
 
     inputs = load_inputs(Path(EXAMPLES / config))
     assert inputs.quota is not None
@@ -394,7 +395,7 @@ def test_why_names_the_window_that_keeps_a_stale_reading_exhausted(
 
 
 def _narrowed_equals_whole(inputs: LoadedInputs, now: datetime, ids: tuple[str, ...]) -> None:
-    from omniladder.plan import connection_plan
+    from omniladder.engine.plan import connection_plan
     from omniladder.rendering.why_view import render_why, why_json
 
     for auto_id in ids:
@@ -443,9 +444,9 @@ def test_narrowed_why_equals_the_whole_plans_on_generated_fleets(
 
 
 def test_narrowed_why_names_an_unknown_id_as_the_whole_plan_does() -> None:
+    from omniladder.engine.plan import connection_plan
     from omniladder.errors import UsageError
     from omniladder.loading import load_inputs
-    from omniladder.plan import connection_plan
 
     inputs = load_inputs(EXAMPLES / "omniladder.toml")
     now = datetime(2026, 11, 29, 12, tzinfo=UTC)

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from omniladder.autoid import parse_auto_id
-from omniladder.loading import LoadedInputs
-from omniladder.plan import Clamp, connection_plan, focus, make_plan
+from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.plan import Clamp, connection_plan, focus, make_plan
 from tests.builders import NOW, at, conn, fleet, instant, reading, window
 
 

@@ -75,7 +75,7 @@ def omniroute(
     with user_errors():
         from omniladder.audit import audit_auto_id, audit_plan, parse_candidates
         from omniladder.commands.common import output_format
-        from omniladder.plan import make_plan
+        from omniladder.engine.plan import make_plan
         from omniladder.rendering import Format
         from omniladder.rendering.audit_view import render_audit
 

@@ -15,11 +15,11 @@ import typer
 
 from omniladder.commands.lifetime import hold
 from omniladder.errors import ExitCode, OmniladderError, UsageError
-from omniladder.rendering import Format
+from omniladder.rendering import Format, PlanFormat
 
 if TYPE_CHECKING:
-    from omniladder.autoid import NowSource
-    from omniladder.loading import LoadedInputs
+    from omniladder.engine.autoid import NowSource
+    from omniladder.engine.inputs import LoadedInputs
 
 ConfigOpt = Annotated[Path | None, typer.Option(
     "--config", "-c", help="Settings file (default: ./omniladder.toml when present).",
@@ -53,6 +53,32 @@ FormatOpt = Annotated[Format | None, typer.Option(
     "(GitHub-flavoured, for a pull request comment or $GITHUB_STEP_SUMMARY).")]
 """The --format option; a command taking it names its renderers in
 omniladder.rendering.FORMAT_RENDERERS and picks one with ``output_format``."""
+
+
+PlanFormatOpt = Annotated[PlanFormat | None, typer.Option(
+    "--format", case_sensitive=False, show_default=False,
+    help="Output format: table (the default), json (the same as --json), markdown "
+    "(GitHub-flavoured, for a pull request comment or $GITHUB_STEP_SUMMARY) or openmetrics "
+    "(for a Prometheus textfile collector; docs/metrics.md).")]
+"""The --format option of plan and forecast: FormatOpt's formats and openmetrics."""
+
+MetricsOutOpt = Annotated[Path | None, typer.Option(
+    "--metrics-out", show_default=False,
+    help="Also write the OpenMetrics text to this file, atomically (for the node_exporter "
+    "textfile collector: name it *.prom in its directory). Its own option because --out "
+    "saves the JSON plan.")]
+
+
+def plan_output_format(chosen: PlanFormat | None, json_flag: bool) -> Format | None:
+    """The format of plan and forecast: a ``Format``, or None for openmetrics (the metrics
+    text on stdout); --json with --format openmetrics is a usage error, as ``output_format``
+    rules."""
+    if chosen is PlanFormat.OPENMETRICS:
+        if json_flag:
+            raise UsageError("--json asks for json and --format asks for openmetrics; "
+                             "pass one of them", field="--format")
+        return None
+    return output_format(None if chosen is None else Format(chosen.value), json_flag)
 
 
 def output_format(chosen: Format | None, json_flag: bool) -> Format:
@@ -153,7 +179,7 @@ def now_for(flag: str | None, inputs: LoadedInputs, *, snapshot_used: bool = Tru
     When the instant defaults to an old snapshot's taken_at, the inputs come back with a
     warning added, so the plan's JSON ``warnings`` carries it too.
     """
-    from omniladder.autoid import (
+    from omniladder.engine.autoid import (
         is_clock_word,
         parse_instant,
         resolve_now,

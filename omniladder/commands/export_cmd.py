@@ -82,9 +82,9 @@ def export(
 
             routes = load_routes(route_map)
         if plan_or_id.startswith("auto/"):
-            from omniladder.autoid import parse_auto_id
+            from omniladder.engine.autoid import parse_auto_id
+            from omniladder.engine.plan import make_plan
             from omniladder.export.source import from_plan
-            from omniladder.plan import make_plan
 
             parsed = parse_auto_id(plan_or_id)
             inputs = options.load()

@@ -9,12 +9,13 @@ from typing import Annotated
 import typer
 
 from omniladder.commands.common import (
-    FormatOpt,
     InputOptions,
+    MetricsOutOpt,
     NowOpt,
+    PlanFormatOpt,
     files_read,
     now_for,
-    output_format,
+    plan_output_format,
     refuse_overwriting,
     say,
     user_errors,
@@ -36,7 +37,8 @@ def forecast(
     json_out: Annotated[bool, typer.Option(
         "--json", help="Print the JSON forecast document (the same as --format json).")]
     = False,
-    fmt: FormatOpt = None,
+    fmt: PlanFormatOpt = None,
+    metrics_out: MetricsOutOpt = None,
     svg: Annotated[Path | None, typer.Option(
         "--svg", help="Also write the timeline as an SVG picture to FILE (projected after "
                       "now).", show_default=False)] = None,
@@ -45,14 +47,14 @@ def forecast(
 ) -> None:
     """Project each window at its burn rate and step the plan: escalations, first paid."""
     with user_errors():
-        from omniladder.autoid import parse_auto_id
+        from omniladder.engine.autoid import parse_auto_id
         from omniladder.forecast import catalog_lengths, forecast, parse_span
         from omniladder.loading import find_settings, resolve_files
         from omniladder.rendering.forecast_view import RENDERERS
         from omniladder.scopes import load_window_scopes, window_catalog_paths
         from omniladder.simulate import step_instants
 
-        chosen = output_format(fmt, json_out)
+        chosen = plan_output_format(fmt, json_out)
         parsed = parse_auto_id(auto_id)
         ahead = parse_span(horizon, "--horizon")
         every = parse_span(step, "--step")
@@ -61,9 +63,9 @@ def forecast(
         step_instants(instant, instant + ahead, every)  # too many steps: a usage error
         files = resolve_files(find_settings(options.config), inputs.settings,
                               no_shipped_catalogs=options.no_shipped_catalogs)
-        refuse_overwriting([("--svg", svg)], [*files_read(inputs), *(
-            ("a window-scope catalog", path) for path, _ in window_catalog_paths(
-                files.window_catalogs, not options.no_shipped_catalogs))])
+        windows = window_catalog_paths(files.window_catalogs, not options.no_shipped_catalogs)
+        refuse_overwriting([("--metrics-out", metrics_out), ("--svg", svg)], [
+            *files_read(inputs), *(("a window-scope catalog", path) for path, _ in windows)])
         scopes = load_window_scopes(files.window_catalogs,
                                     include_shipped=not options.no_shipped_catalogs)
         result = forecast(inputs, parsed, instant, ahead, every, now_source=source,
@@ -75,10 +77,21 @@ def forecast(
             write_atomic(svg, forecast_svg(result))
         from omniladder.rendering import Format
 
+        metrics = None
+        if metrics_out is not None or chosen is None:
+            from omniladder.rendering.openmetrics import forecast_metrics
+
+            metrics = forecast_metrics(result)
+        if metrics_out is not None and metrics is not None:
+            write_atomic(metrics_out, metrics)
         if chosen != Format.JSON:
             for warning in result.warnings:
                 say(f"omniladder: warning: {warning}")
-        RENDERERS[chosen](result, sys.stdout)
+        if chosen is None:
+            assert metrics is not None
+            sys.stdout.write(metrics)
+        else:
+            RENDERERS[chosen](result, sys.stdout)
         sys.stdout.flush()
         if svg is not None and chosen != Format.JSON:
             say(f"omniladder: wrote {svg}")

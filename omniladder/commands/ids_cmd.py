@@ -13,7 +13,7 @@ def ids(
     """List every valid auto id, as a gateway would advertise them."""
     import json
 
-    from omniladder.autoid import all_auto_ids
+    from omniladder.engine.autoid import all_auto_ids
 
     if json_out:
         typer.echo(json.dumps(list(all_auto_ids())))

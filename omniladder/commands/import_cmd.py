@@ -72,7 +72,7 @@ def omniroute(
     with user_errors():
         from datetime import UTC, datetime
 
-        from omniladder.autoid import parse_instant
+        from omniladder.engine.autoid import parse_instant
         from omniladder.loading import display_path, load_catalogs
         from omniladder.scopes import load_window_scopes
         from omniladder.sources.omniroute import (
@@ -203,7 +203,7 @@ def _import(source: str, request: ImportRequest,
 def _import_snapshots(source: str, files: list[Path], at: str | None, request: ImportRequest,
                       parser: Callable[[], SnapshotParser]) -> None:
     def readings() -> Iterable[SourceReading]:
-        from omniladder.autoid import parse_instant
+        from omniladder.engine.autoid import parse_instant
         from omniladder.sources.run import parse_snapshots, read_snapshots
 
         instant = parse_instant(at, "--at") if at else None

@@ -10,14 +10,15 @@ from typing import Annotated
 import typer
 
 from omniladder.commands.common import (
-    FormatOpt,
     InputOptions,
+    MetricsOutOpt,
     NowOpt,
+    PlanFormatOpt,
     answer_is_no,
     differences,
     files_read,
     now_for,
-    output_format,
+    plan_output_format,
     refuse_overwriting,
     say,
     user_errors,
@@ -34,7 +35,7 @@ def plan(
     now: NowOpt = None,
     json_out: Annotated[bool, typer.Option(
         "--json", help="Print the JSON plan document (the same as --format json).")] = False,
-    fmt: FormatOpt = None,
+    fmt: PlanFormatOpt = None,
     fail_on_empty: Annotated[bool, typer.Option(
         "--fail-on-empty", help="Exit 1 when the pool is empty.")] = False,
     detail: Annotated[bool, typer.Option(
@@ -47,16 +48,23 @@ def plan(
         "--compare", help="Compare with this saved plan: print the diff (in the --format "
         "chosen) instead of the plan and exit 1 when they differ.",
         show_default=False)] = None,
+    metrics_out: MetricsOutOpt = None,
     *,
     options: InputOptions,
 ) -> None:
     """Plan an auto id: the ladder, the pool in dispatch order, and why the rest is out."""
     with user_errors():
-        from omniladder.autoid import parse_auto_id
-        from omniladder.plan import make_plan
+        from omniladder.engine.autoid import parse_auto_id
+        from omniladder.engine.plan import make_plan
         from omniladder.rendering import Format, render
 
-        chosen = output_format(fmt, json_out)
+        chosen = plan_output_format(fmt, json_out)
+        if chosen is None and compare is not None:
+            from omniladder.errors import UsageError
+
+            raise UsageError("--compare prints the diff, which has no openmetrics view; "
+                             "choose another --format (--metrics-out still writes the "
+                             "metrics)", field="--format")
         parsed = parse_auto_id(auto_id)
         saved = None
         if compare is not None:
@@ -66,7 +74,8 @@ def plan(
         inputs = options.load()
         # --compare F --out F is the update workflow (compare, then replace), as export's
         # --current F --out F: the saved plan is read whole before anything is written.
-        refuse_overwriting([("--out", out)], files_read(inputs))
+        refuse_overwriting([("--out", out), ("--metrics-out", metrics_out)],
+                           files_read(inputs))
         instant, source, inputs = now_for(now, inputs)
         result = make_plan(inputs, parsed, instant, source)
         hold(result)
@@ -80,11 +89,18 @@ def plan(
             from omniladder.rendering.json_text import iter_dumps
 
             write_atomic(out, chain(iter_dumps(document), ("\n",)))
+        metrics = None
+        if metrics_out is not None or chosen is None:
+            from omniladder.rendering.openmetrics import plan_metrics
+
+            metrics = plan_metrics(result, inputs.readings)
+        if metrics_out is not None and metrics is not None:
+            write_atomic(metrics_out, metrics)
         if chosen != Format.JSON:
             for warning in result.warnings:
                 say(f"omniladder: warning: {warning}")
         reasons = []
-        if saved is not None and compare is not None:
+        if saved is not None and compare is not None and chosen is not None:
             from omniladder.loading import display_path
             from omniladder.plandiff import diff_plans, parse_saved_plan
             from omniladder.rendering.diff_view import render_diff
@@ -95,6 +111,9 @@ def plan(
             if not changes.equal:
                 reasons.append(f"the plan differs from {display_path(compare)} "
                                f"({differences(changes.counts())})")
+        elif chosen is None:
+            assert metrics is not None
+            sys.stdout.write(metrics)
         else:
             render(result, chosen, sys.stdout, detail=detail)
         if fail_on_empty and not result.pool:

@@ -45,7 +45,7 @@ def prune(
         from datetime import UTC, datetime
 
         from omniladder import timefmt
-        from omniladder.autoid import is_clock_word, parse_instant
+        from omniladder.engine.autoid import is_clock_word, parse_instant
         from omniladder.errors import UsageError
         from omniladder.loading import (
             display_path,

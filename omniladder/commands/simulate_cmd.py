@@ -40,7 +40,7 @@ def simulate(
 ) -> None:
     """Plan at every step between two instants: head rung, pool per rung, transitions, flaps."""
     with user_errors():
-        from omniladder.autoid import parse_auto_id, parse_instant
+        from omniladder.engine.autoid import parse_auto_id, parse_instant
         from omniladder.simulate import parse_step, simulate, step_instants
 
         parsed = parse_auto_id(auto_id)

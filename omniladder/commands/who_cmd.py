@@ -40,9 +40,9 @@ def who(
     nobody serves the model is still an answer (exit 0).
     """
     with user_errors():
-        from omniladder.autoid import all_auto_ids, parse_auto_id
+        from omniladder.engine.autoid import all_auto_ids, parse_auto_id
+        from omniladder.engine.plan import make_plan
         from omniladder.errors import UsageError
-        from omniladder.plan import make_plan
         from omniladder.who import check_target, split_target, who
 
         split_target(target)

@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from omniladder import timefmt
-from omniladder.autoid import AutoId, parse_auto_id
+from omniladder.engine.autoid import AutoId, parse_auto_id
+from omniladder.engine.plan import Plan
 from omniladder.errors import InputError, UsageError
 from omniladder.models import RUNGS, Rung
-from omniladder.plan import Plan
 from omniladder.plandiff import SavedPlan
 
 MANAGED_PREFIX = "omniladder-"

@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from omniladder.plan import Plan
+    from omniladder.engine.plan import Plan
 
 
 class Format(StrEnum):
@@ -20,6 +20,17 @@ class Format(StrEnum):
     JSON = "json"
     MARKDOWN = "markdown"
     """GitHub-flavoured markdown, for a pull request comment or $GITHUB_STEP_SUMMARY."""
+
+
+class PlanFormat(StrEnum):
+    """The formats of ``plan`` and ``forecast``: every ``Format``, and OpenMetrics text for
+    a Prometheus textfile collector (omniladder.rendering.openmetrics), which only these two
+    commands write."""
+
+    TABLE = "table"
+    JSON = "json"
+    MARKDOWN = "markdown"
+    OPENMETRICS = "openmetrics"
 
 
 FORMAT_RENDERERS: dict[str, str] = {
@@ -32,6 +43,12 @@ FORMAT_RENDERERS: dict[str, str] = {
     "forecast": "omniladder.rendering.forecast_view",
 }
 """Each command that takes --format, and the module whose ``RENDERERS`` serves it."""
+
+METRICS_RENDERERS: dict[str, str] = {
+    "plan": "omniladder.rendering.openmetrics:plan_metrics",
+    "forecast": "omniladder.rendering.openmetrics:forecast_metrics",
+}
+"""Each command that takes ``--format openmetrics`` (``PlanFormat``), and its renderer."""
 
 
 def render(plan: Plan, fmt: Format, out: TextIO, *, detail: bool = False) -> None:

@@ -11,10 +11,10 @@ from datetime import date
 from typing import Any, TextIO
 
 from omniladder.catalog_lint import Judged, Problem
-from omniladder.loading import Catalogs
+from omniladder.engine.inputs import Catalogs
+from omniladder.engine.tiers import economic_tier
 from omniladder.models import TierSettings
 from omniladder.scopes import WindowScopes
-from omniladder.tiers import economic_tier
 
 FORMAT_VERSION = "1"
 

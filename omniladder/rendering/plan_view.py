@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 from omniladder import timefmt
 
 if TYPE_CHECKING:
-    from omniladder.plan import Plan
+    from omniladder.engine.plan import Plan
     from omniladder.plandiff import SavedPlan
 
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rich.text import Text
 
 from omniladder import timefmt
+from omniladder.engine.plan import FORMAT_VERSION
 from omniladder.models import RUNGS
-from omniladder.plan import FORMAT_VERSION
 from omniladder.rendering.json_text import dumps
 from omniladder.simulate import Point, Series, Transition
 

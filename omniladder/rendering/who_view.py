@@ -7,7 +7,7 @@ from typing import Any, TextIO
 from rich.text import Text
 
 from omniladder import timefmt
-from omniladder.plan import FORMAT_VERSION
+from omniladder.engine.plan import FORMAT_VERSION
 from omniladder.rendering.table import make_console
 from omniladder.rendering.why_view import _leaf, _Tree
 from omniladder.who import WhoAnswer, WhoForId, WhoRow

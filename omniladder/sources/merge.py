@@ -31,8 +31,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from omniladder import timefmt
-from omniladder.errors import InputError, UsageError
-from omniladder.loading import as_tuples, close_match, display_path, read_document, validate
+from omniladder.errors import InputError, UsageError, close_match
+from omniladder.loading import as_tuples, display_path, read_document, validate
 from omniladder.models import QuotaFile, Reading, validate_record
 from omniladder.writing import write_atomic
 

@@ -44,8 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from omniladder import timefmt
+from omniladder.engine.inputs import Catalogs
 from omniladder.errors import InputError, UsageError
-from omniladder.loading import Catalogs, check_input_file
+from omniladder.loading import check_input_file
 from omniladder.scopes import WindowScopes
 from omniladder.sources.common import (
     ScopeReport,

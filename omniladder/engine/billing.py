@@ -5,8 +5,8 @@ from datetime import datetime
 from typing import Literal, NamedTuple
 
 from omniladder import timefmt
-from omniladder.errors import InputError
-from omniladder.loading import Catalogs, SourcedBillingEntry, close_match
+from omniladder.engine.inputs import Catalogs, SourcedBillingEntry
+from omniladder.errors import InputError, close_match
 from omniladder.models import Connection, Reading
 
 BillingClass = Literal["subscription", "metered", "unknown", "keyless"]

@@ -2,8 +2,8 @@
 
 from typing import Literal, NamedTuple
 
-from omniladder.billing import BillingInfo
-from omniladder.loading import Catalogs
+from omniladder.engine.billing import BillingInfo
+from omniladder.engine.inputs import Catalogs
 from omniladder.models import Rung, Tier, TierSettings
 
 TierSource = Literal["free-provider", "catalog-override", "price", "not-in-catalog"]

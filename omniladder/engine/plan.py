@@ -11,11 +11,22 @@ from datetime import datetime
 from typing import Literal, NamedTuple, TypedDict
 
 from omniladder import timefmt
-from omniladder.autoid import AutoId, NowSource
-from omniladder.billing import BillingInfo, classify, observe
-from omniladder.budgets import BudgetPosition, budget_positions
+from omniladder.engine.autoid import AutoId, NowSource
+from omniladder.engine.billing import BillingInfo, classify, observe
+from omniladder.engine.budgets import BudgetPosition, budget_positions
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.quota import (
+    Cooldown,
+    DeferredVerdict,
+    HistoryVerdicts,
+    Verdict,
+    cooldown,
+    readings_until,
+    resolved,
+)
+from omniladder.engine.remedies import RemedyContext, remedy
+from omniladder.engine.tiers import TierInfo, economic_tier, rung_of
 from omniladder.errors import UsageError
-from omniladder.loading import LoadedInputs
 from omniladder.models import (
     QUOTA_RUNGS,
     RUNGS,
@@ -26,17 +37,6 @@ from omniladder.models import (
     Rung,
     SpendEvent,
 )
-from omniladder.quota import (
-    Cooldown,
-    DeferredVerdict,
-    HistoryVerdicts,
-    Verdict,
-    cooldown,
-    readings_until,
-    resolved,
-)
-from omniladder.remedies import RemedyContext, remedy
-from omniladder.tiers import TierInfo, economic_tier, rung_of
 
 FORMAT_VERSION = "1"
 
@@ -142,7 +142,7 @@ class Exclusion(NamedTuple):
     reason: str
     detail: str
     fix: str | None = None
-    """What would change the answer (omniladder.remedies); None only for an unknown code."""
+    """What would change the answer (omniladder.engine.remedies); None only for an unknown code."""
 
 
 class RungStatus(NamedTuple):

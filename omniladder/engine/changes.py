@@ -14,8 +14,8 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
+from omniladder.engine.quota import carries_quota
 from omniladder.models import Reading
-from omniladder.quota import carries_quota
 
 
 class Change(NamedTuple):

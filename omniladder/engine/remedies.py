@@ -16,11 +16,11 @@ from datetime import UTC, datetime
 from typing import NamedTuple
 
 from omniladder import timefmt
-from omniladder.autoid import AutoId
-from omniladder.billing import BillingInfo
-from omniladder.budgets import BudgetPosition, next_period_start
+from omniladder.engine.autoid import AutoId
+from omniladder.engine.billing import BillingInfo
+from omniladder.engine.budgets import BudgetPosition, next_period_start
+from omniladder.engine.quota import Cooldown, DeferredVerdict, HeldWindow, Verdict, resolved
 from omniladder.models import Connection, LadderSettings
-from omniladder.quota import Cooldown, DeferredVerdict, HeldWindow, Verdict, resolved
 
 IMPORT_HINT = "omniladder import SOURCE … --connection {cid} --quota QUOTA_FILE"
 """How a fresh reading gets in (docs/sources.md); SOURCE is the telemetry the operator has."""

@@ -5,7 +5,7 @@ budgets (R8), and a connection's decisions change only at instants where one of 
 changes: a reading arrives, a window (or an exhausted reading) resets, a reading turns stale
 (which also ends a fresh R2a observation), a cooldown or its clamp ends, and, through the
 budgets, a spend event counts or a budget period starts (the per-connection instants come
-from ``omniladder.changes``, which ``why`` reads too). ``Stepper`` decides every
+from ``omniladder.engine.changes``, which ``why`` reads too). ``Stepper`` decides every
 connection at the first instant, then at each later one re-decides only the connections with
 such an instant since the previous step (all of a rung's when its budget position changed),
 with the very functions ``make_plan`` uses (``connection_facts``, ``HistoryVerdicts``,
@@ -23,15 +23,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import chain
 
-from omniladder.autoid import AutoId
-from omniladder.billing import BillingInfo, classify
-from omniladder.budgets import BudgetPosition, budget_positions, period_start
-from omniladder.changes import connection_changes
-from omniladder.loading import LoadedInputs
+from omniladder.engine.autoid import AutoId
+from omniladder.engine.billing import BillingInfo, classify
+from omniladder.engine.budgets import BudgetPosition, budget_positions, period_start
+from omniladder.engine.changes import connection_changes
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.plan import PairDecision, connection_facts, decide, rung_state
+from omniladder.engine.quota import HistoryVerdicts
+from omniladder.engine.tiers import TierInfo, economic_tier, rung_of
 from omniladder.models import RUNGS, Reading, Rung, SpendEvent
-from omniladder.plan import PairDecision, connection_facts, decide, rung_state
-from omniladder.quota import HistoryVerdicts
-from omniladder.tiers import TierInfo, economic_tier, rung_of
 
 _RUNG_INDEX = {rung: index for index, rung in enumerate(RUNGS)}
 
