@@ -295,3 +295,16 @@ def test_generated_simulate_pictures_split_at_any_instant(
     assert all(span(r)[1] <= x + EPS for r in recorded)
     assert bool(projected) == any(p.at >= at for p in series.points)
     assert bool(recorded) == any(p.at < at for p in series.points)
+
+
+def test_the_picture_and_the_metrics_cannot_share_a_file(tmp_path: Path) -> None:
+    """Two outputs of one run onto one file: exit 2 naming both options, nothing written."""
+    target = tmp_path / "out.txt"
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, "--now", NOW,
+                                 "--svg", str(target), "--metrics-out", str(target)])
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert "--svg" in line
+    assert "--metrics-out" in line
+    assert not target.exists()
