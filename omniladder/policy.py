@@ -209,8 +209,7 @@ class LoadedPolicy:
 
 def load_policy(path: Path) -> LoadedPolicy:
     """Read and validate a policy file (TOML or JSON), or raise one clear InputError."""
-    shown = display_path(path)
-    return LoadedPolicy(load_model(Policy, path, shown), path, shown)
+    return LoadedPolicy(load_model(Policy, path), path, display_path(path))
 
 
 def check_connection_ids(loaded: LoadedPolicy, known: Sequence[str],
@@ -322,7 +321,9 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
         source: ExpectationNowSource
         if expectation.now is not None:
             now, source = expectation.now, "policy"
-            plan = make_plan(inputs, auto_id, now, "flag")
+            # Equivalent mutants: the plan only carries its now_source, which neither judge nor
+            # the result reads (the result has its own source).
+            plan = make_plan(inputs, auto_id, now, "flag")  # pragma: no mutate
         else:
             now, source = default_now, default_source
             plan = make_plan(inputs, auto_id, now, default_source)
@@ -510,8 +511,8 @@ def _must_include(value: tuple[str, ...], plan: Plan) -> CheckResult:
     missing = [cid for cid in value if cid not in eligible]
     evidence: list[str] = []
     for cid in missing:
-        reasons = _exclusions_of(cid, plan) or ["no pool entry lists it"]
-        evidence += [f"{cid} is not in the pool: {reason}" for reason in reasons]
+        # a connection outside the pool always has an exclusion (a refused pair or no models)
+        evidence += [f"{cid} is not in the pool: {reason}" for reason in _exclusions_of(cid, plan)]
     return CheckResult("must_include", ", ".join(value), not missing,
                        f"{len(value) - len(missing)} of {len(value)} in the pool",
                        tuple(evidence))
@@ -576,8 +577,9 @@ def _expect_reason(value: dict[str, str], plan: Plan) -> CheckResult:
             evidence.append(f"{cid}: expected {reason}, excluded with {found}")
         else:
             where = ", ".join(_positions_of(cid, plan))
-            evidence.append(f"{cid}: expected {reason}, but it is not excluded"
-                            + (f" (in the pool at {where})" if where else ""))
+            # the ids exist (check_connection_ids) and one not excluded is in the pool
+            evidence.append(f"{cid}: expected {reason}, but it is not excluded "
+                            f"(in the pool at {where})")
     expected = ", ".join(f"{cid} {reason}" for cid, reason in value.items())
     return CheckResult("expect_reason", expected, not evidence,
                        f"{matched} of {len(value)} excluded as expected", tuple(evidence))

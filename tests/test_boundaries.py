@@ -280,13 +280,15 @@ def _saved(overage: str) -> dict[str, Any]:
 
 def test_diff_reports_a_change_of_overage_alone() -> None:
     changed = diff_plans(parse_saved_plan(_saved("hard-stop"), "old.json"),
-                         parse_saved_plan(_saved("unknown"), "new.json"))
+                         parse_saved_plan(_saved("unknown"), "new.json"),
+                         "old.json", "new.json")
     assert [(b.connection_id, b.old_billing, b.new_billing, b.old_overage, b.new_overage)
             for b in changed.billing] == [("c", "subscription", "subscription", "hard-stop",
                                            "unknown")]
     assert changed.summary == "1 difference: 1 billing class changed"
     same = diff_plans(parse_saved_plan(_saved("unknown"), "old.json"),
-                      parse_saved_plan(_saved("unknown"), "new.json"))
+                      parse_saved_plan(_saved("unknown"), "new.json"),
+                      "old.json", "new.json")
     assert same.equal
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.budgets import BudgetPosition, BudgetState, period_start
 from omniladder.engine.plan import rung_state as ladder_state
@@ -206,3 +210,52 @@ def test_rung_state_ladder_order(auto_id: str, rung: Rung, budget: BudgetState |
                 if budget is not None else None)
     got = ladder_state(parse_auto_id(auto_id), rung, position, landed, serving)
     assert got == state
+
+
+def _cli_json(tmp_path: Path, command: str, target: str, budget: float,
+              costs: list[float]) -> Any:
+    """``omniladder COMMAND TARGET --json`` on one metered key and a ledger of cheap spends."""
+    (tmp_path / "connections.toml").write_text(
+        '[[connections]]\nid = "key"\nprovider = "openai"\nauth_type = "apikey"\n'
+        'models = ["gpt-5-mini"]\n', encoding="utf-8")
+    (tmp_path / "quota.json").write_text('{"readings": []}', encoding="utf-8")
+    events = [{"at": at(hours=-1), "connection": "key", "model": "gpt-5-mini", "cost_usd": cost}
+              for cost in costs]
+    (tmp_path / "spend.json").write_text(json.dumps({"events": events}), encoding="utf-8")
+    (tmp_path / "omniladder.toml").write_text(
+        '[inputs]\nconnections = "connections.toml"\nquota = "quota.json"\n'
+        f'spend = "spend.json"\n[budgets]\nrung_budget_usd = {{ cheap = {budget!r} }}\n',
+        encoding="utf-8")
+    result = CliRunner().invoke(app, [command, target, "--config",
+                                      str(tmp_path / "omniladder.toml"), "--now", at(), "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize(
+    ("costs", "budget", "spent", "state"),
+    [
+        pytest.param([4e-7], 5.0, 4e-7, "serving", id="R8-a-spend-below-a-millionth-is-shown"),
+        pytest.param([1e-12, 2e-12], 5.0, 3e-12, "serving", id="R8-tiny-spends-add-up"),
+        pytest.param([4e-7], 4e-7, 4e-7, "budget-spent", id="R8-a-tiny-budget-reached"),
+        pytest.param([4e-7], 5e-7, 4e-7, "serving", id="R8-a-tiny-budget-not-reached"),
+        pytest.param([0.1, 0.7], 0.8, 0.8, "budget-spent",
+                     id="R8-cents-add-up-as-written-and-reach-the-budget"),
+        pytest.param([0.1, 0.7], 0.81, 0.8, "serving", id="R8-cents-just-below-the-budget"),
+        pytest.param([0.1, 0.2], 5.0, 0.3, "serving", id="R8-cents-add-up-without-float-noise"),
+    ],
+)
+def test_R8_plan_json_reports_the_spend_the_ledger_holds(
+        tmp_path: Path, costs: list[float], budget: float, spent: float, state: str) -> None:
+    """R8 and contract §4.2: ``spent_usd`` is the ledger's sum as the operator adds it by hand,
+    with no rounding to a fixed number of places, and that sum is what meets the budget."""
+    document = _cli_json(tmp_path, "plan", "auto/thrifty", budget, costs)
+    cheap = next(r for r in document["rungs"] if r["rung"] == "cheap")
+    assert (cheap["spent_usd"], cheap["state"]) == (spent, state)
+
+
+def test_R8_why_json_remaining_keeps_a_tiny_spend(tmp_path: Path) -> None:
+    """R8: ``why`` subtracts the spend from the budget without rounding it away."""
+    document = _cli_json(tmp_path, "why", "key", 1.0, [4e-7])
+    budget = document["models"][0]["budget"]
+    assert (budget["spent_usd"], budget["remaining_usd"]) == (4e-7, 0.9999996)

@@ -37,7 +37,8 @@ def document(config: str = "omniladder.toml", auto_id: str = "auto/thrifty") -> 
 
 
 def diff(old: dict[str, Any], new: dict[str, Any]) -> PlanDiff:
-    return diff_plans(parse_saved_plan(old, "old.json"), parse_saved_plan(new, "new.json"))
+    return diff_plans(parse_saved_plan(old, "old.json"), parse_saved_plan(new, "new.json"),
+                      "old.json", "new.json")
 
 
 def renumber(doc: dict[str, Any]) -> dict[str, Any]:

@@ -27,7 +27,8 @@ def _doc(models: list[str], excluded: list[dict[str, Any]] | None = None) -> dic
 
 def _moves(old: list[str], new: list[str]) -> list[tuple[str, int, int]]:
     result = diff_plans(parse_saved_plan(_doc(old), "old.json"),
-                        parse_saved_plan(_doc(new), "new.json"))
+                        parse_saved_plan(_doc(new), "new.json"),
+                        "old.json", "new.json")
     return [(m.model, m.old_position, m.new_position) for m in result.pool_moved]
 
 
@@ -50,7 +51,8 @@ def test_a_reason_change_of_one_model_names_the_model() -> None:
                  "rung": "premium", "reason": reason, "detail": f"{reason} detail"}]
 
     result = diff_plans(parse_saved_plan(_doc(["a"], excluded("quota-stale")), "old.json"),
-                        parse_saved_plan(_doc(["a"], excluded("budget-spent")), "new.json"))
+                        parse_saved_plan(_doc(["a"], excluded("budget-spent")), "new.json"),
+                        "old.json", "new.json")
     assert result.reasons == (
         ReasonChange("k", "gpt-big", "quota-stale", "budget-spent", "budget-spent detail"),)
     assert result.pool_moved == ()

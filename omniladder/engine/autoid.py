@@ -71,7 +71,7 @@ def parse_instant(text: str, what: str = "--now") -> datetime:
     except ValueError:
         raise UsageError(f"not an RFC 3339 timestamp: {text!r} (expected e.g. "
                          "2026-11-29T12:00:00Z)", field=what) from None
-    if value.tzinfo is None or value.utcoffset() is None:
+    if value.utcoffset() is None:  # naive: fromisoformat gives no tzinfo or a fixed one
         raise UsageError(f"timestamp {text!r} has no offset; add one, e.g. Z or +02:00",
                          field=what)
     if not in_utc_range(value):

@@ -97,19 +97,25 @@ def classify(connection: Connection, catalogs: Catalogs,
                                       else _STEP_SOURCES[step])
     if override:
         source = "override"
-    near: str | None = None
-    if step == 4:
-        memo_key = ("near", connection.provider, connection.auth_type)
-        if memo_key in catalogs.memo:
-            near = catalogs.memo[memo_key]
-        else:
-            near = catalogs.memo[memo_key] = _near_catalog_key(connection, catalogs)
+    near = _near_memo(connection, catalogs) if step == 4 else None
     info = BillingInfo(billing, overage, source, matched, step, override or None,
                        overage_source, near=near)
     if plain:
         catalogs.memo[class_key] = info
     return info
 
+
+
+def _near_memo(connection: Connection, catalogs: Catalogs) -> str | None:
+    """``_near_catalog_key``, remembered per (provider, auth type) for the run."""
+    # Equivalent mutants: any spelling of the tag keeps this key apart from the memo's
+    # ("models_of", provider) pairs.
+    memo_key = ("near", connection.provider, connection.auth_type)  # pragma: no mutate
+    if memo_key in catalogs.memo:
+        near: str | None = catalogs.memo[memo_key]
+        return near
+    near = catalogs.memo[memo_key] = _near_catalog_key(connection, catalogs)
+    return near
 
 def _near_catalog_key(connection: Connection, catalogs: Catalogs) -> str | None:
     """``provider 'claude'`` or ``auth_type 'oauth'`` when the connection's is close to it.

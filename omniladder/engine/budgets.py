@@ -2,6 +2,7 @@
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Literal, NamedTuple
 
 from omniladder.models import PAID_RUNGS, BudgetSettings, SpendEvent
@@ -51,20 +52,38 @@ class BudgetPosition(NamedTuple):
     def reason(self) -> str | None:
         return {"disabled": "budget-disabled", "spent": "budget-spent"}.get(self.state)
 
+    @property
+    def remaining_usd(self) -> float | None:
+        """What the budget leaves in the period (never below 0), worked out in decimals like
+        the spend; None without a budget or without a ledger."""
+        if self.budget_usd is None or self.spent_usd is None:
+            return None
+        return float(max(_dollars(self.budget_usd) - _dollars(self.spent_usd), Decimal(0)))
+
+
+def _dollars(usd: float) -> Decimal:
+    """A dollar figure as the decimal the operator wrote: the shortest text that reads back as
+    the same float (``repr``), so 0.1 and 0.7 add up to 0.8, not 0.7999999999999999."""
+    return Decimal(repr(usd))
+
 
 def budget_positions(settings: BudgetSettings, events: Sequence[SpendEvent] | None,
                      now: datetime, rung_of_event: Callable[[SpendEvent], str | None]
                      ) -> dict[str, BudgetPosition]:
-    """Where each paid rung stands against its budget at now."""
+    """Where each paid rung stands against its budget at now.
+
+    The spends are added as decimals, so the sum is the one the operator gets by hand: it is
+    compared with the budget exactly and reported as the nearest float, with no rounding to a
+    fixed number of places (a spend of $0.0000004 is reported as such, not as 0)."""
     since = period_start(now, settings.period)
-    spent: dict[str, float] = dict.fromkeys(PAID_RUNGS, 0.0)
+    spent: dict[str, Decimal] = dict.fromkeys(PAID_RUNGS, Decimal(0))
     if events is not None:
         for event in events:
             if not since <= event.at <= now:
                 continue
             rung = event.rung or rung_of_event(event)
             if rung in spent:
-                spent[rung] += event.cost_usd
+                spent[rung] += _dollars(event.cost_usd)
     positions: dict[str, BudgetPosition] = {}
     for rung in PAID_RUNGS:
         budget = settings.rung_budget_usd.for_rung(rung)
@@ -75,11 +94,11 @@ def budget_positions(settings: BudgetSettings, events: Sequence[SpendEvent] | No
             state = "disabled"
         elif events is None:
             state = "unenforced"
-        elif spent[rung] >= budget:
+        elif spent[rung] >= _dollars(budget):
             state = "spent"
         else:
             state = "within"
         positions[rung] = BudgetPosition(
-            rung, state, budget, round(spent[rung], 6) if events is not None else None,
+            rung, state, budget, float(spent[rung]) if events is not None else None,
             settings.period, since)
     return positions

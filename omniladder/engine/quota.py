@@ -19,7 +19,11 @@ VerdictKind = Literal["usable", "unknown", "exhausted"]
 
 def readings_until(history: Sequence[Reading], now: datetime) -> Sequence[Reading]:
     """Only readings with ``checked_at <= now`` exist (R6). ``history`` is sorted."""
-    if not history or history[-1].checked_at <= now:
+    if not history:
+        return history
+    # Equivalent mutant: `<` only skips this fast path for a latest reading exactly at now,
+    # and bisect_right then keeps the readings at now too: the same slice.
+    if history[-1].checked_at <= now:  # pragma: no mutate
         return history
     cut = bisect.bisect_right(history, now, key=lambda reading: reading.checked_at)
     return history[:cut]
@@ -161,8 +165,7 @@ def _figure(reading: Reading, model: str, at: datetime) -> float | None:
         if reset_at is not None and reset_at <= at:
             continue
         value = 100.0 if window.unlimited else float(window.remaining_percent or 0.0)
-        if best is None or value < best:
-            best = value
+        best = value if best is None else min(best, value)
     return best
 
 
@@ -279,9 +282,9 @@ def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: Lad
     figure: float | None = None
     window: Window | None = None
     dated: float | None = None
-    dated_window: Window | None = None
+    dated_window: Window | None = None  # pragma: no mutate (read only once dated is set)
     first: Window | None = None
-    applies = False
+    applies = False  # pragma: no mutate (None reads the same: only `not applies`)
     for candidate in latest.all_windows():
         models = candidate.models
         if models is not None and model not in models:
@@ -303,14 +306,14 @@ def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: Lad
     if age > ladder.max_reading_age_seconds:
         if dated is not None and dated <= threshold:
             assert dated_window is not None
-            return _low(latest, now, threshold, replayed, age, dated, dated_window, True)
+            return _low(latest, now, threshold, replayed, dated, dated_window, age)
         return _judged(
             latest, threshold, replayed, "unknown", "quota-stale",
             f"reading at {timefmt.short(latest.checked_at, now)} is {timefmt.duration(age)} "
             f"old (max {timefmt.duration(ladder.max_reading_age_seconds)})")
     if figure is not None and figure <= threshold:
         assert window is not None
-        return _low(latest, now, threshold, replayed, age, figure, window, False)
+        return _low(latest, now, threshold, replayed, figure, window, None)
     if first is not None:  # R6.7
         assert first.reset_at is not None
         return _judged(
@@ -339,9 +342,10 @@ def _judged(latest: Reading, threshold: float,
 
 
 def _low(latest: Reading, now: datetime, threshold: float,
-         replayed: tuple[bool, datetime | None, tuple[ReplayStep, ...]], age: float,
-         figure: float, window: Window, held: bool) -> Verdict:
-    """R6.4 / R6.6: a current window at or below the threshold."""
+         replayed: tuple[bool, datetime | None, tuple[ReplayStep, ...]], figure: float,
+         window: Window, held_age: float | None) -> Verdict:
+    """R6.4 / R6.6: a current window at or below the threshold; ``held_age`` is the age of a
+    stale reading whose low window is held until its reset (R6.4), None for a fresh one."""
     in_play, out_since, steps = replayed
     resets = (f", resets {timefmt.short(window.reset_at, now)}"
               if window.reset_at is not None else "")
@@ -350,8 +354,9 @@ def _low(latest: Reading, now: datetime, threshold: float,
         why = f"cutoff {timefmt.pct(threshold)}"
     else:
         reason = "quota-below-reentry"
-        since = f", out since {timefmt.short(out_since, now)}" if out_since else ""
-        why = f"re-entry floor {timefmt.pct(threshold)}{since}"
+        assert out_since is not None  # the R7 replay sets it whenever a pair leaves play
+        why = (f"re-entry floor {timefmt.pct(threshold)}, "
+               f"out since {timefmt.short(out_since, now)}")
     detail = f"{window.name} window at {timefmt.pct(figure)} ({why}){resets}"
     if isinstance(window, HeldWindow) and window.held_from is not None:
         later = ("leaves it out" if window.shown is None
@@ -359,11 +364,11 @@ def _low(latest: Reading, now: datetime, threshold: float,
         detail += (f"; held from the reading at {timefmt.short(window.held_from, now)} (the "
                    f"one at {timefmt.short(latest.checked_at, now)} {later}): no regain "
                    "before a reset")
-    if held:
-        detail += (f"; reading {timefmt.duration(age)} old, still low until that reset"
+    if held_age is not None:
+        detail += (f"; reading {timefmt.duration(held_age)} old, still low until that reset"
                    " (usage only grows inside a window)")
     return Verdict("exhausted", reason, detail, latest, figure, window, threshold,
-                   not in_play, steps, out_since, held)
+                   not in_play, steps, out_since, held_age is not None)
 
 
 class HistoryVerdicts:
@@ -381,6 +386,10 @@ class HistoryVerdicts:
                  "ladder", "now")
     _shared: dict[tuple[bool, ...], Verdict]
     _replays: dict[tuple[bool, ...], tuple[bool, datetime | None, tuple[ReplayStep, ...]]]
+    _scoped: tuple[tuple[str, ...], ...]
+    """The ``models`` lists of the windows that name models, earlier readings first."""
+    _earlier_scoped: int
+    """How many of ``_scoped`` belong to the readings before the latest."""
 
     def __init__(self, history: Sequence[Reading], now: datetime,
                  ladder: LadderSettings) -> None:
@@ -388,12 +397,11 @@ class HistoryVerdicts:
         self.now = now
         self.ladder = ladder
         self._readings: Sequence[Reading] | None = None
-        self._scoped: tuple[tuple[str, ...], ...] = ()
-        self._earlier_scoped = 0
-        """How many of ``_scoped`` belong to the readings before the latest (they come first)."""
 
+    # The memo reads and writes below are marked: a verdict, a replay or the readings not
+    # found or not kept are computed again by pure functions with the same result.
     def __call__(self, model: str) -> Verdict:
-        readings = self._readings
+        readings = self._readings  # pragma: no mutate
         if readings is None:  # the first verdict asked for: a paid connection may ask none
             readings = self._readings = in_force(self._history, self.now,
                                                   self.ladder.exit_cutoff_percent)
@@ -408,8 +416,9 @@ class HistoryVerdicts:
                 scoped += [window.models for window in readings[-1].windows
                            if window.models is not None]
             self._scoped = tuple(scoped)
-        key = tuple([model in models for models in self._scoped]) if self._scoped else ()
-        found = self._shared.get(key)
+        # `not in` relabels the same groups of models one to one.
+        key = tuple([model in models for models in self._scoped])  # pragma: no mutate
+        found = self._shared.get(key)  # pragma: no mutate
         if found is None:
             if not readings:  # the whole history words quota-missing
                 found = _missing(self._history, self.now)
@@ -417,12 +426,12 @@ class HistoryVerdicts:
                 # R7's replay sees the earlier readings only: models their windows treat
                 # alike replay alike.
                 early = key[:self._earlier_scoped]
-                replayed = self._replays.get(early)
+                replayed = self._replays.get(early)  # pragma: no mutate
                 if replayed is None:
                     replayed = self._replays[early] = replay(readings[:-1], model, self.ladder)
                 found = _verdict(readings, model, self.now, self.ladder, replayed)
             if not _names_model(found):
-                self._shared[key] = found
+                self._shared[key] = found  # pragma: no mutate
         return found
 
     def deferred(self, model: str) -> "DeferredVerdict":
@@ -447,7 +456,7 @@ class DeferredVerdict:
         self._value: Verdict | None = None
 
     def get(self) -> Verdict:
-        value = self._value
+        value = self._value  # pragma: no mutate (asking the history again: the same verdict)
         if value is None:
             value = self._value = self._source(self._model)
         return value
@@ -471,8 +480,11 @@ def resolved(quota: Verdict | DeferredVerdict | None) -> Verdict | None:
 
 def _names_model(found: Verdict) -> bool:
     """R6.8's detail ("has no window for <model>") is the one that depends on the model."""
+    # pragma: no mutate start (saying True more often only keeps fewer verdicts in the
+    # cache, and a verdict not kept is computed again identically)
     return (found.reason == "quota-unknown" and found.reading is not None
             and found.reading.status != "unknown")
+    # pragma: no mutate end
 
 
 # --- R9 cooldown clamp ---------------------------------------------------------------------
@@ -518,6 +530,6 @@ def cooldown(connection: Connection, history: Sequence[Reading], now: datetime,
     if ladder.clamp_cooldown_to_reset and readings:
         latest = readings[-1]
         reset_at = own_reset(latest, ladder.exit_cutoff_percent)
-        if reset_at is not None and reset_at > latest.checked_at and reset_at < until:
-            end = reset_at
+        if reset_at is not None and reset_at > latest.checked_at:
+            end = min(until, reset_at)
     return Cooldown(until, end, reset_at, end != until, end > now)

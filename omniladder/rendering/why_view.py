@@ -79,16 +79,10 @@ def _model(trace: Trace, model: ModelTrace) -> dict[str, Any]:
                   if verdict is not None else None),
         "budget": ({"rung": budget.rung, "state": budget.state, "budget_usd": budget.budget_usd,
                     "spent_usd": budget.spent_usd,
-                    "remaining_usd": _remaining(budget.budget_usd, budget.spent_usd),
+                    "remaining_usd": budget.remaining_usd,
                     "period": budget.period, "since": timefmt.iso(budget.since)}
                    if budget is not None else None),
     }
-
-
-def _remaining(budget: float | None, spent: float | None) -> float | None:
-    if budget is None or spent is None:
-        return None
-    return round(max(budget - spent, 0.0), 6)
 
 
 def _verdict(verdict: IdVerdict) -> dict[str, Any]:
@@ -386,7 +380,7 @@ def _model_node(trace: Trace, model: ModelTrace) -> tuple[Text | str, list[Any]]
                               f"{budget.period}, not enforced (no spend ledger)"))
     else:
         spent = budget.spent_usd or 0.0
-        remaining = _remaining(budget.budget_usd, spent) or 0.0
+        remaining = budget.remaining_usd or 0.0
         children.append(_leaf(
             f"budget (R8): {timefmt.usd(spent)} of {timefmt.usd(budget.budget_usd or 0)} "
             f"spent this {budget.period} (since {timefmt.short(budget.since, now)}), "

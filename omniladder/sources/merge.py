@@ -65,12 +65,14 @@ def merge_readings(path: Path, documents: Sequence[dict[str, Any]]) -> MergeOutc
     entries: list[_Entry] = []
     taken_at: datetime | None = None
     if not created:
-        raw = read_document(path, shown)
+        raw = read_document(path)
         quota = validate(QuotaFile, raw, shown, path)
         taken_at = quota.taken_at
-        entries = [_Entry(_thaw(document), reading)
-                   for document, reading in zip(raw.get("readings", ()), quota.readings,
-                                                strict=True)]
+        stored = raw.get("readings", ())
+        # Equivalent mutants: quota.readings is validated item by item from these very
+        # documents, so the lengths always agree and strict never fires.
+        pairs = zip(stored, quota.readings, strict=True)  # pragma: no mutate
+        entries = [_Entry(_thaw(document), reading) for document, reading in pairs]
     existing = len(entries)
     index: dict[tuple[str, datetime], int] = {}
     for number, entry in enumerate(entries):
@@ -97,8 +99,8 @@ def merge_readings(path: Path, documents: Sequence[dict[str, Any]]) -> MergeOutc
         added += 1
 
     latest = max((entry.reading.checked_at for entry in entries), default=None)
-    if latest is not None and (taken_at is None or latest > taken_at):
-        taken_at = latest
+    if latest is not None:
+        taken_at = latest if taken_at is None else max(taken_at, latest)
     if not created and added == 0:
         return MergeOutcome(path, created, added, skipped, False, taken_at)
 
@@ -166,7 +168,9 @@ def _render(document: dict[str, Any], suffix: str) -> str:
         import tomli_w
 
         return tomli_w.dumps(_toml_instants(document))
-    return json.dumps(document, indent=2, ensure_ascii=False, default=_json_default) + "\n"
+    return json.dumps(document, indent=2, default=_json_default,
+                      ensure_ascii=False,  # pragma: no mutate (json reads it for truth)
+                      ) + "\n"
 
 
 def _json_default(value: Any) -> Any:

@@ -154,7 +154,7 @@ def parse_since(text: str, now: datetime) -> datetime | None:
     except ValueError:
         raise UsageError(f"expected 'all', a duration such as 7d, 24h or 90m, or an RFC 3339 "
                          f"instant, got {text!r}", field="--since") from None
-    if instant.tzinfo is None or instant.utcoffset() is None:
+    if instant.utcoffset() is None:  # no offset written (naive)
         raise UsageError(f"instant {text!r} has no offset; add one, e.g. Z", field="--since")
     if not timefmt.in_utc_range(instant):
         raise UsageError(f"{text!r}: {timefmt.OUT_OF_RANGE}", field="--since")
@@ -171,7 +171,7 @@ def parse_confirmed_at(text: str, now: datetime) -> datetime:
     except ValueError:
         raise UsageError(f"expected 'now' or an RFC 3339 instant, got {text!r}",
                          field="--confirmed-at") from None
-    if instant.tzinfo is None or instant.utcoffset() is None:
+    if instant.utcoffset() is None:  # no offset written (naive)
         raise UsageError(f"instant {text!r} has no offset; add one, e.g. Z",
                          field="--confirmed-at")
     if not timefmt.in_utc_range(instant):
@@ -206,7 +206,7 @@ def db_instant(value: Any, where: str, db: str) -> datetime | None:
         except ValueError:
             raise InputError(f"not an ISO 8601 timestamp: {text!r}", file=db,
                              field=where) from None
-        if parsed.tzinfo is None or parsed.utcoffset() is None:
+        if parsed.utcoffset() is None:  # no offset written: UTC
             parsed = parsed.replace(tzinfo=UTC)
         if not timefmt.in_utc_range(parsed):
             raise InputError(timefmt.OUT_OF_RANGE, file=db, field=where)
