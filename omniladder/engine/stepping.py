@@ -8,6 +8,7 @@ budgets, a spend event counts or a budget period starts (the per-connection inst
 from ``omniladder.engine.changes``, which ``why`` reads too). ``Stepper`` decides every
 connection at the first instant, then at each later one re-decides only the connections with
 such an instant since the previous step (all of a rung's when its budget position changed),
+over the same ``Fleet`` (pairs, tiers, rungs, category membership, spend attribution) and
 with the very functions ``make_plan`` uses (``connection_facts``, ``HistoryVerdicts``,
 ``decide``), and rebuilds what a step of ``simulate`` reads from per-pair counts.
 
@@ -29,7 +30,7 @@ from omniladder.engine.changes import connection_changes
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import PairDecision, decide, facts_at, rung_state
-from omniladder.models import RUNGS, Reading, Rung, SpendEvent
+from omniladder.models import RUNGS, Reading, Rung
 
 _RUNG_INDEX = {rung: index for index, rung in enumerate(RUNGS)}
 
@@ -170,10 +171,6 @@ class Stepper:
                                      ladder.exit_cutoff_percent,
                                      ages=connection.id not in fresh):
                 self.schedule.setdefault(step, []).append(index)
-
-    def rung_of_event(self, event: SpendEvent) -> str | None:
-        """R8: the rung an event without one counts toward (``Fleet.rung_of_event``)."""
-        return self.fleet.rung_of_event(event)
 
     # --- one connection -----------------------------------------------------------------
 
