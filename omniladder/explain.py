@@ -20,6 +20,7 @@ from omniladder.engine.autoid import AutoId
 from omniladder.engine.billing import BillingInfo
 from omniladder.engine.budgets import BudgetPosition, next_period_start
 from omniladder.engine.changes import connection_changes
+from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import (
     ConnectionFacts,
@@ -193,12 +194,14 @@ def find_connection(plan: Plan, connection_id: str) -> ConnectionFacts:
 
 
 def explain(inputs: LoadedInputs, plans: Sequence[Plan], connection_id: str,
-            model: str | None = None, lengths: WindowLength | None = None) -> Trace:
+            model: str | None = None, lengths: WindowLength | None = None,
+            fleet: Fleet | None = None) -> Trace:
     """The trace of one connection across the plans of one or more auto ids (same now).
 
-    ``inputs`` are the ones the plans were made from; each left-out (connection, model) of a
-    quota, cooldown or budget reason also gets its earliest comeback. With ``lengths`` (the
-    window lengths), the trace carries the pace of the latest reading's windows.
+    ``inputs`` are the ones the plans were made from (``fleet``, when given, their fleet
+    model); each left-out (connection, model) of a quota, cooldown or budget reason also
+    gets its earliest comeback. With ``lengths`` (the window lengths), the trace carries the
+    pace of the latest reading's windows.
     """
     if not plans:
         raise ValueError("explain needs at least one plan")
@@ -241,7 +244,7 @@ def explain(inputs: LoadedInputs, plans: Sequence[Plan], connection_id: str,
 
     # Comeback probes re-plan again and again: plan the connection alone, which decides its
     # pairs exactly as the whole fleet does.
-    narrowed = focus(inputs, connection_id, first.now)
+    narrowed = focus(inputs, connection_id, first.now, fleet)
     verdicts = tuple(_id_verdict(p, connection_id, wanted, narrowed) for p in plans)
     pace: ConnectionOutlook | None = None
     if lengths is not None:

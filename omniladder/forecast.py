@@ -554,7 +554,7 @@ def _paid(inputs: LoadedInputs, stepper: Stepper, hours: dict[str, float], now: 
     for event in inputs.spend:
         if not since < event.at <= now:
             continue
-        rung = event.rung or stepper.rung_of_event(event)
+        rung = event.rung or stepper.fleet.rung_of_event(event)
         if rung is not None:
             spent[rung] = spent.get(rung, 0.0) + event.cost_usd
     out: list[PaidEstimate] = []

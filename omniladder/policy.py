@@ -26,6 +26,7 @@ from pydantic import AfterValidator, Field, model_validator
 
 from omniladder import timefmt
 from omniladder.engine.autoid import NowSource, parse_auto_id
+from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import REASON_CODES, Plan, make_plan
 from omniladder.errors import InputError, UsageError, close_match
@@ -308,6 +309,7 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
     results: list[ExpectationResult] = []
     warnings: dict[str, None] = {}
     documents = load_audits(loaded)
+    fleet = Fleet(inputs)
     for index, expectation in enumerate(loaded.policy.expect):
         started = time.perf_counter()
         auto_id = parse_auto_id(expectation.auto_id)
@@ -323,10 +325,10 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
             now, source = expectation.now, "policy"
             # Equivalent mutants: the plan only carries its now_source, which neither judge nor
             # the result reads (the result has its own source).
-            plan = make_plan(inputs, auto_id, now, "flag")  # pragma: no mutate
+            plan = make_plan(inputs, auto_id, now, "flag", fleet)  # pragma: no mutate
         else:
             now, source = default_now, default_source
-            plan = make_plan(inputs, auto_id, now, default_source)
+            plan = make_plan(inputs, auto_id, now, default_source, fleet)
         warnings.update(dict.fromkeys(plan.warnings))
         ahead: Forecast | None = None
         if expectation.needs_forecast:

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 
 from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
+from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import PairDecision, Plan, PlanSettings, make_plan
 from omniladder.engine.stepping import Stepper
@@ -170,15 +171,20 @@ def simulate(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: dateti
     which gives the same series (the tests hold the two to it).
     """
     instants = step_instants(start, end, step)
-    walk = _walk if replan else _walk_stepping
-    points, transitions = walk(inputs, auto_id, instants)
-    _, flat_transitions = walk(single_threshold(inputs), auto_id, instants)
+    fleet = Fleet(inputs)
+    if replan:
+        points, transitions = _walk(inputs, auto_id, instants)
+        _, flat_transitions = _walk(single_threshold(inputs), auto_id, instants)
+    else:
+        points, transitions = walk(Stepper(inputs, auto_id, instants, fleet=fleet))
+        _, flat_transitions = _walk_stepping(single_threshold(inputs), auto_id, instants)
     ours = {(t.at, t.previous, t.head) for t in transitions}
     suppressed = tuple(t for t in flat_transitions if (t.at, t.previous, t.head) not in ours)
     flaps = Flaps(len(transitions), len(flat_transitions), suppressed)
 
-    first = make_plan(inputs, auto_id, instants[0], "flag")
-    last = make_plan(inputs, auto_id, instants[-1], "flag") if len(instants) > 1 else first
+    first = make_plan(inputs, auto_id, instants[0], "flag", fleet)
+    last = (make_plan(inputs, auto_id, instants[-1], "flag", fleet) if len(instants) > 1
+            else first)
     warnings: dict[str, None] = {}
     for plan in (first, last):
         for warning in plan.warnings:

@@ -41,6 +41,7 @@ def who(
     """
     with user_errors():
         from omniladder.engine.autoid import all_auto_ids, parse_auto_id
+        from omniladder.engine.fleet import Fleet
         from omniladder.engine.plan import make_plan
         from omniladder.errors import UsageError
         from omniladder.who import check_target, split_target, who
@@ -53,7 +54,8 @@ def who(
         ids = [parse_auto_id(name) for name in names]
         inputs = options.load()
         instant, source, inputs = now_for(now, inputs)
-        plans = [make_plan(inputs, parsed, instant, source) for parsed in ids]
+        fleet = Fleet(inputs)
+        plans = [make_plan(inputs, parsed, instant, source, fleet) for parsed in ids]
         hold(plans)
         provider, model, in_catalog = check_target(target, plans[0], inputs.catalogs.models)
         answer = who(plans, provider, model, in_catalog)

@@ -36,6 +36,7 @@ def why(
     """Explain one connection: billing, gates, tiers, quota replay, budget and verdict."""
     with user_errors():
         from omniladder.engine.autoid import parse_auto_id
+        from omniladder.engine.fleet import Fleet
         from omniladder.engine.plan import connection_plan
         from omniladder.explain import explain
 
@@ -45,7 +46,8 @@ def why(
         instant, source, inputs = now_for(now, inputs)
         # The connection's own plan: the rest of the fleet is decided only as far as the
         # positions of its pool entries need (the tests hold it to the whole plan's trace).
-        plans = [connection_plan(inputs, parsed, instant, source, connection_id)
+        fleet = Fleet(inputs)
+        plans = [connection_plan(inputs, parsed, instant, source, connection_id, fleet)
                  for parsed in ids]
         from omniladder.forecast import catalog_lengths
         from omniladder.loading import find_settings, resolve_files
@@ -55,7 +57,7 @@ def why(
                               no_shipped_catalogs=options.no_shipped_catalogs)
         lengths = catalog_lengths(load_window_scopes(
             files.window_catalogs, include_shipped=not options.no_shipped_catalogs))
-        trace = explain(inputs, plans, connection_id, model, lengths)
+        trace = explain(inputs, plans, connection_id, model, lengths, fleet)
         if json_out:
             from omniladder.rendering.why_view import why_json
 

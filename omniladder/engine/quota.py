@@ -203,14 +203,26 @@ class Verdict(NamedTuple):
     """For ``quota-missing`` when readings exist but all lie after now: the first of them."""
 
 
+def threshold_of(in_play: bool, ladder: LadderSettings) -> float:
+    """R7: the figure a window is held to, the exit cutoff while the pair is in play, the
+    re-entry floor once it is out."""
+    return ladder.exit_cutoff_percent if in_play else ladder.reentry_floor
+
+
+def below(figure: float, in_play: bool, ladder: LadderSettings) -> bool:
+    """R7, the one comparison of a figure with its threshold: at or below the exit cutoff
+    a pair in play leaves; a pair out of play comes back only above the re-entry floor.
+    Every verdict (``replay``, ``verdict``) decides through it, for ``plan``, ``why`` and
+    ``simulate`` alike."""
+    return figure <= threshold_of(in_play, ladder)
+
+
 def replay(readings: Sequence[Reading], model: str,
            ladder: LadderSettings) -> tuple[bool, datetime | None, tuple[ReplayStep, ...]]:
     """R7: replay the earlier readings from *in play*; return the state they leave.
 
     Each reading is judged at its own ``checked_at``. Returns (in play, out since, steps).
     """
-    cutoff = ladder.exit_cutoff_percent
-    floor = ladder.reentry_floor
     in_play = True
     out_since: datetime | None = None
     steps: list[ReplayStep] = []
@@ -218,12 +230,14 @@ def replay(readings: Sequence[Reading], model: str,
         figure = _figure(reading, model, reading.checked_at)
         before = in_play
         if in_play:
-            if reading.status == "exhausted" or (figure is not None and figure <= cutoff):
+            if reading.status == "exhausted" or (figure is not None
+                                                 and below(figure, True, ladder)):
                 in_play, out_since = False, reading.checked_at
-        elif reading.status != "exhausted" and figure is not None and figure > floor:
+        elif reading.status != "exhausted" and figure is not None and not below(
+                figure, False, ladder):
             in_play, out_since = True, None
         steps.append(ReplayStep(reading.checked_at, reading.status, figure,
-                                cutoff if before else floor, before, in_play))
+                                threshold_of(before, ladder), before, in_play))
     return in_play, out_since, tuple(steps)
 
 
@@ -258,7 +272,8 @@ def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: Lad
     """``verdict`` over readings at or before now (at least one), given the R7 replay of
     all but the latest."""
     latest = readings[-1]
-    threshold = ladder.exit_cutoff_percent if replayed[0] else ladder.reentry_floor
+    in_play = replayed[0]
+    threshold = threshold_of(in_play, ladder)
     status = latest.status
     if status == "unknown":
         return _judged(latest, threshold, replayed, "unknown", "quota-unknown",
@@ -304,14 +319,14 @@ def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: Lad
     # R6.4: a low current window that has a reset instant stays low until that instant,
     # however old the reading; staleness only makes a healthy figure uncertain.
     if age > ladder.max_reading_age_seconds:
-        if dated is not None and dated <= threshold:
+        if dated is not None and below(dated, in_play, ladder):
             assert dated_window is not None
             return _low(latest, now, threshold, replayed, dated, dated_window, age)
         return _judged(
             latest, threshold, replayed, "unknown", "quota-stale",
             f"reading at {timefmt.short(latest.checked_at, now)} is {timefmt.duration(age)} "
             f"old (max {timefmt.duration(ladder.max_reading_age_seconds)})")
-    if figure is not None and figure <= threshold:
+    if figure is not None and below(figure, in_play, ladder):
         assert window is not None
         return _low(latest, now, threshold, replayed, figure, window, None)
     if first is not None:  # R6.7

@@ -8,6 +8,7 @@ budgets, a spend event counts or a budget period starts (the per-connection inst
 from ``omniladder.engine.changes``, which ``why`` reads too). ``Stepper`` decides every
 connection at the first instant, then at each later one re-decides only the connections with
 such an instant since the previous step (all of a rung's when its budget position changed),
+over the same ``Fleet`` (pairs, tiers, rungs, category membership, spend attribution) and
 with the very functions ``make_plan`` uses (``connection_facts``, ``HistoryVerdicts``,
 ``decide``), and rebuilds what a step of ``simulate`` reads from per-pair counts.
 
@@ -18,32 +19,20 @@ the two to the same output.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import chain
 
 from omniladder.engine.autoid import AutoId
-from omniladder.engine.billing import BillingInfo, classify
 from omniladder.engine.budgets import BudgetPosition, budget_positions, period_start
 from omniladder.engine.changes import connection_changes
+from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import PairDecision, connection_facts, decide, rung_state
-from omniladder.engine.quota import HistoryVerdicts
-from omniladder.engine.tiers import TierInfo, economic_tier, rung_of
-from omniladder.models import RUNGS, Reading, Rung, SpendEvent
+from omniladder.engine.plan import PairDecision, decide, facts_at, rung_state
+from omniladder.models import RUNGS, Reading, Rung
 
 _RUNG_INDEX = {rung: index for index, rung in enumerate(RUNGS)}
-
-
-@dataclass(frozen=True)
-class _Pair:
-    model: str
-    candidate: int
-    """The candidate's index in R12 order."""
-    tier: TierInfo
-    rung: Rung
-    in_category: bool
 
 
 @dataclass(frozen=True)
@@ -146,77 +135,40 @@ class Stepper:
     """
 
     def __init__(self, inputs: LoadedInputs, auto_id: AutoId,
-                 instants: Sequence[datetime], kept_fresh: Collection[str] = ()) -> None:
+                 instants: Sequence[datetime], kept_fresh: Collection[str] = (),
+                 fleet: Fleet | None = None) -> None:
         self.inputs = inputs
         self.auto_id = auto_id
         self.instants = instants
-        settings = inputs.settings
-        self.ladder = settings.ladder
-        catalogs = inputs.catalogs
-        connections_file = inputs.files.get("connections", "connections")
-        self.connections = inputs.connections
-        self.classified: list[BillingInfo] = [
-            classify(c, catalogs, connections_file) for c in self.connections]
-        self.models: list[tuple[str, ...]] = [
-            tuple(dict.fromkeys(c.models)) if c.models is not None
-            else catalogs.models_of(c.provider) for c in self.connections]
-        self.histories = [inputs.readings.get(c.id, ()) for c in self.connections]
-
-        candidates: dict[tuple[str, str], int] = {}
-        for connection, models in zip(self.connections, self.models, strict=True):
-            for model in models:
-                candidates.setdefault((connection.provider, model), len(candidates))
-        tiers: dict[tuple[str, str], TierInfo] = {}
-
-        def tier(provider: str, model: str) -> TierInfo:
-            key = (provider, model)
-            found = tiers.get(key)
-            if found is None:
-                found = tiers[key] = economic_tier(provider, model, catalogs, settings.tiers)
-            return found
-
-        category = auto_id.category
-        self.pairs: list[tuple[_Pair, ...]] = []
+        if fleet is None:
+            fleet = Fleet(inputs)
+        elif fleet.inputs is not inputs:
+            raise ValueError("the fleet was built from other inputs")
+        self.fleet = fleet
+        self.in_category = fleet.in_category(auto_id.category)
+        self.pairs = fleet.pairs
         self.has_pairs = dict.fromkeys(RUNGS, False)
         """Whether any pair in the category lands on the rung (else the rung is empty)."""
-        self.on_rung: dict[str, list[int]] = {rung: [] for rung in RUNGS}
-        for index, (connection, models) in enumerate(zip(self.connections, self.models,
-                                                         strict=True)):
-            pairs: list[_Pair] = []
-            for model in models:
-                key = (connection.provider, model)
-                info = tier(*key)
-                rung = rung_of(self.classified[index], info)
-                if category is None:
-                    in_category = True
-                else:
-                    sourced = catalogs.models.get(key)
-                    in_category = sourced is not None and category in sourced.entry.categories
-                pairs.append(_Pair(model, candidates[key], info, rung, in_category))
-                if in_category:
+        for member, rungs in zip(self.in_category, fleet.rungs, strict=True):
+            if member:
+                for rung in rungs:
                     self.has_pairs[rung] = True
-                if not self.on_rung[rung] or self.on_rung[rung][-1] != index:
-                    self.on_rung[rung].append(index)
-            self.pairs.append(tuple(pairs))
-
-        by_id = {c.id: i for i, c in enumerate(self.connections)}
-
-        def rung_of_event(event: SpendEvent) -> str | None:
-            index = by_id.get(event.connection or "")
-            if index is None or event.model is None:
-                return None
-            return rung_of(self.classified[index],
-                           tier(self.connections[index].provider, event.model))
-
-        self.rung_of_event: Callable[[SpendEvent], str | None] = rung_of_event
+        self.on_rung: dict[str, list[int]] = {rung: [] for rung in RUNGS}
+        """The connections with a pair on the rung, in file order."""
+        for index, pairs in enumerate(self.pairs):
+            for pair in pairs:
+                on = self.on_rung[pair.rung]
+                if not on or on[-1] != index:
+                    on.append(index)
         self.spend_ats = (sorted(e.at for e in inputs.spend)
                           if inputs.spend is not None else None)
         self.schedule: dict[int, list[int]] = {}
-        max_age = self.ladder.max_reading_age_seconds
+        ladder = fleet.ladder
         fresh = frozenset(kept_fresh)
-        for index, connection in enumerate(self.connections):
-            for step in change_steps(self.histories[index], connection.rate_limited_until,
-                                     max_age, instants, self.ladder.exit_cutoff_percent,
+        for index, connection in enumerate(fleet.connections):
+            for step in change_steps(fleet.histories[index], connection.rate_limited_until,
+                                     ladder.max_reading_age_seconds, instants,
+                                     ladder.exit_cutoff_percent,
                                      ages=connection.id not in fresh):
                 self.schedule.setdefault(step, []).append(index)
 
@@ -224,20 +176,20 @@ class Stepper:
 
     def decide(self, index: int, now: datetime,
                budgets: dict[str, BudgetPosition]) -> tuple[PairDecision, ...]:
-        connection = self.connections[index]
-        history = self.histories[index]
-        facts = connection_facts(connection, history, self.classified[index],
-                                 self.models[index], now, self.ladder)
-        verdicts = HistoryVerdicts(history, now, self.ladder)
-        provider = connection.provider
+        """Every pair of one connection at now, in candidate order."""
+        fleet = self.fleet
+        facts = facts_at(fleet, index, now)
+        verdicts = fleet.verdicts(index, now)
+        provider = facts.connection.provider
+        member = self.in_category
         return tuple(
             decide(facts, provider, pair.model, pair.tier, pair.rung, verdicts,
-                   pair.in_category, self.auto_id, budgets, now)
+                   member[pair.candidate], self.auto_id, budgets, now)
             for pair in self.pairs[index])
 
     def budgets(self, now: datetime) -> dict[str, BudgetPosition]:
         return budget_positions(self.inputs.settings.budgets, self.inputs.spend, now,
-                                self.rung_of_event)
+                                self.fleet.rung_of_event)
 
     def _budget_key(self, now: datetime) -> tuple[datetime, int]:
         """Budget positions are the same at two instants with the same key (R8)."""
@@ -247,9 +199,9 @@ class Stepper:
     # --- the walk -----------------------------------------------------------------------
 
     def steps(self) -> Iterator[StepState]:
-        count = len(self.connections)
+        count = len(self.fleet.connections)
         rung_count = len(RUNGS)
-        ids = [c.id for c in self.connections]
+        ids = [c.id for c in self.fleet.connections]
         # per (candidate, rung) and per (connection, rung): admitted pairs
         per_entry: dict[tuple[int, int], int] = {}
         per_member: dict[tuple[int, int], int] = {}
