@@ -260,6 +260,9 @@ def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: 
                   if latest.reset_at is not None else "")
         return ConnectionOutlook(connection_id, False,
                                  f"reading at {seen} says exhausted{resets}: no projection", ())
+    if not latest.all_windows():
+        return ConnectionOutlook(connection_id, False, f"reading at {seen} has no window and "
+                                 "no figure: nothing to project", ())
     age = (now - latest.checked_at).total_seconds()
     paces = tuple(window_pace(connection_id, provider, readings, window, now,
                               ladder.exit_cutoff_percent, lengths)

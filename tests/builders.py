@@ -156,8 +156,10 @@ def fleet(connections: Sequence[Mapping[str, Any]],
           spend: Sequence[Mapping[str, Any]] | None = None,
           taken_at: str | None = None,
           billing: Iterable[Mapping[str, Any]] = BILLING,
-          models: Iterable[Mapping[str, Any]] = MODELS) -> LoadedInputs:
-    """A whole input set, as ``load_inputs`` would return it. ``readings=None``: no quota file."""
+          models: Iterable[Mapping[str, Any]] = MODELS,
+          catalog: Catalogs | None = None) -> LoadedInputs:
+    """A whole input set, as ``load_inputs`` would return it. ``readings=None``: no quota file;
+    ``catalog``, when given, instead of catalogs made from ``billing`` and ``models``."""
     validated = ConnectionsFile.model_validate(freeze({"connections": list(connections)}))
     known = {c.id for c in validated.connections}
     quota: QuotaFile | None = None
@@ -180,7 +182,7 @@ def fleet(connections: Sequence[Mapping[str, Any]],
                   for cid, items in histories.items()},
         quota=quota,
         spend=events,
-        catalogs=catalogs(billing, models),
+        catalogs=catalog if catalog is not None else catalogs(billing, models),
         files={"connections": "connections.toml"},
     )
 

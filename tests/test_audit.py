@@ -36,7 +36,7 @@ from omniladder.rendering.audit_view import RENDERERS, render_audit
 from tests.builders import at, conn, fleet, reading, window
 from tests.builders import plan as make_plan
 from tests.conftest import EXAMPLES, ROOT
-from tests.test_properties import fleets
+from tests.strategies import input_sets
 
 runner = CliRunner()
 FIXTURES = ROOT / "tests" / "fixtures" / "sources" / "omniroute-candidates"
@@ -608,7 +608,7 @@ def _cheaper_mate(result: Any, decision: Any) -> bool:
 
 
 @settings(max_examples=60)
-@given(inputs=fleets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty",
+@given(inputs=input_sets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty",
                                                  "auto/coding:thrifty"]))
 def test_a_gateway_using_every_pair_gets_one_finding_per_plan_exclusion(inputs: Any,
                                                                         auto_id: str) -> None:
@@ -630,7 +630,7 @@ def test_a_gateway_using_every_pair_gets_one_finding_per_plan_exclusion(inputs: 
 
 
 @settings(max_examples=60)
-@given(inputs=fleets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty"]))
+@given(inputs=input_sets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty"]))
 def test_a_gateway_using_only_what_the_plan_admits_can_only_mix(inputs: Any,
                                                                auto_id: str) -> None:
     result = make_plan(inputs, auto_id)
@@ -640,7 +640,7 @@ def test_a_gateway_using_only_what_the_plan_admits_can_only_mix(inputs: Any,
 
 
 @settings(max_examples=40)
-@given(inputs=fleets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty"]))
+@given(inputs=input_sets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty"]))
 def test_an_empty_gateway_list_misses_every_admitted_pair(inputs: Any, auto_id: str) -> None:
     result = make_plan(inputs, auto_id)
     audit = audit_plan(document(channel=auto_id), result)

@@ -1,8 +1,8 @@
-"""Invariants of every export over generated fleets (the fleet strategy of
-tests/test_properties.py), for every auto id and both gateways: the deployments / steps in
-order are the plan's pool and allowlists, auto/subscription never exports a paid rung, no
-allowlist is ever empty, and every document is what the gateway's documented fields allow.
-The LiteLLM text is read back with a YAML parser, also with arbitrary text in every name."""
+"""Invariants of every export over generated fleets (tests/strategies.py), for every auto id
+and both gateways: the deployments / steps in order are the plan's pool and allowlists,
+auto/subscription never exports a paid rung, no allowlist is ever empty, and every document
+is what the gateway's documented fields allow. The LiteLLM text is read back with a YAML
+parser, also with arbitrary text in every name."""
 
 from __future__ import annotations
 
@@ -20,13 +20,13 @@ from omniladder.export.litellm import document_text
 from omniladder.export.routes import ConnectionRoute
 from omniladder.export.source import ExportEntry, ExportMark, ExportPlan, from_plan
 from tests.builders import plan
+from tests.strategies import input_sets
 from tests.test_export import (
     LITELLM_SCHEMA,
     OMNIROUTE_SCHEMA,
     exported_litellm_pool,
     schema_errors,
 )
-from tests.test_properties import fleets
 
 PAID = {"cheap", "premium"}
 SETTINGS = settings(max_examples=60, deadline=None,
@@ -41,7 +41,7 @@ def routes_for(inputs: LoadedInputs, unmapped: frozenset[str]) -> dict[str, Conn
 
 
 @SETTINGS
-@given(inputs=fleets(), auto_id=st.sampled_from(all_auto_ids()),
+@given(inputs=input_sets(), auto_id=st.sampled_from(all_auto_ids()),
        verified_only=st.booleans(), data=st.data())
 def test_litellm_exports_follow_the_plan_and_never_bill_auto_subscription(
         inputs: LoadedInputs, auto_id: str, verified_only: bool, data: st.DataObject) -> None:
@@ -78,7 +78,7 @@ def test_litellm_exports_follow_the_plan_and_never_bill_auto_subscription(
 
 
 @SETTINGS
-@given(inputs=fleets(), auto_id=st.sampled_from(all_auto_ids()), verified_only=st.booleans())
+@given(inputs=input_sets(), auto_id=st.sampled_from(all_auto_ids()), verified_only=st.booleans())
 def test_omniroute_exports_follow_the_plan_and_never_bill_auto_subscription(
         inputs: LoadedInputs, auto_id: str, verified_only: bool) -> None:
     made = plan(inputs, auto_id)

@@ -35,6 +35,7 @@ from omniladder.models import (
     Connection,
     LadderSettings,
     Reading,
+    ReadingStatus,
     RungBudgets,
     Settings,
     SpendEvent,
@@ -303,6 +304,23 @@ def test_a_stale_reading_gets_no_projection_and_stays_unknown() -> None:
     assert "stale" in item.note
     assert result.projected_readings == 0
     assert result.pool_empty_at == T0
+
+
+@pytest.mark.parametrize("status", ["ok", None])
+def test_a_reading_with_only_a_status_is_not_projected(status: ReadingStatus | None) -> None:
+    """§2.2: a reading may carry a status and no figure; the forecast has nothing to burn
+    from it and says so instead of failing with a traceback."""
+    reading = Reading(connection="c", checked_at=T0, status=status)
+    inputs = LoadedInputs(
+        settings=Settings(), connections=(Connection(id="c", provider="claude",
+                                                     auth_type="oauth",
+                                                     models=("claude-sonnet-4-5",)),),
+        readings={"c": (reading,)}, quota=None, spend=None, catalogs=CATALOGS, files={})
+    result = run(inputs, "auto/thrifty", T0, hours=1)
+    (item,) = result.outlooks
+    assert not item.projected
+    assert ("nothing to project" in item.note) == (status == "ok")  # else: no reading
+    assert result.projected_readings == 0
 
 
 @pytest.mark.parametrize(("elapsed_minutes", "forecasts"), [(14, False), (15, True)])

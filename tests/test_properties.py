@@ -15,109 +15,9 @@ from omniladder.engine.plan import REASON_CODES, Plan
 from omniladder.engine.quota import cooldown, verdict
 from omniladder.engine.tiers import economic_tier, rung_of
 from omniladder.models import QUOTA_RUNGS, RUNGS, TERMINAL_STATUSES, Reading
-from tests.builders import MODELS, NOW, at, fleet, plan
+from tests.builders import NOW, plan
+from tests.strategies import input_sets
 from tests.test_autoid import VALID
-
-PROFILES: tuple[tuple[str, str], ...] = (
-    ("claude", "oauth"), ("codex", "oauth"), ("openai", "apikey"), ("claude", "apikey"),
-    ("ollama", "none"), ("openrouter", "apikey"), ("claude", "oauth"), ("copilot-web", "apikey"),
-    ("devin-desktop", "oauth"), ("mystery", "apikey"), ("cursor", "oauth"),
-)
-"""Plan connections come first and twice: hypothesis leans to the first choices."""
-MODELS_OF: dict[str, list[str]] = {}
-for _entry in MODELS:
-    MODELS_OF.setdefault(_entry["provider"], []).append(_entry["model"])
-
-
-def _offset(low: int, high: int) -> st.SearchStrategy[str]:
-    return st.integers(low, high).map(lambda minutes: at(minutes=minutes))
-
-
-PERCENT = st.one_of(st.sampled_from([60, 0, 1, 2, 3, 4, 5, 6, 100]), st.floats(0, 100))
-
-
-@st.composite
-def windows(draw: st.DrawFn, models: list[str]) -> dict[str, Any]:
-    data: dict[str, Any] = {"name": draw(st.sampled_from(["5h", "weekly", "daily", "opus"]))}
-    if draw(st.integers(0, 3)) == 3:
-        data["unlimited"] = True
-    else:
-        data["remaining_percent"] = draw(PERCENT)
-    reset = draw(st.none() | _offset(-240, 1440))
-    if reset is not None:
-        data["reset_at"] = reset
-    scoped = draw(st.booleans())
-    if scoped and models:
-        data["models"] = [draw(st.sampled_from(models))]
-    return data
-
-
-@st.composite
-def readings(draw: st.DrawFn, cid: str, models: list[str]) -> dict[str, Any]:
-    checked_at = draw(st.one_of(_offset(-2, 0), _offset(-240, 10)))
-    data: dict[str, Any] = {"connection": cid, "checked_at": checked_at}
-    status = draw(st.sampled_from([None, None, None, "ok", "exhausted", "unknown"]))
-    if status is not None:
-        data["status"] = status
-    shape = draw(st.sampled_from(["windows", "top", "none"]))
-    if shape == "windows":
-        data["windows"] = draw(st.lists(windows(models), max_size=3))
-    elif shape == "top":
-        data["remaining_percent"] = draw(PERCENT)
-    reset = draw(st.none() | _offset(-240, 1440))
-    if reset is not None and shape != "windows":
-        data["reset_at"] = reset
-    if draw(st.integers(0, 3)) == 3:
-        data["overage"] = draw(st.sampled_from(["hard-stop", "meters-to-paid"]))
-    return data
-
-
-@st.composite
-def fleets(draw: st.DrawFn) -> LoadedInputs:
-    connections: list[dict[str, Any]] = []
-    history: list[dict[str, Any]] = []
-    for index in range(draw(st.integers(0, 8))):
-        provider, auth_type = draw(st.sampled_from(PROFILES))
-        known = MODELS_OF.get(provider, [])
-        data: dict[str, Any] = {"id": f"c{index}", "provider": provider,
-                                "auth_type": auth_type}
-        if draw(st.booleans()):
-            data["models"] = draw(st.lists(st.sampled_from([*known, "unlisted"]), min_size=1,
-                                           max_size=3))
-        if draw(st.integers(0, 5)) == 5:
-            data["active"] = False
-        if draw(st.integers(0, 3)) == 3:
-            data["status"] = draw(st.sampled_from(["ok", "error", "banned", "expired",
-                                                   "credits_exhausted"]))
-        if draw(st.integers(0, 3)) == 3:
-            data["rate_limited_until"] = draw(_offset(-60, 480))
-        if draw(st.integers(0, 4)) == 4:
-            data["billing"] = "metered"
-        if draw(st.integers(0, 4)) == 4:
-            data["overage"] = draw(st.sampled_from(["meters-to-paid", "unknown"]))
-        connections.append(data)
-        models = list(data.get("models", known))
-        history += draw(st.lists(readings(data["id"], models), min_size=1, max_size=3)
-                        | st.just([]))
-    cutoff = draw(st.sampled_from([0, 2, 5]))
-    budgets: dict[str, float] = {}
-    for rung in ("cheap", "premium"):
-        budget = draw(st.sampled_from([None, 0, 1, 5]))
-        if budget is not None:
-            budgets[rung] = budget
-    config = {
-        "ladder": {"exit_cutoff_percent": cutoff,
-                   "reentry_min_remaining_percent": draw(st.sampled_from([0, 3, 5, 10])),
-                   "max_reading_age_seconds": draw(st.sampled_from([180, 3600, 0])),
-                   "clamp_cooldown_to_reset": draw(st.booleans())},
-        "budgets": {"period": draw(st.sampled_from(["day", "week", "month"])),
-                    "rung_budget_usd": budgets},
-        "tiers": {"free_providers": draw(st.sampled_from([[], ["openai"]]))},
-    }
-    spend = draw(st.none() | st.lists(st.fixed_dictionaries({
-        "at": _offset(-60 * 24 * 40, 60), "cost_usd": st.sampled_from([0.5, 2.0]),
-        "rung": st.sampled_from(["cheap", "premium"])}), max_size=4))
-    return fleet(connections, history, settings=config, spend=spend)
 
 
 def candidates_of(inputs: LoadedInputs) -> dict[tuple[str, str], list[str]]:
@@ -384,7 +284,7 @@ CHECKS = (
 @pytest.mark.slow
 @settings(max_examples=200, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(inputs=fleets(), auto_id=st.sampled_from(VALID))
+@given(inputs=input_sets(), auto_id=st.sampled_from(VALID))
 def test_every_plan_keeps_its_invariants(inputs: LoadedInputs, auto_id: str) -> None:
     """Every invariant, on the drawn id and on the two flat ids of the same fleet."""
     for text in dict.fromkeys((auto_id, "auto/subscription", "auto/thrifty")):

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from omniladder.cli import app
@@ -17,16 +16,12 @@ from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import Plan, make_plan
 from omniladder.explain import explain
-from omniladder.loading import load_catalogs
 from omniladder.models import (
-    Connection,
-    LadderSettings,
     Reading,
-    ReadingStatus,
-    Settings,
     Window,
 )
 from tests.conftest import EXAMPLES
+from tests.strategies import SHIPPED, input_sets
 
 runner = CliRunner()
 CONFIG = str(EXAMPLES / "omniladder.toml")
@@ -188,43 +183,10 @@ def test_bad_input_is_exit_2_with_one_clear_line(args: list[str], message: str) 
 
 # --- property: generated fleets ------------------------------------------------------------
 
-CATALOGS = load_catalogs((), ())
 T0 = datetime(2026, 11, 29, 12, tzinfo=UTC)
-_PROVIDERS = [("claude", "oauth", "claude-sonnet-4-5"), ("codex", "oauth", "gpt-5.1-codex"),
-              ("copilot-web", "apikey", "gpt-4.1"), ("openai", "apikey", "gpt-5-mini"),
-              ("ollama", "none", "llama3.3:70b"), ("claude", "apikey", "claude-sonnet-4-5")]
-
-
-@st.composite
-def fleets(draw: st.DrawFn) -> tuple[LoadedInputs, datetime]:
-    count = draw(st.integers(1, 5))
-    connections: list[Connection] = []
-    readings: dict[str, tuple[Reading, ...]] = {}
-    for index in range(count):
-        provider, auth, model = draw(st.sampled_from(_PROVIDERS))
-        cid = f"c{index}"
-        cooldown = draw(st.one_of(st.none(), st.integers(-60, 600)))
-        connections.append(Connection(
-            id=cid, provider=provider, auth_type=auth, models=(model,),
-            active=draw(st.booleans()) or draw(st.booleans()),
-            rate_limited_until=None if cooldown is None else T0 + timedelta(minutes=cooldown)))
-        history: list[Reading] = []
-        for minutes in sorted(draw(st.lists(st.integers(-300, 0), max_size=4, unique=True))):
-            status: ReadingStatus | None = draw(
-                st.sampled_from([None, None, None, "exhausted", "unknown"]))
-            figure = draw(st.sampled_from([0.0, 1.5, 2.0, 3.0, 5.0, 6.0, 50.0]))
-            reset = T0 + timedelta(minutes=draw(st.integers(-30, 300)))
-            history.append(Reading(
-                connection=cid, checked_at=T0 + timedelta(minutes=minutes), status=status,
-                reset_at=reset if status == "exhausted" else None,
-                windows=None if status else (
-                    Window(name="5h", remaining_percent=figure, reset_at=reset),)))
-        readings[cid] = tuple(history)
-    ladder = LadderSettings(max_reading_age_seconds=draw(st.sampled_from([180.0, 3600.0])))
-    inputs = LoadedInputs(settings=Settings(ladder=ladder), connections=tuple(connections),
-                          readings=readings, quota=None, spend=None, catalogs=CATALOGS,
-                          files={})
-    return inputs, T0
+FLEETS = input_sets(anchor=T0, catalog=SHIPPED, connections=(1, 5), readings=(0, 4),
+                    readings_between=(-300, 0), resets_between=(-60, 600))
+"""Fleets read up to the instant asked about, with resets and cooldown ends either side."""
 
 
 def _admitted(plan: Plan, cid: str) -> bool:
@@ -232,11 +194,11 @@ def _admitted(plan: Plan, cid: str) -> bool:
 
 
 @settings(max_examples=60, deadline=None)
-@given(fleets())
-def test_why_agrees_with_plan_on_generated_fleets(fleet: tuple[LoadedInputs, datetime]) -> None:
+@given(FLEETS)
+def test_why_agrees_with_plan_on_generated_fleets(inputs: LoadedInputs) -> None:
     """For both flat ids, why's seats and exclusions are the plan's; and each comeback is
     the first instant the plan (with no new reading) admits the pair."""
-    inputs, now = fleet
+    now = T0
     plans = [make_plan(inputs, parse_auto_id(a), now, "flag") for a in FLAT_IDS]
     for connection in inputs.connections:
         trace = explain(inputs, plans, connection.id)
@@ -436,11 +398,9 @@ def test_narrowed_why_equals_the_whole_plans_on_the_examples(config: str) -> Non
 
 @pytest.mark.slow
 @settings(max_examples=60, deadline=None)
-@given(fleets())
-def test_narrowed_why_equals_the_whole_plans_on_generated_fleets(
-        fleet: tuple[LoadedInputs, datetime]) -> None:
-    inputs, now = fleet
-    _narrowed_equals_whole(inputs, now, ("auto/subscription", "auto/thrifty"))
+@given(FLEETS)
+def test_narrowed_why_equals_the_whole_plans_on_generated_fleets(inputs: LoadedInputs) -> None:
+    _narrowed_equals_whole(inputs, T0, ("auto/subscription", "auto/thrifty"))
 
 
 def test_narrowed_why_names_an_unknown_id_as_the_whole_plan_does() -> None:
