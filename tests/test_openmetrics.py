@@ -40,8 +40,8 @@ from omniladder.rendering.openmetrics import (
 )
 from tests.builders import NOW, at, fleet, plan
 from tests.conftest import EXAMPLES
+from tests.strategies import input_sets as plan_fleets
 from tests.test_autoid import VALID
-from tests.test_properties import fleets as plan_fleets
 from tests.test_simulate_stepping import T0
 from tests.test_simulate_stepping import fleets as forecast_fleets
 
