@@ -497,8 +497,12 @@ class _Reader:
                   ) -> Iterator[dict[str, Any]]:
         """Candidates for the latest row before since of every (connection, window_key);
         the exact instants are compared by the caller."""
-        upper = (since.astimezone(UTC).replace(microsecond=0)
-                 + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S")
+        # Equivalent mutants: a later upper bound (a microsecond kept, a second more, text
+        # above every date) only reads more rows, and each instant is compared exactly below.
+        upper = (since.astimezone(UTC).replace(
+                     microsecond=0)  # pragma: no mutate
+                 + timedelta(seconds=1)  # pragma: no mutate
+                 ).strftime("%Y-%m-%dT%H:%M:%S")  # pragma: no mutate
         series = list(_stream(self.db, _SERIES, {}, ("cid", "window"), SNAPSHOTS_TABLE,
                               self.shown))
         # through _stream like every other read: a damaged page is an InputError, not a crash
