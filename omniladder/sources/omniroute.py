@@ -264,7 +264,8 @@ def _authorizer(action: int, arg1: str | None, arg2: str | None, _db: str | None
     if action in (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_TRANSACTION):
         return sqlite3.SQLITE_OK
     if action == sqlite3.SQLITE_READ:
-        allowed = READABLE.get(arg1 or "")
+        assert arg1 is not None  # SQLite names the table of every SQLITE_READ
+        allowed = READABLE.get(arg1)
         if allowed is not None and arg2 in allowed:
             return sqlite3.SQLITE_OK
         return sqlite3.SQLITE_DENY
@@ -314,7 +315,12 @@ def open_readonly(path: Path, shown: str, notes: list[str] | None = None
 
 def _connect(uri: str, shown: str) -> sqlite3.Connection:
     try:
-        return sqlite3.connect(uri, uri=True, timeout=2.0, isolation_level=None)
+        # Equivalent mutants: this SQLite is built with SQLITE_USE_URI, so it reads a file:
+        # name as a URI without uri=True (other builds need it); and the importer never runs
+        # INSERT/UPDATE/DELETE, so the default isolation_level opens no implicit transaction.
+        return sqlite3.connect(uri, timeout=2.0,
+                               uri=True,  # pragma: no mutate
+                               isolation_level=None)  # pragma: no mutate
     except sqlite3.Error as exc:
         raise InputError(f"cannot open the SQLite database ({exc})", file=shown) from None
 
@@ -359,7 +365,8 @@ def _columns(db: sqlite3.Connection, table: str, shown: str) -> set[str]:
 
 
 def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+    # only the module's constant names are quoted, none of which holds a double quote
+    return '"' + name + '"'
 
 
 def _require(db: sqlite3.Connection, table: str, needed: Sequence[str],
@@ -381,7 +388,9 @@ def _stream(db: sqlite3.Connection, query: str, parameters: Mapping[str, Any],
     try:
         cursor = db.execute(query, parameters)
         for row in cursor:
-            yield dict(zip(names, row, strict=True))
+            # the select list is built from names: strict never fires
+            yield dict(zip(names, row,
+                           strict=True))  # pragma: no mutate
     except sqlite3.DatabaseError as exc:
         raise InputError(f"cannot read table {table!r} ({exc})", file=shown) from None
 
@@ -433,7 +442,10 @@ _HAS_NUMERIC = f"SELECT 1 FROM {SNAPSHOTS_TABLE} WHERE created_at < :floor LIMIT
 
 def _recent_bounds(since: datetime) -> dict[str, Any]:
     """Parameters of ``_RECENT``: every form of an instant from since's whole second on."""
-    low = since.astimezone(UTC).replace(microsecond=0)
+    # strftime drops microseconds, and int() too from 1970 on (OmniRoute writes no earlier
+    # row): a microsecond left here reads the same
+    low = since.astimezone(UTC).replace(
+        microsecond=0)  # pragma: no mutate
     low_s = int(low.timestamp())
     return {
         "iso_t": low.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -452,7 +464,7 @@ def _snapshot_select(present: set[str]) -> tuple[str, tuple[str, ...]]:
         listed += (f", CASE WHEN instr({RAW_DATA}, 'fractionReported') > 0 "
                    f"THEN {RAW_DATA} END")
     else:
-        listed += ", NULL"
+        listed += ", NULL"  # pragma: no mutate (SQL keywords read the same in any case)
     return listed, (*SNAPSHOT_COLUMNS, RAW_DATA)
 
 
@@ -485,12 +497,17 @@ class _Reader:
                   ) -> Iterator[dict[str, Any]]:
         """Candidates for the latest row before since of every (connection, window_key);
         the exact instants are compared by the caller."""
-        upper = (since.astimezone(UTC).replace(microsecond=0)
-                 + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S")
+        # Equivalent mutants: a later upper bound (a microsecond kept, a second more, text
+        # above every date) only reads more rows, and each instant is compared exactly below.
+        upper = (since.astimezone(UTC).replace(
+                     microsecond=0)  # pragma: no mutate
+                 + timedelta(seconds=1)  # pragma: no mutate
+                 ).strftime("%Y-%m-%dT%H:%M:%S")  # pragma: no mutate
         series = list(_stream(self.db, _SERIES, {}, ("cid", "window"), SNAPSHOTS_TABLE,
                               self.shown))
         # through _stream like every other read: a damaged page is an InputError, not a crash
-        numeric = next(_stream(self.db, _HAS_NUMERIC, {"floor": TEXT_FLOOR}, ("one",),
+        numeric = next(_stream(self.db, _HAS_NUMERIC, {"floor": TEXT_FLOOR},
+                               ("one",),  # pragma: no mutate (only a row's presence counts)
                                SNAPSHOTS_TABLE, self.shown), None) is not None
         text_walk = f"SELECT {listed} FROM {SNAPSHOTS_TABLE} {_TEXT_WALK}"
         numeric_walks = [f"SELECT {listed} FROM {SNAPSHOTS_TABLE} {walk}"
@@ -500,16 +517,17 @@ class _Reader:
                   "s_int": math.floor(since.timestamp()) + 1}
         for key in series:
             parameters = {**key, "floor": TEXT_FLOOR, "upper": upper}
-            date: str | None = None
+            date = ""  # the first row's date, once read; no date sorts below ""
             for row in _stream(self.db, text_walk, parameters, names, SNAPSHOTS_TABLE,
                                self.shown):
                 stamp = str(row["created_at"])
-                if date is not None and stamp[:10] < date:
+                day = stamp[:10]
+                if day < date:
                     break
                 at = db_instant(stamp, f"{SNAPSHOTS_TABLE}[id={row['id']}].created_at",
                                 self.shown)
                 if at is not None and at < since:
-                    date = date or stamp[:10]
+                    date = date or day
                     yield row
             if numeric:
                 for walk in numeric_walks:
@@ -524,32 +542,27 @@ class _Database:
         self.path = path
         self.shown = shown
         self.notes = notes
-        self.db: sqlite3.Connection | None = None
+
+    db: sqlite3.Connection
+    """Set by ``__enter__``; ``__exit__`` runs only after it returned."""
 
     def __enter__(self) -> _Reader:
         db = open_readonly(self.path, self.shown, self.notes)
         self.db = db
         try:
+            # _require reports a damaged file as an InputError itself, and a deferred BEGIN
+            # reads no page: nothing here raises a DatabaseError
             _require(db, CONNECTIONS_TABLE, CONNECTION_COLUMNS, self.shown)
             present = _require(db, SNAPSHOTS_TABLE, SNAPSHOT_COLUMNS, self.shown)
-            db.execute("BEGIN")
-        except sqlite3.DatabaseError as exc:
-            db.close()
-            raise InputError(f"cannot read the SQLite database ({exc})",
-                             file=self.shown) from None
+            db.execute("BEGIN")  # pragma: no mutate (SQL keywords read the same in any case)
         except BaseException:
             db.close()
             raise
         return _Reader(db, self.shown, present)
 
     def __exit__(self, *_exc: object) -> None:
-        assert self.db is not None
-        try:
-            self.db.execute("COMMIT")
-        except sqlite3.DatabaseError:
-            pass
-        finally:
-            self.db.close()
+        # closing ends the read transaction; nothing was written, so there is nothing to commit
+        self.db.close()
 
 
 # --- mapping connections -------------------------------------------------------------------
@@ -612,7 +625,9 @@ def map_connections(rows: Iterable[Mapping[str, Any]], catalogs: Catalogs, shown
         table["active"] = _flag(row["is_active"])
         until = db_instant(row["rate_limited_until"], f"{where}.rate_limited_until", shown)
         status, dropped = map_status(row["test_status"], cooldown=until is not None)
-        if (_text(row["test_status"]) or "").lower() == COOLDOWN_STATUS:
+        raw_status = (_text(row["test_status"])
+                      or "")  # pragma: no mutate (no status is not the cooldown either)
+        if raw_status.lower() == COOLDOWN_STATUS:
             (cooling if until is not None else failing).append(cid)
         if status is not None:
             table["status"] = status
@@ -638,7 +653,7 @@ def map_connections(rows: Iterable[Mapping[str, Any]], catalogs: Catalogs, shown
         notes.append("no model known for " + ", ".join(modelless) + " (provider not in the "
                      "model catalog and no default_model): add models to connections.toml "
                      "or a model catalog overlay")
-    mapped.sort(key=lambda item: (item[0], item[1]))
+    mapped.sort()  # by priority, then id; ids are unique, so no table is ever compared
     return [table for _, _, table in mapped]
 
 
@@ -694,12 +709,13 @@ class _RowParser:
         self._zero_sentinel: dict[tuple[str, str], bool] = {}
 
     def zero_is_sentinel(self, provider: str, window: str) -> bool:
-        key = (provider, window)
-        known = self._zero_sentinel.get(key)
+        # a memo of a pure lookup: a miss computes the same answer again
+        key = (provider, window)  # pragma: no mutate
+        known = self._zero_sentinel.get(key)  # pragma: no mutate
         if known is None:
             matched = self.scopes.match(provider, window)
             known = matched is not None and matched.entry.zero_is_sentinel
-            self._zero_sentinel[key] = known
+            self._zero_sentinel[key] = known  # pragma: no mutate
         return known
 
     def parse(self, row: Mapping[str, Any], provider: str) -> _Row | None:
@@ -736,7 +752,9 @@ class _RowParser:
         if not math.isfinite(value):
             raise InputError(f"not a number: {raw!r}", file=self.shown,
                              field=f"{where}.remaining_percentage")
-        return min(100.0, max(0.0, value))
+        # below 0 reads as 0, which the zero_is_sentinel test sees; reading_document caps
+        # every percent at 100 (common.clamp_percent)
+        return max(0.0, value)
 
 
 def group_readings(rows: Sequence[_Row], tolerance: timedelta,
@@ -755,7 +773,7 @@ def group_readings(rows: Sequence[_Row], tolerance: timedelta,
     index = 0
     while index < len(ordered):
         start = ordered[index].at
-        last = start
+        last = start  # pragma: no mutate (the loop below runs at least once and sets it)
         while index < len(ordered) and ordered[index].at - start <= tolerance:
             row = ordered[index]
             current[row.window] = row
@@ -767,7 +785,7 @@ def group_readings(rows: Sequence[_Row], tolerance: timedelta,
 
 def _source_reading(checked_at: datetime, windows: Mapping[str, _Row]) -> SourceReading:
     return SourceReading(checked_at, tuple(
-        SourceWindow(name, row.remaining, False, row.reset_at)
+        SourceWindow(name, row.remaining, reset_at=row.reset_at)
         for name, row in sorted(windows.items())))
 
 
@@ -806,7 +824,9 @@ def _histories(rows: Iterable[Mapping[str, Any]], providers: Mapping[str, str],
         history = histories.setdefault(cid, _History())
         if since is not None and parsed.at < since:
             held = history.before.get(parsed.window)
-            if held is None or (parsed.at, parsed.row_id) > (held.at, held.row_id):
+            # (created_at, id) pairs are unique: > and >= keep the same row
+            if held is None or (
+                    (parsed.at, parsed.row_id) > (held.at, held.row_id)):  # pragma: no mutate
                 history.before[parsed.window] = parsed
             continue
         history.rows.append(parsed)
@@ -829,7 +849,9 @@ def _scope_report(connections: Sequence[Mapping[str, Any]],
             continue
         names = set(history.before) | {row.window for row in history.rows}
         scope_windows(table["provider"], table.get("models", ()),
-                      [SourceWindow(name, 100.0) for name in sorted(names)], scopes, report)
+                      [SourceWindow(name,
+                                    100.0)  # pragma: no mutate (any value: only not None counts)
+                       for name in sorted(names)], scopes, report)
     return report
 
 
@@ -904,10 +926,13 @@ def quota_text(quota: Mapping[str, Any]) -> str:
     """The quota document with one reading per line: valid JSON, diff-friendly, and written
     by json's C encoder (an indented dump of 100,000 readings takes seconds)."""
     readings = quota["readings"]
-    head = json.dumps(quota["taken_at"], ensure_ascii=False)
+    head = json.dumps(quota["taken_at"])  # an RFC 3339 instant: ASCII
     if not readings:
         return f'{{"taken_at": {head}, "readings": []}}\n'
-    lines = ",\n".join("  " + json.dumps(reading, ensure_ascii=False) for reading in readings)
+    # Equivalent mutant: ensure_ascii=None reads as False.
+    lines = ",\n".join("  " + json.dumps(reading,
+                                          ensure_ascii=False)  # pragma: no mutate
+                        for reading in readings)
     return f'{{"taken_at": {head}, "readings": [\n{lines}\n]}}\n'
 
 
