@@ -340,8 +340,14 @@ def invoke(*args: str) -> Any:
 
 
 def golden(name: str, text: str) -> None:
-    path = GOLDEN / name
+    """``text`` equals the golden file and says what its checker requires
+    (tests/golden_checks.py), so that a golden file regenerated wrong fails."""
     import os
+
+    from tests.golden_checks import check_golden
+
+    check_golden(name, text)
+    path = GOLDEN / name
 
     if os.environ.get("OMNILADDER_UPDATE_GOLDEN") == "1":
         path.write_text(text, encoding="utf-8")

@@ -20,6 +20,7 @@ from omniladder import __version__
 from omniladder.cli import app
 from omniladder.engine.plan import REASON_CODES
 from tests.conftest import ROOT
+from tests.golden_checks import CHECKS, check_golden
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE = os.environ.get("OMNILADDER_UPDATE_GOLDEN") == "1"
@@ -48,6 +49,9 @@ def run(name: str, *extra: str) -> tuple[str, str]:
 
 
 def compare(path: Path, actual: str) -> None:
+    """``actual`` equals the golden file, and says what its checker (tests/golden_checks.py)
+    requires, so that a golden file regenerated wrong fails."""
+    check_golden(path.name, actual)
     if UPDATE:
         path.parent.mkdir(exist_ok=True)
         path.write_text(actual, encoding="utf-8")
@@ -155,6 +159,61 @@ def test_every_golden_file_belongs_to_a_plan() -> None:
     expected |= {"export-litellm-thrifty.yaml", "export-litellm-thrifty.txt",
                  "export-omniroute-thrifty.json"}
     assert {p.name for p in GOLDEN.iterdir()} == expected
+
+
+def test_every_golden_file_has_a_checker() -> None:
+    """A golden file is only trusted with assertions on its document, stated apart from its
+    text: every file in tests/golden/ has a checker, and both comparison helpers run it."""
+    import inspect
+
+    from tests.test_export import golden
+
+    assert set(CHECKS) == {p.name for p in GOLDEN.iterdir()}
+    for helper in (compare, golden):
+        assert "check_golden(" in inspect.getsource(helper), helper.__name__
+
+
+MUTATIONS: list[tuple[str, list[str], str, str]] = [
+    # (golden, command, what a wrong regeneration would hold, in place of what)
+    ("thrifty.json", ["plan", "auto/thrifty", "--json"], '"claude-max-extra"',
+     '"claude-pro-personal"'),
+    ("thrifty.json", ["plan", "auto/thrifty", "--json"], '"position": 12', '"position": 13'),
+    ("thrifty.txt", ["plan", "auto/thrifty"], "groq-key              all models        cheap ",
+     "groq-key              all models        free  "),
+    ("thrifty-detail-60.txt", ["plan", "auto/thrifty", "--detail"], "allowlist: openai-key",
+     "allowlist: deepseek-key"),
+    ("thrifty.md", ["plan", "auto/thrifty", "--format", "markdown"], "`quota-stale`",
+     "`quota-unknown`"),
+    ("subscription.json", ["plan", "auto/subscription", "--json"], '"billing-uncurated"',
+     '"billing-not-subscription"'),
+    ("who-sonnet.txt", ["who", "claude/claude-sonnet-4-5"], "claude-api (premium): in at #11",
+     "claude-api (premium): in at #12"),
+]
+
+
+@pytest.mark.parametrize(("name", "command", "old", "new"), MUTATIONS,
+                         ids=[f"{m[0]}-{i}" for i, m in enumerate(MUTATIONS)])
+def test_a_checker_fails_a_wrong_document(name: str, command: list[str], old: str, new: str,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checker can fail: the real output passes it, the same with one fact changed does not."""
+    if "detail-60" in name:
+        monkeypatch.setenv("COLUMNS", "60")
+    result = runner.invoke(app, [*command, "--config", "examples/omniladder.toml"])
+    assert result.exit_code == 0, result.output
+    assert old in result.stdout
+    check_golden(name, result.stdout)
+    with pytest.raises(AssertionError):
+        check_golden(name, result.stdout.replace(old, new, 1))
+
+
+def test_the_views_are_held_to_the_json_of_their_own_inputs() -> None:
+    """The tight settings' plan is not the example plan: the thrifty checkers refuse it."""
+    for name, extra in (("thrifty.json", ["--json"]), ("thrifty.txt", [])):
+        result = runner.invoke(app, ["plan", "auto/thrifty", "--config",
+                                     "examples/omniladder-tight.toml", *extra])
+        assert result.exit_code == 0, result.output
+        with pytest.raises(AssertionError):
+            check_golden(name, result.stdout)
 
 
 def test_the_same_inputs_as_json_plan_the_same(tmp_path: Path) -> None:
