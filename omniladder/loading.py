@@ -31,6 +31,7 @@ from omniladder import timefmt
 from omniladder.engine.inputs import Catalogs, LoadedInputs, merge_catalogs
 from omniladder.errors import InputError, InputErrors, UsageError, close_match
 from omniladder.models import (
+    IDENTIFIER_PATTERN,
     SECRET_KEYS,
     BillingCatalog,
     ConnectionsFile,
@@ -42,6 +43,7 @@ from omniladder.models import (
     SpendEvent,
     SpendFile,
     field_types,
+    identifier_problem,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -472,11 +474,18 @@ _AS_A_MODEL_SAYS = {
 
 
 def _errors(exc: ValidationError) -> list[ErrorDetails]:
-    """The problems of a validation error, each worded as a model words it."""
-    out = exc.errors(include_url=False, include_input=False)
+    """The problems of a validation error, each worded as a model words it; an identifier
+    that fails its pattern, as the Python check it stands for words it."""
+    out = exc.errors(include_url=False)
     for error in out:
         kind = error["type"]
-        if kind in _AS_A_MODEL_SAYS:
+        if (kind == "string_pattern_mismatch"
+                and (error.get("ctx") or {}).get("pattern") == IDENTIFIER_PATTERN
+                and isinstance(error["input"], str)):
+            problem = identifier_problem(error["input"]) or "not an identifier"
+            error["type"], error["msg"] = "value_error", f"Value error, {problem}"
+            error["ctx"] = {"error": ValueError(problem)}
+        elif kind in _AS_A_MODEL_SAYS:
             error["type"], error["msg"] = _AS_A_MODEL_SAYS[kind]
         elif kind in ("dataclass_type", "dataclass_exact_type"):
             name = str((error.get("ctx") or {}).get("class_name", "?"))

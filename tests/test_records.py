@@ -132,3 +132,48 @@ def test_a_spend_event_attributed_keeps_its_other_fields() -> None:
     assert attributed.rung == "cheap"
     assert dataclasses.replace(attributed, rung=None) == event
     assert event.rung is None
+
+
+def test_the_identifier_pattern_passes_what_the_python_check_passes() -> None:
+    """Identifiers are matched natively against IDENTIFIER_PATTERN (docs/performance.md,
+    loading): it must pass exactly the strings ``identifier_problem`` passes, for every
+    code point alone and after a letter (a lone surrogate never reaches it: the JSON parser
+    refuses one and the plain path reports it at load)."""
+    from pydantic import TypeAdapter
+
+    from omniladder.models import Identifier, identifier_problem
+
+    texts = [text for point in range(0x110000) if not 0xD800 <= point <= 0xDFFF
+             for text in (chr(point), "a" + chr(point))]
+    texts += ["", " ", "  a ", "a\tb", "\u3000", "x\u0085"]
+    try:
+        TypeAdapter(list[Identifier]).validate_python(texts)
+        refused: set[int] = set()
+    except ValidationError as exc:
+        refused = {int(error["loc"][0]) for error in exc.errors()}
+    python = {index for index, text in enumerate(texts) if identifier_problem(text)}
+    assert refused == python
+    assert len(python) > 150  # the controls and the blanks, alone and after "a"
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("  ", "must not be empty"),
+    ("a\x07b", r"contains a control character (\x07 at character 2); an identifier is "
+     "printed on terminals and in reports, so it may hold none"),
+])
+def test_an_identifier_s_problem_is_worded_as_before(tmp_path: Path, value: str,
+                                                     message: str) -> None:
+    """The pattern's mismatch reaches the operator as the Python check words it, on the
+    JSON and the TOML path alike."""
+    import json
+
+    for name, shown, text in (
+            ("c.json", "c.json", json.dumps({"connections": [
+                {"id": value, "provider": "p", "auth_type": "oauth"}]})),
+            ("c.toml", "c.toml:2", f'[[connections]]\nid = {json.dumps(value)}\nprovider = "p"\n'
+                       'auth_type = "oauth"\n')):
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(InputError) as caught:
+            load_model(ConnectionsFile, path, name)
+        assert str(caught.value) == f"{shown}: connections[0].id: {message}"

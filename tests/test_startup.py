@@ -98,3 +98,63 @@ def test_the_one_command_app_answers_as_the_whole_app(name: str, tail: list[str]
         outcomes.append(runner.invoke(built, [name, *tail]))
     whole, alone = outcomes
     assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output)
+
+
+def test_the_table_plan_does_not_look_for_pydantic_plugins() -> None:
+    """Looking for pydantic plugins imports importlib.metadata and reads every installed
+    distribution's metadata: 15-20 ms of the example's table view, for plugins omniladder
+    never uses (docs/performance.md#start-up)."""
+    code, modules, stdout = imported_by(
+        "plan", "auto/thrifty", "--config", str(EXAMPLES / "omniladder.toml"))
+    assert code in (0, None), stdout
+    assert "Pool, in dispatch order" in stdout
+    assert "omniladder.models" in modules
+    assert "importlib.metadata" not in modules
+
+
+PLUGIN_PROBE = """
+import sys
+import omniladder.models
+from pydantic.plugin import _loader
+print(list(_loader.get_plugins()), _loader.__spec__ is None)
+# A name the stand-in does not define puts the real loader back (a later pydantic).
+print(_loader.PYDANTIC_ENTRY_POINT_GROUP, sys.modules["pydantic.plugin._loader"].__spec__ is None)
+"""
+
+
+def test_the_plugin_stand_in_finds_none_and_gives_way_to_the_real_loader() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", PLUGIN_PROBE], env=env, capture_output=True,
+                          text=True, check=True, cwd=ROOT)
+    assert done.stdout.split("\n")[:2] == ["[] True", "pydantic False"]
+
+
+BUILT_PROBE = """
+import json, sys
+sys.argv = ["omniladder", *json.loads(sys.argv[1])]
+from omniladder.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+sys.stdout.flush()
+from omniladder import models
+sys.stderr.write(json.dumps(sorted(
+    name for name in dir(models) if isinstance(getattr(models, name), type)
+    and issubclass(getattr(models, name), models.StrictModel)
+    and getattr(models, name).__pydantic_complete__)))
+"""
+
+
+def test_a_plan_builds_no_validator_of_the_window_scope_catalog() -> None:
+    """Only import, catalog and schema read the quota-window scope catalog: its models are
+    built when first validated, and a plan never validates one."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", BUILT_PROBE, json.dumps(
+            ["plan", "auto/thrifty", "--config", str(EXAMPLES / "omniladder.toml")])],
+        env=env, capture_output=True, text=True, check=False, cwd=ROOT)
+    built = json.loads(done.stderr.splitlines()[-1])
+    assert "QuotaFile" in built
+    assert "Settings" in built
+    assert [name for name in built if "Window" in name or "Source" in name] == []

@@ -222,12 +222,13 @@ def refuse_overwriting(outputs: Iterable[tuple[str, Path | None]],
 
     ``outputs`` are (option, path); an output not asked for (None) is skipped.
     """
+    asked = [(option, path) for option, path in outputs if path is not None]
+    if not asked:  # most runs write nothing: they need not import the writer (~1 ms)
+        return
     from omniladder.writing import Output
     from omniladder.writing import refuse_overwriting as refuse
 
-    wanted = [Output(option, path) for option, path in outputs if path is not None]
-    if wanted:
-        refuse(wanted, inputs)
+    refuse([Output(option, path) for option, path in asked], inputs)
 
 
 def write_atomic(path: Path, text: str | Iterable[str]) -> None:
