@@ -7,6 +7,7 @@ import gc
 import importlib
 import os
 import sys
+import types
 from typing import Annotated, Any, NoReturn, TextIO
 
 import typer
@@ -206,6 +207,44 @@ def _standard_streams() -> None:
             continue
 
 
+_PLUGIN_LOADER = "pydantic.plugin._loader"
+
+
+def without_pydantic_plugins() -> None:
+    """Build every validator of this process without looking for pydantic plugins.
+
+    Called by ``main`` before any model is declared, so only the command line runs this way; a
+    program importing ``omniladder.models`` keeps pydantic's own loader.
+
+    pydantic looks for plugins (packages registering a ``pydantic`` entry point, such as an
+    observability tool) when it builds the first validator of a process: it imports
+    ``importlib.metadata`` (with ``email``, ``zipfile`` and ``csv``) and reads the metadata of
+    every installed distribution. That is 15-20 ms of a 190 ms table view, 8 % of the
+    start-up ratio (docs/performance.md#start-up), for plugins omniladder never wants: its
+    validation is of the operator's files, not of a service to observe. The loader module is
+    replaced by one that finds none; a name other than ``get_plugins`` asked of it (by a later
+    pydantic) puts the real module back and comes from it.
+    """
+    if _PLUGIN_LOADER in sys.modules:
+        return
+    loader = types.ModuleType(_PLUGIN_LOADER)
+
+    def get_plugins() -> tuple[()]:
+        return ()
+
+    def real_loader(name: str) -> Any:
+        if name.startswith("__"):  # what the import system asks of any module
+            raise AttributeError(name)
+        import importlib
+
+        sys.modules.pop(_PLUGIN_LOADER, None)
+        return getattr(importlib.import_module(_PLUGIN_LOADER), name)
+
+    loader.get_plugins = get_plugins  # type: ignore[attr-defined]
+    loader.__getattr__ = real_loader  # type: ignore[method-assign]
+    sys.modules[_PLUGIN_LOADER] = loader
+
+
 def run() -> NoReturn:
     """The console script: ``main``, then the fast exit of omniladder.commands.lifetime."""
     from omniladder.commands import lifetime
@@ -229,6 +268,7 @@ def main() -> None:
     # back (peak 1,327 MB at 100,000 connections with or without it; see benchmarks/).
     # The process is short-lived, so it runs without it.
     gc.disable()
+    without_pydantic_plugins()
     if COMPLETE_VAR in os.environ:
         # A completion script asking for completions (`omniladder completion SHELL`): typer's
         # shell classes are registered only now, so no other run pays for importing them.

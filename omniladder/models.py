@@ -6,8 +6,6 @@ setting silently ignored. Timestamps must carry an offset.
 
 import dataclasses
 import re
-import sys
-import types
 import typing
 from collections.abc import Hashable, Iterable
 from datetime import date, datetime
@@ -31,43 +29,6 @@ if typing.TYPE_CHECKING:
 from omniladder.timefmt import OUT_OF_RANGE, from_rfc3339, in_utc_range
 from omniladder.vocabulary import CATEGORIES as CATEGORIES
 from omniladder.vocabulary import Category as Category
-
-_PLUGIN_LOADER = "pydantic.plugin._loader"
-
-
-def _without_pydantic_plugins() -> None:
-    """Build every validator without looking for pydantic plugins.
-
-    pydantic looks for plugins (packages registering a ``pydantic`` entry point, such as an
-    observability tool) when it builds the first validator of a process: it imports
-    ``importlib.metadata`` (with ``email``, ``zipfile`` and ``csv``) and reads the metadata of
-    every installed distribution. That is 15-20 ms of a 190 ms table view, 8 % of the
-    start-up ratio (docs/performance.md#start-up), for plugins omniladder never wants: its
-    validation is of the operator's files, not of a service to observe. The loader module is
-    replaced by one that finds none; a name other than ``get_plugins`` asked of it (by a later
-    pydantic) puts the real module back and comes from it.
-    """
-    if _PLUGIN_LOADER in sys.modules:
-        return
-    loader = types.ModuleType(_PLUGIN_LOADER)
-
-    def get_plugins() -> tuple[()]:
-        return ()
-
-    def real_loader(name: str) -> Any:
-        if name.startswith("__"):  # what the import system asks of any module
-            raise AttributeError(name)
-        import importlib
-
-        sys.modules.pop(_PLUGIN_LOADER, None)
-        return getattr(importlib.import_module(_PLUGIN_LOADER), name)
-
-    loader.get_plugins = get_plugins  # type: ignore[attr-defined]
-    loader.__getattr__ = real_loader  # type: ignore[method-assign]
-    sys.modules[_PLUGIN_LOADER] = loader
-
-
-_without_pydantic_plugins()
 
 Rung = Literal["subscription", "keyless", "free", "cheap", "premium"]
 RUNGS: tuple[Rung, ...] = ("subscription", "keyless", "free", "cheap", "premium")

@@ -114,6 +114,8 @@ def test_the_table_plan_does_not_look_for_pydantic_plugins() -> None:
 
 PLUGIN_PROBE = """
 import sys
+from omniladder.cli import without_pydantic_plugins
+without_pydantic_plugins()
 import omniladder.models
 from pydantic.plugin import _loader
 print(list(_loader.get_plugins()), _loader.__spec__ is None)
@@ -127,6 +129,17 @@ def test_the_plugin_stand_in_finds_none_and_gives_way_to_the_real_loader() -> No
     done = subprocess.run([sys.executable, "-c", PLUGIN_PROBE], env=env, capture_output=True,
                           text=True, check=True, cwd=ROOT)
     assert done.stdout.split("\n")[:2] == ["[] True", "pydantic False"]
+
+
+def test_a_program_importing_the_models_keeps_pydantic_plugins() -> None:
+    """Only the command line goes without plugins: importing the models leaves pydantic's own
+    loader in place for a program that uses them."""
+    probe = ("import sys, omniladder.models\n"
+             "print(sys.modules['pydantic.plugin._loader'].__spec__ is not None)")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                          text=True, check=True, cwd=ROOT)
+    assert done.stdout.strip() == "True"
 
 
 BUILT_PROBE = """
