@@ -40,7 +40,7 @@ from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.quota import HeldWindow, in_force, readings_until
-from omniladder.engine.stepping import Stepper, budget_steps
+from omniladder.engine.stepping import Stepper, budget_steps, change_steps
 from omniladder.models import (
     CALENDAR_MONTH,
     PAID_RUNGS,
@@ -348,12 +348,18 @@ def projected_readings(connection_id: str, history: Sequence[Reading],
     wanted: set[int] = set()
     if not dense:
         count = len(instants)
+        # The first step after now: a reset or a cutoff crossing between the reading and now
+        # (at or before the step at now, which reads the recorded reading) shows there first.
+        if count > 1:
+            wanted.add(1)
         if kept_fresh is not None:
             wanted.update(kept_fresh)
-            for at in (latest.reset_at, rate_limited_until):
-                index = bisect.bisect_left(instants, at) if at is not None else 0
-                if 0 < index < count:
-                    wanted.add(index)
+            # Every step at which the engine re-decides the connection from its recorded
+            # history (the latest reading's resets, the end of its cooldown, and the reset of
+            # an earlier window R6.4 held): there it must read a projected reading, not the
+            # recorded one, which the engine is told never turns stale.
+            wanted.update(change_steps(history, rate_limited_until, max_age, instants,
+                                       cutoff, ages=False))
         for window, pace in zip(windows, paces, strict=True):
             for reset in _resets(window, pace, end):
                 index = bisect.bisect_left(instants, reset)

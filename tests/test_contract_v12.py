@@ -25,6 +25,7 @@ from omniladder.engine.quota import HeldWindow, verdict, with_holds
 from omniladder.models import Reading, Window
 from tests.builders import NOW, at, conn, fleet, history, ladder, plan, reading, window
 from tests.builders import decision as pair
+from tests.strategies import ONE_PLAN, input_sets
 
 runner = CliRunner()
 LADDER = ladder()  # cutoff 2 %, re-entry floor 5 %, max age 180 s
@@ -169,40 +170,25 @@ def test_simulate_steps_at_a_held_windows_reset(tmp_path: Path) -> None:
     assert back == ["2026-11-29T11:05:00Z"]  # the first step at or after the 11:00 reset
 
 
-def _reset(minutes: int | None, checked: int) -> str | None:
-    """A reset after its own reading (one at or before it is unusable, §2.2)."""
-    return None if minutes is None else at(minutes=max(minutes, checked + 1))
-
-
-@st.composite
-def _histories(draw: st.DrawFn) -> list[dict[str, Any]]:
-    out = []
-    for minutes in sorted(draw(st.sets(st.integers(-300, -1), max_size=5))):
-        windows = [window(draw(st.sampled_from(["5h", "weekly"])),
-                          draw(st.sampled_from([0, 1, 2, 3, 50, 100])),
-                          _reset(draw(st.none() | st.integers(-200, 600)), minutes),
-                          models=draw(st.none() | st.just([SONNET])))
-                   for _ in range(draw(st.integers(0, 2)))]
-        status = draw(st.sampled_from([None, None, "ok"]))
-        out.append(reading("c", at(minutes=minutes), *windows,
-                           **({"status": status} if status else {})))
-    return out
+HISTORIES = input_sets(catalog=ONE_PLAN, connections=(1, 1), readings=(0, 5),
+                       readings_between=(-300, -1), resets_between=(-200, 600),
+                       spend=False).map(lambda inputs: inputs.readings.get("c0", ()))
+"""One connection's quota history, every reading before NOW."""
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(readings=_histories(), cutoff=st.sampled_from([0, 2, 5]))
-def test_a_placeholder_never_reopens_a_spent_window(readings: list[dict[str, Any]],
+@given(parsed=HISTORIES, cutoff=st.sampled_from([0, 2, 5]))
+def test_a_placeholder_never_reopens_a_spent_window(parsed: tuple[Reading, ...],
                                                     cutoff: float) -> None:
     """R6.4, derived afresh: when any earlier reading showed a window at or below the cutoff
     with a reset still ahead, a placeholder at now showing every window at 100 % leaves the
     pair exhausted."""
     rules = ladder(exit_cutoff_percent=cutoff, reentry_min_remaining_percent=cutoff)
-    parsed = history(*readings)
     spent = any(w.applies_to(SONNET) and not w.unlimited and w.figure <= cutoff
                 and w.reset_at is not None and w.reset_at > NOW
                 for r in parsed for w in r.all_windows())
     names = {(w.name, w.models) for r in parsed for w in r.all_windows()}
-    placeholder = Reading(connection="c", checked_at=NOW, windows=tuple(
+    placeholder = Reading(connection="c0", checked_at=NOW, windows=tuple(
         Window(name=name, remaining_percent=100, reset_at=NOW + timedelta(hours=5),
                models=models) for name, models in sorted(names, key=str)) or None,
         status="ok")
@@ -210,20 +196,24 @@ def test_a_placeholder_never_reopens_a_spent_window(readings: list[dict[str, Any
     if spent:
         assert found.kind == "exhausted", found
     else:
-        assert found.kind == ("usable" if names else "unknown"), found
+        # R6.8: a placeholder with no window for the model (none at all, or only windows
+        # scoped to other models) says nothing about it: unknown, never usable.
+        applies = any(models is None or SONNET in models for _, models in names)
+        assert found.kind == ("usable" if applies else "unknown"), found
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(readings=_histories(), extra=st.lists(st.integers(-300, 0), max_size=3))
-def test_empty_readings_change_no_verdict(readings: list[dict[str, Any]],
+@given(readings=HISTORIES, extra=st.lists(st.integers(-300, 0), max_size=3))
+def test_empty_readings_change_no_verdict(readings: tuple[Reading, ...],
                                           extra: list[int]) -> None:
     """§2.2 (v1.2), derived afresh: inserting readings with no window, figure or status at
     any instant changes no verdict (kind, reason, figure)."""
-    taken = {r["checked_at"] for r in readings}
-    empties = [reading("c", at(minutes=m, seconds=30)) for m in extra
-               if at(minutes=m, seconds=30) not in taken]
-    before = verdict(history(*readings), SONNET, NOW, LADDER)
-    after = verdict(history(*readings, *empties), SONNET, NOW, LADDER)
+    taken = {r.checked_at for r in readings}
+    empties = [r for r in history(*(reading("c0", at(minutes=m, seconds=30)) for m in extra))
+               if r.checked_at not in taken]
+    before = verdict(readings, SONNET, NOW, LADDER)
+    after = verdict(tuple(sorted((*readings, *empties), key=lambda r: r.checked_at)), SONNET,
+                    NOW, LADDER)
     if before.reason == "quota-missing":
         assert after.reason == "quota-missing"
     else:

@@ -44,7 +44,8 @@ from omniladder.models import (
 from omniladder.scopes import load_window_scopes
 from omniladder.simulate import simulate
 from tests.conftest import EXAMPLES
-from tests.test_simulate_stepping import CATALOGS, T0, fleets
+from tests.strategies import ONE_PLAN, input_sets
+from tests.test_simulate_stepping import CATALOGS, FLEETS, T0
 
 runner = CliRunner()
 DAY = str(EXAMPLES / "day" / "omniladder.toml")
@@ -172,7 +173,7 @@ def recorded_plus_projected(inputs: LoadedInputs, result: Forecast) -> LoadedInp
 
 
 @settings(max_examples=120, deadline=None)
-@given(fleets(), st.sampled_from(["auto/thrifty", "auto/subscription"]),
+@given(FLEETS, st.sampled_from(["auto/thrifty", "auto/subscription"]),
        st.integers(-120, 60), st.sampled_from([5, 15]))
 def test_simulating_the_projected_readings_as_recorded_gives_the_same_transitions(
         inputs: LoadedInputs, auto_id: str, start: int, step: int) -> None:
@@ -187,7 +188,7 @@ def test_simulating_the_projected_readings_as_recorded_gives_the_same_transition
 
 
 @settings(max_examples=300, deadline=None)
-@given(fleets(), st.sampled_from(["auto/thrifty", "auto/subscription"]),
+@given(FLEETS, st.sampled_from(["auto/thrifty", "auto/subscription"]),
        st.integers(-120, 60), st.sampled_from([1, 5, 15]))
 def test_sparse_projected_readings_decide_as_a_reading_at_every_step(
         inputs: LoadedInputs, auto_id: str, start: int, step: int) -> None:
@@ -206,7 +207,7 @@ def test_sparse_projected_readings_decide_as_a_reading_at_every_step(
 
 
 @settings(max_examples=150, deadline=None)
-@given(fleets(), st.integers(-120, 60))
+@given(FLEETS, st.integers(-120, 60))
 def test_guardrails_hold_on_generated_histories(inputs: LoadedInputs, start: int) -> None:
     """Item 2: a burn rate only from two readings of the cycle, 5% of the window elapsed and
     a fresh reading; never an exhaustion after the window's own reset."""
@@ -234,29 +235,14 @@ def test_guardrails_hold_on_generated_histories(inputs: LoadedInputs, start: int
 # --- zero burn and resets ------------------------------------------------------------------
 
 
-@st.composite
-def steady_fleets(draw: st.DrawFn) -> LoadedInputs:
-    """Subscription connections, each read twice with the same figures: zero burn."""
-    connections: list[Connection] = []
-    readings: dict[str, tuple[Reading, ...]] = {}
-    for index in range(draw(st.integers(1, 4))):
-        cid = f"c{index}"
-        connections.append(Connection(id=cid, provider="claude", auth_type="oauth",
-                                      models=("claude-sonnet-4-5",)))
-        windows = tuple(
-            Window(name=f"w{n}", remaining_percent=draw(st.sampled_from([1.0, 3.0, 40.0])),
-                   reset_at=T0 + timedelta(minutes=draw(st.integers(20, 400))))
-            for n in range(draw(st.integers(1, 2))))
-        readings[cid] = tuple(Reading(connection=cid, checked_at=T0 - timedelta(minutes=m),
-                                      windows=windows) for m in (60, 0))
-    return LoadedInputs(
-        settings=Settings(ladder=LadderSettings(max_reading_age_seconds=180)),
-        connections=tuple(connections), readings=readings, quota=None, spend=None,
-        catalogs=CATALOGS, files={})
+STEADY = input_sets(anchor=T0, catalog=ONE_PLAN, connections=(1, 4),
+                    resets_between=(20, 400), spend=False, cooldowns=False,
+                    settings={"ladder": {"max_reading_age_seconds": 180}}, steady=True)
+"""Subscription connections, each read twice with the same figures: zero burn."""
 
 
 @settings(max_examples=100, deadline=None)
-@given(steady_fleets(), st.sampled_from(["auto/thrifty", "auto/subscription"]))
+@given(STEADY, st.sampled_from(["auto/thrifty", "auto/subscription"]))
 def test_zero_burn_holds_the_current_plan_until_each_reset(inputs: LoadedInputs,
                                                           auto_id: str) -> None:
     result = run(inputs, auto_id, T0, hours=8)
@@ -273,7 +259,7 @@ def test_zero_burn_holds_the_current_plan_until_each_reset(inputs: LoadedInputs,
 
 
 @settings(max_examples=100, deadline=None)
-@given(steady_fleets())
+@given(STEADY)
 def test_a_reset_always_ends_a_projected_exhaustion(inputs: LoadedInputs) -> None:
     """Every window is back above the cutoff at the first step at or after its reset."""
     result = run(inputs, "auto/subscription", T0, hours=8)
@@ -286,6 +272,51 @@ def test_a_reset_always_ends_a_projected_exhaustion(inputs: LoadedInputs) -> Non
             assert shown.figure == 100.0
             assert shown.reset_at is not None
             assert shown.reset_at > after.checked_at
+
+
+def forecast_cli(tmp_path: Path, readings: list[dict], auto_id: str,  # type: ignore[type-arg]
+                 now: str) -> dict:  # type: ignore[type-arg]
+    """``omniladder forecast AUTO_ID --json`` over one Claude plan login and its readings."""
+    (tmp_path / "connections.toml").write_text(
+        '[[connections]]\nid = "c"\nprovider = "claude"\nauth_type = "oauth"\n'
+        'models = ["claude-sonnet-4-5"]\n', encoding="utf-8")
+    (tmp_path / "quota.json").write_text(json.dumps({"readings": readings}), encoding="utf-8")
+    config = tmp_path / "omniladder.toml"
+    config.write_text('[inputs]\nconnections = "connections.toml"\nquota = "quota.json"\n',
+                      encoding="utf-8")
+    result = runner.invoke(app, ["forecast", auto_id, "--config", str(config), "--now", now,
+                                 "--horizon", "2h", "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_a_held_reset_after_now_reads_a_projected_reading_not_a_stale_one(
+        tmp_path: Path) -> None:
+    """R6.4 and R6.6 over the projection: the latest reading shows 0% with no reset, so the
+    plan stays out for the whole horizon. An earlier reading's reset (held, R6.4) is a step
+    at which the engine re-decides the connection; it must read a projected reading there,
+    not the recorded one turned stale (which auto/thrifty would admit, unverified)."""
+    document = forecast_cli(tmp_path, [
+        {"connection": "c", "checked_at": "2026-11-30T21:59:00Z", "remaining_percent": 0,
+         "reset_at": "2026-11-30T22:04:00Z"},
+        {"connection": "c", "checked_at": "2026-11-30T22:00:00Z", "remaining_percent": 0},
+    ], "auto/thrifty", "2026-11-30T22:00:00Z")
+    assert document["pool_empty_at"] == "2026-11-30T22:00:00Z"
+    assert document["transitions"] == []
+
+
+def test_a_reset_between_the_reading_and_now_is_projected_at_the_next_step(
+        tmp_path: Path) -> None:
+    """R6.7 at now (the window reset after the reading), then the projection's new cycle at
+    100% from the first step after now, not from the window's next reset five hours on."""
+    document = forecast_cli(tmp_path, [
+        {"connection": "c", "checked_at": "2026-11-30T21:59:00Z", "windows": [
+            {"name": "5h", "remaining_percent": 50, "reset_at": "2026-11-30T22:00:00Z",
+             "window_seconds": 18000}]},
+    ], "auto/subscription", "2026-11-30T22:00:00Z")
+    assert document["pool_empty_at"] == "2026-11-30T22:00:00Z"
+    (back,) = document["transitions"]
+    assert (back["at"], back["to"]) == ("2026-11-30T22:05:00Z", "subscription")
 
 
 def test_a_stale_reading_gets_no_projection_and_stays_unknown() -> None:

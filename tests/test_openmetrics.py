@@ -42,8 +42,8 @@ from tests.builders import NOW, at, fleet, plan
 from tests.conftest import EXAMPLES
 from tests.strategies import input_sets as plan_fleets
 from tests.test_autoid import VALID
+from tests.test_simulate_stepping import FLEETS as FORECAST_FLEETS
 from tests.test_simulate_stepping import T0
-from tests.test_simulate_stepping import fleets as forecast_fleets
 
 runner = CliRunner()
 CONFIG = str(EXAMPLES / "omniladder.toml")
@@ -476,7 +476,7 @@ def test_plan_metrics_of_generated_fleets(inputs: LoadedInputs, auto_id: str) ->
 
 
 @settings(max_examples=25, deadline=None)
-@given(inputs=forecast_fleets(), auto_id=st.sampled_from(["auto/thrifty", "auto/subscription"]))
+@given(inputs=FORECAST_FLEETS, auto_id=st.sampled_from(["auto/thrifty", "auto/subscription"]))
 def test_forecast_metrics_of_generated_fleets(inputs: LoadedInputs, auto_id: str) -> None:
     result = forecast(inputs, parse_auto_id(auto_id), T0, timedelta(hours=4),
                       timedelta(minutes=15))

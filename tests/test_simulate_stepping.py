@@ -17,116 +17,33 @@ from hypothesis import strategies as st
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.changes import fresh_until
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.loading import load_catalogs
 from omniladder.models import (
     BudgetSettings,
     Connection,
     LadderSettings,
     Reading,
-    ReadingStatus,
     RungBudgets,
     Settings,
     SpendEvent,
-    TierSettings,
     Window,
 )
 from omniladder.rendering.timeline import series_json
 from omniladder.simulate import simulate
 from tests.conftest import EXAMPLES
+from tests.strategies import SHIPPED, input_sets
 
-CATALOGS = load_catalogs((), ())
+CATALOGS = SHIPPED.catalogs
 T0 = datetime(2026, 11, 30, 22, tzinfo=UTC)
 """Two hours before a day, and a month, begins: budget periods start inside the range."""
-_PROVIDERS = [("claude", "oauth", ("claude-sonnet-4-5", "claude-opus-4-1")),
-              ("codex", "oauth", ("gpt-5.1-codex",)),
-              ("cursor", "oauth", ("claude-sonnet-4-5",)),
-              ("copilot-web", "apikey", ("gpt-4.1", "gpt-5-mini")),
-              ("openai", "apikey", ("gpt-5-mini", "gpt-5.1")),
-              ("gemini", "apikey", ("gemini-2.5-flash",)),
-              ("ollama", "none", ("llama3.3:70b",)),
-              ("acme", "apikey", ("acme-1",))]
-_FIGURES = [0.0, 1.5, 2.0, 3.0, 5.0, 6.0, 50.0]
-
-
-def minutes(draw: st.DrawFn, low: int, high: int) -> datetime:
-    return T0 + timedelta(minutes=draw(st.integers(low, high)))
-
-
-@st.composite
-def windows(draw: st.DrawFn, models: tuple[str, ...]) -> tuple[Window, ...]:
-    out: list[Window] = []
-    for index in range(draw(st.integers(1, 3))):
-        scoped = draw(st.booleans()) and len(models) > 1
-        if draw(st.integers(0, 5)) == 0:
-            out.append(Window(name=f"w{index}", unlimited=True))
-            continue
-        out.append(Window(
-            name=f"w{index}", remaining_percent=draw(st.sampled_from(_FIGURES)),
-            reset_at=None if draw(st.integers(0, 4)) == 0 else minutes(draw, -30, 180),
-            models=(models[0],) if scoped else None))
-    return tuple(out)
-
-
-@st.composite
-def fleets(draw: st.DrawFn) -> LoadedInputs:
-    connections: list[Connection] = []
-    readings: dict[str, tuple[Reading, ...]] = {}
-    for index in range(draw(st.integers(1, 6))):
-        provider, auth, models = draw(st.sampled_from(_PROVIDERS))
-        cid = f"c{index}"
-        cooling = draw(st.one_of(st.none(), st.integers(-30, 180)))
-        connections.append(Connection(
-            id=cid, provider=provider, auth_type=auth, models=models,
-            active=draw(st.integers(0, 9)) > 0,
-            overage=draw(st.sampled_from([None, None, None, "meters-to-paid"]))
-            if provider == "claude" else None,
-            rate_limited_until=None if cooling is None else T0 + timedelta(minutes=cooling)))
-        history: list[Reading] = []
-        for at in sorted(draw(st.lists(st.integers(-200, 150), max_size=4, unique=True))):
-            status: ReadingStatus | None = draw(
-                st.sampled_from([None, None, None, "ok", "exhausted", "unknown"]))
-            top_level = status is None and draw(st.booleans())
-            offset = timedelta(seconds=draw(st.sampled_from([0, 0, 0, 0.5, 30, 59.5])))
-            history.append(Reading(
-                connection=cid, checked_at=T0 + timedelta(minutes=at) + offset, status=status,
-                remaining_percent=draw(st.sampled_from(_FIGURES)) if top_level else None,
-                reset_at=(minutes(draw, -30, 180) if status == "exhausted" or top_level
-                          else None),
-                windows=None if status == "exhausted" or top_level
-                else draw(windows(models)),
-                overage=draw(st.sampled_from([None, None, "hard-stop", "meters-to-paid"]))))
-        readings[cid] = tuple(history)
-    spend: tuple[SpendEvent, ...] | None = None
-    if draw(st.booleans()):
-        events = []
-        for _ in range(draw(st.integers(0, 5))):
-            connection = draw(st.sampled_from(connections))
-            events.append(SpendEvent(
-                at=minutes(draw, -600, 180), cost_usd=draw(st.sampled_from([0.5, 1.0, 2.0])),
-                connection=connection.id, model=connection.models[0]
-                if connection.models else None)
-                if draw(st.booleans()) else
-                SpendEvent(at=minutes(draw, -600, 180), cost_usd=1.0,
-                           rung=draw(st.sampled_from(["cheap", "premium"]))))
-        spend = tuple(events)
-    ladder = LadderSettings(
-        max_reading_age_seconds=draw(st.sampled_from([0.0, 90.0, 180.0, 600.0, 3600.0])),
-        reentry_min_remaining_percent=draw(st.sampled_from([2.0, 5.0])),
-        clamp_cooldown_to_reset=draw(st.booleans()))
-    budgets = BudgetSettings(
-        period=draw(st.sampled_from(["day", "week", "month"])),
-        rung_budget_usd=RungBudgets(cheap=draw(st.sampled_from([None, 0.0, 1.5, 3.0])),
-                                    premium=draw(st.sampled_from([None, 0.0, 2.0]))))
-    return LoadedInputs(
-        settings=Settings(ladder=ladder, budgets=budgets,
-                          tiers=TierSettings(free_providers=("gemini",))),
-        connections=tuple(connections), readings=readings, quota=None, spend=spend,
-        catalogs=CATALOGS, files={})
+FLEETS = input_sets(anchor=T0, catalog=SHIPPED, connections=(1, 6), readings=(0, 4),
+                    readings_between=(-200, 150), resets_between=(-30, 180),
+                    spend_between=(-600, 180))
+"""Readings arriving through the range, resets and cooldown ends inside it, spend around it."""
 
 
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None)
-@given(fleets(),
+@given(FLEETS,
        st.sampled_from(["auto/thrifty", "auto/subscription", "auto/coding:thrifty"]),
        st.integers(-240, 60), st.integers(0, 300), st.sampled_from([1, 7, 15, 30]))
 def test_stepping_equals_replanning_every_step(inputs: LoadedInputs, auto_id: str,

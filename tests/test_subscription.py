@@ -60,7 +60,7 @@ GOOD = reading("c", window("5h", 60, at(hours=3)))
                      [reading("c", at(minutes=-10), window("5h", 60, at(hours=3)))],
                      "quota-stale", id="R10-quota-stale-excludes"),
         pytest.param(conn("c", models=["sonnet"]),
-                     [reading("c", window("5h", 60, at(minutes=-1)))],
+                     [reading("c", at(minutes=-2), window("5h", 60, at(minutes=-1)))],
                      "quota-reset-since-reading", id="R10-quota-reset-outdated-excludes"),
         pytest.param(conn("c", models=["sonnet"]), [reading("c", status="exhausted")],
                      "quota-exhausted", id="R10-quota-exhausted-excludes"),

@@ -27,7 +27,7 @@ from omniladder.forecast import forecast
 from omniladder.rendering.timeline import forecast_svg, timeline_svg
 from omniladder.simulate import simulate
 from tests.conftest import EXAMPLES
-from tests.test_simulate_stepping import T0, fleets
+from tests.test_simulate_stepping import FLEETS, T0
 
 runner = CliRunner()
 DAY = str(EXAMPLES / "day" / "omniladder.toml")
@@ -256,7 +256,7 @@ def test_a_one_step_forecast_picture_is_all_projected(tmp_path: Path) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(fleets(), st.sampled_from(["auto/thrifty", "auto/subscription"]),
+@given(FLEETS, st.sampled_from(["auto/thrifty", "auto/subscription"]),
        st.integers(-120, 60), st.sampled_from([0, 3, 5, 60, 240]), st.sampled_from([5, 15]))
 def test_generated_forecast_pictures_are_projected_from_now_and_inside(
         inputs: LoadedInputs, auto_id: str, start: int, horizon: int, step: int) -> None:
@@ -275,7 +275,7 @@ def test_generated_forecast_pictures_are_projected_from_now_and_inside(
 
 
 @settings(max_examples=60, deadline=None)
-@given(fleets(), st.integers(-120, 60), st.sampled_from([0, 3, 5, 60, 240]),
+@given(FLEETS, st.integers(-120, 60), st.sampled_from([0, 3, 5, 60, 240]),
        st.sampled_from([5, 15]), st.integers(-30, 300))
 def test_generated_simulate_pictures_split_at_any_instant(
         inputs: LoadedInputs, start: int, minutes: int, step: int, split: int) -> None:
