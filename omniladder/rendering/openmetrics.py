@@ -23,9 +23,9 @@ the series stays, and an alert such as ``x - time() < 3600`` is false on it
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from omniladder.models import RUNGS, Reading, Window
 
@@ -43,6 +43,10 @@ class Family(NamedTuple):
     labels: tuple[str, ...]
     help: str
 
+
+_Item = TypeVar("_Item")
+_Series = tuple[str, tuple[str, ...] | None]
+"""A window's series within one connection: its name and the models it is scoped to."""
 
 _WINDOW = ("auto_id", "connection", "window", "models")
 
@@ -153,19 +157,27 @@ def models_label(models: Sequence[str] | None) -> str:
     return "" if models is None else ",".join(models)
 
 
+def _lowest_per_series(items: Iterable[_Item], series: Callable[[_Item], _Series],
+                       left: Callable[[_Item], float]) -> list[_Item]:
+    """One item per series, in first-seen order: the lowest ``left`` (the one that binds, as
+    R6 takes the minimum), the first on a tie."""
+    kept: dict[_Series, _Item] = {}
+    for item in items:
+        key = series(item)
+        found = kept.get(key)
+        if found is None or left(item) < left(found):
+            kept[key] = item
+    return list(kept.values())
+
+
 def binding(windows: Sequence[Window]) -> list[Window]:
     """The windows a reading's series come from: one per (name, models), in reading order.
 
     Two windows of one reading with the same name and models would be one series twice; the
-    lower one is kept (the one that binds, as R6 takes the minimum), the first on a tie.
+    lower one is kept, the first on a tie.
     """
-    kept: dict[tuple[str, tuple[str, ...] | None], Window] = {}
-    for window in windows:
-        key = (window.name, window.models)
-        found = kept.get(key)
-        if found is None or window.figure < found.figure:
-            kept[key] = window
-    return list(kept.values())
+    return _lowest_per_series(windows, lambda window: (window.name, window.models),
+                              lambda window: window.figure)
 
 
 def latest_in_force(history: Sequence[Reading], now: datetime, cutoff: float) -> Reading | None:
@@ -227,16 +239,11 @@ def plan_metrics(plan: Plan, histories: Mapping[str, Sequence[Reading]]) -> str:
 
 
 def _binding_paces(paces: Sequence[Pace]) -> list[Pace]:
-    """One pace per (window, models), as ``binding`` keeps one window."""
-    kept: dict[tuple[str, tuple[str, ...] | None], Pace] = {}
-    for pace in paces:
-        key = (pace.window, pace.models)
-        found = kept.get(key)
-        left = 100.0 if pace.remaining_percent is None else pace.remaining_percent
-        if found is None or left < (100.0 if found.remaining_percent is None
-                                    else found.remaining_percent):
-            kept[key] = pace
-    return list(kept.values())
+    """One pace per (window, models), as ``binding`` keeps one window (an unknown remaining
+    percent counts as 100, so a known figure binds before it)."""
+    return _lowest_per_series(
+        paces, lambda pace: (pace.window, pace.models),
+        lambda pace: 100.0 if pace.remaining_percent is None else pace.remaining_percent)
 
 
 def forecast_samples(result: Forecast) -> dict[str, list[Sample]]:
