@@ -38,6 +38,7 @@ from itertools import pairwise
 
 from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
+from omniladder.engine.budgets import total_usd
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.quota import HeldWindow, in_force, readings_until
 from omniladder.engine.stepping import Stepper, budget_steps, change_steps
@@ -559,22 +560,24 @@ def _paid(inputs: LoadedInputs, stepper: Stepper, hours: dict[str, float], now: 
     if inputs.spend is None:
         return None
     since = now - timedelta(hours=SPEND_BASIS_HOURS)
-    spent: dict[str, float] = {}
+    costs: dict[str, list[float]] = {}
     for event in inputs.spend:
         if not since < event.at <= now:
             continue
         rung = event.rung or stepper.fleet.rung_of_event(event)
         if rung is not None:
-            spent[rung] = spent.get(rung, 0.0) + event.cost_usd
+            costs.setdefault(rung, []).append(event.cost_usd)
     out: list[PaidEstimate] = []
     for rung in PAID_RUNGS:
         on = hours.get(rung, 0.0)
-        cost = spent.get(rung)
-        if cost is None:
+        listed = costs.get(rung)
+        if listed is None:
             out.append(PaidEstimate(rung, on, None, None,
                                     f"no {rung} spend in the {SPEND_BASIS_HOURS}h before now:"
                                     " hours only"))
             continue
+        # added as R8 adds a budget's spend: 0.1 + 0.7 is 0.8
+        cost = total_usd(listed)
         per_hour = cost / SPEND_BASIS_HOURS
         out.append(PaidEstimate(rung, on, per_hour, per_hour * on,
                                 f"{timefmt.usd(cost)} of {rung} spend in the "

@@ -22,6 +22,7 @@ from omniladder.engine.plan import make_plan
 from omniladder.forecast import (
     MIN_CYCLE_READINGS,
     MIN_ELAPSED_FRACTION,
+    SPEND_BASIS_HOURS,
     Forecast,
     WindowLength,
     catalog_lengths,
@@ -438,3 +439,27 @@ def test_a_budget_period_start_re_decides_a_projected_connection_on_its_own_read
     assert midnight.unverified == ()
     assert midnight.entries_on("cheap") == 1
     assert sparse.projected_readings < dense.projected_readings
+
+
+def test_the_paid_estimate_adds_spend_as_r8_does(tmp_path: Path) -> None:
+    """The estimate's basis adds the ledger's dollars as R8 adds a budget's spend (as the
+    decimals written): 0.1 and 0.2 make 0.3, an hour-rate of 0.3/24, where float addition
+    gives 0.30000000000000004 and a rate one digit off in the JSON."""
+    overlay = tmp_path / "models.toml"
+    overlay.write_text(
+        '[[models]]\nprovider = "acme"\nmodel = "acme-1"\ninput_usd_per_mtok = 0.1\n'
+        'output_usd_per_mtok = 0.1\ncategories = ["chat"]\nas_of = 2026-11-01\n'
+        'source = "test"\n')
+    inputs = LoadedInputs(
+        settings=Settings(), connections=(Connection(id="m", provider="acme",
+                                                     auth_type="apikey", models=("acme-1",)),),
+        readings={}, quota=None,
+        spend=tuple(SpendEvent(at=T0 - timedelta(hours=hours), cost_usd=cost, rung="cheap")
+                    for hours, cost in ((2, 0.1), (1, 0.2))),
+        catalogs=load_catalogs((), (overlay,)), files={})
+    assert (0.1 + 0.2) / SPEND_BASIS_HOURS != 0.3 / SPEND_BASIS_HOURS
+    estimates = run(inputs, "auto/thrifty", T0, hours=2).paid
+    assert estimates is not None
+    cheap = next(e for e in estimates if e.rung == "cheap")
+    assert cheap.usd_per_hour == 0.3 / SPEND_BASIS_HOURS
+    assert cheap.usd == 0.3 / SPEND_BASIS_HOURS * cheap.hours

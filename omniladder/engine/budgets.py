@@ -1,6 +1,6 @@
 """R8 rung budgets, enforced from a spend ledger over the current UTC calendar period."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Literal, NamedTuple
@@ -59,6 +59,12 @@ class BudgetPosition(NamedTuple):
         if self.budget_usd is None or self.spent_usd is None:
             return None
         return float(max(_dollars(self.budget_usd) - _dollars(self.spent_usd), Decimal(0)))
+
+
+def total_usd(costs: Iterable[float]) -> float:
+    """Dollar figures added as the decimals the operator wrote (``_dollars``), as the nearest
+    float: the sum R8 compares with a budget, and the one a forecast's estimate starts from."""
+    return float(sum((_dollars(cost) for cost in costs), Decimal(0)))
 
 
 def _dollars(usd: float) -> Decimal:
