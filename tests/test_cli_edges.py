@@ -187,3 +187,58 @@ def test_the_rung_note_counts_connections_like_the_verdict() -> None:
             total = int(rung["note"].split(" ")[0])
             listed = rung["note"].split(": ", 1)[1]
             assert sum(int(part.split(" ")[0]) for part in listed.split(", ")) == total
+
+
+# --- an instant option given empty, and `now` wherever an instant is asked for --------------
+
+EMPTY = "empty: give an RFC 3339 timestamp such as 2026-11-29T12:00:00Z, or 'now' for the " \
+    "current time"
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (["plan", "auto/thrifty", "--config", CONFIG, "--now", ""], "--now"),
+    (["why", "codex-team", "--config", CONFIG, "--now", "  "], "--now"),
+    (["forecast", "auto/thrifty", "--config", CONFIG, "--now", ""], "--now"),
+    (["simulate", "auto/thrifty", "--config", CONFIG, "--from", "", "--to", "now"], "--from"),
+    (["simulate", "auto/thrifty", "--config", CONFIG, "--from", "now", "--to", ""], "--to"),
+])
+def test_an_empty_instant_is_an_error_not_the_default(args: list[str], option: str) -> None:
+    """`--now "$WHEN"` with WHEN unset must not quietly plan for the snapshot's instant."""
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert f"omniladder: error: {option}: {EMPTY}" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_a_snapshot_import_refuses_an_empty_at(tmp_path: Path) -> None:
+    quota = tmp_path / "quota.json"
+    result = runner.invoke(app, [
+        "import", "claude-usage",
+        str(EXAMPLES.parent / "tests/fixtures/sources/claude/usage.json"),
+        "--connection", "claude-max-work", "--connections", str(EXAMPLES / "connections.toml"),
+        "--quota", str(quota), "--at", ""])
+    assert result.exit_code == 2, result.output
+    assert f"--at: {EMPTY}" in result.stderr
+    assert not quota.exists()
+
+
+def test_import_omniroute_refuses_an_empty_now(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["import", "omniroute", str(tmp_path / "db.sqlite"),
+                                 "--out", str(tmp_path / "out"), "--now", ""])
+    assert result.exit_code == 2, result.output
+    assert f"--now: {EMPTY}" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_simulate_runs_from_now() -> None:
+    """`--from now` is the clock, to the second, as `--now now` is for a plan."""
+    result = runner.invoke(app, ["simulate", "auto/thrifty", "--config", CONFIG, "--from",
+                                 "now", "--to", "2999-01-01T00:00:00Z", "--step", "1000h",
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    first = document["from"]
+    assert first.endswith("Z")
+    assert "." not in first
+    assert first > "2026-12-01T00:00:00Z"
+    assert document["steps"][0]["at"] == first

@@ -189,7 +189,8 @@ def now_for(flag: str | None, inputs: LoadedInputs, *, snapshot_used: bool = Tru
     if flag is not None and is_clock_word(flag):
         return (*resolve_now(None, None), inputs)
     taken_at = inputs.quota.taken_at if inputs.quota is not None else None
-    instant, source = resolve_now(parse_instant(flag) if flag else None, taken_at)
+    instant, source = resolve_now(parse_instant(flag) if flag is not None else None,
+                                  taken_at)
     warning = stale_snapshot_warning(
         instant, source, inputs.settings.ladder.max_reading_age_seconds)
     if warning is not None and snapshot_used:

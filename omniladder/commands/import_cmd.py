@@ -51,8 +51,9 @@ def omniroute(
         "(90m, 24h, 7d, 2w) or an RFC 3339 instant. The reading in force at that instant is "
         "always kept.")] = "7d",
     now: Annotated[str | None, typer.Option(
-        "--now", help="The import instant (RFC 3339 with offset), written as the snapshot's "
-        "taken_at; default: the current time.", show_default=False)] = None,
+        "--now", metavar="RFC3339|now", help="The import instant (RFC 3339 with offset), "
+        "written as the snapshot's taken_at; default: the current time.",
+        show_default=False)] = None,
     group_seconds: Annotated[float, typer.Option(
         "--group-seconds", min=0, help="Snapshot rows of one connection this close to the "
         "first row of a group form one reading.")] = 2.0,
@@ -70,9 +71,7 @@ def omniroute(
 ) -> None:
     """Import connections and quota history from an OmniRoute database."""
     with user_errors():
-        from datetime import UTC, datetime
-
-        from omniladder.engine.autoid import parse_instant
+        from omniladder.engine.autoid import parse_instant_or_now
         from omniladder.loading import display_path, load_catalogs
         from omniladder.scopes import load_window_scopes
         from omniladder.sources.omniroute import (
@@ -85,8 +84,9 @@ def omniroute(
         )
         from omniladder.writing import write_files
 
-        instant = parse_instant(now) if now else datetime.now(UTC).replace(microsecond=0)
-        confirmed = parse_confirmed_at(confirmed_at, instant) if confirmed_at else None
+        instant = parse_instant_or_now(now if now is not None else "now", "--now")
+        confirmed = (parse_confirmed_at(confirmed_at, instant) if confirmed_at is not None
+                     else None)
         options = ImportOptions(now=instant, since=parse_since(since, instant),
                                 group_seconds=check_group_seconds(group_seconds),
                                 confirmed_at=confirmed)
@@ -133,7 +133,8 @@ SnapshotFilesArg = Annotated[list[Path], typer.Argument(
     metavar="FILE...", help="Saved JSON responses; '-' reads standard input.",
     show_default=False)]
 AtOpt = Annotated[str | None, typer.Option(
-    "--at", metavar="RFC3339", help="When the response was taken (RFC 3339 with offset); "
+    "--at", metavar="RFC3339|now", help="When the response was taken (RFC 3339 with offset,"
+    " or 'now'); "
     "default: each file's modification time, the current time for standard input.",
     show_default=False)]
 
@@ -203,10 +204,10 @@ def _import(source: str, request: ImportRequest,
 def _import_snapshots(source: str, files: list[Path], at: str | None, request: ImportRequest,
                       parser: Callable[[], SnapshotParser]) -> None:
     def readings() -> Iterable[SourceReading]:
-        from omniladder.engine.autoid import parse_instant
+        from omniladder.engine.autoid import parse_instant_or_now
         from omniladder.sources.run import parse_snapshots, read_snapshots
 
-        instant = parse_instant(at, "--at") if at else None
+        instant = parse_instant_or_now(at, "--at") if at is not None else None
         return parse_snapshots(read_snapshots(files, instant), parser(), source)
 
     _import(source, request, readings, lambda: [("a FILE argument", path) for path in files])

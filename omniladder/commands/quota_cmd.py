@@ -42,10 +42,10 @@ def prune(
 ) -> None:
     """Remove a connection's readings before (or after) an instant from a quota file."""
     with user_errors():
-        from datetime import UTC, datetime
+        from datetime import datetime
 
         from omniladder import timefmt
-        from omniladder.engine.autoid import is_clock_word, parse_instant
+        from omniladder.engine.autoid import parse_instant_or_now
         from omniladder.errors import UsageError
         from omniladder.loading import (
             display_path,
@@ -56,11 +56,7 @@ def prune(
         from omniladder.sources.merge import prune_readings
 
         def instant(text: str | None, what: str) -> datetime | None:
-            if text is None:
-                return None
-            if is_clock_word(text):
-                return datetime.now(UTC).replace(microsecond=0)
-            return parse_instant(text, what)
+            return parse_instant_or_now(text, what) if text is not None else None
 
         path = quota
         if path is None:

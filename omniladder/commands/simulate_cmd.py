@@ -25,9 +25,11 @@ def simulate(
     auto_id: Annotated[str, typer.Argument(
         metavar="AUTO_ID", help="auto/subscription, auto/thrifty or auto/<category>:<tier>.")],
     start: Annotated[str, typer.Option(
-        "--from", help="First instant (RFC 3339 with offset).", show_default=False)],
+        "--from", metavar="RFC3339|now", help="First instant (RFC 3339 with offset, or "
+        "'now' for the current time).", show_default=False)],
     end: Annotated[str, typer.Option(
-        "--to", help="Last instant (RFC 3339 with offset).", show_default=False)],
+        "--to", metavar="RFC3339|now", help="Last instant (RFC 3339 with offset, or 'now').",
+        show_default=False)],
     step: Annotated[str, typer.Option(
         "--step", help="Time between plans: 30s, 5m, 1h, 1h30m.")] = "5m",
     svg: Annotated[Path | None, typer.Option(
@@ -40,12 +42,15 @@ def simulate(
 ) -> None:
     """Plan at every step between two instants: head rung, pool per rung, transitions, flaps."""
     with user_errors():
-        from omniladder.engine.autoid import parse_auto_id, parse_instant
+        from datetime import UTC, datetime
+
+        from omniladder.engine.autoid import parse_auto_id, parse_instant_or_now
         from omniladder.simulate import parse_step, simulate, step_instants
 
         parsed = parse_auto_id(auto_id)
-        first = parse_instant(start, "--from")
-        last = parse_instant(end, "--to")
+        clock = datetime.now(UTC)  # one reading of the clock for both ends
+        first = parse_instant_or_now(start, "--from", clock)
+        last = parse_instant_or_now(end, "--to", clock)
         every = parse_step(step)
         step_instants(first, last, every)  # usage errors before any file is read
         inputs = options.load()

@@ -66,6 +66,11 @@ def parse_auto_id(text: str) -> AutoId:
 
 
 def parse_instant(text: str, what: str = "--now") -> datetime:
+    if not text.strip():
+        # `--now "$WHEN"` with WHEN unset: an error, never the option's default instant
+        raise UsageError("empty: give an RFC 3339 timestamp such as 2026-11-29T12:00:00Z, or "
+                         "'now' for the current time",
+                         field=what)
     try:
         value = from_rfc3339(text)
     except ValueError:
@@ -82,6 +87,15 @@ def parse_instant(text: str, what: str = "--now") -> datetime:
 def is_clock_word(text: str) -> bool:
     """``--now now``: the current time, said explicitly."""
     return text.strip().lower() == "now"
+
+
+def parse_instant_or_now(text: str, what: str, clock: datetime | None = None) -> datetime:
+    """An instant option that takes ``now`` for the current time (to the second) as well as
+    an RFC 3339 timestamp: ``simulate --from``/``--to``, the importers' ``--now`` and ``--at``,
+    ``quota prune``'s ``--before``/``--after``."""
+    if is_clock_word(text):
+        return (clock or datetime.now(UTC)).replace(microsecond=0)
+    return parse_instant(text, what)
 
 
 def stale_snapshot_warning(now: datetime, source: NowSource, max_age_seconds: float,
