@@ -112,10 +112,15 @@ def with_holds(readings: Sequence[Reading], now: datetime,
     """
     # Holding starts at the first reading with a window to hold: the readings before it
     # pass as they are and leave nothing held. Most histories have none, and one pass over
-    # their windows, cheaper than the walk below, proves it.
+    # their windows, cheaper than the walk, proves it.
     start = _first_holding(readings, now, cutoff)
-    if start is None:
-        return readings
+    return readings if start is None else _walk_holds(readings, start, now, cutoff)
+
+
+def _walk_holds(readings: Sequence[Reading], start: int, now: datetime,
+                cutoff: float) -> Sequence[Reading]:
+    """``with_holds`` from the reading at ``start`` on, the readings before it left as
+    they are: from 0, the whole rule."""
     holds: dict[tuple[str, tuple[str, ...] | None], _Hold] = {}
     out: list[Reading] | None = None
     for position in range(start, len(readings)):
