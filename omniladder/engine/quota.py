@@ -470,13 +470,14 @@ class HistoryVerdicts:
             self._shared = {}
             self._replays = {}
             # A top-level figure's window applies to every model: only listed windows count.
-            scoped = [window.models for reading in readings[:-1]
-                      if reading.windows is not None for window in reading.windows
-                      if window.models is not None]
-            self._earlier_scoped = len(scoped)
-            if readings and readings[-1].windows is not None:
-                scoped += [window.models for window in readings[-1].windows
-                           if window.models is not None]
+            scoped: list[tuple[str, ...]] = []
+            earlier = 0  # pragma: no mutate (the loop sets it; with no reading it goes unread)
+            for reading in readings:
+                earlier = len(scoped)  # the windows before the latest reading's, at the end
+                for window in reading.windows or ():
+                    if window.models is not None:
+                        scoped.append(window.models)
+            self._earlier_scoped = earlier
             # Keyed once per named model rather than at each question: most connections
             # name none, and a plan asks each of its models once.
             # `not in` relabels the same groups of models one to one.
