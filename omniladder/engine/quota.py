@@ -95,7 +95,8 @@ def _first_holding(readings: Sequence[Reading], now: datetime, cutoff: float) ->
     when no reading before the latest has one (the latest has no later reading)."""
     for position in range(len(readings) - 1):
         for window in readings[position].all_windows():
-            if _holds(window, now, cutoff):
+            # Most windows are above the cutoff: passed over before the whole check.
+            if (window.remaining_percent or 0.0) <= cutoff and _holds(window, now, cutoff):
                 return position
     return None
 
