@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 
 OUT_OF_RANGE = "timestamp out of range: in UTC it falls before year 1 or after year 9999"
@@ -40,6 +41,14 @@ def iso(instant: datetime) -> str:
 
 def short(instant: datetime, now: datetime) -> str:
     """``15:00Z`` on the same UTC day as now, else ``2026-12-02 00:00Z``."""
+    return _short(instant, now)
+
+
+# A plan words the same few instants (readings' checked_at, resets) in thousands of details,
+# all against one now. Equal instants are the same UTC instant, so they word alike: the
+# words are kept rather than formatted again (bounded: simulate moves now at every step).
+@functools.lru_cache(maxsize=4096)
+def _short(instant: datetime, now: datetime) -> str:
     utc = instant.astimezone(UTC)
     clock = (f"{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}Z" if utc.second
              else f"{utc.hour:02d}:{utc.minute:02d}Z")
@@ -58,6 +67,12 @@ def usd(value: float) -> str:
 
 
 def duration(seconds: float) -> str:
+    return _duration(seconds)
+
+
+# Kept like ``short``'s words: a plan words the same few ages and the max age again and again.
+@functools.lru_cache(maxsize=1024)
+def _duration(seconds: float) -> str:
     seconds = round(seconds)
     if seconds < 120:
         return f"{seconds}s"

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from omniladder import loading
 from omniladder.cli import app
-from omniladder.engine.quota import HeldWindow, verdict, with_holds
+from omniladder.engine.quota import HeldWindow, _walk_holds, readings_until, verdict, with_holds
 from omniladder.models import Reading, Window
 from tests.builders import NOW, at, conn, fleet, history, ladder, plan, reading, window
 from tests.builders import decision as pair
@@ -200,6 +200,29 @@ def test_a_placeholder_never_reopens_a_spent_window(parsed: tuple[Reading, ...],
         # scoped to other models) says nothing about it: unknown, never usable.
         applies = any(models is None or SONNET in models for _, models in names)
         assert found.kind == ("usable" if applies else "unknown"), found
+
+
+
+LONG_HISTORIES = input_sets(catalog=ONE_PLAN, connections=(1, 1), readings=(2, 5),
+                            readings_between=(-300, -1), resets_between=(-60, 600),
+                            spend=False).map(lambda inputs: inputs.readings.get("c0", ()))
+"""One connection's history of at least two readings, most resets still ahead."""
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(parsed=LONG_HISTORIES, cutoff=st.sampled_from([2, 5, 50, 100]),
+       back=st.sampled_from([0, 0, 0, 60, 240]))
+def test_holding_from_the_first_reading_with_a_window_to_hold_is_the_whole_rule(
+        parsed: tuple[Reading, ...], cutoff: float, back: int) -> None:
+    """R6.4: ``with_holds`` skips the readings before the first one with a window to hold
+    (all of them when none has one); the walk over every reading gives the same readings,
+    and the very sequence given when it holds nothing."""
+    now = NOW - timedelta(minutes=back)
+    readings = readings_until(parsed, now)
+    found = with_holds(readings, now, cutoff)
+    whole = _walk_holds(readings, 0, now, cutoff)
+    assert found == whole
+    assert (found is readings) == (whole is readings)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

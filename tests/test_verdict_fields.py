@@ -14,9 +14,12 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
+from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.quota import HistoryVerdicts, ReplayStep, Verdict, replay, verdict
 from tests.builders import NOW, at, history, instant, ladder, reading, window
+from tests.strategies import input_sets
 
 LADDER = ladder()  # cutoff 2 %, re-entry floor 5 %, max age 180 s
 
@@ -191,3 +194,16 @@ def test_an_empty_window_is_replayed_at_zero() -> None:
                  reading("c", at(minutes=-20), remaining_percent=0.0)) == (
         ReplayStep(when(-30), None, 0.0, 2.0, True, False),
         ReplayStep(when(-20), None, 0.0, 5.0, False, False))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inputs=input_sets(connections=(1, 3), readings=(0, 4)))
+def test_the_shared_verdicts_of_every_model_are_its_own(inputs: LoadedInputs) -> None:
+    """A history's verdicts, shared among the models its windows treat alike, are each
+    model's own: the models a window names, and models no window names."""
+    rules = inputs.settings.ladder
+    for readings in inputs.readings.values():
+        named = {model for r in readings for w in r.all_windows() for model in w.models or ()}
+        shared = HistoryVerdicts(readings, NOW, rules)
+        for model in [*sorted(named), "sonnet", "opus", "gpt-mini", "unnamed"]:
+            assert shared(model) == verdict(readings, model, NOW, rules), model

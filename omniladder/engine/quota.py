@@ -64,6 +64,43 @@ def _held_key(window: Window) -> tuple[str, tuple[str, ...] | None]:
     return window.name, window.models
 
 
+class _Hold(NamedTuple):
+    """A low window of an earlier reading that later readings hold until its reset (R6.4)."""
+
+    window: Window
+    """The window as that reading showed it."""
+    since: datetime
+    """That reading's ``checked_at``."""
+
+    def held(self, shown: float | None) -> HeldWindow:
+        """The window as a later reading holds it, beside what that reading showed (None
+        when it left the window out)."""
+        window = self.window
+        return HeldWindow(name=window.name, remaining_percent=window.figure, unlimited=False,
+                          reset_at=window.reset_at, models=window.models,
+                          held_from=self.since, shown=shown)
+
+
+def _holds(window: Window, now: datetime, cutoff: float) -> bool:
+    """R6.4: whether later readings hold this window of a reading: it shows the window at
+    or below the cutoff with a reset after now (a held window is not held again)."""
+    if window.unlimited or (window.remaining_percent or 0.0) > cutoff:
+        return False  # most windows: checked first
+    reset_at = window.reset_at
+    return reset_at is not None and reset_at > now and not isinstance(window, HeldWindow)
+
+
+def _first_holding(readings: Sequence[Reading], now: datetime, cutoff: float) -> int | None:
+    """The position of the first reading whose windows later readings hold (R6.4); None
+    when no reading before the latest has one (the latest has no later reading)."""
+    for position in range(len(readings) - 1):
+        for window in readings[position].all_windows():
+            # Most windows are above the cutoff: passed over before the whole check.
+            if (window.remaining_percent or 0.0) <= cutoff and _holds(window, now, cutoff):
+                return position
+    return None
+
+
 def with_holds(readings: Sequence[Reading], now: datetime,
                cutoff: float) -> Sequence[Reading]:
     """R6.4 (v1.2): each reading as R6 and R7 read it, a low window of an earlier reading
@@ -74,27 +111,38 @@ def with_holds(readings: Sequence[Reading], now: datetime,
     reset in the later reading when the later one shows it higher or leaves it out. The same
     sequence comes back when nothing is held (the common case).
     """
-    holds: dict[tuple[str, tuple[str, ...] | None], HeldWindow] = {}
+    # Holding starts at the first reading with a window to hold: the readings before it
+    # pass as they are and leave nothing held. Most histories have none, and one pass over
+    # their windows, cheaper than the walk, proves it.
+    start = _first_holding(readings, now, cutoff)
+    return readings if start is None else _walk_holds(readings, start, now, cutoff)
+
+
+def _walk_holds(readings: Sequence[Reading], start: int, now: datetime,
+                cutoff: float) -> Sequence[Reading]:
+    """``with_holds`` from the reading at ``start`` on, the readings before it left as
+    they are: from 0, the whole rule."""
+    holds: dict[tuple[str, tuple[str, ...] | None], _Hold] = {}
     out: list[Reading] | None = None
-    for position, reading in enumerate(readings):
+    for position in range(start, len(readings)):
+        reading = readings[position]
         checked = reading.checked_at
         if holds:
-            holds = {key: held for key, held in holds.items()
-                     if held.reset_at is not None and held.reset_at > checked}
+            holds = {key: hold for key, hold in holds.items()
+                     if hold.window.reset_at is not None and hold.window.reset_at > checked}
         own = reading.all_windows()
         if holds:
             shown = {_held_key(window): window for window in own}
             added: list[Window] = []
             replaced: dict[tuple[str, tuple[str, ...] | None], Window] = {}
-            for key, held in holds.items():
+            for key, hold in holds.items():
                 mine = shown.get(key)
                 if mine is None:
-                    added.append(held)
-                elif not mine.unlimited and mine.figure <= (held.remaining_percent or 0.0):
+                    added.append(hold.held(None))
+                elif not mine.unlimited and mine.figure <= hold.window.figure:
                     continue  # the later reading is as low or lower: its own word stands
                 else:
-                    replaced[key] = dataclasses.replace(
-                        held, shown=100.0 if mine.unlimited else mine.figure)
+                    replaced[key] = hold.held(100.0 if mine.unlimited else mine.figure)
             if added or replaced:
                 windows = tuple(replaced.get(_held_key(window), window) for window in own)
                 # A top-level figure becomes its one window beside the held ones; the
@@ -110,12 +158,8 @@ def with_holds(readings: Sequence[Reading], now: datetime,
         elif out is not None:
             out.append(reading)
         for window in own:
-            reset_at = window.reset_at
-            if (reset_at is not None and reset_at > now and not window.unlimited
-                    and window.figure <= cutoff and not isinstance(window, HeldWindow)):
-                holds[_held_key(window)] = HeldWindow(
-                    name=window.name, remaining_percent=window.figure, unlimited=False,
-                    reset_at=reset_at, models=window.models, held_from=checked)
+            if _holds(window, now, cutoff):
+                holds[_held_key(window)] = _Hold(window=window, since=checked)
     return readings if out is None else tuple(out)
 
 
@@ -165,7 +209,8 @@ def _figure(reading: Reading, model: str, at: datetime) -> float | None:
         if reset_at is not None and reset_at <= at:
             continue
         value = 100.0 if window.unlimited else float(window.remaining_percent or 0.0)
-        best = value if best is None else min(best, value)
+        if best is None or value < best:
+            best = value
     return best
 
 
@@ -227,17 +272,17 @@ def replay(readings: Sequence[Reading], model: str,
     out_since: datetime | None = None
     steps: list[ReplayStep] = []
     for reading in readings:
-        figure = _figure(reading, model, reading.checked_at)
+        checked_at = reading.checked_at
+        status = reading.status
+        figure = _figure(reading, model, checked_at)
         before = in_play
         if in_play:
-            if reading.status == "exhausted" or (figure is not None
-                                                 and below(figure, True, ladder)):
-                in_play, out_since = False, reading.checked_at
-        elif reading.status != "exhausted" and figure is not None and not below(
-                figure, False, ladder):
+            if status == "exhausted" or (figure is not None and below(figure, True, ladder)):
+                in_play, out_since = False, checked_at
+        elif status != "exhausted" and figure is not None and not below(figure, False, ladder):
             in_play, out_since = True, None
-        steps.append(ReplayStep(reading.checked_at, reading.status, figure,
-                                threshold_of(before, ladder), before, in_play))
+        steps.append(ReplayStep(checked_at, status, figure, threshold_of(before, ladder),
+                                before, in_play))
     return in_play, out_since, tuple(steps)
 
 
@@ -397,14 +442,17 @@ class HistoryVerdicts:
 
     # One per connection of a fleet, most of them never asked (paid connections): slots,
     # and the memo tables made by the first question.
-    __slots__ = ("_earlier_scoped", "_history", "_readings", "_replays", "_scoped", "_shared",
-                 "ladder", "now")
+    __slots__ = ("_earlier_scoped", "_history", "_keys", "_readings", "_replays", "_shared",
+                 "_unnamed", "ladder", "now")
     _shared: dict[tuple[bool, ...], Verdict]
     _replays: dict[tuple[bool, ...], tuple[bool, datetime | None, tuple[ReplayStep, ...]]]
-    _scoped: tuple[tuple[str, ...], ...]
-    """The ``models`` lists of the windows that name models, earlier readings first."""
+    _keys: dict[str, tuple[bool, ...]]
+    """For each model a window names, which of the windows that name models (earlier
+    readings first) apply to it: the key of its group."""
+    _unnamed: tuple[bool, ...]
+    """The key of every model no window names: none of those windows applies to it."""
     _earlier_scoped: int
-    """How many of ``_scoped`` belong to the readings before the latest."""
+    """How many of a key's windows belong to the readings before the latest."""
 
     def __init__(self, history: Sequence[Reading], now: datetime,
                  ladder: LadderSettings) -> None:
@@ -423,16 +471,21 @@ class HistoryVerdicts:
             self._shared = {}
             self._replays = {}
             # A top-level figure's window applies to every model: only listed windows count.
-            scoped = [window.models for reading in readings[:-1]
-                      if reading.windows is not None for window in reading.windows
-                      if window.models is not None]
-            self._earlier_scoped = len(scoped)
-            if readings and readings[-1].windows is not None:
-                scoped += [window.models for window in readings[-1].windows
-                           if window.models is not None]
-            self._scoped = tuple(scoped)
-        # `not in` relabels the same groups of models one to one.
-        key = tuple([model in models for models in self._scoped])  # pragma: no mutate
+            scoped: list[tuple[str, ...]] = []
+            earlier = 0  # pragma: no mutate (the loop sets it; with no reading it goes unread)
+            for reading in readings:
+                earlier = len(scoped)  # the windows before the latest reading's, at the end
+                for window in reading.windows or ():
+                    if window.models is not None:
+                        scoped.append(window.models)
+            self._earlier_scoped = earlier
+            # Keyed once per named model rather than at each question: most connections
+            # name none, and a plan asks each of its models once.
+            # `not in` relabels the same groups of models one to one.
+            self._keys = {named: tuple([named in models for models in scoped])  # pragma: no mutate
+                          for models in scoped for named in models}
+            self._unnamed = (False,) * len(scoped)
+        key = self._keys.get(model, self._unnamed)
         found = self._shared.get(key)  # pragma: no mutate
         if found is None:
             if not readings:  # the whole history words quota-missing
