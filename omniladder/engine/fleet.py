@@ -52,10 +52,12 @@ def first_appearance(connections: Sequence[Connection], models: Sequence[tuple[s
     served_by = zip(connections, models, strict=True)  # pragma: no mutate
     for index, (connection, served) in enumerate(served_by):
         combination = (connection.provider, served)
-        lists = lists_of.get(combination)
+        # a memo: a miss finds the same lists again, through setdefault
+        lists = lists_of.get(combination)  # pragma: no mutate
         if lists is None:
-            lists = lists_of[combination] = [
-                candidates.setdefault((connection.provider, model), []) for model in served]
+            lists = [candidates.setdefault((connection.provider, model), [])
+                     for model in served]
+            lists_of[combination] = lists  # pragma: no mutate
         for members in lists:
             members.append(index)
     return candidates
