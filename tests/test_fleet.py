@@ -24,6 +24,7 @@ from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs, SourcedModelEntry
 from omniladder.engine.plan import Plan, connection_plan, make_plan
 from omniladder.engine.stepping import Stepper
+from omniladder.engine.tiers import rung_of
 from omniladder.models import Connection, LadderSettings
 from omniladder.simulate import simulate
 from tests.builders import NOW, at, conn, fleet, reading, window
@@ -218,6 +219,34 @@ def _pairs(model: Fleet) -> Iterator[tuple[str, str, int, str]]:
     for connection, pairs in zip(model.connections, model.pairs, strict=True):
         for pair in pairs:
             yield connection.id, pair.model, pair.candidate, pair.rung
+
+
+def test_candidates_members_and_rungs_are_those_of_each_pair_in_file_order() -> None:
+    """R12's members and R4's rungs as read pair by pair, in a fleet that repeats a
+    combination of provider and models out of order (with a model listed twice) and mixes
+    billing classes under one candidate: a subscription, an override to metered and an
+    uncurated auth type (unknown, treated as metered) all serve claude/opus."""
+    inputs = fleet(
+        [conn("a", models=["sonnet", "opus", "sonnet"]), conn("x", auth_type="apikey",
+                                                                models=["opus"]),
+         conn("b", models=["sonnet", "opus", "sonnet"]),
+         conn("m", billing="metered", models=["opus", "unlisted-model"]),
+         conn("c", models=["sonnet", "opus", "sonnet"]),
+         conn("y", auth_type="apikey", models=["unlisted-model"])], [])
+    model = Fleet(inputs)
+    members: dict[tuple[str, str], list[int]] = {}
+    for index, connection in enumerate(inputs.connections):
+        assert connection.models is not None
+        for served in dict.fromkeys(connection.models):
+            members.setdefault((connection.provider, served), []).append(index)
+    assert list(model.keys) == list(members)
+    assert list(model.members) == list(members.values())
+    assert [[rung_of(model.classified[m], tier) for m in found]
+            for found, tier in zip(members.values(), model.tiers, strict=True)] == list(
+        model.rungs)
+    assert model.models[0] == model.models[2] == ("sonnet", "opus")
+    assert {rung for rungs in model.rungs for rung in rungs} > {"subscription"}
+    assert model.unlisted == (("claude", "unlisted-model"),)
 
 
 def test_each_connections_pairs_come_in_candidate_order_with_their_rung() -> None:

@@ -136,6 +136,22 @@ def test_a_plan_sized_list_is_written_in_pieces_of_about_a_megabyte() -> None:
     assert max(map(len, pieces)) < 2 * json_text._PIECE
 
 
+def test_lists_of_records_with_the_same_keys_share_what_was_learnt_of_their_values() -> None:
+    """Each pool entry's unverified marks are a list of their own: a key found mostly
+    distinct in one list, a value encoded in one and met again in another, and a key whose
+    values stop being texts in a later list all keep the text json.dumps writes."""
+    marks: list[list[dict[str, Any]]] = [
+        [{"connection_id": f"c-{(entry * 7 + n) % 40:03d}", "reason": "quota-unknown",
+          "detail": f"reading at {n % 5}:00Z is stale"} for n in range(entry * 11)]
+        for entry in range(8)]
+    marks[5][3]["detail"] = 1.5
+    marks[6][0]["reason"] = None
+    document = {"pool": [{"position": n, "unverified": m} for n, m in enumerate(marks)],
+                "excluded": [{"connection_id": "c-001", "reason": "quota-unknown",
+                              "detail": "reading at 1:00Z is stale"}]}
+    assert dumps(document) == reference(document)
+
+
 class Colour(StrEnum):
     RED = "red"
 

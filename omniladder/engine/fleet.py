@@ -44,13 +44,35 @@ def first_appearance(connections: Sequence[Connection], models: Sequence[tuple[s
     """R12: every (provider, model) key in order of first appearance, each with the indexes
     of the connections serving it, in connection-file order."""
     candidates: dict[Candidate, list[int]] = {}
+    # A fleet repeats a few (provider, models) combinations thousands of times: each
+    # combination's candidates are looked up once, at its first connection (where those
+    # not seen before appear first), and its later connections only join their members.
+    lists_of: dict[tuple[str, tuple[str, ...]], list[list[int]]] = {}
     # the models are built from the connections, one each: strict never fires
     served_by = zip(connections, models, strict=True)  # pragma: no mutate
     for index, (connection, served) in enumerate(served_by):
-        provider = connection.provider
-        for model in served:
-            candidates.setdefault((provider, model), []).append(index)
+        combination = (connection.provider, served)
+        # a memo: a miss finds the same lists again, through setdefault
+        lists = lists_of.get(combination)  # pragma: no mutate
+        if lists is None:
+            lists = [candidates.setdefault((connection.provider, model), [])
+                     for model in served]
+            lists_of[combination] = lists  # pragma: no mutate
+        for members in lists:
+            members.append(index)
     return candidates
+
+
+def _distinct(models: tuple[str, ...], known: dict[tuple[str, ...], tuple[str, ...]]
+              ) -> tuple[str, ...]:
+    """``models`` without repeats, in order; ``known`` remembers the answers of this fleet,
+    whose connections mostly list one of a few combinations."""
+    # a memo of a pure answer: a miss computes the same again
+    found = known.get(models)  # pragma: no mutate
+    if found is None:
+        found = tuple(dict.fromkeys(models))
+        known[models] = found  # pragma: no mutate
+    return found
 
 
 def carries(sourced: SourcedModelEntry | None, category: str | None) -> bool:
@@ -90,12 +112,13 @@ class Fleet:
         self._tier_settings = settings.tiers
         connections_file = inputs.files.get("connections", "connections")
         self.connections: tuple[Connection, ...] = inputs.connections
+        deduplicated: dict[tuple[str, ...], tuple[str, ...]] = {}
         # R1/R2 do not depend on now; an override that would widen is an error, raised here
         # for the first such connection in file order.
         self.classified: tuple[BillingInfo, ...] = tuple(
             classify(c, catalogs, connections_file) for c in self.connections)
         self.models: tuple[tuple[str, ...], ...] = tuple(
-            tuple(dict.fromkeys(c.models)) if c.models is not None
+            _distinct(c.models, deduplicated) if c.models is not None
             else catalogs.models_of(c.provider) for c in self.connections)
         self.index: dict[str, int] = {c.id: i for i, c in enumerate(self.connections)}
         self.histories: tuple[Sequence[Reading], ...] = tuple(
@@ -115,10 +138,18 @@ class Fleet:
         unlisted: list[Candidate] = []
         # keys, members and tiers are built one from the other: strict never fires
         per_candidate = zip(self.keys, self.members, self.tiers, strict=True)  # pragma: no mutate
+        classes = [info.billing for info in classified]
         for key, members, tier in per_candidate:
-            rungs.append([rung_of(classified[m], tier) for m in members])
+            # R4's rung, and being treated as metered, depend on a member's billing class
+            # alone: each is asked once per class among the members, of one member of it.
+            member_classes = list(map(classes.__getitem__, members))
+            # one is built from the other: strict never fires
+            one_of_class = dict(zip(member_classes, members, strict=True))  # pragma: no mutate
+            rung_by_class = {billing: rung_of(classified[member], tier)
+                             for billing, member in one_of_class.items()}
+            rungs.append(list(map(rung_by_class.__getitem__, member_classes)))
             if tier.source == "not-in-catalog" and any(
-                    classified[m].treated_as_metered for m in members):
+                    classified[m].treated_as_metered for m in one_of_class.values()):
                 unlisted.append(key)
         self.rungs: tuple[list[Rung], ...] = tuple(rungs)
         """Per candidate, the rung of each member's pair (``members``' order)."""

@@ -41,8 +41,9 @@ def iter_dumps(document: Any) -> Iterator[str]:
       newline is escaped), so ``split("\n")`` finds exactly the values. A value that is
       a container is written by the same rules in its place. A key whose values repeat
       (a provider, a reason, the fix a provider's exclusions share) has each distinct
-      value encoded once, when they are all str or None (1, 1.0 and True are equal keys
-      of a dict, and written differently).
+      value encoded once in the document, over every list of records with the same keys,
+      when they are all str or None (1, 1.0 and True are equal keys of a dict, and
+      written differently).
 
     Anything else (a custom type, a str or int subclass, a non-str key) is written by
     ``json.dumps`` itself, its lines indented to where it stands: again exact, since every
@@ -51,7 +52,7 @@ def iter_dumps(document: Any) -> Iterator[str]:
     """
     if _c_encoder is None:  # pragma: no cover - CPython has it
         return iter((json.dumps(document, indent=2, ensure_ascii=False),))
-    return _pieces(_write(document, 0, set()))
+    return _pieces(_write(document, 0, _Written()))
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -104,9 +105,22 @@ def _refuse(value: Any) -> Any:  # pragma: no cover - every value is checked fir
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def _write(value: Any, depth: int, path: set[int]) -> Iterator[str]:
-    """The text of ``value``, which starts on a line at ``depth``; ``path`` holds the ids
-    of the containers it is in (a cycle is refused as json.dumps refuses it)."""
+class _Written:
+    """What writing one document keeps: ``path``, the ids of the containers the value being
+    written is in (a cycle is refused as json.dumps refuses it), and ``known``, per set of
+    record keys, what ``_Records`` learnt of their values. The lists of records of one kind
+    (each pool entry's unverified marks) share it: a key whose values are mostly distinct
+    is found so once, and the values of the others are encoded once for the document."""
+
+    __slots__ = ("known", "path")
+
+    def __init__(self) -> None:
+        self.path: set[int] = set()
+        self.known: dict[tuple[str, ...], list[dict[str, str] | None]] = {}
+
+
+def _write(value: Any, depth: int, written: _Written) -> Iterator[str]:
+    """The text of ``value``, which starts on a line at ``depth``."""
     kind = type(value)
     if kind in _SCALARS:
         yield "".join(_encoder("")(value, 0))
@@ -114,14 +128,14 @@ def _write(value: Any, depth: int, path: set[int]) -> Iterator[str]:
         if not value:
             yield "[]"
         else:
-            yield from _enter(value, path, _write_list(value, depth, path))
+            yield from _enter(value, written.path, _write_list(value, depth, written))
     elif kind is dict and {str}.issuperset(map(type, value)):
         if not value:
             yield "{}"
         elif _SCALARS.issuperset(map(type, value.values())):
             yield _flat(value, depth)
         else:
-            yield from _enter(value, path, _write_dict(value, depth, path))
+            yield from _enter(value, written.path, _write_dict(value, depth, written))
     else:
         yield _standard(value, depth)
 
@@ -145,22 +159,22 @@ def _flat(value: Any, depth: int) -> str:
     return text[0] + _newline(depth + 1) + text[1:-1] + _newline(depth) + text[-1]
 
 
-def _write_dict(value: dict[str, Any], depth: int, path: set[int]) -> Iterator[str]:
+def _write_dict(value: dict[str, Any], depth: int, written: _Written) -> Iterator[str]:
     inner = _newline(depth + 1)
     opening = "{" + inner
     for key, item in value.items():
         yield opening + _quote(key) + ": "
         opening = "," + inner
-        yield from _write(item, depth + 1, path)
+        yield from _write(item, depth + 1, written)
     yield _newline(depth) + "}"
 
 
-def _write_list(value: Sequence[Any], depth: int, path: set[int]) -> Iterator[str]:
+def _write_list(value: Sequence[Any], depth: int, written: _Written) -> Iterator[str]:
     """A non-empty list, a slice at a time: scalars in one call, records as records, the
     rest item by item."""
     inner = _newline(depth + 1)
     encode = _encoder("," + inner)
-    records = _Records(depth, path)
+    records = _Records(depth, written)
     lead = "[" + inner
     for start in range(0, len(value), _SLICE):
         part = value[start:start + _SLICE]
@@ -173,7 +187,7 @@ def _write_list(value: Sequence[Any], depth: int, path: set[int]) -> Iterator[st
             for item in part:
                 yield lead
                 lead = "," + inner
-                yield from _write(item, depth + 1, path)
+                yield from _write(item, depth + 1, written)
         lead = "," + inner
     yield _newline(depth) + "]"
 
@@ -182,13 +196,14 @@ class _Records:
     """Slices of a list of dicts at ``depth`` whose dicts have the same keys, the same
     objects in the same order, all str."""
 
-    def __init__(self, depth: int, path: set[int]) -> None:
+    def __init__(self, depth: int, written: _Written) -> None:
         self.depth = depth
-        self.path = path
+        self.written = written
         self.keys: list[str] = []
         self.known: list[dict[str, str] | None] = []
-        """Per key, the encoded text of each distinct value met; None once its values are
-        not all str and None, or mostly distinct."""
+        """Per key, the encoded text of each distinct value met in the document's records
+        with these keys; None once its values are not all str and None, or mostly
+        distinct."""
         self.one_a_line = _encoder("\n")
 
     def fit(self, part: Sequence[dict[Any, Any]]) -> bool:
@@ -200,7 +215,7 @@ class _Records:
             return False
         if keys != self.keys:
             self.keys = keys
-            self.known = [{} for _ in keys]
+            self.known = self.written.known.setdefault(tuple(keys), [{} for _ in keys])
         return True
 
     def write(self, part: Sequence[dict[str, Any]], lead: str) -> Iterator[str]:
@@ -223,7 +238,7 @@ class _Records:
         done = 0
         for index in sorted(nested):
             yield "".join(parts[done:2 * index + 1])
-            yield from _write(values[index], depth + 2, self.path)
+            yield from _write(values[index], depth + 2, self.written)
             done = 2 * index + 2
         parts.append(outer + "}")
         yield "".join(parts[done:])

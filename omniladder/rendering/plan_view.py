@@ -7,8 +7,7 @@ decision in it comes from the plan (or the saved document), none is recomputed.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from omniladder import timefmt
 
@@ -71,24 +70,25 @@ class ExclusionLine(Protocol):
     def fix(self) -> str | None: ...
 
 
-@dataclass(frozen=True)
-class ClampLine:
+class ClampLine(NamedTuple):
     connection_id: str
     rate_limited_until: str
     clamped_to: str
     cooling: bool
 
 
-@dataclass(frozen=True)
-class SavedFrom:
+class SavedFrom(NamedTuple):
     """Where a shown plan was read from, and the version its stamp names."""
 
     file: str
     omniladder_version: str | None
 
 
-@dataclass(frozen=True)
-class PlanView:
+class PlanView(NamedTuple):
+    """One plan as the table and markdown views print it. Its records are named tuples,
+    like the planner's: a dataclass would be built (an ``exec``) on every table view's
+    start-up."""
+
     auto_id: str
     now: str
     now_source: str | None
