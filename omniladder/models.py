@@ -114,7 +114,7 @@ def _check_instant(value: Any) -> Any:
 
 class _LookedUpFromJson:
     """A Timestamp's way in from JSON text (``load_model``'s direct path): a string, then
-    the instant ``_PARSED`` holds for it, looked up without a Python call of ours — 85,000
+    the instant ``_PARSED`` holds for it, looked up without a Python call of ours — 84,000
     timestamps in a 10,000-connection quota file, most of them seen before
     (docs/performance.md#loading). The instants are the very objects the plain path gives
     (``datetime.timezone`` offsets, one object per text); any other JSON value fails here

@@ -134,13 +134,13 @@ BAD_JSON = [
 ]
 
 
-def _both_ways(path: Path) -> list[Any]:
-    """The connections file loaded by the direct path and by the plain one: the model, or
-    the error each raised."""
+def _both_ways(path: Path, model: type[BaseModel] = ConnectionsFile) -> list[Any]:
+    """The file (a connections file unless told) loaded by the direct path and by the plain
+    one: the model, or the error each raised."""
     outcomes: list[Any] = []
     for load in (load_model, _plain):
         try:
-            outcomes.append(load(ConnectionsFile, path))
+            outcomes.append(load(model, path))
         except OmniladderError as exc:
             outcomes.append((type(exc), str(exc)))
     return outcomes
@@ -212,3 +212,26 @@ def test_timestamps_from_json_text_are_the_plain_paths(tmp_path: Path, value: st
 
         monkeypatch.setattr(loading, "validate", no_plain_path)
         assert load_model(ConnectionsFile, path) == direct
+
+
+WINDOWS = [
+    '{"name": "5h", "remaining_percent": 40}', '{"name": "month", "unlimited": true}',
+    '{"name": "5h", "remaining_percent": 0, "unlimited": false}',
+    # refused, each at the window's own field path
+    '{"name": "5h"}', '{"name": "5h", "unlimited": false}',
+    '{"name": "5h", "remaining_percent": 40, "unlimited": true}',
+]
+
+
+@pytest.mark.parametrize("second", WINDOWS)
+def test_windows_from_json_text_keep_their_figure_rule(tmp_path: Path, second: str) -> None:
+    """A window without exactly one figure sends the file down the plain path, which says so
+    at the window's field path."""
+    path = tmp_path / "quota.json"
+    path.write_text('{"readings": [{"connection": "a", "checked_at": "2026-11-29T12:00:00Z", '
+                    f'"windows": [{WINDOWS[0]}, {second}]}}]}}', encoding="utf-8")
+    direct, plain = _both_ways(path, QuotaFile)
+    assert direct == plain
+    assert isinstance(direct, QuotaFile) == (WINDOWS.index(second) < 3)
+    if not isinstance(direct, QuotaFile):
+        assert "readings[0].windows[1]" in direct[1]
