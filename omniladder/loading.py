@@ -786,11 +786,18 @@ def clock() -> datetime:
 
 def _resets_at_or_before(reading: Reading) -> bool:
     """A reset of the reading (top level or a window's) at or before its ``checked_at``."""
+    # Asked of every reading a quota file holds (30,000 at 10,000 connections) and nearly
+    # always False: a plain loop, without a generator for any(), takes half the time.
     checked = reading.checked_at
-    if reading.reset_at is not None and reading.reset_at <= checked:
+    reset = reading.reset_at
+    if reset is not None and reset <= checked:
         return True
-    return any(window.reset_at is not None and window.reset_at <= checked
-               for window in reading.windows or ())
+    if reading.windows is not None:
+        for window in reading.windows:
+            reset = window.reset_at
+            if reset is not None and reset <= checked:
+                return True
+    return False
 
 
 def _without_unusable_resets(reading: Reading, index: int, unusable: list[str]) -> Reading:

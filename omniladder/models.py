@@ -18,10 +18,12 @@ from pydantic import (
     ConfigDict,
     Field,
     GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
     WithJsonSchema,
     model_validator,
 )
-from pydantic_core import CoreSchema
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, core_schema
 
 if typing.TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -56,22 +58,29 @@ SECRET_KEYS: frozenset[str] = frozenset(
 )
 
 
-_PARSED: dict[str, datetime] = {}
-"""Timestamps already parsed and checked: a fleet's readings share a few thousand instants
-(datetimes are immutable, so one object may serve every field that spells it alike)."""
+class _ParsedInstants(dict[str, datetime]):
+    """Timestamps already parsed and checked, by their text: a fleet's readings share a few
+    thousand instants (datetimes are immutable, so one object may serve every field that
+    spells it alike). A text not seen before is parsed as it is looked up; one that is not
+    a timestamp raises the ValueError that words it, and is not kept."""
+
+    def __missing__(self, text: str) -> datetime:
+        if len(self) >= 200_000:
+            self.clear()
+        checked = self[text] = _parse_timestamp_text(text)
+        return checked
+
+
+_PARSED = _ParsedInstants()
 
 
 def _parse_timestamp(value: Any) -> Any:
     if type(value) is str:
-        found = _PARSED.get(value)
-        if found is not None:
-            return found
-        if len(_PARSED) >= 200_000:
-            _PARSED.clear()
-        checked = _parse_timestamp_text(value)
-        _PARSED[value] = checked
-        return checked
+        return _PARSED[value]
     return _check_instant(value)
+
+
+NO_OFFSET = "timestamp has no offset; add one, e.g. 2026-11-29T12:00:00Z or +02:00"
 
 
 def _parse_timestamp_text(value: str) -> datetime:
@@ -82,8 +91,13 @@ def _parse_timestamp_text(value: str) -> datetime:
         raise ValueError(
             f"not an RFC 3339 timestamp: {text!r} (expected e.g. 2026-11-29T12:00:00Z)"
         ) from None
-    checked: datetime = _check_instant(parsed)
-    return checked
+    # _check_instant's checks, for what fromisoformat gives: no tzinfo, or a fixed offset
+    # (never one whose utcoffset() is None).
+    if parsed.tzinfo is None:
+        raise ValueError(NO_OFFSET)
+    if not in_utc_range(parsed):
+        raise ValueError(OUT_OF_RANGE)
+    return parsed
 
 
 def _check_instant(value: Any) -> Any:
@@ -91,13 +105,35 @@ def _check_instant(value: Any) -> Any:
         return _parse_timestamp_text(value)
     if isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
-            raise ValueError(
-                "timestamp has no offset; add one, e.g. 2026-11-29T12:00:00Z or +02:00"
-            )
+            raise ValueError(NO_OFFSET)
         if not in_utc_range(value):
             raise ValueError(OUT_OF_RANGE)
         return value
     raise ValueError(f"expected an RFC 3339 timestamp, got {type(value).__name__}")
+
+
+class _LookedUpFromJson:
+    """A Timestamp's way in from JSON text (``load_model``'s direct path): a string, then
+    the instant ``_PARSED`` holds for it, looked up without a Python call of ours — 84,000
+    timestamps in a 10,000-connection quota file, most of them seen before
+    (docs/performance.md#loading). The instants are the very objects the plain path gives
+    (``datetime.timezone`` offsets, one object per text); any other JSON value fails here
+    and the file takes the plain path, which words the problem. Python input (TOML's native
+    timestamps, records built in code) takes ``_parse_timestamp`` as before, and the JSON
+    Schema is the plain path's."""
+
+    def __get_pydantic_core_schema__(self, source: Any,
+                                     handler: GetCoreSchemaHandler) -> CoreSchema:
+        plain = handler(source)
+        looked_up = core_schema.chain_schema([
+            core_schema.str_schema(strict=True),
+            core_schema.no_info_plain_validator_function(_PARSED.__getitem__),
+        ])
+        return core_schema.json_or_python_schema(json_schema=looked_up, python_schema=plain)
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return handler(typing.cast(Any, schema)["python_schema"])
 
 
 def parse_date(value: Any) -> Any:
@@ -157,7 +193,7 @@ def first_repeat(keys: Iterable[Hashable]) -> tuple[int, int] | None:
     return None
 
 
-Timestamp = Annotated[datetime, BeforeValidator(_parse_timestamp)]
+Timestamp = Annotated[datetime, BeforeValidator(_parse_timestamp), _LookedUpFromJson()]
 CalendarDate = Annotated[date, BeforeValidator(parse_date)]
 Percent = Annotated[float, Field(ge=0, le=100)]
 NonBlank = Annotated[str, AfterValidator(_non_blank)]

@@ -10,12 +10,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import typing
+from datetime import timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
+from omniladder import loading
 from omniladder import models as model_module
 from omniladder.errors import OmniladderError
 from omniladder.loading import (
@@ -132,13 +134,13 @@ BAD_JSON = [
 ]
 
 
-def _both_ways(path: Path) -> list[Any]:
-    """The connections file loaded by the direct path and by the plain one: the model, or
-    the error each raised."""
+def _both_ways(path: Path, model: type[BaseModel] = ConnectionsFile) -> list[Any]:
+    """The file (a connections file unless told) loaded by the direct path and by the plain
+    one: the model, or the error each raised."""
     outcomes: list[Any] = []
     for load in (load_model, _plain):
         try:
-            outcomes.append(load(ConnectionsFile, path))
+            outcomes.append(load(model, path))
         except OmniladderError as exc:
             outcomes.append((type(exc), str(exc)))
     return outcomes
@@ -175,3 +177,61 @@ def test_settings_numbers_keep_their_type(tmp_path: Path) -> None:
     assert direct == _plain(Settings, path)
     assert repr(direct.ladder.max_reading_age_seconds) == repr(
         _plain(Settings, path).ladder.max_reading_age_seconds)  # type: ignore[attr-defined]
+
+
+TIMESTAMPS = [
+    '"2026-11-29T12:00:00Z"', '"2026-11-29t12:00:00z"', '"2026-11-29T12:00:00.123456789-00:00"',
+    '" 2026-11-29 12:00:00+05:30 "', '"2026-11-29T12:00:00+14:00"', '"2024-02-29T00:00:00Z"',
+    '"0001-01-01T00:00:00-01:00"', '"9999-12-31T23:59:59+01:00"',
+    # refused, by the plain path's words
+    '"1700000000"', '"2026-11-29T12:00:00"', '"0001-01-01T00:00:00+01:00"',
+    '"2026-11-29T24:00:00Z"', '"2026-11-29T12:00:60Z"', '"2023-02-29T00:00:00Z"', '""',
+    '1700000000', 'true', '["2026-11-29T12:00:00Z"]', '{"at": "2026-11-29T12:00:00Z"}',
+]
+
+
+@pytest.mark.parametrize("value", TIMESTAMPS)
+def test_timestamps_from_json_text_are_the_plain_paths(tmp_path: Path, value: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A timestamp read from JSON text is looked up in the plain path's own cache: the same
+    instant, offset and object; any other value takes the plain path and its message."""
+    path = tmp_path / "connections.json"
+    path.write_text(_connections().replace('"2026-11-29T12:00:00+02:00"', value),
+                    encoding="utf-8")
+    direct, plain = _both_ways(path)
+    assert direct == plain
+    if isinstance(direct, ConnectionsFile):
+        assert isinstance(plain, ConnectionsFile)
+        instant = direct.connections[0].rate_limited_until
+        assert instant is plain.connections[0].rate_limited_until
+        assert instant is not None
+        assert type(instant.tzinfo) is timezone
+
+        def no_plain_path(*args: Any) -> None:
+            raise AssertionError("took the plain path")
+
+        monkeypatch.setattr(loading, "validate", no_plain_path)
+        assert load_model(ConnectionsFile, path) == direct
+
+
+WINDOWS = [
+    '{"name": "5h", "remaining_percent": 40}', '{"name": "month", "unlimited": true}',
+    '{"name": "5h", "remaining_percent": 0, "unlimited": false}',
+    # refused, each at the window's own field path
+    '{"name": "5h"}', '{"name": "5h", "unlimited": false}',
+    '{"name": "5h", "remaining_percent": 40, "unlimited": true}',
+]
+
+
+@pytest.mark.parametrize("second", WINDOWS)
+def test_windows_from_json_text_keep_their_figure_rule(tmp_path: Path, second: str) -> None:
+    """A window without exactly one figure sends the file down the plain path, which says so
+    at the window's field path."""
+    path = tmp_path / "quota.json"
+    path.write_text('{"readings": [{"connection": "a", "checked_at": "2026-11-29T12:00:00Z", '
+                    f'"windows": [{WINDOWS[0]}, {second}]}}]}}', encoding="utf-8")
+    direct, plain = _both_ways(path, QuotaFile)
+    assert direct == plain
+    assert isinstance(direct, QuotaFile) == (WINDOWS.index(second) < 3)
+    if not isinstance(direct, QuotaFile):
+        assert "readings[0].windows[1]" in direct[1]
