@@ -4,6 +4,7 @@
     python benchmarks/run.py --large      # also plan 100,000 connections
     python benchmarks/run.py --repeats 7  # more runs per row (default 5; 3 for long rows)
     python benchmarks/run.py --ratios     # only the two ratio rows (start-up and 10,000)
+    python benchmarks/run.py --instructions  # the same two, as instructions (valgrind)
 
 Every figure is the median wall time of repeated runs of the whole process (a subprocess,
 output discarded), as an operator runs it; memory is the child's peak ``ru_maxrss``.
@@ -22,6 +23,13 @@ Two rows are ratios with a target, each timed in interleaved pairs so that a bus
 slows both sides alike: the example's table view (the README's first command) against
 ``python -c "import typer, rich.table; from pydantic import BaseModel"`` (at most 1.35x), and
 ``plan --json`` on 10,000 connections against the floor of its own fleet (at most 2.0x).
+
+``--instructions`` counts, instead of timing, the instructions each side of those two ratios
+retires (valgrind's cachegrind tool, no cache simulation, hash seed fixed): the same figures
+on every run whatever else the machine is doing, so a change's effect shows to the tenth of a
+percent where wall time moves by fifteen. An instruction ratio is not a time ratio (parsing
+JSON, the bulk of a fleet's floor, does more per instruction than the interpreter): compare
+counts before and after a change, and time the targets themselves.
 
 Doubling rows compare 10,000 with 20,000 connections for plan, why and simulate per step
 (the cost of a 73-step simulate less that of a 1-step one, divided by 72): at most 2.2x.
@@ -114,9 +122,7 @@ def spread(ratios: Sequence[float]) -> str:
 def ratio_rows(big: Path, pairs: int, notes: list[str]) -> list[Row]:
     """The two ratio rows: the example's table view against the libraries' import, and
     ``plan --json`` on 10,000 connections against the floor of its fleet."""
-    example = omniladder("plan", "auto/thrifty", "--config",
-                         str(ROOT / "examples" / "omniladder.toml"))
-    base, plan, peak, ratios = paired([sys.executable, "-c", BASELINE], example, pairs)
+    base, plan, peak, ratios = paired([sys.executable, "-c", BASELINE], example_argv(), pairs)
     one_model = statistics.median(run_child([sys.executable, "-c", ONE_MODEL])[0]
                                   for _ in range(max(3, pairs // 3)))
     ratio = plan / base
@@ -137,6 +143,56 @@ def ratio_rows(big: Path, pairs: int, notes: list[str]) -> list[Row]:
                     f"({fmt_seconds(floor)}; ratio of medians over {big_pairs} pairs)",
                     plan_10k, peak, f"<= 2.0x (here {ratio:.2f}x)", ratio <= 2.0, floor))
     return rows
+
+
+REFS_MARK = "I refs:"
+"""How cachegrind's summary (on standard error) names the instructions it counted."""
+
+
+def instruction_count(report: str) -> int:
+    """The instruction count of cachegrind's summary (``==123== I   refs:   1,234,567``)."""
+    for line in report.splitlines():
+        words = line.split("==", 2)[-1].split()
+        if " ".join(words[:2]) == REFS_MARK:
+            return int(words[2].replace(",", ""))
+    raise ValueError(f"no '{REFS_MARK}' line in valgrind's report:\n{report}")
+
+
+def instructions(argv: Sequence[str]) -> int:
+    """Instructions the whole process retires, counted by valgrind (output discarded)."""
+    # once outside valgrind first, so that bytecode compiled on a first run is not counted
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env(),
+                   cwd=ROOT, check=True)
+    env = child_env()
+    env["PYTHONHASHSEED"] = "0"  # string hashes move dict probes: fixed, the count repeats
+    done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                           "--cachegrind-out-file=/dev/null", *argv],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          env=env, cwd=ROOT)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} under valgrind exited {done.returncode}:\n"
+                         f"{done.stderr}")
+    return instruction_count(done.stderr)
+
+
+def instruction_rows(big: Path) -> str:
+    """The two ratios' sides as instruction counts, with their ratios."""
+    sides = [("example plan, table view", example_argv(),
+              f"`python -c \"{BASELINE}\"`", [sys.executable, "-c", BASELINE]),
+             ("`plan --json`, 10,000 connections", plan_argv(big), "the floor of its fleet",
+              floor_argv(big))]
+    lines = ["| work | instructions | against | instructions | ratio |",
+             "|---|---:|---|---:|---:|"]
+    for work, argv, against, floor in sides:
+        mine, theirs = instructions(argv), instructions(floor)
+        lines.append(f"| {work} | {mine / 1e6:,.0f} M | {against} | {theirs / 1e6:,.0f} M | "
+                     f"{mine / theirs:.2f}x |")
+    return "\n".join(lines)
+
+
+def example_argv() -> list[str]:
+    return omniladder("plan", "auto/thrifty", "--config",
+                      str(ROOT / "examples" / "omniladder.toml"))
 
 
 def omniladder(*args: str) -> list[str]:
@@ -226,10 +282,20 @@ def main() -> None:
     parser.add_argument("--large", action="store_true", help="also plan 100,000 connections")
     parser.add_argument("--ratios", action="store_true",
                         help="only the two ratio rows (start-up and 10,000 connections)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count the two ratios' instructions with valgrind instead")
     args = parser.parse_args()
     repeats, long_repeats = args.repeats, max(1, min(args.repeats, 3))
     rows: list[Row] = []
     notes: list[str] = []
+
+    if args.instructions:
+        with tempfile.TemporaryDirectory(prefix="omniladder-bench-") as name:
+            counted = instruction_rows(fleet(Path(name), 10_000))
+        print(f"python {sys.version.split()[0]}; instructions retired by the whole process "
+              "(valgrind --tool=cachegrind --cache-sim=no, PYTHONHASHSEED=0)\n")
+        print(counted)
+        return
 
     if args.ratios:
         with tempfile.TemporaryDirectory(prefix="omniladder-bench-") as name:
