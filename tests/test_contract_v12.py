@@ -209,7 +209,7 @@ LONG_HISTORIES = input_sets(catalog=ONE_PLAN, connections=(1, 1), readings=(2, 5
 """One connection's history of at least two readings, most resets still ahead."""
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(parsed=LONG_HISTORIES, cutoff=st.sampled_from([2, 5, 50, 100]),
        back=st.sampled_from([0, 0, 0, 60, 240]))
 def test_holding_from_the_first_reading_with_a_window_to_hold_is_the_whole_rule(

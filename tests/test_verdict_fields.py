@@ -196,7 +196,7 @@ def test_an_empty_window_is_replayed_at_zero() -> None:
         ReplayStep(when(-20), None, 0.0, 5.0, False, False))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(inputs=input_sets(connections=(1, 3), readings=(0, 4)))
 def test_the_shared_verdicts_of_every_model_are_its_own(inputs: LoadedInputs) -> None:
     """A history's verdicts, shared among the models its windows treat alike, are each
