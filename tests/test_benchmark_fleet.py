@@ -2,28 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 from typer.testing import CliRunner
 
 from omniladder.cli import app
-from tests.conftest import ROOT
+from tests.conftest import benchmark_module
 
 runner = CliRunner()
 
 
 def fleet_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fleet", ROOT / "benchmarks" / "fleet.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("fleet", module)  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("fleet")
 
 
 def test_generated_fleet_plans_and_is_deterministic(tmp_path: Path) -> None:

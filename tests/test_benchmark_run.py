@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from types import ModuleType
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import benchmark_module
 
 
 def run_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "benchmarks" / "run.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_run", module)  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("run")
 
 
 # The summary valgrind 3.19's cachegrind writes with --cache-sim=no, as printed on this
