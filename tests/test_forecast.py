@@ -173,6 +173,7 @@ def recorded_plus_projected(inputs: LoadedInputs, result: Forecast) -> LoadedInp
     return projected
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(FLEETS, st.sampled_from(["auto/thrifty", "auto/subscription"]),
        st.integers(-120, 60), st.sampled_from([5, 15]))
@@ -188,6 +189,7 @@ def test_simulating_the_projected_readings_as_recorded_gives_the_same_transition
     assert [p.head for p in series.points] == [p.head for p in result.points]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(FLEETS, st.sampled_from(["auto/thrifty", "auto/subscription"]),
        st.integers(-120, 60), st.sampled_from([1, 5, 15]))

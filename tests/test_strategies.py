@@ -13,6 +13,7 @@ import types
 import typing
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from pydantic import BaseModel
 
@@ -125,6 +126,7 @@ def test_the_input_models_are_found_from_the_files() -> None:
     assert ("Connection", "rate_limited_until") in {(k.__name__, n) for k, n in input_fields()}
 
 
+@pytest.mark.slow
 def test_every_input_field_and_value_is_drawn() -> None:
     """A field the loader accepts and the strategy never draws fails here, by name."""
     seen: set[tuple[type[Any], str, Any]] = set()
