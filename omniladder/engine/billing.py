@@ -105,7 +105,6 @@ def classify(connection: Connection, catalogs: Catalogs,
     return info
 
 
-
 def _near_memo(connection: Connection, catalogs: Catalogs) -> str | None:
     """``_near_catalog_key``, remembered per (provider, auth type) for the run."""
     # Equivalent mutants: any spelling of the tag keeps this key apart from the memo's
@@ -116,6 +115,7 @@ def _near_memo(connection: Connection, catalogs: Catalogs) -> str | None:
         return near
     near = catalogs.memo[memo_key] = _near_catalog_key(connection, catalogs)
     return near
+
 
 def _near_catalog_key(connection: Connection, catalogs: Catalogs) -> str | None:
     """``provider 'claude'`` or ``auth_type 'oauth'`` when the connection's is close to it.

@@ -253,3 +253,13 @@ class Fleet:
                            f"to {timefmt.iso(max(instants))} name connection {connection!r}, "
                            "which is not in the connections file; they count toward no rung")
         return out
+
+
+def fleet_for(inputs: LoadedInputs, fleet: Fleet | None) -> Fleet:
+    """The fleet model of ``inputs``: the one given (built from these very inputs), or a new
+    one."""
+    if fleet is None:
+        return Fleet(inputs)
+    if fleet.inputs is not inputs:
+        raise ValueError("the fleet was built from other inputs")
+    return fleet

@@ -15,7 +15,7 @@ from omniladder import timefmt
 from omniladder.engine.autoid import AutoId, NowSource
 from omniladder.engine.billing import BillingInfo, observe
 from omniladder.engine.budgets import BudgetPosition, budget_positions
-from omniladder.engine.fleet import Fleet, SpendNotes
+from omniladder.engine.fleet import Fleet, SpendNotes, fleet_for
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.quota import (
     Cooldown,
@@ -282,16 +282,6 @@ class Plan(NamedTuple):
 # --- the planner ---------------------------------------------------------------------------
 
 
-def _fleet_for(inputs: LoadedInputs, fleet: Fleet | None) -> Fleet:
-    """The fleet model of ``inputs``: the one given (built from these very inputs), or a new
-    one."""
-    if fleet is None:
-        return Fleet(inputs)
-    if fleet.inputs is not inputs:
-        raise ValueError("the fleet was built from other inputs")
-    return fleet
-
-
 def facts_at(fleet: Fleet, index: int, now: datetime) -> ConnectionFacts:
     """The facts of the fleet's connection at ``index`` at now (``connection_facts``)."""
     return connection_facts(fleet.connections[index], fleet.histories[index],
@@ -339,7 +329,7 @@ def focus(inputs: LoadedInputs, connection_id: str, now: datetime,
     attributed (R8): every decision about this connection is the whole fleet's. ``now``
     names the instant the narrowed inputs are planned from; no attribution depends on it.
     """
-    whole = _fleet_for(inputs, fleet)
+    whole = fleet_for(inputs, fleet)
     spend: tuple[SpendEvent, ...] | None = None
     if inputs.spend is not None:
         events: list[SpendEvent] = []
@@ -406,7 +396,7 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     ``fleet``, the fleet model of these very inputs, spares building it again when one run
     plans several ids or instants.
     """
-    fleet = _fleet_for(inputs, fleet)
+    fleet = fleet_for(inputs, fleet)
     all_facts = tuple(facts_at(fleet, index, now) for index in range(len(fleet.connections)))
     notes = SpendNotes()
     budgets = _budgets(fleet, now, notes)
@@ -552,7 +542,7 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     ``excluded``, ``connections``, ``clamps`` and ``facts`` are its own; ``rungs`` and
     ``summary`` count only its decisions. An unknown id is a UsageError.
     """
-    fleet = _fleet_for(inputs, fleet)
+    fleet = fleet_for(inputs, fleet)
     target = fleet.index.get(connection_id)
     if target is None:
         raise unknown_connection(connection_id, [c.id for c in fleet.connections])

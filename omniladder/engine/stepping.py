@@ -27,7 +27,7 @@ from itertools import chain
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import BudgetPosition, budget_positions, period_start
 from omniladder.engine.changes import connection_changes
-from omniladder.engine.fleet import Fleet
+from omniladder.engine.fleet import Fleet, fleet_for
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import PairDecision, decide, facts_at, rung_state
 from omniladder.models import RUNGS, Reading, Rung
@@ -140,10 +140,7 @@ class Stepper:
         self.inputs = inputs
         self.auto_id = auto_id
         self.instants = instants
-        if fleet is None:
-            fleet = Fleet(inputs)
-        elif fleet.inputs is not inputs:
-            raise ValueError("the fleet was built from other inputs")
+        fleet = fleet_for(inputs, fleet)
         self.fleet = fleet
         self.in_category = fleet.in_category(auto_id.category)
         self.pairs = fleet.pairs
