@@ -224,7 +224,8 @@ class PairDecision(_PairFields):
 
 
 class ConnectionFacts(NamedTuple):
-    """What is true of a connection whatever the auto id: billing, models, R5 gates."""
+    """What is true of a connection whatever the auto id: billing, models, R5 gates and
+    whether its own status is in doubt."""
 
     connection: Connection
     billing: BillingInfo
@@ -232,6 +233,8 @@ class ConnectionFacts(NamedTuple):
     gate_reason: str | None
     gate_detail: str
     cooldown: Cooldown | None
+    doubt: str
+    """``status_doubt`` of the connection, read by every one of its pairs."""
 
 
 class Plan(NamedTuple):
@@ -317,7 +320,8 @@ def connection_facts(connection: Connection, history: Sequence[Reading],
         if cool.clamped:
             detail += (f" (clamped from {timefmt.short(cool.until, now)} "
                        "to its own quota reset)")
-    return ConnectionFacts(connection, billing, models, reason, detail, cool)
+    return ConnectionFacts(connection, billing, models, reason, detail, cool,
+                           status_doubt(connection))
 
 
 def focus(inputs: LoadedInputs, connection_id: str, now: datetime,
@@ -410,6 +414,10 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     decisions: list[PairDecision] = []
     # per candidate, per rung: (admitted connection ids, unverified marks)
     admitted: dict[tuple[str, str], dict[Rung, tuple[list[str], list[UnverifiedMark]]]] = {}
+    # Gathered as the pairs are decided, for the passes after: each connection's refused
+    # pairs (exclusions) and each rung's pairs in the id's category (rung states).
+    refused: list[list[PairDecision]] = [[] for _ in all_facts]
+    landed: dict[Rung, list[PairDecision]] = {rung: [] for rung in RUNGS}
     # R12: candidates in order of first appearance, allowlists in file order.
     for position, key in enumerate(fleet.keys):
         provider, model = key
@@ -424,14 +432,17 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             decision = decide(facts, provider, model, tier, rung, verdicts, listed, auto_id,
                               budgets, now)
             decisions.append(decision)
+            if listed:
+                landed[rung].append(decision)
             if decision.admitted:
                 seat = seated.get(rung)
                 if seat is None:
                     seat = seated[rung] = ([], [])
                 seat[0].append(cid)
-                mark = _unverified_mark(decision)
-                if mark is not None:
-                    seat[1].append(mark)
+                if decision.unverified:
+                    seat[1].append(_unverified_mark(decision))
+            else:
+                refused[index].append(decision)
 
     # R11: split mixed candidates into one entry per rung; order by rung, stable within.
     pool: list[PoolEntry] = []
@@ -447,9 +458,9 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                 unverified_connection_ids=tuple(mark.connection_id for mark in marks),
                 unverified=tuple(marks)))
 
-    excluded = _exclusions(all_facts, decisions,
+    excluded = _exclusions(all_facts, refused,
                            _remedy_context(inputs, auto_id, now, budgets))
-    rungs = _rung_statuses(auto_id, decisions, pool, budgets)
+    rungs = _rung_statuses(auto_id, landed, pool, budgets)
     records = tuple(_record(f) for f in all_facts)
     clamps = tuple(
         Clamp(f.connection.id, f.cooldown.until, f.cooldown.end, f.cooldown.cooling)
@@ -594,7 +605,7 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
         before = sum(
             1 for rung in RUNGS[:rank + 1] for other in range(len(keys))
             if (rung != made.rung or other < pair.candidate) and entry_exists(rung, other))
-        mark = _unverified_mark(made)
+        mark = _unverified_mark(made) if made.unverified else None
         pool.append(PoolEntry(
             position=before + 1, rung=made.rung, provider=keys[pair.candidate][0],
             model=pair.model, allowed_connection_ids=(connection_id,),
@@ -603,14 +614,15 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     # positions are distinct and come first in an entry: a plain sort gives the same order
     pool.sort(key=lambda entry: entry.position)  # pragma: no mutate
     plan_pool = tuple(pool)
-    excluded = _exclusions((facts,), decisions,
+    excluded = _exclusions((facts,), ([d for d in decisions if not d.admitted],),
                            _remedy_context(inputs, auto_id, now, budgets))
     clamps = tuple(
         Clamp(f.connection.id, f.cooldown.until, f.cooldown.end, f.cooldown.cooling)
         for f in (facts,) if f.cooldown is not None and f.cooldown.clamped)
     return Plan(auto_id=auto_id, now=now, now_source=now_source,
                 settings=_settings_view(inputs, budgets),
-                rungs=_rung_statuses(auto_id, decisions, plan_pool, budgets), pool=plan_pool,
+                rungs=_rung_statuses(auto_id, _landed(decisions), plan_pool, budgets),
+                pool=plan_pool,
                 excluded=excluded, connections=(_record(facts),), clamps=clamps,
                 warnings=tuple(_warnings(fleet, notes, budgets)),
                 summary=_summary(auto_id, (facts,), plan_pool, excluded),
@@ -636,7 +648,7 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
     # A status of error or unknown is no R5 gate (the SPEC's terminal set closes it), but it
     # is uncertainty about the connection itself: R10 excludes it after the gates, R11 admits
     # it marked unverified, on every rung.
-    doubt = status_doubt(facts.connection) if facts.connection.status is not None else ""
+    doubt = facts.doubt
     if not in_category:
         reason = "not-in-category"
         detail = f"{model} does not carry category {auto_id.category!r}"
@@ -686,10 +698,9 @@ def _budget_detail(position: BudgetPosition) -> str:
     return f"{position.rung} budget spent: {spent} of {budget} this {position.period}"
 
 
-def _unverified_mark(decision: PairDecision) -> UnverifiedMark | None:
-    """Why an admitted pair is unverified (its quota verdict), or None when it is verified."""
-    if not decision.unverified:
-        return None
+def _unverified_mark(decision: PairDecision) -> UnverifiedMark:
+    """Why an admitted, unverified pair is unverified: its connection's status or its quota
+    verdict."""
     if decision.doubt:
         # the connection's own status first; an unknown quota on a quota rung is added
         detail = decision.doubt
@@ -722,15 +733,13 @@ def _fix(ctx: RemedyContext, facts: ConnectionFacts, reason: str,
                   decision.quota if decision is not None else None, ctx)
 
 
-def _exclusions(facts: Sequence[ConnectionFacts], decisions: Sequence[PairDecision],
+def _exclusions(facts: Sequence[ConnectionFacts], refused: Sequence[list[PairDecision]],
                 ctx: RemedyContext) -> tuple[Exclusion, ...]:
-    # Every model of a connection has one decision; only the refused ones matter here.
-    refused: dict[str, list[PairDecision]] = {}
-    for decision in decisions:
-        if not decision.admitted:
-            refused.setdefault(decision.connection_id, []).append(decision)
+    """The exclusions of the connections of ``facts``; ``refused`` holds, for each of them, its
+    refused decisions in decision order (every model of a connection has one decision)."""
     out: list[Exclusion] = []
-    for f in facts:
+    # one list per connection: strict never fires
+    for f, failed in zip(facts, refused, strict=True):  # pragma: no mutate
         connection = f.connection
         if not f.models:
             out.append(Exclusion(
@@ -741,7 +750,6 @@ def _exclusions(facts: Sequence[ConnectionFacts], decisions: Sequence[PairDecisi
                 # the no-models remedy reads neither the auto id, the ladder nor the budgets
                 fix=_fix(ctx, f, "no-models", None, None, None)))  # pragma: no mutate
             continue
-        failed = refused.get(connection.id)
         if not failed:
             continue
         reasons = {(d.reason, d.detail) for d in failed}
@@ -783,14 +791,21 @@ def rung_state(auto_id: AutoId, rung: Rung, position: BudgetPosition | None, lan
     return "serving" if serving else "exhausted"
 
 
-def _rung_statuses(auto_id: AutoId, decisions: Sequence[PairDecision],
-                   pool: Sequence[PoolEntry],
-                   budgets: dict[str, BudgetPosition]) -> tuple[RungStatus, ...]:
-    statuses: list[RungStatus] = []
-    by_rung: dict[str, list[PairDecision]] = {rung: [] for rung in RUNGS}
+def _landed(decisions: Sequence[PairDecision]) -> dict[Rung, list[PairDecision]]:
+    """The decisions of each rung, in order, leaving out the pairs outside the id's category
+    (they land on no rung of the id)."""
+    by_rung: dict[Rung, list[PairDecision]] = {rung: [] for rung in RUNGS}
     for d in decisions:
         if d.reason != "not-in-category":
             by_rung[d.rung].append(d)
+    return by_rung
+
+
+def _rung_statuses(auto_id: AutoId, by_rung: dict[Rung, list[PairDecision]],
+                   pool: Sequence[PoolEntry],
+                   budgets: dict[str, BudgetPosition]) -> tuple[RungStatus, ...]:
+    """Each rung's state and note, from its decisions (``_landed``) and the pool."""
+    statuses: list[RungStatus] = []
     for rung in RUNGS:
         position = budgets.get(rung)
         budget = position.budget_usd if position is not None else None
