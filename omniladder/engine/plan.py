@@ -752,8 +752,9 @@ def _exclusions(facts: Sequence[ConnectionFacts], refused: Sequence[list[PairDec
             continue
         if not failed:
             continue
-        reasons = {(d.reason, d.detail) for d in failed}
-        if len(failed) == len(f.models) and len(reasons) == 1:
+        # One exclusion for the connection when every model is refused alike (a refused
+        # decision's detail is its refusal); the set is made only then.
+        if len(failed) == len(f.models) and len({(d.reason, d.refusal) for d in failed}) == 1:
             rungs = {d.rung for d in failed}
             rung = next(iter(rungs)) if len(rungs) == 1 else None
             assert failed[0].reason is not None
