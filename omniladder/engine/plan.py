@@ -709,11 +709,14 @@ def _unverified_mark(decision: PairDecision) -> UnverifiedMark:
             if verdict is not None and verdict.kind == "unknown":
                 detail += f"; also {verdict.reason or 'quota-unknown'}: {verdict.detail}"
         return UnverifiedMark(decision.connection_id, "connection-status-unknown", detail)
+    # Without doubt, only an unknown verdict on a quota rung leaves a pair unverified: the
+    # decision holds that verdict, whose detail is the admitted pair's.
     verdict = decision.verdict
-    # an unverified pair's verdict is unknown, which always has a reason code
-    reason = (verdict.reason if verdict is not None and verdict.reason  # pragma: no mutate
-              else "quota-unknown")  # pragma: no mutate
-    return UnverifiedMark(decision.connection_id, reason, decision.detail)
+    assert verdict is not None
+    # an unknown verdict always has a reason code
+    return UnverifiedMark(decision.connection_id,
+                          verdict.reason or "quota-unknown",  # pragma: no mutate
+                          verdict.detail)
 
 
 def _remedy_context(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
