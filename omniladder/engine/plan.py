@@ -320,8 +320,9 @@ def connection_facts(connection: Connection, history: Sequence[Reading],
         if cool.clamped:
             detail += (f" (clamped from {timefmt.short(cool.until, now)} "
                        "to its own quota reset)")
-    return ConnectionFacts(connection, billing, models, reason, detail, cool,
-                           status_doubt(connection))
+    return ConnectionFacts(connection=connection, billing=billing, models=models,
+                           gate_reason=reason, gate_detail=detail, cooldown=cool,
+                           doubt=status_doubt(connection))
 
 
 def focus(inputs: LoadedInputs, connection_id: str, now: datetime,

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from omniladder import timefmt
-from omniladder.engine.plan import FORMAT_VERSION, status_doubt
+from omniladder.engine.plan import FORMAT_VERSION
 from omniladder.explain import R1_STEPS, Comeback, IdVerdict, ModelTrace, Route, Trace
 from omniladder.rendering.table import make_console
 
@@ -265,7 +265,7 @@ def _gates_node(trace: Trace) -> tuple[Text | str, list[Any]]:
     if facts.gate_reason is None:
         label = Text("gates (R5): ")
         label.append("pass", style="green")
-        doubt = status_doubt(facts.connection)
+        doubt = facts.doubt
         if doubt:
             label.append("; ")
             label.append("connection-status-unknown", style="yellow")
