@@ -391,8 +391,9 @@ class Reading(_ReadingSlots):
     @model_validator(mode="after")
     def _figure_in_one_place(self) -> "Reading":
         if self.windows is None:
-            # Not built yet: a plan asks for the top-level window of about half the
-            # readings that have one (docs/performance.md#loading).
+            # Left to all_windows, which builds it when first asked: a plan asks on about
+            # half the readings that have a top-level figure (docs/performance.md#loading).
+            # None rather than no value spares that first ask an AttributeError.
             object.__setattr__(self, "_top_level_window", None)
         elif self.remaining_percent is not None:
             raise ValueError(
