@@ -841,10 +841,27 @@ def _ahead_of_clock(taken_at: datetime | None, latest: datetime | None,
     return found
 
 
+def _in_order(history: list[Reading], quota: QuotaFile | None,
+              shown: dict[str, str]) -> tuple[Reading, ...]:
+    """One connection's readings in the order of their ``checked_at`` (a stable sort, in
+    place), one per instant (``_one_per_instant``)."""
+    # 10,000 histories at 10,000 connections, nearly all without a repeated instant: one
+    # look at neighbours decides that, and only a history with a repeat is walked again.
+    if len(history) > 1:
+        history.sort(key=_CHECKED_AT)
+        previous = history[0].checked_at
+        for reading in history[1:]:
+            if reading.checked_at == previous:
+                return _one_per_instant(history, quota, shown)
+            previous = reading.checked_at
+    return tuple(history)
+
+
 def _one_per_instant(history: list[Reading], quota: QuotaFile | None,
                      shown: dict[str, str]) -> tuple[Reading, ...]:
     """SPEC §2.2 (v1.2): identical readings of one connection at one instant are one; two
-    different ones are an input error naming both."""
+    different ones are an input error naming both. ``history`` is in order of
+    ``checked_at``."""
     repeated = False
     for before, after in itertools.pairwise(history):
         if before.checked_at == after.checked_at:
@@ -915,11 +932,8 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
         quota = load_model(QuotaFile, files.quota)
         unknown: dict[str, None] = {}
         unusable: list[str] = []
-        latest: datetime | None = None
+        latest: datetime | None = max(map(_CHECKED_AT, quota.readings), default=None)
         for index, reading in enumerate(quota.readings):
-            checked = reading.checked_at
-            if latest is None or checked > latest:
-                latest = checked
             history = histories.get(reading.connection)
             if history is None:
                 if reading.connection not in known:
@@ -941,8 +955,7 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
         warnings.extend(_ahead_of_clock(quota.taken_at, latest, shown["quota"]))
     else:
         warnings.append("no quota file: every connection has no reading (quota-missing)")
-    readings = {cid: _one_per_instant(sorted(items, key=_CHECKED_AT), quota, shown)
-                for cid, items in histories.items()}
+    readings = {cid: _in_order(items, quota, shown) for cid, items in histories.items()}
 
     spend: tuple[SpendEvent, ...] | None = None
     if files.spend is not None:

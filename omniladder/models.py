@@ -375,7 +375,7 @@ class Window(Record):
 
 class _ReadingSlots(Record):
     __slots__ = ("_top_level_window",)
-    _top_level_window: tuple[Window, ...]
+    _top_level_window: tuple[Window, ...] | None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -391,7 +391,10 @@ class Reading(_ReadingSlots):
     @model_validator(mode="after")
     def _figure_in_one_place(self) -> "Reading":
         if self.windows is None:
-            self._keep_top_level_window()
+            # Left to all_windows, which builds it when first asked: a plan asks on about
+            # half the readings that have a top-level figure (docs/performance.md#loading).
+            # None rather than no value spares that first ask an AttributeError.
+            object.__setattr__(self, "_top_level_window", None)
         elif self.remaining_percent is not None:
             raise ValueError(
                 "give remaining_percent at top level or windows, not both"
@@ -403,14 +406,15 @@ class Reading(_ReadingSlots):
         if self.windows is not None:
             return self.windows
         try:
-            return self._top_level_window
-        except AttributeError:  # a reading built without validation (a probe, a test)
-            return self._keep_top_level_window()
+            kept = self._top_level_window
+        except AttributeError:  # a reading built without validation (a probe, a test, a copy)
+            kept = None
+        return self._keep_top_level_window() if kept is None else kept
 
     def _keep_top_level_window(self) -> tuple[Window, ...]:
-        # Built once per reading, as it is validated, and kept in a slot beside the fields
-        # (never compared): the verdicts of every model replay the same readings, four
-        # calls a reading in a plan. Both values were validated.
+        # Built when first asked for and kept in a slot beside the fields (never compared):
+        # the verdicts of every model replay the same readings, four calls a reading in a
+        # plan. Both values were validated.
         kept = () if self.remaining_percent is None else (
             Window(name="quota", remaining_percent=self.remaining_percent, unlimited=False,
                    reset_at=self.reset_at, models=None),

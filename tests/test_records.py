@@ -112,6 +112,7 @@ def test_records_keep_no_dict() -> None:
 def test_a_top_level_figure_is_one_window_built_once() -> None:
     reading = validate_record(Reading, {"connection": "a", "checked_at": AT,
                                         "remaining_percent": 12.5, "reset_at": AT})
+    assert reading._top_level_window is None  # built when first asked for
     windows = reading.all_windows()
     assert windows == (Window(name="quota", remaining_percent=12.5, unlimited=False,
                               reset_at=reading.reset_at, models=None),)
@@ -123,6 +124,11 @@ def test_a_top_level_figure_is_one_window_built_once() -> None:
                     reset_at=reading.reset_at)  # no validation: explain's probes, tests
     assert built.all_windows() == windows
     assert built.all_windows() is built.all_windows()
+    from_json = QuotaFile.model_validate_json(
+        f'{{"readings": [{{"connection": "a", "checked_at": "{AT}", '
+        f'"remaining_percent": 12.5, "reset_at": "{AT}"}}]}}').readings[0]
+    assert from_json.all_windows() == windows
+    assert from_json.all_windows() is from_json.all_windows()
 
 
 def test_a_spend_event_attributed_keeps_its_other_fields() -> None:
