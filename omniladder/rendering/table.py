@@ -84,6 +84,7 @@ def fitted_table(console: Console, columns: Sequence[tuple[str, str]],
     """
     rows = [[printable_text(cell) for cell in row] for row in rows]
     widths: list[int] = []
+    one_cell_each = True
     for index, (name, kind) in enumerate(columns):
         cells = [name] + [row[index].plain for row in rows]
         if kind == TEXT:
@@ -91,6 +92,7 @@ def fitted_table(console: Console, columns: Sequence[tuple[str, str]],
                               max(_words(c) for c in cells)))
         else:
             widths.append(max(len(c) for c in cells))
+            one_cell_each = one_cell_each and all(c.isascii() and c.isprintable() for c in cells)
     padding = table.get("padding", (0, 1))
     gap = padding[1] * 2 if isinstance(padding, tuple) and len(padding) == 2 else 3
     needed = sum(widths) + (gap + 1) * len(columns)
@@ -99,6 +101,13 @@ def fitted_table(console: Console, columns: Sequence[tuple[str, str]],
         for (name, kind), width in zip(columns, widths, strict=True):
             if kind == TEXT:
                 grid.add_column(name, overflow="fold")
+            elif one_cell_each:
+                # Printable ASCII takes one terminal cell a character, so ``width`` is what
+                # rich would find by measuring every cell of the column, and the check above
+                # left room for these columns: rich measures only the text columns (a sixth
+                # of the table view's rendering, docs/performance.md#start-up).
+                grid.add_column(name, no_wrap=True, width=width,
+                                justify="right" if kind == NUM else "left")
             else:
                 grid.add_column(name, no_wrap=True, min_width=width,
                                 justify="right" if kind == NUM else "left")
