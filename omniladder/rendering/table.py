@@ -56,9 +56,16 @@ def make_console(out: TextIO) -> Console:
     is_tty = hasattr(out, "isatty") and out.isatty()
     if width is None and not is_tty:
         width = PIPED_WIDTH
-    return _PrintableConsole(file=out, width=width, highlight=False, emoji=False,
-                   no_color=bool(os.environ.get("NO_COLOR")) or None,
-                   force_terminal=None if out in (sys.stdout, sys.stderr) else is_tty)
+    console = _PrintableConsole(file=out, width=width, highlight=False, emoji=False,
+                                no_color=bool(os.environ.get("NO_COLOR")) or None,
+                                force_terminal=None if out in (sys.stdout, sys.stderr) else is_tty)
+    if width is not None and not console.is_dumb_terminal and not console.legacy_windows:
+        # Unless it knows both dimensions, rich asks the terminal for its size at every print
+        # and measurement (60 times in the example's table view): the height is fixed at
+        # what it finds now. (To rich a dumb terminal is 80 columns whatever the width, so
+        # it is left to ask.)
+        console.height = console.height
+    return console
 
 
 MIN_TEXT = 16
