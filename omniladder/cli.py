@@ -1,6 +1,7 @@
 """The command line: it only wires commands; each lives in omniladder/commands/."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typer reads the root callback's annotations when it
+# runs, and as values they need no compiling from text first (docs/performance.md#start-up).
 
 import contextlib
 import gc

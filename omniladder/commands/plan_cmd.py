@@ -1,6 +1,7 @@
 """`omniladder plan AUTO_ID`: the pool, the ladder and every exclusion."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: typer reads the command's annotations when it
+# runs, and as values they need no compiling from text first (docs/performance.md#start-up).
 
 import sys
 from itertools import chain

@@ -56,9 +56,16 @@ def make_console(out: TextIO) -> Console:
     is_tty = hasattr(out, "isatty") and out.isatty()
     if width is None and not is_tty:
         width = PIPED_WIDTH
-    return _PrintableConsole(file=out, width=width, highlight=False, emoji=False,
-                   no_color=bool(os.environ.get("NO_COLOR")) or None,
-                   force_terminal=None if out in (sys.stdout, sys.stderr) else is_tty)
+    console = _PrintableConsole(file=out, width=width, highlight=False, emoji=False,
+                                no_color=bool(os.environ.get("NO_COLOR")) or None,
+                                force_terminal=None if out in (sys.stdout, sys.stderr) else is_tty)
+    if width is not None and not console.is_dumb_terminal and not console.legacy_windows:
+        # Unless it knows both dimensions, rich asks the terminal for its size at every print
+        # and measurement (60 times in the example's table view): the height is fixed at
+        # what it finds now. (To rich a dumb terminal is 80 columns whatever the width, so
+        # it is left to ask.)
+        console.height = console.height
+    return console
 
 
 MIN_TEXT = 16
@@ -84,6 +91,7 @@ def fitted_table(console: Console, columns: Sequence[tuple[str, str]],
     """
     rows = [[printable_text(cell) for cell in row] for row in rows]
     widths: list[int] = []
+    one_cell_each = True
     for index, (name, kind) in enumerate(columns):
         cells = [name] + [row[index].plain for row in rows]
         if kind == TEXT:
@@ -91,6 +99,7 @@ def fitted_table(console: Console, columns: Sequence[tuple[str, str]],
                               max(_words(c) for c in cells)))
         else:
             widths.append(max(len(c) for c in cells))
+            one_cell_each = one_cell_each and all(c.isascii() and c.isprintable() for c in cells)
     padding = table.get("padding", (0, 1))
     gap = padding[1] * 2 if isinstance(padding, tuple) and len(padding) == 2 else 3
     needed = sum(widths) + (gap + 1) * len(columns)
@@ -99,6 +108,13 @@ def fitted_table(console: Console, columns: Sequence[tuple[str, str]],
         for (name, kind), width in zip(columns, widths, strict=True):
             if kind == TEXT:
                 grid.add_column(name, overflow="fold")
+            elif one_cell_each:
+                # Printable ASCII takes one terminal cell a character, so ``width`` is what
+                # rich would find by measuring every cell of the column, and the check above
+                # left room for these columns: rich measures only the text columns (a sixth
+                # of the table view's rendering, docs/performance.md#start-up).
+                grid.add_column(name, no_wrap=True, width=width,
+                                justify="right" if kind == NUM else "left")
             else:
                 grid.add_column(name, no_wrap=True, min_width=width,
                                 justify="right" if kind == NUM else "left")
