@@ -7,9 +7,9 @@ verdict.
 
 import bisect
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, overload
 
 from omniladder import timefmt
 from omniladder.models import Connection, LadderSettings, Reading, Window
@@ -239,7 +239,7 @@ class Verdict(NamedTuple):
     window: Window | None = None
     threshold: float | None = None
     floor_applied: bool = False
-    replay: tuple[ReplayStep, ...] = ()
+    replay: Sequence[ReplayStep] = ()
     out_since: datetime | None = None
     held_past_age: bool = False
     """R6.4: the reading is older than the max age, and a low window with a reset instant
@@ -263,13 +263,32 @@ def below(figure: float, in_play: bool, ladder: LadderSettings) -> bool:
 
 
 def replay(readings: Sequence[Reading], model: str,
-           ladder: LadderSettings) -> tuple[bool, datetime | None, tuple[ReplayStep, ...]]:
+           ladder: LadderSettings) -> tuple[bool, datetime | None, "Replay"]:
     """R7: replay the earlier readings from *in play*; return the state they leave.
 
-    Each reading is judged at its own ``checked_at``. Returns (in play, out since, steps).
+    Each reading is judged at its own ``checked_at``. Returns (in play, out since, steps);
+    the steps are worked out only when read (``Replay``), as ``replay_steps`` gives them.
     """
     in_play = True
     out_since: datetime | None = None
+    # The same judgement of each reading as ``replay_steps``, keeping only the state: a
+    # plan reads no step, and building them was a fifth of its verdicts' cost.
+    for reading in readings:
+        checked_at = reading.checked_at
+        status = reading.status
+        figure = _figure(reading, model, checked_at)
+        if in_play:
+            if status == "exhausted" or (figure is not None and below(figure, True, ladder)):
+                in_play, out_since = False, checked_at
+        elif status != "exhausted" and figure is not None and not below(figure, False, ladder):
+            in_play, out_since = True, None
+    return in_play, out_since, Replay(readings, model, ladder)
+
+
+def replay_steps(readings: Sequence[Reading], model: str,
+                 ladder: LadderSettings) -> tuple[ReplayStep, ...]:
+    """R7's replay, one step per earlier reading: what it showed and the state it left."""
+    in_play = True
     steps: list[ReplayStep] = []
     for reading in readings:
         checked_at = reading.checked_at
@@ -278,12 +297,64 @@ def replay(readings: Sequence[Reading], model: str,
         before = in_play
         if in_play:
             if status == "exhausted" or (figure is not None and below(figure, True, ladder)):
-                in_play, out_since = False, checked_at
+                in_play = False
         elif status != "exhausted" and figure is not None and not below(figure, False, ladder):
-            in_play, out_since = True, None
+            in_play = True
         steps.append(ReplayStep(checked_at, status, figure, threshold_of(before, ladder),
                                 before, in_play))
-    return in_play, out_since, tuple(steps)
+    return tuple(steps)
+
+
+class Replay(Sequence[ReplayStep]):
+    """The steps of a verdict's R7 replay (``replay_steps``), worked out the first time
+    something reads them.
+
+    Only ``why`` and simulate's causes read the steps; a plan reads the state the replay
+    leaves. It compares, hashes and prints as the tuple of its steps, so a verdict equals
+    one whose steps were given as a tuple.
+    """
+
+    __slots__ = ("_ladder", "_model", "_readings", "_steps")
+
+    def __init__(self, readings: Sequence[Reading], model: str,
+                 ladder: LadderSettings) -> None:
+        self._readings = readings
+        self._model = model
+        self._ladder = ladder
+        self._steps: tuple[ReplayStep, ...] | None = None
+
+    @property
+    def steps(self) -> tuple[ReplayStep, ...]:
+        steps = self._steps  # pragma: no mutate (working them out again: the same steps)
+        if steps is None:
+            steps = self._steps = replay_steps(self._readings, self._model, self._ladder)
+        return steps
+
+    @overload
+    def __getitem__(self, index: int) -> ReplayStep: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[ReplayStep, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> ReplayStep | tuple[ReplayStep, ...]:
+        return self.steps[index]
+
+    def __len__(self) -> int:
+        return len(self._readings)
+
+    def __iter__(self) -> Iterator[ReplayStep]:
+        return iter(self.steps)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Replay):
+            other = other.steps
+        return self.steps == other
+
+    def __hash__(self) -> int:
+        return hash(self.steps)
+
+    def __repr__(self) -> str:
+        return repr(self.steps)
 
 
 def verdict(history: Sequence[Reading], model: str, now: datetime,
@@ -313,7 +384,7 @@ def _missing(history: Sequence[Reading], now: datetime) -> Verdict:
 
 
 def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: LadderSettings,
-             replayed: tuple[bool, datetime | None, tuple[ReplayStep, ...]]) -> Verdict:
+             replayed: tuple[bool, datetime | None, Replay]) -> Verdict:
     """``verdict`` over readings at or before now (at least one), given the R7 replay of
     all but the latest."""
     latest = readings[-1]
@@ -392,7 +463,7 @@ def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: Lad
 
 
 def _judged(latest: Reading, threshold: float,
-            replayed: tuple[bool, datetime | None, tuple[ReplayStep, ...]], kind: VerdictKind,
+            replayed: tuple[bool, datetime | None, Replay], kind: VerdictKind,
             reason: str | None, detail: str, figure: float | None = None,
             window: Window | None = None) -> Verdict:
     """A verdict on the latest reading, with the threshold and the replay that led to it."""
@@ -402,7 +473,7 @@ def _judged(latest: Reading, threshold: float,
 
 
 def _low(latest: Reading, now: datetime, threshold: float,
-         replayed: tuple[bool, datetime | None, tuple[ReplayStep, ...]], figure: float,
+         replayed: tuple[bool, datetime | None, Replay], figure: float,
          window: Window, held_age: float | None) -> Verdict:
     """R6.4 / R6.6: a current window at or below the threshold; ``held_age`` is the age of a
     stale reading whose low window is held until its reset (R6.4), None for a fresh one."""
@@ -445,7 +516,7 @@ class HistoryVerdicts:
     __slots__ = ("_earlier_scoped", "_history", "_keys", "_readings", "_replays", "_shared",
                  "_unnamed", "ladder", "now")
     _shared: dict[tuple[bool, ...], Verdict]
-    _replays: dict[tuple[bool, ...], tuple[bool, datetime | None, tuple[ReplayStep, ...]]]
+    _replays: dict[tuple[bool, ...], tuple[bool, datetime | None, Replay]]
     _keys: dict[str, tuple[bool, ...]]
     """For each model a window names, which of the windows that name models (earlier
     readings first) apply to it: the key of its group."""
