@@ -269,10 +269,12 @@ def replay(readings: Sequence[Reading], model: str,
     Each reading is judged at its own ``checked_at``. Returns (in play, out since, steps);
     the steps are worked out only when read (``Replay``), as ``replay_steps`` gives them.
     """
+    if _stays_in_play(readings, ladder.exit_cutoff_percent):
+        return True, None, Replay(readings, model, ladder)
     in_play = True
     out_since: datetime | None = None
     # The same judgement of each reading as ``replay_steps``, keeping only the state: a
-    # plan reads no step, and building them was a fifth of its verdicts' cost.
+    # plan reads no step, and building them was about a third of the replay's cost.
     for reading in readings:
         checked_at = reading.checked_at
         status = reading.status
@@ -283,6 +285,23 @@ def replay(readings: Sequence[Reading], model: str,
         elif status != "exhausted" and figure is not None and not below(figure, False, ladder):
             in_play, out_since = True, None
     return in_play, out_since, Replay(readings, model, ladder)
+
+
+def _stays_in_play(readings: Sequence[Reading], cutoff: float) -> bool:
+    """R7: whether a pair in play stays in play through these readings, whatever its
+    model: none says exhausted, and none shows a limited window at or below the exit
+    cutoff.
+
+    A pair leaves play only on such a reading, so the replay's state is known without
+    working out each reading's figure; most histories' earlier readings are such.
+    """
+    for reading in readings:
+        if reading.status == "exhausted":
+            return False
+        for window in reading.all_windows():
+            if (window.remaining_percent or 0.0) <= cutoff and not window.unlimited:
+                return False
+    return True
 
 
 def replay_steps(readings: Sequence[Reading], model: str,
