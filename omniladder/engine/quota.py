@@ -71,6 +71,8 @@ class _Hold(NamedTuple):
     """The window as that reading showed it."""
     since: datetime
     """That reading's ``checked_at``."""
+    until: datetime
+    """The window's reset: later readings hold it while they are before this instant."""
 
     def held(self, shown: float | None) -> HeldWindow:
         """The window as a later reading holds it, beside what that reading showed (None
@@ -128,8 +130,7 @@ def _walk_holds(readings: Sequence[Reading], start: int, now: datetime,
         reading = readings[position]
         checked = reading.checked_at
         if holds:
-            holds = {key: hold for key, hold in holds.items()
-                     if hold.window.reset_at is not None and hold.window.reset_at > checked}
+            holds = {key: hold for key, hold in holds.items() if hold.until > checked}
         own = reading.all_windows()
         if holds:
             shown = {_held_key(window): window for window in own}
@@ -158,8 +159,11 @@ def _walk_holds(readings: Sequence[Reading], start: int, now: datetime,
         elif out is not None:
             out.append(reading)
         for window in own:
-            if _holds(window, now, cutoff):
-                holds[_held_key(window)] = _Hold(window=window, since=checked)
+            # Most windows are above the cutoff: passed over before the whole check.
+            if (window.remaining_percent or 0.0) <= cutoff and _holds(window, now, cutoff):
+                assert window.reset_at is not None  # a held window has a reset after now
+                holds[_held_key(window)] = _Hold(window=window, since=checked,
+                                                 until=window.reset_at)
     return readings if out is None else tuple(out)
 
 
