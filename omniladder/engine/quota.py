@@ -537,16 +537,15 @@ class HistoryVerdicts:
     # One per connection of a fleet, most of them never asked (paid connections): slots,
     # and the memo tables made by the first question.
     __slots__ = ("_earlier_scoped", "_history", "_keys", "_readings", "_replays", "_shared",
-                 "_unnamed", "ladder", "now")
-    _shared: dict[tuple[bool, ...], Verdict]
-    _replays: dict[tuple[bool, ...], tuple[bool, datetime | None, Replay]]
-    _keys: dict[str, tuple[bool, ...]]
-    """For each model a window names, which of the windows that name models (earlier
-    readings first) apply to it: the key of its group."""
-    _unnamed: tuple[bool, ...]
-    """The key of every model no window names: none of those windows applies to it."""
+                 "ladder", "now")
+    _shared: dict[tuple[int, ...], Verdict]
+    _replays: dict[tuple[int, ...], tuple[bool, datetime | None, Replay]]
+    _keys: dict[str, tuple[int, ...]]
+    """For each model a window names, the places of the windows that name it among the
+    windows that name models (earlier readings first): the key of its group."""
     _earlier_scoped: int
-    """How many of a key's windows belong to the readings before the latest."""
+    """How many of the windows that name models belong to the readings before the latest:
+    a key's places below it are the earlier readings' part."""
 
     def __init__(self, history: Sequence[Reading], now: datetime,
                  ladder: LadderSettings) -> None:
@@ -565,21 +564,21 @@ class HistoryVerdicts:
             self._shared = {}
             self._replays = {}
             # A top-level figure's window applies to every model: only listed windows count.
-            scoped: list[tuple[str, ...]] = []
-            earlier = 0  # pragma: no mutate (the loop sets it; with no reading it goes unread)
-            for reading in readings:
-                earlier = len(scoped)  # the windows before the latest reading's, at the end
-                for window in reading.windows or ():
-                    if window.models is not None:
-                        scoped.append(window.models)
-            self._earlier_scoped = earlier
             # Keyed once per named model rather than at each question: most connections
             # name none, and a plan asks each of its models once.
-            # `not in` relabels the same groups of models one to one.
-            self._keys = {named: tuple([named in models for models in scoped])  # pragma: no mutate
-                          for models in scoped for named in models}
-            self._unnamed = (False,) * len(scoped)
-        key = self._keys.get(model, self._unnamed)
+            places: dict[str, list[int]] = {}
+            scoped = 0
+            earlier = 0  # pragma: no mutate (the loop sets it; with no reading it goes unread)
+            for reading in readings:
+                earlier = scoped  # the windows before the latest reading's, at the end
+                for window in reading.windows or ():
+                    if window.models is not None:
+                        for named in window.models:
+                            places.setdefault(named, []).append(scoped)
+                        scoped += 1
+            self._earlier_scoped = earlier
+            self._keys = {named: tuple(found) for named, found in places.items()}
+        key = self._keys.get(model, ())  # a model no window names: none of them applies
         found = self._shared.get(key)  # pragma: no mutate
         if found is None:
             if not readings:  # the whole history words quota-missing
@@ -587,7 +586,7 @@ class HistoryVerdicts:
             else:
                 # R7's replay sees the earlier readings only: models their windows treat
                 # alike replay alike.
-                early = key[:self._earlier_scoped]
+                early = key[:bisect.bisect_left(key, self._earlier_scoped)]
                 replayed = self._replays.get(early)  # pragma: no mutate
                 if replayed is None:
                     replayed = self._replays[early] = replay(readings[:-1], model, self.ladder)
