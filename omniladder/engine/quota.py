@@ -585,8 +585,9 @@ class HistoryVerdicts:
                 found = _missing(self._history, self.now)
             else:
                 # R7's replay sees the earlier readings only: models their windows treat
-                # alike replay alike.
-                early = key[:bisect.bisect_left(key, self._earlier_scoped)]
+                # alike replay alike. (`bisect_right` also splits by the latest reading's
+                # first window: finer groups, the same replays.)
+                early = key[:bisect.bisect_left(key, self._earlier_scoped)]  # pragma: no mutate
                 replayed = self._replays.get(early)  # pragma: no mutate
                 if replayed is None:
                     replayed = self._replays[early] = replay(readings[:-1], model, self.ladder)
