@@ -90,7 +90,7 @@ class ModelTrace:
     """The budget position of the rung; None on a quota rung (R8 gates only paid rungs)."""
 
     @property
-    def replay(self) -> tuple[ReplayStep, ...]:
+    def replay(self) -> Sequence[ReplayStep]:
         return self.verdict.replay if self.verdict is not None else ()
 
 

@@ -17,7 +17,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.quota import HistoryVerdicts, ReplayStep, Verdict, replay, verdict
+from omniladder.engine.quota import (
+    HistoryVerdicts,
+    ReplayStep,
+    Verdict,
+    in_force,
+    replay,
+    replay_steps,
+    verdict,
+)
 from tests.builders import NOW, at, history, instant, ladder, reading, window
 from tests.strategies import input_sets
 
@@ -129,7 +137,7 @@ def test_a_top_level_figure_is_judged_through_its_own_window() -> None:
 
 
 def steps(*readings: dict[str, Any]) -> tuple[ReplayStep, ...]:
-    return replay(history(*readings), "sonnet", LADDER)[2]
+    return replay_steps(history(*readings), "sonnet", LADDER)
 
 
 def when(minutes: int) -> datetime:
@@ -207,3 +215,27 @@ def test_the_shared_verdicts_of_every_model_are_its_own(inputs: LoadedInputs) ->
         shared = HistoryVerdicts(readings, NOW, rules)
         for model in [*sorted(named), "sonnet", "opus", "gpt-mini", "unnamed"]:
             assert shared(model) == verdict(readings, model, NOW, rules), model
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inputs=input_sets(connections=(1, 3), readings=(0, 5)))
+def test_the_replayed_state_is_where_the_replay_steps_end(inputs: LoadedInputs) -> None:
+    """R7: ``replay`` keeps only the state a replay leaves and works its steps out when
+    read: that state is where ``replay_steps`` ends, and the steps it gives are those."""
+    rules = inputs.settings.ladder
+    for history_ in inputs.readings.values():
+        named = {model for r in history_ for w in r.all_windows() for model in w.models or ()}
+        for readings in (history_, in_force(history_, NOW, rules.exit_cutoff_percent)):
+            for model in [*sorted(named), "sonnet", "unnamed"]:
+                in_play, out_since, lazy = replay(readings, model, rules)
+                full = replay_steps(readings, model, rules)
+                assert (lazy == full, full == lazy, hash(lazy), len(lazy), tuple(lazy)) == (
+                    True, True, hash(full), len(full), full)
+                assert in_play == (full[-1].in_play_after if full else True)
+                left: datetime | None = None
+                for step in full:
+                    if step.in_play_before and not step.in_play_after:
+                        left = step.checked_at
+                    elif step.in_play_after:
+                        left = None
+                assert out_since == left

@@ -7,9 +7,9 @@ verdict.
 
 import bisect
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, overload
 
 from omniladder import timefmt
 from omniladder.models import Connection, LadderSettings, Reading, Window
@@ -71,6 +71,8 @@ class _Hold(NamedTuple):
     """The window as that reading showed it."""
     since: datetime
     """That reading's ``checked_at``."""
+    until: datetime
+    """The window's reset: later readings hold it while they are before this instant."""
 
     def held(self, shown: float | None) -> HeldWindow:
         """The window as a later reading holds it, beside what that reading showed (None
@@ -128,8 +130,7 @@ def _walk_holds(readings: Sequence[Reading], start: int, now: datetime,
         reading = readings[position]
         checked = reading.checked_at
         if holds:
-            holds = {key: hold for key, hold in holds.items()
-                     if hold.window.reset_at is not None and hold.window.reset_at > checked}
+            holds = {key: hold for key, hold in holds.items() if hold.until > checked}
         own = reading.all_windows()
         if holds:
             shown = {_held_key(window): window for window in own}
@@ -158,8 +159,11 @@ def _walk_holds(readings: Sequence[Reading], start: int, now: datetime,
         elif out is not None:
             out.append(reading)
         for window in own:
-            if _holds(window, now, cutoff):
-                holds[_held_key(window)] = _Hold(window=window, since=checked)
+            # Most windows are above the cutoff: passed over before the whole check.
+            if (window.remaining_percent or 0.0) <= cutoff and _holds(window, now, cutoff):
+                assert window.reset_at is not None  # a held window has a reset after now
+                holds[_held_key(window)] = _Hold(window=window, since=checked,
+                                                 until=window.reset_at)
     return readings if out is None else tuple(out)
 
 
@@ -239,7 +243,7 @@ class Verdict(NamedTuple):
     window: Window | None = None
     threshold: float | None = None
     floor_applied: bool = False
-    replay: tuple[ReplayStep, ...] = ()
+    replay: Sequence[ReplayStep] = ()
     out_since: datetime | None = None
     held_past_age: bool = False
     """R6.4: the reading is older than the max age, and a low window with a reset instant
@@ -263,13 +267,51 @@ def below(figure: float, in_play: bool, ladder: LadderSettings) -> bool:
 
 
 def replay(readings: Sequence[Reading], model: str,
-           ladder: LadderSettings) -> tuple[bool, datetime | None, tuple[ReplayStep, ...]]:
+           ladder: LadderSettings) -> tuple[bool, datetime | None, "Replay"]:
     """R7: replay the earlier readings from *in play*; return the state they leave.
 
-    Each reading is judged at its own ``checked_at``. Returns (in play, out since, steps).
+    Each reading is judged at its own ``checked_at``. Returns (in play, out since, steps);
+    the steps are worked out only when read (``Replay``), as ``replay_steps`` gives them.
     """
+    if _stays_in_play(readings, ladder.exit_cutoff_percent):
+        return True, None, Replay(readings, model, ladder)
     in_play = True
     out_since: datetime | None = None
+    # The same judgement of each reading as ``replay_steps``, keeping only the state: a
+    # plan reads no step, and building them was about a third of the replay's cost.
+    for reading in readings:
+        checked_at = reading.checked_at
+        status = reading.status
+        figure = _figure(reading, model, checked_at)
+        if in_play:
+            if status == "exhausted" or (figure is not None and below(figure, True, ladder)):
+                in_play, out_since = False, checked_at
+        elif status != "exhausted" and figure is not None and not below(figure, False, ladder):
+            in_play, out_since = True, None
+    return in_play, out_since, Replay(readings, model, ladder)
+
+
+def _stays_in_play(readings: Sequence[Reading], cutoff: float) -> bool:
+    """R7: whether a pair in play stays in play through these readings, whatever its
+    model: none says exhausted, and none shows a limited window at or below the exit
+    cutoff.
+
+    A pair leaves play only on such a reading, so the replay's state is known without
+    working out each reading's figure; most histories' earlier readings are such.
+    """
+    for reading in readings:
+        if reading.status == "exhausted":
+            return False
+        for window in reading.all_windows():
+            if (window.remaining_percent or 0.0) <= cutoff and not window.unlimited:
+                return False
+    return True
+
+
+def replay_steps(readings: Sequence[Reading], model: str,
+                 ladder: LadderSettings) -> tuple[ReplayStep, ...]:
+    """R7's replay, one step per earlier reading: what it showed and the state it left."""
+    in_play = True
     steps: list[ReplayStep] = []
     for reading in readings:
         checked_at = reading.checked_at
@@ -278,12 +320,64 @@ def replay(readings: Sequence[Reading], model: str,
         before = in_play
         if in_play:
             if status == "exhausted" or (figure is not None and below(figure, True, ladder)):
-                in_play, out_since = False, checked_at
+                in_play = False
         elif status != "exhausted" and figure is not None and not below(figure, False, ladder):
-            in_play, out_since = True, None
+            in_play = True
         steps.append(ReplayStep(checked_at, status, figure, threshold_of(before, ladder),
                                 before, in_play))
-    return in_play, out_since, tuple(steps)
+    return tuple(steps)
+
+
+class Replay(Sequence[ReplayStep]):
+    """The steps of a verdict's R7 replay (``replay_steps``), worked out the first time
+    something reads them.
+
+    Only ``why`` and simulate's causes read the steps; a plan reads the state the replay
+    leaves. It compares, hashes and prints as the tuple of its steps, so a verdict equals
+    one whose steps were given as a tuple.
+    """
+
+    __slots__ = ("_ladder", "_model", "_readings", "_steps")
+
+    def __init__(self, readings: Sequence[Reading], model: str,
+                 ladder: LadderSettings) -> None:
+        self._readings = readings
+        self._model = model
+        self._ladder = ladder
+        self._steps: tuple[ReplayStep, ...] | None = None
+
+    @property
+    def steps(self) -> tuple[ReplayStep, ...]:
+        steps = self._steps  # pragma: no mutate (working them out again: the same steps)
+        if steps is None:
+            steps = self._steps = replay_steps(self._readings, self._model, self._ladder)
+        return steps
+
+    @overload
+    def __getitem__(self, index: int) -> ReplayStep: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[ReplayStep, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> ReplayStep | tuple[ReplayStep, ...]:
+        return self.steps[index]
+
+    def __len__(self) -> int:
+        return len(self._readings)
+
+    def __iter__(self) -> Iterator[ReplayStep]:
+        return iter(self.steps)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Replay):
+            other = other.steps
+        return self.steps == other
+
+    def __hash__(self) -> int:
+        return hash(self.steps)
+
+    def __repr__(self) -> str:
+        return repr(self.steps)
 
 
 def verdict(history: Sequence[Reading], model: str, now: datetime,
@@ -313,7 +407,7 @@ def _missing(history: Sequence[Reading], now: datetime) -> Verdict:
 
 
 def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: LadderSettings,
-             replayed: tuple[bool, datetime | None, tuple[ReplayStep, ...]]) -> Verdict:
+             replayed: tuple[bool, datetime | None, Replay]) -> Verdict:
     """``verdict`` over readings at or before now (at least one), given the R7 replay of
     all but the latest."""
     latest = readings[-1]
@@ -392,7 +486,7 @@ def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: Lad
 
 
 def _judged(latest: Reading, threshold: float,
-            replayed: tuple[bool, datetime | None, tuple[ReplayStep, ...]], kind: VerdictKind,
+            replayed: tuple[bool, datetime | None, Replay], kind: VerdictKind,
             reason: str | None, detail: str, figure: float | None = None,
             window: Window | None = None) -> Verdict:
     """A verdict on the latest reading, with the threshold and the replay that led to it."""
@@ -402,7 +496,7 @@ def _judged(latest: Reading, threshold: float,
 
 
 def _low(latest: Reading, now: datetime, threshold: float,
-         replayed: tuple[bool, datetime | None, tuple[ReplayStep, ...]], figure: float,
+         replayed: tuple[bool, datetime | None, Replay], figure: float,
          window: Window, held_age: float | None) -> Verdict:
     """R6.4 / R6.6: a current window at or below the threshold; ``held_age`` is the age of a
     stale reading whose low window is held until its reset (R6.4), None for a fresh one."""
@@ -443,16 +537,15 @@ class HistoryVerdicts:
     # One per connection of a fleet, most of them never asked (paid connections): slots,
     # and the memo tables made by the first question.
     __slots__ = ("_earlier_scoped", "_history", "_keys", "_readings", "_replays", "_shared",
-                 "_unnamed", "ladder", "now")
-    _shared: dict[tuple[bool, ...], Verdict]
-    _replays: dict[tuple[bool, ...], tuple[bool, datetime | None, tuple[ReplayStep, ...]]]
-    _keys: dict[str, tuple[bool, ...]]
-    """For each model a window names, which of the windows that name models (earlier
-    readings first) apply to it: the key of its group."""
-    _unnamed: tuple[bool, ...]
-    """The key of every model no window names: none of those windows applies to it."""
+                 "ladder", "now")
+    _shared: dict[tuple[int, ...], Verdict]
+    _replays: dict[tuple[int, ...], tuple[bool, datetime | None, Replay]]
+    _keys: dict[str, tuple[int, ...]]
+    """For each model a window names, the places of the windows that name it among the
+    windows that name models (earlier readings first): the key of its group."""
     _earlier_scoped: int
-    """How many of a key's windows belong to the readings before the latest."""
+    """How many of the windows that name models belong to the readings before the latest:
+    a key's places below it are the earlier readings' part."""
 
     def __init__(self, history: Sequence[Reading], now: datetime,
                  ladder: LadderSettings) -> None:
@@ -471,29 +564,30 @@ class HistoryVerdicts:
             self._shared = {}
             self._replays = {}
             # A top-level figure's window applies to every model: only listed windows count.
-            scoped: list[tuple[str, ...]] = []
-            earlier = 0  # pragma: no mutate (the loop sets it; with no reading it goes unread)
-            for reading in readings:
-                earlier = len(scoped)  # the windows before the latest reading's, at the end
-                for window in reading.windows or ():
-                    if window.models is not None:
-                        scoped.append(window.models)
-            self._earlier_scoped = earlier
             # Keyed once per named model rather than at each question: most connections
             # name none, and a plan asks each of its models once.
-            # `not in` relabels the same groups of models one to one.
-            self._keys = {named: tuple([named in models for models in scoped])  # pragma: no mutate
-                          for models in scoped for named in models}
-            self._unnamed = (False,) * len(scoped)
-        key = self._keys.get(model, self._unnamed)
+            places: dict[str, list[int]] = {}
+            scoped = 0
+            earlier = 0  # pragma: no mutate (the loop sets it; with no reading it goes unread)
+            for reading in readings:
+                earlier = scoped  # the windows before the latest reading's, at the end
+                for window in reading.windows or ():
+                    if window.models is not None:
+                        for named in window.models:
+                            places.setdefault(named, []).append(scoped)
+                        scoped += 1
+            self._earlier_scoped = earlier
+            self._keys = {named: tuple(found) for named, found in places.items()}
+        key = self._keys.get(model, ())  # a model no window names: none of them applies
         found = self._shared.get(key)  # pragma: no mutate
         if found is None:
             if not readings:  # the whole history words quota-missing
                 found = _missing(self._history, self.now)
             else:
                 # R7's replay sees the earlier readings only: models their windows treat
-                # alike replay alike.
-                early = key[:self._earlier_scoped]
+                # alike replay alike. (`bisect_right` also splits by the latest reading's
+                # first window: finer groups, the same replays.)
+                early = key[:bisect.bisect_left(key, self._earlier_scoped)]  # pragma: no mutate
                 replayed = self._replays.get(early)  # pragma: no mutate
                 if replayed is None:
                     replayed = self._replays[early] = replay(readings[:-1], model, self.ladder)
