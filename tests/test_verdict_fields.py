@@ -239,3 +239,17 @@ def test_the_replayed_state_is_where_the_replay_steps_end(inputs: LoadedInputs) 
                     elif step.in_play_after:
                         left = None
                 assert out_since == left
+
+
+def test_a_cutoff_of_100_takes_an_unlimited_window_out_of_play_in_the_replay_state() -> None:
+    """R7 with ``exit_cutoff_percent = 100``: an unlimited window counts 100, which is at
+    the cutoff, so the earlier reading takes the pair out of play. The replay's state (what
+    the plan reads) says so as its steps do, and the verdict is held to the re-entry floor."""
+    rules = ladder(exit_cutoff_percent=100.0, reentry_min_remaining_percent=100.0)
+    readings = history(reading("c", at(minutes=-2), window("5h", unlimited=True)),
+                       reading("c", at(minutes=-1), window("5h", unlimited=True)))
+    in_play, out_since, _ = replay(readings[:-1], "sonnet", rules)
+    assert replay_steps(readings[:-1], "sonnet", rules)[-1].in_play_after is False
+    assert (in_play, out_since) == (False, instant(minutes=-2))
+    found = verdict(readings, "sonnet", NOW, rules)
+    assert (found.reason, found.floor_applied) == ("quota-below-reentry", True)

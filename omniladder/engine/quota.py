@@ -273,7 +273,7 @@ def replay(readings: Sequence[Reading], model: str,
     Each reading is judged at its own ``checked_at``. Returns (in play, out since, steps);
     the steps are worked out only when read (``Replay``), as ``replay_steps`` gives them.
     """
-    if _stays_in_play(readings, ladder.exit_cutoff_percent):
+    if _stays_in_play(readings, ladder):
         return True, None, Replay(readings, model, ladder)
     in_play = True
     out_since: datetime | None = None
@@ -281,29 +281,37 @@ def replay(readings: Sequence[Reading], model: str,
     # plan reads no step, and building them was about a third of the replay's cost.
     for reading in readings:
         checked_at = reading.checked_at
-        status = reading.status
-        figure = _figure(reading, model, checked_at)
-        if in_play:
-            if status == "exhausted" or (figure is not None and below(figure, True, ladder)):
-                in_play, out_since = False, checked_at
-        elif status != "exhausted" and figure is not None and not below(figure, False, ladder):
-            in_play, out_since = True, None
+        after = _in_play_after(in_play, reading.status, _figure(reading, model, checked_at),
+                               ladder)
+        if after != in_play:
+            in_play, out_since = after, None if after else checked_at
     return in_play, out_since, Replay(readings, model, ladder)
 
 
-def _stays_in_play(readings: Sequence[Reading], cutoff: float) -> bool:
+def _in_play_after(in_play: bool, status: str | None, figure: float | None,
+                   ladder: LadderSettings) -> bool:
+    """R7 on one reading: a pair in play leaves on an exhausted status or a figure at or
+    below the exit cutoff; a pair out of play comes back on a figure above the re-entry
+    floor that does not say exhausted."""
+    if in_play:
+        return not (status == "exhausted" or (figure is not None and below(figure, True, ladder)))
+    return status != "exhausted" and figure is not None and not below(figure, False, ladder)
+
+
+def _stays_in_play(readings: Sequence[Reading], ladder: LadderSettings) -> bool:
     """R7: whether a pair in play stays in play through these readings, whatever its
-    model: none says exhausted, and none shows a limited window at or below the exit
-    cutoff.
+    model: none says exhausted, and no window of any says a figure ``below`` the exit
+    cutoff (an unlimited window's 100 included, for a cutoff of 100).
 
     A pair leaves play only on such a reading, so the replay's state is known without
-    working out each reading's figure; most histories' earlier readings are such.
+    working out each reading's figure for the model; most histories' earlier readings are
+    such.
     """
     for reading in readings:
         if reading.status == "exhausted":
             return False
         for window in reading.all_windows():
-            if (window.remaining_percent or 0.0) <= cutoff and not window.unlimited:
+            if below(window.figure, True, ladder):
                 return False
     return True
 
@@ -318,11 +326,7 @@ def replay_steps(readings: Sequence[Reading], model: str,
         status = reading.status
         figure = _figure(reading, model, checked_at)
         before = in_play
-        if in_play:
-            if status == "exhausted" or (figure is not None and below(figure, True, ladder)):
-                in_play = False
-        elif status != "exhausted" and figure is not None and not below(figure, False, ladder):
-            in_play = True
+        in_play = _in_play_after(in_play, status, figure, ladder)
         steps.append(ReplayStep(checked_at, status, figure, threshold_of(before, ladder),
                                 before, in_play))
     return tuple(steps)
