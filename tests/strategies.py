@@ -230,9 +230,9 @@ def _settings(draw: st.DrawFn) -> dict[str, Any]:
         if budget is not None:
             budgets[rung] = budget
     return {
-        "ladder": {"exit_cutoff_percent": draw(st.sampled_from([2.0, 0.0, 5.0])),
+        "ladder": {"exit_cutoff_percent": draw(st.sampled_from([2.0, 0.0, 5.0, 100.0])),
                    "reentry_min_remaining_percent": draw(st.sampled_from([5.0, 0.0, 2.0, 3.0,
-                                                                         10.0])),
+                                                                         10.0, 100.0])),
                    "max_reading_age_seconds": draw(st.sampled_from([180.0, 90.0, 600.0,
                                                                    3600.0, 0.0])),
                    "clamp_cooldown_to_reset": draw(st.booleans())},
