@@ -73,7 +73,7 @@ def test_since_values(text: str, expected: datetime | None) -> None:
     ("yesterday", NOW, "--since: expected 'all', a duration such as 7d, 24h or 90m, or an "
      "RFC 3339 instant, got 'yesterday'"),
     ("2026-11-01T00:00:00", NOW,
-     "--since: instant '2026-11-01T00:00:00' has no offset; add one, e.g. Z"),
+     "--since: timestamp '2026-11-01T00:00:00' has no offset; add one, e.g. Z or +02:00"),
     ("0001-01-01T01:00:00+14:00", NOW,
      f"--since: '0001-01-01T01:00:00+14:00': {timefmt.OUT_OF_RANGE}"),
 ])
@@ -98,8 +98,8 @@ def test_confirmed_at_values(text: str, expected: datetime) -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("soon", "--confirmed-at: expected 'now' or an RFC 3339 instant, got 'soon'"),
-    ("2026-11-29T11:00:00", "--confirmed-at: instant '2026-11-29T11:00:00' has no offset; "
-     "add one, e.g. Z"),
+    ("2026-11-29T11:00:00", "--confirmed-at: timestamp '2026-11-29T11:00:00' has no offset; "
+     "add one, e.g. Z or +02:00"),
     ("0001-01-01T01:00:00+14:00",
      f"--confirmed-at: '0001-01-01T01:00:00+14:00': {timefmt.OUT_OF_RANGE}"),
     ("2026-11-29T12:00:00.000001Z", "--confirmed-at: '2026-11-29T12:00:00.000001Z' is after "

@@ -72,10 +72,22 @@ def parse_instant(text: str, what: str = "--now") -> datetime:
                          "'now' for the current time",
                          field=what)
     try:
-        value = from_rfc3339(text)
+        return aware_instant(text, what)
     except ValueError:
         raise UsageError(f"not an RFC 3339 timestamp: {text!r} (expected e.g. "
                          "2026-11-29T12:00:00Z)", field=what) from None
+
+
+def aware_instant(text: str, what: str) -> datetime:
+    """The instant an option ``what`` was given as RFC 3339 text, which must say its offset
+    and lie where every UTC instant can be written (R14).
+
+    Every option that takes an instant reads it here. Text that is no timestamp at all
+    raises ValueError, for the caller to word with what else its option takes (``now``,
+    ``all``, a duration); no offset, or an instant out of range, is a UsageError naming the
+    option.
+    """
+    value = from_rfc3339(text)
     if value.utcoffset() is None:  # naive: fromisoformat gives no tzinfo or a fixed one
         raise UsageError(f"timestamp {text!r} has no offset; add one, e.g. Z or +02:00",
                          field=what)

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from omniladder import timefmt
+from omniladder.engine.autoid import aware_instant
 from omniladder.engine.inputs import Catalogs
 from omniladder.errors import InputError, UsageError
 from omniladder.loading import check_input_file
@@ -150,15 +151,10 @@ def parse_since(text: str, now: datetime) -> datetime | None:
                              "history", field="--since")
         return start
     try:
-        instant = timefmt.from_rfc3339(value)
+        return aware_instant(value, "--since")
     except ValueError:
         raise UsageError(f"expected 'all', a duration such as 7d, 24h or 90m, or an RFC 3339 "
                          f"instant, got {text!r}", field="--since") from None
-    if instant.utcoffset() is None:  # no offset written (naive)
-        raise UsageError(f"instant {text!r} has no offset; add one, e.g. Z", field="--since")
-    if not timefmt.in_utc_range(instant):
-        raise UsageError(f"{text!r}: {timefmt.OUT_OF_RANGE}", field="--since")
-    return instant
 
 
 def parse_confirmed_at(text: str, now: datetime) -> datetime:
@@ -167,15 +163,10 @@ def parse_confirmed_at(text: str, now: datetime) -> datetime:
     if value == "now":
         return now
     try:
-        instant = timefmt.from_rfc3339(value)
+        instant = aware_instant(value, "--confirmed-at")
     except ValueError:
         raise UsageError(f"expected 'now' or an RFC 3339 instant, got {text!r}",
                          field="--confirmed-at") from None
-    if instant.utcoffset() is None:  # no offset written (naive)
-        raise UsageError(f"instant {text!r} has no offset; add one, e.g. Z",
-                         field="--confirmed-at")
-    if not timefmt.in_utc_range(instant):
-        raise UsageError(f"{text!r}: {timefmt.OUT_OF_RANGE}", field="--confirmed-at")
     if instant > now:
         raise UsageError(f"{text!r} is after the import instant {timefmt.iso(now)}: a value "
                          "cannot be confirmed in the future", field="--confirmed-at")
