@@ -24,12 +24,10 @@ from omniladder.models import (
     BillingEntry,
     Connection,
     ModelEntry,
-    SourceProvidersEntry,
     StrictModel,
-    WindowAliasEntry,
-    WindowScopeEntry,
     parse_date,
 )
+from omniladder.scope_models import SourceProvidersEntry, WindowAliasEntry, WindowScopeEntry
 from omniladder.scopes import WindowScopes, glob_matches, ordered
 
 ProblemCode = Literal[

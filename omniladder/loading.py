@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import functools
 import itertools
 import json
 import math
@@ -290,9 +291,22 @@ def parse_text(text: str, suffix: str, name: str) -> Any:
     return data
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# The surrogate patterns are compiled when a JSON document first takes the plain path
+# (about 3 million instructions that a run whose files pydantic reads straight from JSON
+# text never spends, docs/performance.md#start-up).
+
+
+@functools.cache
+def _surrogate_escape(text_type: type[str] | type[bytes]) -> re.Pattern[Any]:
+    """A ``\\u`` escape naming half of a surrogate pair, in JSON text of ``text_type``."""
+    escape = r"\\u[dD][89a-fA-F]"
+    return re.compile(escape if text_type is str else escape.encode())
+
+
+@functools.cache
+def _surrogate() -> re.Pattern[str]:
+    """Half of a surrogate pair, alone in a parsed string."""
+    return re.compile("[\ud800-\udfff]")
 
 
 def reject_lone_surrogates(text: str | bytes, data: Any, name: str,
@@ -305,15 +319,13 @@ def reject_lone_surrogates(text: str | bytes, data: Any, name: str,
     Only a ``\\ud8..``-``\\udf..`` escape in the text can produce one (raw UTF-8 cannot), so a
     document without one is not walked.
     """
-    pattern: re.Pattern[Any] = (_SURROGATE_ESCAPE if isinstance(text, str)
-                                else _SURROGATE_ESCAPE_BYTES)
-    if pattern.search(text) is None:
+    if _surrogate_escape(type(text)).search(text) is None:
         return
     found = _first_lone_surrogate(data)
     if found is None:
         return
     where, value, in_key = found
-    char = _SURROGATE.search(value)
+    char = _surrogate().search(value)
     assert char is not None
     subject = f"key '{escape_surrogates(value)}' holds" if in_key else "contains"
     raise InputError(f"{subject} a lone surrogate ({escape_surrogates(char.group())}); JSON "
@@ -323,7 +335,7 @@ def reject_lone_surrogates(text: str | bytes, data: Any, name: str,
 
 def escape_surrogates(value: str) -> str:
     """``value`` with each lone surrogate written as its ``\\uXXXX`` escape."""
-    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", value)
+    return _surrogate().sub(lambda match: f"\\u{ord(match.group()):04x}", value)
 
 
 def _first_lone_surrogate(data: Any) -> tuple[tuple[str | int, ...], str, bool] | None:
@@ -333,12 +345,12 @@ def _first_lone_surrogate(data: Any) -> tuple[tuple[str | int, ...], str, bool] 
     while stack:
         path, value = stack.pop()
         if isinstance(value, str):
-            if _SURROGATE.search(value):
+            if _surrogate().search(value):
                 return path, value, False
         elif isinstance(value, dict):
             items = list(value.items())
             for key in value:
-                if isinstance(key, str) and _SURROGATE.search(key):
+                if isinstance(key, str) and _surrogate().search(key):
                     return path, key, True
             stack.extend(((*path, key), item) for key, item in reversed(items))
         elif isinstance(value, list | tuple):
@@ -582,7 +594,9 @@ def _explain(kind: str, msg: str, loc: Sequence[str | int], ctx: dict[str, Any] 
     return text + got if kind.endswith("_type") else text
 
 
-_HEADER = re.compile(r"^\s*\[\[\s*([A-Za-z0-9_.\-]+)\s*\]\]\s*(#.*)?$")
+_HEADER = r"^\s*\[\[\s*([A-Za-z0-9_.\-]+)\s*\]\]\s*(#.*)?$"
+"""An array-of-tables header line; compiled (by ``re``, which keeps it) only when an error
+asks for a line."""
 
 
 def toml_line(path: Path | None, loc: Sequence[str | int]) -> int | None:
@@ -599,7 +613,7 @@ def toml_line(path: Path | None, loc: Sequence[str | int]) -> int | None:
     seen = -1
     start = None
     for number, text in enumerate(lines, start=1):
-        match = _HEADER.match(text)
+        match = re.match(_HEADER, text)
         if match and match.group(1) == table:
             seen += 1
             if seen == index:

@@ -14,8 +14,8 @@ from omniladder.models import (
     QuotaFile,
     Settings,
     SpendFile,
-    WindowScopeCatalog,
 )
+from omniladder.scope_models import WindowScopeCatalog
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

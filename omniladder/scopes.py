@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from omniladder.models import WindowAliasEntry, WindowScopeCatalog, WindowScopeEntry
+from omniladder.scope_models import WindowAliasEntry, WindowScopeCatalog, WindowScopeEntry
 
 WINDOW_CATALOG_NAME = "quota-windows.toml"
 WINDOW_PLACEHOLDER = "{window}"

@@ -123,7 +123,7 @@ def test_every_schema_property_has_a_description(kind: str) -> None:
 
 def test_the_description_table_names_exactly_the_models_fields() -> None:
     """No description for a field that is gone, none missing for a new one."""
-    from omniladder import models
+    from omniladder import models, scope_models
     from omniladder.schemas import DESCRIPTIONS
 
     names = set()
@@ -131,7 +131,8 @@ def test_the_description_table_names_exactly_the_models_fields() -> None:
         names |= {model.__name__, *json_schema(kind).get("$defs", {})}
     assert set(DESCRIPTIONS) == names
     for name in names:
-        assert set(DESCRIPTIONS[name]) == set(models.field_types(getattr(models, name))), name
+        model = getattr(models, name, None) or getattr(scope_models, name)
+        assert set(DESCRIPTIONS[name]) == set(models.field_types(model)), name
         assert all(text.strip().endswith(".") for text in DESCRIPTIONS[name].values()), name
 
 

@@ -17,7 +17,7 @@ PACKAGE = ROOT / "omniladder"
 
 LAYERS: dict[str, tuple[str, ...]] = {
     "ground": ("omniladder", "omniladder.errors", "omniladder.timefmt", "omniladder.vocabulary",
-               "omniladder.models"),
+               "omniladder.models", "omniladder.scope_models"),
     "engine": ("omniladder.engine",),
     "io": ("omniladder.loading", "omniladder.writing", "omniladder.schemas",
            "omniladder.starter", "omniladder.stamp", "omniladder.scopes"),

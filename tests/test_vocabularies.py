@@ -34,13 +34,11 @@ from omniladder.models import (
     ConnectionStatus,
     ObservedOverage,
     Overage,
-    QuotaSource,
     ReadingStatus,
     Rung,
     Tier,
-    WindowAliasEntry,
-    WindowScopeEntry,
 )
+from omniladder.scope_models import QuotaSource, WindowAliasEntry, WindowScopeEntry
 from omniladder.scopes import ScopeKind
 
 

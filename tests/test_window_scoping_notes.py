@@ -14,7 +14,7 @@ import pytest
 
 from omniladder.errors import InputError
 from omniladder.loading import as_tuples
-from omniladder.models import WindowScopeEntry
+from omniladder.scope_models import WindowScopeEntry
 from omniladder.scopes import (
     WINDOW_CATALOG_NAME,
     WindowScopes,

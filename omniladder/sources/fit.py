@@ -243,7 +243,7 @@ def load_source_fit(window_files: Iterable[Path] = (),
     replaces an earlier one's.
     """
     from omniladder.loading import load_model
-    from omniladder.models import WindowScopeCatalog
+    from omniladder.scope_models import WindowScopeCatalog
     from omniladder.scopes import window_catalog_paths
 
     fits: dict[str, SourceFit] = {}
