@@ -300,18 +300,20 @@ def _in_play_after(in_play: bool, status: str | None, figure: float | None,
 
 def _stays_in_play(readings: Sequence[Reading], ladder: LadderSettings) -> bool:
     """R7: whether a pair in play stays in play through these readings, whatever its
-    model: none says exhausted, and no window of any says a figure ``below`` the exit
-    cutoff (an unlimited window's 100 included, for a cutoff of 100).
+    model: none says exhausted, and every window of every one shows a figure above the exit
+    cutoff (an unlimited window counts 100, which a cutoff of 100 does not leave below).
 
-    A pair leaves play only on such a reading, so the replay's state is known without
-    working out each reading's figure for the model; most histories' earlier readings are
-    such.
+    A pair leaves play only on a reading whose figure is ``below`` the cutoff, and no figure
+    above the cutoff is, whatever the comparison at the cutoff itself; so the replay's state
+    is known without working out each reading's figure for the model. Most histories'
+    earlier readings are such.
     """
+    cutoff = threshold_of(True, ladder)
     for reading in readings:
         if reading.status == "exhausted":
             return False
         for window in reading.all_windows():
-            if below(window.figure, True, ladder):
+            if (100.0 if window.unlimited else (window.remaining_percent or 0.0)) <= cutoff:
                 return False
     return True
 
