@@ -94,6 +94,8 @@ def run_measured(argv: Sequence[str]) -> tuple[float, float, float]:
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     code = os.waitstatus_to_exitcode(status)
+    proc.returncode = code  # reaped by wait4 (for its resource usage): Popen is told so
+    proc.stderr.close()
     if code != 0:
         raise SystemExit(f"{' '.join(argv)} exited {code}:\n{err.decode()}")
     # ru_maxrss is KiB on Linux

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from types import ModuleType
 
 import pytest
@@ -34,3 +35,18 @@ def test_a_report_without_a_count_is_an_error_that_shows_it() -> None:
     with pytest.raises(ValueError, match="no 'I refs:' line") as caught:
         run_module().instruction_count("==1== Command: python\n")
     assert "Command: python" in str(caught.value)
+
+
+def test_paired_runs_report_the_least_cpu_times_of_each_side() -> None:
+    """``--ratios``' pairs: the ratio of the least CPU times of the second command to the
+    first's. A child that spins for a fifth of a second against one that exits at once
+    shows it, with the wall-time medians beside it."""
+    quick = [sys.executable, "-c", "pass"]
+    busy = [sys.executable, "-c",
+            "import time\nend = time.process_time() + 0.2\n"
+            "while time.process_time() < end: pass"]
+    result = run_module().paired(quick, busy, 2)
+    assert result.cpu_ratio > 1.5
+    assert result.second > result.first
+    assert len(result.ratios) == 2
+    assert result.ratios == sorted(result.ratios)
