@@ -875,26 +875,21 @@ def _one_per_instant(history: list[Reading], quota: QuotaFile | None,
                      shown: dict[str, str]) -> tuple[Reading, ...]:
     """SPEC §2.2 (v1.2): identical readings of one connection at one instant are one; two
     different ones are an input error naming both. ``history`` is in order of
-    ``checked_at``."""
-    repeated = False
+    ``checked_at`` and repeats an instant (``_in_order`` found one)."""
     for before, after in itertools.pairwise(history):
-        if before.checked_at == after.checked_at:
-            repeated = True
-            if before != after:
-                connection, at = before.connection, before.checked_at
-                assert quota is not None
-                found = [(index, _settled(reading))
-                         for index, reading in enumerate(quota.readings)
-                         if reading.connection == connection and reading.checked_at == at]
-                first = found[0][0]
-                second = next(index for index, reading in found if reading != found[0][1])
-                raise InputError(
-                    f"readings[{first}] and readings[{second}] are different readings of "
-                    f"connection {connection!r} at {timefmt.iso(at)}; two observations of "
-                    "one instant cannot disagree (remove one)",
-                    file=shown["quota"], field=f"readings[{second}]")
-    if not repeated:
-        return tuple(history)
+        if before.checked_at == after.checked_at and before != after:
+            connection, at = before.connection, before.checked_at
+            assert quota is not None
+            found = [(index, _settled(reading))
+                     for index, reading in enumerate(quota.readings)
+                     if reading.connection == connection and reading.checked_at == at]
+            first = found[0][0]
+            second = next(index for index, reading in found if reading != found[0][1])
+            raise InputError(
+                f"readings[{first}] and readings[{second}] are different readings of "
+                f"connection {connection!r} at {timefmt.iso(at)}; two observations of "
+                "one instant cannot disagree (remove one)",
+                file=shown["quota"], field=f"readings[{second}]")
     out = [history[0]]
     for reading in history[1:]:
         if reading.checked_at != out[-1].checked_at:

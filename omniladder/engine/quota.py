@@ -159,8 +159,7 @@ def _walk_holds(readings: Sequence[Reading], start: int, now: datetime,
         elif out is not None:
             out.append(reading)
         for window in own:
-            # Most windows are above the cutoff: passed over before the whole check.
-            if (window.remaining_percent or 0.0) <= cutoff and _holds(window, now, cutoff):
+            if _holds(window, now, cutoff):
                 assert window.reset_at is not None  # a held window has a reset after now
                 holds[_held_key(window)] = _Hold(window=window, since=checked,
                                                  until=window.reset_at)
@@ -313,6 +312,8 @@ def _stays_in_play(readings: Sequence[Reading], ladder: LadderSettings) -> bool:
         if reading.status == "exhausted":
             return False
         for window in reading.all_windows():
+            # ``window.figure``, read inline: this runs over every earlier window of most
+            # replays, and the property call per window cost a plan 55 M instructions.
             if (100.0 if window.unlimited else (window.remaining_percent or 0.0)) <= cutoff:
                 return False
     return True
