@@ -845,6 +845,21 @@ def test_current_never_prints_a_literal_key_it_finds_deployed(tmp_path: Path) ->
         assert "redacted" in result.output
 
 
+def test_current_never_prints_provider_keys_under_their_own_names() -> None:
+    """docs/gateways.md#export: a deployed file's keys are never printed. LiteLLM takes a
+    provider's credentials under its own field names (``aws_secret_access_key``, …, its
+    Bedrock page), not only ``api_key``; the fixture's README says where it comes from."""
+    deployed = FIXTURES / "litellm-bedrock-keys-deployed.yaml"
+    for fmt in ([], ["--json"], ["--format", "markdown"]):
+        result = invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
+                        "--current", str(deployed), *fmt)
+        assert result.exit_code == 1, result.output
+        assert "wJalrXUtnFEMI" not in result.output
+        assert "AKIAIOSFODNN7EXAMPLE" not in result.output
+        assert "redacted" in result.output
+        assert "us-east-1" in result.output  # what is no key is still shown
+
+
 @pytest.mark.parametrize(("content", "says"), [
     ("{not json", "invalid JSON"),
     ("[1, 2]", "a combo must be an object with a name"),
