@@ -774,6 +774,18 @@ def test_omniroute_current_catches_an_allowlist_the_gateway_dropped() -> None:
     assert '"allowedConnectionIds": []' in difference
 
 
+def test_omniroute_current_catches_a_step_pinned_to_another_connection() -> None:
+    """docs/gateways.md#export-omniroute: a step's ``connectionId`` pins it to one
+    connection (OmniRoute's credential layer filters to it first), so a deployed step
+    pinned to a metered connection routes out of the plan's allowlist (R12)."""
+    result = invoke("omniroute", "auto/subscription", "--config", CONFIG, "--json",
+                    "--current", str(FIXTURES / "omniroute-combos-step-pinned.json"))
+    assert result.exit_code == 1, result.output
+    (difference,) = json.loads(result.stdout)["current"]["differences"]
+    assert difference.startswith("step 1: the export has")
+    assert '"connectionId": "claude-api"' in difference
+
+
 def test_omniroute_current_through_the_v1_surface_never_shows_an_allowlist() -> None:
     result = invoke("omniroute", "auto/subscription", "--config", CONFIG, "--current",
                     str(FIXTURES / "omniroute-v1-combos-steps-issue-10968.json"))
