@@ -774,6 +774,18 @@ def test_omniroute_current_catches_an_allowlist_the_gateway_dropped() -> None:
     assert '"allowedConnectionIds": []' in difference
 
 
+def test_omniroute_current_catches_a_step_pinned_to_another_connection() -> None:
+    """docs/gateways.md#export-omniroute: a step's ``connectionId`` pins it to one
+    connection (OmniRoute's credential layer filters to it first), so a deployed step
+    pinned to a metered connection routes out of the plan's allowlist (R12)."""
+    result = invoke("omniroute", "auto/subscription", "--config", CONFIG, "--json",
+                    "--current", str(FIXTURES / "omniroute-combos-step-pinned.json"))
+    assert result.exit_code == 1, result.output
+    (difference,) = json.loads(result.stdout)["current"]["differences"]
+    assert difference.startswith("step 1: the export has")
+    assert '"connectionId": "claude-api"' in difference
+
+
 def test_omniroute_current_through_the_v1_surface_never_shows_an_allowlist() -> None:
     result = invoke("omniroute", "auto/subscription", "--config", CONFIG, "--current",
                     str(FIXTURES / "omniroute-v1-combos-steps-issue-10968.json"))
@@ -843,6 +855,21 @@ def test_current_never_prints_a_literal_key_it_finds_deployed(tmp_path: Path) ->
         assert result.exit_code == 1
         assert SECRET not in result.output
         assert "redacted" in result.output
+
+
+def test_current_never_prints_provider_keys_under_their_own_names() -> None:
+    """docs/gateways.md#export: a deployed file's keys are never printed. LiteLLM takes a
+    provider's credentials under its own field names (``aws_secret_access_key``, …, its
+    Bedrock page), not only ``api_key``; the fixture's README says where it comes from."""
+    deployed = FIXTURES / "litellm-bedrock-keys-deployed.yaml"
+    for fmt in ([], ["--json"], ["--format", "markdown"]):
+        result = invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
+                        "--current", str(deployed), *fmt)
+        assert result.exit_code == 1, result.output
+        assert "wJalrXUtnFEMI" not in result.output
+        assert "AKIAIOSFODNN7EXAMPLE" not in result.output
+        assert "redacted" in result.output
+        assert "us-east-1" in result.output  # what is no key is still shown
 
 
 @pytest.mark.parametrize(("content", "says"), [

@@ -222,12 +222,28 @@ def _brief(deployment: Any) -> str:
     return json.dumps(redacted(rest), ensure_ascii=False, separators=(", ", ": "))
 
 
+SECRET_WORDS = frozenset({"secret", "token", "password", "key", "apikey", "credentials",
+                          "cookie", "authorization"})
+"""A word that makes a field name secret-looking wherever it sits in the name: LiteLLM takes
+a provider's credentials under the provider's own names (``aws_secret_access_key``,
+``aws_session_token``, ``vertex_credentials``: BerriAI/litellm
+``docs/my-website/docs/providers/bedrock.md``), not only ``api_key``."""
+
+
+def secret_looking(key: Any) -> bool:
+    """Whether a field of that name may hold a key: one of the loaders' secret names, or a
+    name with a secret word among its ``_``/``-``/``.`` separated words."""
+    if not isinstance(key, str):
+        return False
+    name = key.strip().lower()
+    return name in SECRET_KEYS or not SECRET_WORDS.isdisjoint(re.split(r"[_.\-]", name))
+
+
 def redacted(value: Any) -> Any:
-    """``value`` with every string under a secret-looking key replaced, unless it is an
+    """``value`` with every value under a secret-looking key replaced, unless it is an
     ``os.environ/NAME`` reference (a name, not a key)."""
     if isinstance(value, dict):
-        return {key: ("<redacted>" if isinstance(key, str)
-                      and key.strip().lower() in SECRET_KEYS
+        return {key: ("<redacted>" if secret_looking(key)
                       and not (isinstance(item, str) and ENV_REFERENCE.fullmatch(item))
                       else redacted(item))
                 for key, item in value.items()}

@@ -154,8 +154,9 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
     """How the deployed combo routes differently from the export; [] when it does not.
 
     Compared: the strategy, whether the combo is active, and each step's provider, full
-    model string, allowlist and quota-only mark, in order. Not compared: the description
-    (it holds the plan's instant), labels, weights and the ids OmniRoute adds.
+    model string, pinned connection, allowlist and quota-only mark, in order. Not
+    compared: the description (it holds the plan's instant), labels, weights and the ids
+    OmniRoute adds.
     """
     if current is None:
         return [f"no combo named {name} is deployed"]
@@ -179,8 +180,12 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
 
 def _routing(step: Any) -> dict[str, Any]:
     """What routes in a step, as OmniRoute normalises it (``normalizeComboStep``): the kind,
-    the full ``provider/model``, the allowlist (absent = []) and the quota-only mark
-    (absent = false)."""
+    the full ``provider/model``, the pinned ``connectionId`` (absent or null = none), the
+    allowlist (absent = []) and the quota-only mark (absent = false).
+
+    The export never pins a step, but a deployed step may be pinned (the combo builder's
+    connection selector): OmniRoute's credential layer then filters to that one connection
+    before any selection (issue #3266, PR #12697), whatever the allowlist says."""
     if isinstance(step, str):
         step = {"model": step}
     if not isinstance(step, dict):
@@ -193,7 +198,10 @@ def _routing(step: Any) -> dict[str, Any]:
     if isinstance(model, str) and "/" not in model and isinstance(provider, str):
         model = f"{provider}/{model}"
     allowed = step.get("allowedConnectionIds") or []
-    return {"kind": kind, "model": model,
+    routing = {"kind": kind, "model": model}
+    if step.get("connectionId"):  # only when pinned, so an unpinned step reads as before
+        routing["connectionId"] = step["connectionId"]
+    return {**routing,
             "allowedConnectionIds": list(allowed) if isinstance(allowed, list) else allowed,
             "fallbackOnlyOnQuotaExhaustion": step.get("fallbackOnlyOnQuotaExhaustion") is True}
 
