@@ -384,3 +384,16 @@ def test_spend_enabled_without_extra_usage_keeps_the_seat_out_of_subscription(
     assert (record["overage"], record["overage_source"]) == ("meters-to-paid", "observed")
     assert plan["pool"] == []
     assert {e["reason"] for e in plan["excluded"]} == {"overage-not-hard-stop"}
+
+
+def test_hermes_capture_utilization_one_is_one_percent_used_not_a_spent_fraction() -> None:
+    """docs/sources.md#unit-traps: utilization is percent USED 0–100 even at 1.0 (its limits[]
+    twin says percent 1); entries without resets_at keep the top-level resets; an
+    extra_usage without is_enabled says nothing about overage, however spent its allowance."""
+    reading = _parse(_load("hermes-utilization-one-percent.json"))
+    assert _windows(reading) == {
+        "five_hour": SourceWindow("five_hour", 99.0, reset_at=_at("2026-09-16T11:50:00Z")),
+        "seven_day": SourceWindow("seven_day", 100.0, reset_at=_at("2026-09-23T05:00:00Z")),
+    }
+    assert reading.overage is None
+    assert reading.notes == ()

@@ -298,3 +298,62 @@ def test_the_february_2026_response_reads_as_before(fleet: Path) -> None:
     assert windows["chat"]["unlimited"] is True
     (reading,) = json.loads((fleet / "quota.json").read_text())["readings"]
     assert reading["overage"] == "meters-to-paid"
+
+
+# --- Copilot Free's older shape: limited_user_quotas over monthly_quotas ---------------------
+
+FREE_AT = "2026-02-01T12:00:00Z"  # the free seat's reset is 2026-02-11
+
+
+def test_free_seat_counts_left_over_the_monthly_quota_are_its_chat_window(fleet: Path) -> None:
+    """docs/sources.md#copilot-user: a published Copilot Free body carries no quota_snapshots;
+    410 of 500 chat requests left is 82 % until limited_user_reset_date, completions are
+    ignored as the catalog says."""
+    result = _import(fleet, "user-free-limited-2026.json", FREE_AT)
+    assert result.exit_code == 0, result.output
+    assert _windows(fleet) == {"chat": {"name": "chat", "remaining_percent": 82,
+                                        "reset_at": "2026-02-11T00:00:00Z"}}
+    assert "'completions' ×1" in result.stderr
+
+
+def test_free_seat_with_its_chat_spent_stays_out_of_auto_thrifty(fleet: Path) -> None:
+    """R6.4/R11: the spent chat window limits every model until 2026-02-11; read as no
+    window, the seat would be quota-unknown and thrifty would serve it unverified."""
+    result = _import(fleet, "trap-free-chat-spent.json", FREE_AT)
+    assert result.exit_code == 0, result.output
+    assert _windows(fleet)["chat"]["remaining_percent"] == 0
+    plan = _plan(fleet, "auto/thrifty", "2026-02-01T12:01:00Z")
+    assert _served(plan) == {}
+    assert _excluded(plan) == {None: "quota-below-cutoff"}
+
+
+def test_a_snapshot_of_the_same_name_wins_over_the_older_free_shape() -> None:
+    document = {"limited_user_quotas": {"chat": 0}, "monthly_quotas": {"chat": 50},
+                "limited_user_reset_date": "2026-02-11", "quota_reset_date": "2026-03-01",
+                "quota_snapshots": {"chat": {"percent_remaining": 40}}}
+    (window,) = copilot_user.parse(document, "u.json", datetime(2026, 2, 1, tzinfo=UTC)).windows
+    assert (window.name, window.remaining_percent) == ("chat", 40)
+    assert window.reset_at == datetime(2026, 3, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("document", "percent"), [
+    ({"limited_user_quotas": {"chat": 25}, "monthly_quotas": {"chat": 50}}, 50),
+    ({"limited_user_quotas": {"chat": "25"}, "monthly_quotas": {"chat": "50"}}, 50),
+    ({"limited_user_quotas": {"chat": -3}, "monthly_quotas": {"chat": 50}}, 0),
+    ({"limited_user_quotas": {"chat": 25}, "monthly_quotas": {"chat": 0}}, None),
+    ({"limited_user_quotas": {"chat": 25}}, None),
+    ({"limited_user_quotas": {"chat": None}, "monthly_quotas": {"chat": 50}}, None),
+])
+def test_free_counts_give_the_percent_left_or_no_value(document: dict[str, Any],
+                                                       percent: float | None) -> None:
+    (window,) = copilot_user.parse(document, "u.json", datetime(2026, 2, 1, tzinfo=UTC)).windows
+    assert window.remaining_percent == percent
+    assert not window.unlimited
+
+
+def test_free_counts_above_the_monthly_quota_name_the_field() -> None:
+    document = {"limited_user_quotas": {"chat": 51}, "monthly_quotas": {"chat": 50}}
+    with pytest.raises(InputError) as caught:
+        copilot_user.parse(document, "u.json", datetime(2026, 2, 1, tzinfo=UTC))
+    assert str(caught.value) == ("u.json: limited_user_quotas.chat: 51 left is more than the "
+                                 "monthly quota of 50")

@@ -249,7 +249,7 @@ def test_shipped_aliases_are_curated_and_shown_by_catalog_show() -> None:
             ROOT / "catalogs" / "quota-windows.toml", "shipped"))
     pairs = {(a.provider, a.window, a.models) for a in shipped.aliases}
     assert pairs == {(provider, bucket, (bucket + "-preview",))
-                     for provider in ("gemini", "gemini-cli")
+                     for provider in ("gemini", "gemini-cli", "google-gemini-cli")
                      for bucket in ("gemini-3-pro", "gemini-3-flash", "gemini-3.1-pro")}
     assert all(a.reason and a.reviewed and a.source and "gemini-cli" in a.source
                for a in shipped.aliases)
@@ -260,7 +260,7 @@ def test_shipped_aliases_are_curated_and_shown_by_catalog_show() -> None:
     assert {r["file"] for r in rows} == {"<shipped>/quota-windows.toml"}
     table = runner.invoke(app, ["catalog", "show"], env={"COLUMNS": "200"})
     assert "Window aliases" in table.stdout
-    assert "window scopes from 1 file(s), 6 window aliases" in table.stdout
+    assert "window scopes from 1 file(s), 9 window aliases" in table.stdout
 
 
 # --- <model>_vertex twins, remainingAmount as a string ----------------------------------------

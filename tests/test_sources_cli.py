@@ -412,3 +412,57 @@ def test_a_windows_catalog_overlay_scopes_before_the_shipped_one(fleet: Path) ->
     assert "five_hour" not in windows
     assert windows["seven_day"]["models"] == ["claude-sonnet-4-5"]
     assert "'five_hour' ×1" in result.stderr
+
+
+# --- every provider a source serves reads a payload the same way ----------------------------
+
+SERVED_FIXTURES: list[tuple[str, str, list[str]]] = [
+    ("gemini-quota", "gemini/quota-epoch-unavailable-2026.json",
+     ["gemini-2.5-pro", "gemini-2.5-flash", "gemini-3-flash-preview", "gemini-3.1-pro-preview"]),
+    ("gemini-quota", "gemini/trap-alias-bucket.json",
+     ["gemini-2.5-pro", "gemini-2.5-flash", "gemini-3-flash-preview"]),
+    ("copilot-user", "copilot/user-token-billing-2026.json", ["gpt-4.1", "claude-sonnet-4-5"]),
+    ("copilot-user", "copilot/user-free-limited-2026.json", ["gpt-4.1", "claude-sonnet-4-5"]),
+    ("codex-sessions", "codex/published/codex-hud-plan-then-spark.jsonl",
+     ["gpt-5.1-codex", "gpt-5.3-codex-spark"]),
+]
+
+
+def _served_providers(importer: str) -> list[str]:
+    import tomllib
+
+    catalog = tomllib.loads((ROOT / "catalogs" / "quota-windows.toml").read_text("utf-8"))
+    (entry,) = [s for s in catalog["sources"] if s["importer"] == importer]
+    providers: list[str] = entry["providers"]
+    return providers
+
+
+def _windows_on(tmp_path: Path, source: str, fixture: str, provider: str,
+                models: list[str]) -> tuple[list[Any], str]:
+    folder = tmp_path / provider
+    folder.mkdir()
+    (folder / "connections.toml").write_text(
+        f'[[connections]]\nid = "seat"\nprovider = "{provider}"\nauth_type = "oauth"\n'
+        f"models = {json.dumps(models)}\n", encoding="utf-8")
+    result = _import(folder, source, str(FIXTURES / fixture), "--connection", "seat",
+                     at=None if source == "codex-sessions" else "2026-06-10T12:00:00Z")
+    assert result.exit_code == 0, result.output
+    readings = _quota(folder)["readings"]
+    return [r.get("windows", []) for r in readings], result.stderr
+
+
+@pytest.mark.parametrize(("source", "fixture", "models"), SERVED_FIXTURES,
+                         ids=[f[1] for f in SERVED_FIXTURES])
+def test_every_served_provider_scopes_a_published_payload_alike(
+        tmp_path: Path, source: str, fixture: str, models: list[str]) -> None:
+    """docs/sources.md#fit and #window-scopes: a provider id the shipped [[sources]] table
+    serves reads the source's windows as its first id does (Gemini buckets limit their own
+    model, Copilot completions are ignored, Spark limits only the Spark models). Without
+    window scopes of its own, every window would limit every model: one unavailable
+    Gemini model, or a spent Spark limit, would read as the whole connection exhausted."""
+    first, *others = _served_providers(source)
+    expected, _ = _windows_on(tmp_path, source, fixture, first, models)
+    for provider in others:
+        windows, stderr = _windows_on(tmp_path, source, fixture, provider, models)
+        assert windows == expected, provider
+        assert "not in the window-scope catalog" not in stderr, provider

@@ -18,6 +18,12 @@ top-level ``quota_reset_date_utc`` (ISO) / ``quota_reset_date`` (YYYY-MM-DD).
   ``quota_reset_date`` at 00:00Z. ``quota_reset_at: 0`` (every snapshot of live 2026
   responses) means "not given" (SPEC §2.2 v1.2: an instant at or before the epoch is none),
   so the top-level date holds.
+* Copilot Free's older shape (VS Code's "legacy free SKU quota"): ``limited_user_quotas``
+  ``{chat, completions}`` are the counts *left* and ``monthly_quotas`` the allowances, so
+  each key is a window of that name at left ÷ allowance × 100; an allowance of 0, or none,
+  gives no value. Reset: ``quota_reset_date_utc``, else ``quota_reset_date``, else
+  ``limited_user_reset_date`` (YYYY-MM-DD) at 00:00Z. A ``quota_snapshots`` entry of the
+  same name wins over it, as in VS Code.
 * ``premium_interactions.overage_permitted`` false → observed ``hard-stop``, true →
   ``meters-to-paid``.
 * Not read: ``token_based_billing`` (premium requests counted in AI credits; the same
@@ -44,6 +50,8 @@ OWN_KEYS = frozenset({"quota_snapshots", "quota_reset_date", "quota_reset_date_u
 none of them is not one (SPEC §6)."""
 SNAPSHOTS = "quota_snapshots"
 OVERAGE_WINDOW = "premium_interactions"
+FREE_LEFT = "limited_user_quotas"
+FREE_ALLOWANCE = "monthly_quotas"
 UNLIMITED_ENTITLEMENT = -1
 """``entitlement: -1`` is how responses without ``unlimited`` say a quota never limits."""
 
@@ -56,8 +64,8 @@ def parse(document: Any, file: str, checked_at: datetime) -> SourceReading:
     plan_reset = _given(
         fields.instant(top.get("quota_reset_date_utc"), file, "quota_reset_date_utc")
         or fields.calendar_day(top.get("quota_reset_date"), file, "quota_reset_date"))
+    windows = {window.name: window for window in _free_windows(top, file, plan_reset)}
     snapshots = fields.obj(top.get(SNAPSHOTS), file, SNAPSHOTS) or {}
-    windows: list[SourceWindow] = []
     overage: ObservedOverage | None = None
     for key, value in snapshots.items():
         path = f"{SNAPSHOTS}.{key}"
@@ -66,13 +74,45 @@ def parse(document: Any, file: str, checked_at: datetime) -> SourceReading:
             continue
         reset_at = _given(fields.epoch(snapshot.get("quota_reset_at"), file,
                                        f"{path}.quota_reset_at")) or plan_reset
-        windows.append(_window(key, snapshot, file, path, reset_at))
+        windows[key] = _window(key, snapshot, file, path, reset_at)
         if key == OVERAGE_WINDOW:
             permitted = fields.flag(snapshot.get("overage_permitted"), file,
                                     f"{path}.overage_permitted")
             if permitted is not None:
                 overage = "meters-to-paid" if permitted else "hard-stop"
-    return SourceReading(checked_at=checked_at, windows=tuple(windows), overage=overage)
+    return SourceReading(checked_at=checked_at, windows=tuple(windows.values()),
+                         overage=overage)
+
+
+def _free_windows(top: dict[str, Any], file: str,
+                  plan_reset: datetime | None) -> list[SourceWindow]:
+    """Copilot Free's older shape: ``limited_user_quotas`` (counts left) over
+    ``monthly_quotas`` (the allowances), one window per key of ``limited_user_quotas``.
+
+    Without it a Free seat whose chat allowance is spent would import no window at all and
+    read as quota unknown, which ``auto/thrifty`` still serves.
+    """
+    left_counts = fields.obj(top.get(FREE_LEFT), file, FREE_LEFT)
+    if left_counts is None:
+        return []
+    allowances = fields.obj(top.get(FREE_ALLOWANCE), file, FREE_ALLOWANCE) or {}
+    reset_at = plan_reset or _given(fields.calendar_day(
+        top.get("limited_user_reset_date"), file, "limited_user_reset_date"))
+    windows: list[SourceWindow] = []
+    for key, value in left_counts.items():
+        path = f"{FREE_LEFT}.{key}"
+        left = _count(value, file, path)
+        allowance = _count(allowances.get(key), file, f"{FREE_ALLOWANCE}.{key}")
+        if left is None or allowance is None or allowance <= 0:
+            # nothing to divide by: no value, never read as exhausted
+            windows.append(SourceWindow(name=key, reset_at=reset_at))
+            continue
+        if left > allowance:
+            raise InputError(f"{_shown(left)} left is more than the monthly quota of "
+                             f"{_shown(allowance)}", file=file, field=path)
+        windows.append(SourceWindow(name=key, reset_at=reset_at,
+                                    remaining_percent=max(0.0, left / allowance * 100.0)))
+    return windows
 
 
 def _given(instant: datetime | None) -> datetime | None:
