@@ -843,6 +843,50 @@ def test_litellm_current_names_outside_fallbacks(tmp_path: Path) -> None:
         in result.stderr
 
 
+@pytest.mark.parametrize(("key", "value"), [
+    ("fallbacks", [{"omniladder-subscription": ["gpt-4o"]}]),
+    ("context_window_fallbacks", [{"omniladder-subscription": ["gpt-4o"]}]),
+    ("content_policy_fallbacks", [{"*": ["gpt-4o"]}]),
+    ("default_fallbacks", ["gpt-4o"]),
+])
+def test_litellm_current_names_fallbacks_given_under_litellm_settings(
+        tmp_path: Path, key: str, value: Any) -> None:
+    """docs/gateways.md#export-litellm: a fallback that routes the group's failed requests
+    out of the plan's pool is a difference wherever the proxy reads it. LiteLLM's proxy
+    sets every ``litellm_settings`` key on the ``litellm`` module and its Router falls back
+    to those module values when ``router_settings`` gives none (BerriAI/litellm
+    ``litellm/proxy/proxy_server.py`` @ 9344afb, ``litellm/router.py`` @ f292d1a)."""
+    deployed = tmp_path / "deployed.yaml"
+    invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
+           "--out", str(deployed))
+    data = json.loads("\n".join(line for line in deployed.read_text().splitlines()
+                                if not line.startswith("#")))
+    data["litellm_settings"] = {key: value}
+    deployed.write_text(json.dumps(data))
+    result = invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
+                    "--current", str(deployed))
+    assert result.exit_code == 1, result.output
+    assert f"litellm_settings.{key} routes omniladder-subscription's failed requests" \
+        in result.stderr
+
+
+def test_litellm_settings_fallbacks_under_router_settings_ones_are_not_read(
+        tmp_path: Path) -> None:
+    """The Router takes ``router_settings.fallbacks`` when it is set and only then ignores
+    ``litellm_settings.fallbacks``: one that is never read routes nothing."""
+    deployed = tmp_path / "deployed.yaml"
+    invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
+           "--out", str(deployed))
+    data = json.loads("\n".join(line for line in deployed.read_text().splitlines()
+                                if not line.startswith("#")))
+    data["router_settings"] = {"fallbacks": [{"gpt-4o": ["gpt-4o-mini"]}]}
+    data["litellm_settings"] = {"fallbacks": [{"omniladder-subscription": ["gpt-4o"]}]}
+    deployed.write_text(json.dumps(data))
+    result = invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
+                    "--current", str(deployed))
+    assert result.exit_code == 0, result.output
+
+
 def test_current_never_prints_a_literal_key_it_finds_deployed(tmp_path: Path) -> None:
     deployed = tmp_path / "deployed.yaml"
     invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
