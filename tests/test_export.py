@@ -786,6 +786,84 @@ def test_omniroute_current_catches_a_step_pinned_to_another_connection() -> None
     assert '"connectionId": "claude-api"' in difference
 
 
+def _stored_thrifty_combo(tmp_path: Path, with_ids: bool = True) -> dict[str, Any]:
+    """The export of auto/thrifty as OmniRoute stores it: each step with the ``id``
+    ``normalizeComboStep`` gives it (diegosouzapw/OmniRoute ``src/lib/combos/steps.ts``)."""
+    out = tmp_path / "combo.json"
+    assert invoke("omniroute", "auto/thrifty", "--config", CONFIG,
+                  "--out", str(out)).exit_code == 0
+    combo: dict[str, Any] = json.loads(out.read_text())
+    if with_ids:
+        for index, step in enumerate(combo["models"]):
+            step["id"] = f"step-{index + 1}"
+    return combo
+
+
+def _current_of(tmp_path: Path, combo: dict[str, Any]) -> Any:
+    deployed = tmp_path / "combos.json"
+    deployed.write_text(json.dumps({"combos": [combo]}))
+    return invoke("omniroute", "auto/thrifty", "--config", CONFIG, "--json",
+                  "--current", str(deployed))
+
+
+def test_omniroute_current_orders_the_steps_as_composite_tiers_run_them(
+        tmp_path: Path) -> None:
+    """docs/gateways.md#export-omniroute: a combo's ``config.compositeTiers`` puts the steps
+    in another order at run time (``orderRuntimeStepsByCompositeTiers``, diegosouzapw/OmniRoute
+    ``open-sse/services/combo/comboStructure.ts`` @ 02c2bcc): a tier chain that puts a paid
+    step first routes out of the plan's order (R12) though the steps read as exported."""
+    combo = _stored_thrifty_combo(tmp_path)
+    last = len(combo["models"])
+    combo["config"] = {"compositeTiers": {"defaultTier": "fast", "tiers": {
+        "fast": {"stepId": f"step-{last}", "fallbackTier": "plan"},
+        "plan": {"stepId": "step-1"}}}}
+    result = _current_of(tmp_path, combo)
+    assert result.exit_code == 1, result.output
+    differences = json.loads(result.stdout)["current"]["differences"]
+    assert differences[0].startswith(f"config.compositeTiers runs the deployed steps in "
+                                     f"the order {last}, 1, 2,")
+    assert differences[1].startswith("step 1: the export has")
+
+
+def test_omniroute_composite_tiers_that_keep_the_order_are_no_difference(
+        tmp_path: Path) -> None:
+    combo = _stored_thrifty_combo(tmp_path)
+    combo["config"] = {"compositeTiers": {"defaultTier": "a", "tiers": {
+        "a": {"stepId": "step-1", "fallbackTier": "b"}, "b": {"stepId": "step-2"}}}}
+    result = _current_of(tmp_path, combo)
+    assert result.exit_code == 0, result.output
+
+
+def test_omniroute_composite_tiers_name_a_step_without_an_id_by_the_id_omniroute_gives_it(
+        tmp_path: Path) -> None:
+    """A step stored without ``id`` gets ``<combo>-model-<position>-<target>``, slugged
+    (``buildStepId`` in ``src/lib/combos/steps.ts`` @ 8d241cb), and a tier may name it."""
+    combo = _stored_thrifty_combo(tmp_path, with_ids=False)
+    second = combo["models"][1]["model"]  # codex/gpt-5.1-codex
+    step_id = "omniladder-thrifty-model-2-" + re.sub(r"[^a-z0-9]+", "-", second.lower())
+    combo["config"] = {"compositeTiers": {"defaultTier": "x", "tiers": {
+        "x": {"stepId": step_id}}}}
+    result = _current_of(tmp_path, combo)
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout)["current"]["differences"][0].startswith(
+        "config.compositeTiers runs the deployed steps in the order 2, 1, 3,")
+
+
+def test_omniroute_config_strategy_does_not_route_the_top_level_one_does(
+        tmp_path: Path) -> None:
+    """OmniRoute dispatches by the combo's top-level ``strategy`` (``priority`` when absent;
+    ``phaseComboSetup`` in ``open-sse/services/combo/comboSetup.ts`` @ 02bac80);
+    ``config.strategy`` only joins the merged runtime config, so it is no difference."""
+    combo = _stored_thrifty_combo(tmp_path)
+    combo["config"] = {"strategy": "round-robin"}
+    assert _current_of(tmp_path, combo).exit_code == 0
+    del combo["strategy"]
+    assert _current_of(tmp_path, combo).exit_code == 0
+    combo["strategy"] = "round-robin"
+    combo["config"] = {"strategy": "priority"}
+    assert _current_of(tmp_path, combo).exit_code == 1
+
+
 def test_omniroute_current_through_the_v1_surface_never_shows_an_allowlist() -> None:
     result = invoke("omniroute", "auto/subscription", "--config", CONFIG, "--current",
                     str(FIXTURES / "omniroute-v1-combos-steps-issue-10968.json"))
