@@ -786,6 +786,84 @@ def test_omniroute_current_catches_a_step_pinned_to_another_connection() -> None
     assert '"connectionId": "claude-api"' in difference
 
 
+def _stored_thrifty_combo(tmp_path: Path, with_ids: bool = True) -> dict[str, Any]:
+    """The export of auto/thrifty as OmniRoute stores it: each step with the ``id``
+    ``normalizeComboStep`` gives it (diegosouzapw/OmniRoute ``src/lib/combos/steps.ts``)."""
+    out = tmp_path / "combo.json"
+    assert invoke("omniroute", "auto/thrifty", "--config", CONFIG,
+                  "--out", str(out)).exit_code == 0
+    combo: dict[str, Any] = json.loads(out.read_text())
+    if with_ids:
+        for index, step in enumerate(combo["models"]):
+            step["id"] = f"step-{index + 1}"
+    return combo
+
+
+def _current_of(tmp_path: Path, combo: dict[str, Any]) -> Any:
+    deployed = tmp_path / "combos.json"
+    deployed.write_text(json.dumps({"combos": [combo]}))
+    return invoke("omniroute", "auto/thrifty", "--config", CONFIG, "--json",
+                  "--current", str(deployed))
+
+
+def test_omniroute_current_orders_the_steps_as_composite_tiers_run_them(
+        tmp_path: Path) -> None:
+    """docs/gateways.md#export-omniroute: a combo's ``config.compositeTiers`` puts the steps
+    in another order at run time (``orderRuntimeStepsByCompositeTiers``, diegosouzapw/OmniRoute
+    ``open-sse/services/combo/comboStructure.ts`` @ 02c2bcc): a tier chain that puts a paid
+    step first routes out of the plan's order (R12) though the steps read as exported."""
+    combo = _stored_thrifty_combo(tmp_path)
+    last = len(combo["models"])
+    combo["config"] = {"compositeTiers": {"defaultTier": "fast", "tiers": {
+        "fast": {"stepId": f"step-{last}", "fallbackTier": "plan"},
+        "plan": {"stepId": "step-1"}}}}
+    result = _current_of(tmp_path, combo)
+    assert result.exit_code == 1, result.output
+    differences = json.loads(result.stdout)["current"]["differences"]
+    assert differences[0].startswith(f"config.compositeTiers runs the deployed steps in "
+                                     f"the order {last}, 1, 2,")
+    assert differences[1].startswith("step 1: the export has")
+
+
+def test_omniroute_composite_tiers_that_keep_the_order_are_no_difference(
+        tmp_path: Path) -> None:
+    combo = _stored_thrifty_combo(tmp_path)
+    combo["config"] = {"compositeTiers": {"defaultTier": "a", "tiers": {
+        "a": {"stepId": "step-1", "fallbackTier": "b"}, "b": {"stepId": "step-2"}}}}
+    result = _current_of(tmp_path, combo)
+    assert result.exit_code == 0, result.output
+
+
+def test_omniroute_composite_tiers_name_a_step_without_an_id_by_the_id_omniroute_gives_it(
+        tmp_path: Path) -> None:
+    """A step stored without ``id`` gets ``<combo>-model-<position>-<target>``, slugged
+    (``buildStepId`` in ``src/lib/combos/steps.ts`` @ 8d241cb), and a tier may name it."""
+    combo = _stored_thrifty_combo(tmp_path, with_ids=False)
+    second = combo["models"][1]["model"]  # codex/gpt-5.1-codex
+    step_id = "omniladder-thrifty-model-2-" + re.sub(r"[^a-z0-9]+", "-", second.lower())
+    combo["config"] = {"compositeTiers": {"defaultTier": "x", "tiers": {
+        "x": {"stepId": step_id}}}}
+    result = _current_of(tmp_path, combo)
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout)["current"]["differences"][0].startswith(
+        "config.compositeTiers runs the deployed steps in the order 2, 1, 3,")
+
+
+def test_omniroute_config_strategy_does_not_route_the_top_level_one_does(
+        tmp_path: Path) -> None:
+    """OmniRoute dispatches by the combo's top-level ``strategy`` (``priority`` when absent;
+    ``phaseComboSetup`` in ``open-sse/services/combo/comboSetup.ts`` @ 02bac80);
+    ``config.strategy`` only joins the merged runtime config, so it is no difference."""
+    combo = _stored_thrifty_combo(tmp_path)
+    combo["config"] = {"strategy": "round-robin"}
+    assert _current_of(tmp_path, combo).exit_code == 0
+    del combo["strategy"]
+    assert _current_of(tmp_path, combo).exit_code == 0
+    combo["strategy"] = "round-robin"
+    combo["config"] = {"strategy": "priority"}
+    assert _current_of(tmp_path, combo).exit_code == 1
+
+
 def test_omniroute_current_through_the_v1_surface_never_shows_an_allowlist() -> None:
     result = invoke("omniroute", "auto/subscription", "--config", CONFIG, "--current",
                     str(FIXTURES / "omniroute-v1-combos-steps-issue-10968.json"))
@@ -841,6 +919,50 @@ def test_litellm_current_names_outside_fallbacks(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "router_settings.fallbacks routes omniladder-subscription's failed requests" \
         in result.stderr
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("fallbacks", [{"omniladder-subscription": ["gpt-4o"]}]),
+    ("context_window_fallbacks", [{"omniladder-subscription": ["gpt-4o"]}]),
+    ("content_policy_fallbacks", [{"*": ["gpt-4o"]}]),
+    ("default_fallbacks", ["gpt-4o"]),
+])
+def test_litellm_current_names_fallbacks_given_under_litellm_settings(
+        tmp_path: Path, key: str, value: Any) -> None:
+    """docs/gateways.md#export-litellm: a fallback that routes the group's failed requests
+    out of the plan's pool is a difference wherever the proxy reads it. LiteLLM's proxy
+    sets every ``litellm_settings`` key on the ``litellm`` module and its Router falls back
+    to those module values when ``router_settings`` gives none (BerriAI/litellm
+    ``litellm/proxy/proxy_server.py`` @ 9344afb, ``litellm/router.py`` @ f292d1a)."""
+    deployed = tmp_path / "deployed.yaml"
+    invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
+           "--out", str(deployed))
+    data = json.loads("\n".join(line for line in deployed.read_text().splitlines()
+                                if not line.startswith("#")))
+    data["litellm_settings"] = {key: value}
+    deployed.write_text(json.dumps(data))
+    result = invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
+                    "--current", str(deployed))
+    assert result.exit_code == 1, result.output
+    assert f"litellm_settings.{key} routes omniladder-subscription's failed requests" \
+        in result.stderr
+
+
+def test_litellm_settings_fallbacks_under_router_settings_ones_are_not_read(
+        tmp_path: Path) -> None:
+    """The Router takes ``router_settings.fallbacks`` when it is set and only then ignores
+    ``litellm_settings.fallbacks``: one that is never read routes nothing."""
+    deployed = tmp_path / "deployed.yaml"
+    invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
+           "--out", str(deployed))
+    data = json.loads("\n".join(line for line in deployed.read_text().splitlines()
+                                if not line.startswith("#")))
+    data["router_settings"] = {"fallbacks": [{"gpt-4o": ["gpt-4o-mini"]}]}
+    data["litellm_settings"] = {"fallbacks": [{"omniladder-subscription": ["gpt-4o"]}]}
+    deployed.write_text(json.dumps(data))
+    result = invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
+                    "--current", str(deployed))
+    assert result.exit_code == 0, result.output
 
 
 def test_current_never_prints_a_literal_key_it_finds_deployed(tmp_path: Path) -> None:

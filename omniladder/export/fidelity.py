@@ -72,9 +72,9 @@ CODES: dict[str, tuple[Level, str]] = {
         "warning", "a paid rung's budget was checked when the plan was made; LiteLLM does not "
         "know it, so spend past it is stopped only by the next export"),
     "litellm-outside-fallbacks": (
-        "info", "the export writes no fallbacks: a router_settings.fallbacks entry for this "
-        "group, a '*' entry or default_fallbacks in your config would route failed requests "
-        "out of the plan's pool"),
+        "info", "the export writes no fallbacks: a fallbacks entry for this group, a '*' "
+        "entry or default_fallbacks in your router_settings or litellm_settings would route "
+        "failed requests out of the plan's pool"),
     "omniroute-call-combo-name": (
         "info", "clients must call the combo by its name: OmniRoute builds auto/… as a virtual "
         "combo whose filtering falls back to the full pool"),

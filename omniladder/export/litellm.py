@@ -112,9 +112,10 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
         items.append(item("litellm-env-vars", "LiteLLM must hold " + ", ".join(env_names)
                           + "; a missing one becomes no key, silently"))
     items.append(item("litellm-outside-fallbacks",
-                      f"the export writes no fallbacks: check that router_settings has no "
-                      f"fallbacks entry for {name}, no '*' entry and no default_fallbacks, "
-                      "which would route its failed requests out of the plan's pool"))
+                      f"the export writes no fallbacks: check that router_settings and "
+                      f"litellm_settings have no fallbacks entry for {name}, no '*' entry "
+                      "and no default_fallbacks, which would route its failed requests out "
+                      "of the plan's pool"))
     return {"model_list": deployments}, items, rank
 
 
@@ -187,8 +188,9 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any]) ->
     """How the deployed fragment's group differs from the export's; [] when it does not.
 
     Only what routes is compared: the group's deployments in order (every field of each)
-    and any ``router_settings`` fallbacks that would lead the group's requests elsewhere;
-    the comment header (with the plan's instant) is not.
+    and any fallbacks the router reads (``router_settings``, else ``litellm_settings``)
+    that would lead the group's requests elsewhere; the comment header (with the plan's
+    instant) is not.
     """
     ours = [d for d in exported["model_list"] if d["model_name"] == name]
     theirs = [d for d in current.get("model_list", []) if d.get("model_name") == name]
@@ -200,17 +202,39 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any]) ->
         if mine != deployed:
             found.append(f"deployment {index + 1}: the export has {_brief(mine)}, deployed "
                          f"is {_brief(deployed)}")
-    settings = current.get("router_settings")
-    if isinstance(settings, dict):
-        for key in ("fallbacks", "context_window_fallbacks", "content_policy_fallbacks"):
-            for rule in settings.get(key) or ():
-                if isinstance(rule, dict) and (name in rule or "*" in rule):
-                    found.append(f"router_settings.{key} routes {name}'s failed requests to "
-                                 f"other groups; the export has none")
-        if settings.get("default_fallbacks"):
-            found.append(f"router_settings.default_fallbacks routes {name}'s failed requests "
-                         "to other groups; the export has none")
+    for where, key, value in _fallbacks_read(current):
+        if key == "default_fallbacks" or any(
+                isinstance(rule, dict) and (name in rule or "*" in rule)
+                for rule in (value if isinstance(value, list) else ())):
+            found.append(f"{where}.{key} routes {name}'s failed requests to other groups; "
+                         "the export has none")
     return found
+
+
+FALLBACK_KEYS = ("fallbacks", "context_window_fallbacks", "content_policy_fallbacks",
+                 "default_fallbacks")
+
+
+def _fallbacks_read(current: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """Each fallback setting LiteLLM's router reads from a deployed file: (section, key,
+    value), non-empty values only.
+
+    The proxy sets every ``litellm_settings`` key on the ``litellm`` module, and its Router
+    takes each fallback setting from ``router_settings`` or, when that is empty, from the
+    module (``ProxyConfig.load_config`` in BerriAI/litellm ``litellm/proxy/proxy_server.py``
+    @ 9344afb26bc94b9555d82a71a7bd6371c475c65b; ``Router.__init__``, ``fallbacks or
+    litellm.fallbacks`` and the like, in ``litellm/router.py`` @
+    f292d1ae7d83f2bc07c80c10d1a61bf63cb087bd). So a fallback written under
+    ``litellm_settings`` routes as one under ``router_settings``, unless that one is set."""
+    sections = [(where, current.get(where)) for where in ("router_settings",
+                                                          "litellm_settings")]
+    read: list[tuple[str, str, Any]] = []
+    for key in FALLBACK_KEYS:
+        for where, settings in sections:
+            if isinstance(settings, dict) and settings.get(key):
+                read.append((where, key, settings[key]))
+                break
+    return read
 
 
 def _brief(deployment: Any) -> str:

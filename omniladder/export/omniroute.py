@@ -29,6 +29,7 @@ provider.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from omniladder.errors import InputError
@@ -154,9 +155,13 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
     """How the deployed combo routes differently from the export; [] when it does not.
 
     Compared: the strategy, whether the combo is active, and each step's provider, full
-    model string, pinned connection, allowlist and quota-only mark, in order. Not
-    compared: the description (it holds the plan's instant), labels, weights and the ids
-    OmniRoute adds.
+    model string, pinned connection, allowlist and quota-only mark, in the order OmniRoute
+    runs the steps (``config.compositeTiers`` may reorder them). Not compared: the
+    description (it holds the plan's instant), labels, weights, the ids OmniRoute adds, and
+    ``config.strategy``: OmniRoute dispatches by the top-level ``strategy`` (``priority``
+    when absent; ``phaseComboSetup`` in diegosouzapw/OmniRoute
+    ``open-sse/services/combo/comboSetup.ts`` @ 02bac80bf5253baf41d2153ad906165f795c30b4),
+    and ``config.strategy`` only joins the merged runtime config.
     """
     if current is None:
         return [f"no combo named {name} is deployed"]
@@ -167,8 +172,19 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
                      f"{exported['strategy']} in the export")
     if current.get("isActive") is False:
         found.append("the deployed combo is inactive (isActive false)")
+    listed = current.get("models", [])
+    run = _run_order(name, listed, current.get("config"))
     ours = [_routing(step) for step in exported["models"]]
-    theirs = [_routing(step) for step in current.get("models", [])]
+    theirs = [_routing(listed[index]) for index in run]
+    if run != list(range(len(listed))) and ours != theirs:
+        # PUT /api/combos/{id} merges the body into the stored combo (diegosouzapw/OmniRoute
+        # src/app/api/combos/[id]/route.ts @ b7e1c1ae7d3797a5d0a52c4fdfcc827c30b3c243), so
+        # re-applying the export, which has no config, leaves the tiers in place.
+        found.append("config.compositeTiers runs the deployed steps in the order "
+                     + ", ".join(str(index + 1) for index in run) + " (their places as "
+                     "listed; the steps below are compared in that order): the export "
+                     "writes no config, and re-applying it keeps the deployed one, so remove "
+                     "compositeTiers from the combo")
     if len(ours) != len(theirs):
         found.append(f"{len(ours)} steps in the export, {len(theirs)} deployed")
     for index, (mine, deployed) in enumerate(zip(ours, theirs, strict=False)):
@@ -176,6 +192,116 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
             found.append(f"step {index + 1}: the export has {_show(mine)}, deployed is "
                          f"{_show(deployed)}")
     return found
+
+
+def _run_order(name: str, steps: list[Any], config: Any) -> list[int]:
+    """The positions of ``steps`` in the order OmniRoute runs them.
+
+    ``config.compositeTiers`` (``{defaultTier, tiers: {name: {stepId, fallbackTier}}}``)
+    puts first the steps of the tier chain from ``defaultTier``, then those of the other
+    tiers, then the rest as listed; a step named twice runs once, at its first place
+    (``getCompositeTierStepOrder`` and ``orderRuntimeStepsByCompositeTiers`` in
+    diegosouzapw/OmniRoute ``open-sse/services/combo/comboStructure.ts`` @
+    02c2bcc29ceea24143d80910533748e6867909f7). Steps are named by the id OmniRoute gives
+    them (``_step_id``). A step OmniRoute cannot read keeps its place in the tail, so the
+    comparison still names it."""
+    order = _tier_order(config)
+    if not order:
+        return list(range(len(steps)))
+    ids = [_step_id(name, index, step) for index, step in enumerate(steps)]
+    by_id = {step_id: index for index, step_id in enumerate(ids) if step_id is not None}
+    placed: set[str] = set()
+    run: list[int] = []
+    for step_id in order:
+        if step_id in by_id and step_id not in placed:
+            run.append(by_id[step_id])
+            placed.add(step_id)
+    for index, own_id in enumerate(ids):
+        if own_id is None or own_id not in placed:
+            run.append(index)
+            if own_id is not None:
+                placed.add(own_id)
+    return run
+
+
+def _tier_order(config: Any) -> list[str]:
+    """The step ids ``config.compositeTiers`` names, in the order it runs them; [] when it
+    reorders nothing."""
+    tiers_config = config.get("compositeTiers") if isinstance(config, dict) else None
+    if not isinstance(tiers_config, dict):
+        return []
+    default = _trimmed(tiers_config.get("defaultTier"))
+    tiers = tiers_config.get("tiers")
+    if default is None or not isinstance(tiers, dict):
+        return []
+    entries: dict[str, tuple[str, str | None]] = {}
+    for tier_name in _js_key_order(tiers):
+        tier, key = tiers[tier_name], _trimmed(tier_name)
+        step_id = _trimmed(tier.get("stepId")) if isinstance(tier, dict) else None
+        if key is not None and step_id is not None:
+            entries[key] = (step_id, _trimmed(tier.get("fallbackTier")))
+    order: list[str] = []
+    visited: set[str] = set()
+    current: str | None = default
+    while current is not None and current in entries and current not in visited:
+        visited.add(current)
+        step_id, current = entries[current]
+        if step_id not in order:
+            order.append(step_id)
+    order += [step_id for step_id, _ in entries.values() if step_id not in order]
+    return order
+
+
+def _js_key_order(record: dict[str, Any]) -> list[str]:
+    """The keys in the order JavaScript's ``Object.entries`` gives them: array-index keys
+    (``"0"``, ``"12"``) first in numeric order, then the others as written."""
+    def is_index(key: str) -> bool:
+        return key.isdigit() and key.isascii() and (key == "0" or key[0] != "0") \
+            and int(key) < 2**32 - 1
+    indexes = sorted((key for key in record if is_index(key)), key=int)
+    return indexes + [key for key in record if not is_index(key)]
+
+
+def _step_id(name: str, index: int, step: Any) -> str | None:
+    """The id OmniRoute gives the step at ``index`` (``normalizeComboStep`` in
+    diegosouzapw/OmniRoute ``src/lib/combos/steps.ts`` @
+    8d241cbd66c8b317411a29b42c00994b15cef6f6): its own ``id``, else
+    ``<combo>-model-<position>-<target>`` (``-ref-`` for a combo reference) in slugs,
+    where the target is the full model string, with ``:<connectionId>`` when pinned.
+    None for a step OmniRoute drops. A string or kind-less step naming another combo is
+    taken as a model here: OmniRoute would read it as a reference."""
+    if isinstance(step, str):
+        target = step.strip()
+        return _built_id(name, "model", index, target) if target else None
+    if not isinstance(step, dict):
+        return None
+    own = _trimmed(step.get("id"))
+    if step.get("kind") == "combo-ref":
+        ref = _trimmed(step.get("comboName"))
+        return None if ref is None else own or _built_id(name, "ref", index, ref)
+    model = _trimmed(step.get("model"))
+    if model is None:
+        return None
+    if own is not None:
+        return own
+    provider = _trimmed(step.get("providerId")) or _trimmed(step.get("provider"))
+    if "/" not in model and provider is not None:
+        model = f"{provider}/{model}"
+    pin = _trimmed(step.get("connectionId"))
+    return _built_id(name, "model", index, f"{model}:{pin}" if pin else model)
+
+
+def _built_id(name: str, kind: str, index: int, seed: str) -> str:
+    parts = (_slug(name or "combo"), kind, str(index + 1), _slug(seed))
+    return "-".join(parts)[:200]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "step"
+
+
+def _trimmed(value: Any) -> str | None:
+    return value.strip() or None if isinstance(value, str) else None
 
 
 def _routing(step: Any) -> dict[str, Any]:
