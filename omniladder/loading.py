@@ -268,6 +268,23 @@ def _read_input(path: Path, name: str) -> tuple[str, bytes]:
     return suffix, read_bytes(path, name)
 
 
+def long_number(text: str | bytes, name: str, kind: str, line: int | None = None
+                ) -> InputError:
+    """The InputError for an integer of more digits than Python converts
+    (``sys.get_int_max_str_digits()``, 4,300 unless changed): json and tomllib raise a bare
+    ValueError for one, a guard against the quadratic cost of converting it. The line is the
+    first run of that many digits, when ``line`` (the line of a one-line document) is not
+    given."""
+    limit = sys.get_int_max_str_digits()
+    if line is None and limit > 0:
+        found = re.search(rf"[0-9_]{{{limit + 1},}}", text if isinstance(text, str)
+                          else text.decode("utf-8", "replace"))
+        if found is not None:
+            line = found.string.count("\n", 0, found.start()) + 1
+    return InputError(f"invalid {kind}: a number of more than {limit} digits", file=name,
+                      line=line)
+
+
 def parse_text(text: str, suffix: str, name: str) -> Any:
     """A ``.toml`` or ``.json`` document's plain data, or one InputError naming the line."""
     if suffix == ".toml":
@@ -280,6 +297,8 @@ def parse_text(text: str, suffix: str, name: str) -> Any:
             raise InputError(f"invalid TOML: {message}", file=name, line=line) from None
         except RecursionError:
             raise InputError("invalid TOML: nested too deeply", file=name) from None
+        except ValueError:
+            raise long_number(text, name, "TOML") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -287,6 +306,8 @@ def parse_text(text: str, suffix: str, name: str) -> Any:
                          line=exc.lineno) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", file=name) from None
+    except ValueError:
+        raise long_number(text, name, "JSON") from None
     reject_lone_surrogates(text, data, name)
     return data
 

@@ -665,3 +665,49 @@ def test_a_rollout_is_read_a_line_at_a_time_within_its_caps(
     path.write_bytes(b"1234567890\n")
     with pytest.raises(InputError, match=r"^r:1: a line longer than 10 bytes"):
         list(loading.input_lines(path, "r"))
+
+
+# --- 6. numbers Python refuses to read ------------------------------------------------------
+
+LONG = "9" * 5000  # past Python's 4,300-digit limit on converting text to an integer
+
+
+@pytest.mark.parametrize(("make", "args", "fragments"), [
+    (lambda f: (f / "quota.json").write_text(_json_with(
+        (f / "quota.json").read_text(), '"remaining_percent": 81', f'"remaining_percent": {LONG}')),
+     ["plan", "auto/thrifty", "--config", "omniladder.toml"],
+     ("quota.json:6: invalid JSON: a number of more than 4300 digits",)),
+    (lambda f: (f / "omniladder.toml").write_text(_json_with(
+        (f / "omniladder.toml").read_text(), "max_reading_age_seconds = 180",
+        f"max_reading_age_seconds = {LONG}")),
+     ["plan", "auto/thrifty", "--config", "omniladder.toml"],
+     ("omniladder.toml:11: invalid TOML: a number of more than 4300 digits",)),
+    (lambda f: (f / "p.json").write_text(_json_with(
+        (f / "ci" / "plan-thrifty.json").read_text(), '"format_version"',
+        f'"x": {LONG}, "format_version"')),
+     ["show", "p.json"], ("p.json:2: invalid JSON: a number of more than 4300 digits",)),
+    (lambda f: (f / "combo.json").write_text(f'{{"name": "auto/thrifty", "x": {LONG}}}'),
+     ["export", "omniroute", "auto/thrifty", "--config", "omniladder.toml", "--current",
+      "combo.json"], ("combo.json:1: invalid JSON: a number of more than 4300 digits",)),
+    (lambda f: (f / "deployed.yaml").write_text(f'# written by omniladder\n{{"x": {LONG}}}'),
+     ["export", "litellm", "auto/thrifty", "--config", "omniladder.toml", "--map",
+      "litellm-map.toml", "--current", "deployed.yaml"],
+     ("deployed.yaml:2: invalid JSON: a number of more than 4300 digits",)),
+    (lambda f: (f / "rollout-1.jsonl").write_text(
+        '{"timestamp": "2026-11-29T11:00:00Z", "type": "event_msg", "payload": {"type": '
+        f'"token_count", "rate_limits": {{"primary": {{"used_percent": {LONG}}}}}}}}}\n'),
+     ["import", "codex-sessions", "rollout-1.jsonl", "--connection", "codex-plus", "--config",
+      "omniladder.toml", "--quota", "new.json"],
+     ("rollout-1.jsonl:1: invalid JSON: a number of more than 4300 digits",)),
+], ids=["quota", "settings-toml", "show", "export-omniroute-current",
+        "export-litellm-current", "codex-line"])
+def test_an_integer_too_long_for_python_is_an_input_error(
+        fleet: Path, make: Callable[[Path], object], args: list[str],
+        fragments: tuple[str, ...]) -> None:
+    """json and tomllib raise a bare ValueError for an integer of more than
+    sys.get_int_max_str_digits() digits (a guard against quadratic conversion): it was a
+    traceback. It is exit 2 naming the file and the line (docs/contract.md#s4-3)."""
+    make(fleet)
+    before = digests(fleet)
+    one_error(runner.invoke(app, args), *fragments)
+    assert digests(fleet) == before
