@@ -264,7 +264,12 @@ def _read_input(path: Path, name: str) -> tuple[str, bytes]:
     suffix = path.suffix.lower()
     check_input_file(path, name)
     if suffix not in (".toml", ".json"):
-        raise InputError("unsupported file type; use a .toml or .json file", file=name)
+        message = "unsupported file type; use a .toml or .json file"
+        if Path(name).suffix.lower() != suffix:
+            # name is where a link leads (/dev/stdin, a link without an extension): the
+            # type is read from the name given, which the message must show.
+            message += f" (the type is read from the name given, '{path}')"
+        raise InputError(message, file=name)
     return suffix, read_bytes(path, name)
 
 

@@ -614,6 +614,19 @@ def test_a_socket_is_refused(fleet: Path) -> None:
                   "sock.json: is a socket, not a regular file")
 
 
+def test_a_link_without_an_extension_is_named_as_given(fleet: Path) -> None:
+    """`--config /dev/stdin < omniladder.toml` (or any link whose own name has no .toml or
+    .json) said "omniladder.toml: unsupported file type; use a .toml or .json file": the
+    message named the link's target, whose extension is fine, not the name the type is read
+    from (docs/inputs.md#s2: chosen by its extension)."""
+    (fleet / "settings").symlink_to("omniladder.toml")
+    one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "settings"]),
+              "omniladder.toml: unsupported file type; use a .toml or .json file (the type is "
+              "read from the name given, 'settings')")
+    one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.yaml"]),
+              "omniladder.yaml: unsupported file type; use a .toml or .json file")
+
+
 def test_a_file_past_the_cap_is_refused_without_reading_it(fleet: Path) -> None:
     """A sparse 300 MiB file: refused by its size before a byte is read."""
     with open(fleet / "huge.json", "wb") as huge:
