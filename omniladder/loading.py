@@ -97,16 +97,17 @@ _NOT_REGULAR = (
 READS_ONLY_FILES = "omniladder reads only regular files"
 
 
-def _not_regular(mode: int) -> str | None:
-    """Why a file of this mode is not read, or None for a regular file."""
+def not_regular(mode: int, only: str = READS_ONLY_FILES) -> str | None:
+    """Why a file of this mode is not read (or, with ``only`` saying so, not written), or
+    None for a regular file."""
     if stat.S_ISREG(mode):
         return None
     if stat.S_ISDIR(mode):
         return IS_A_DIRECTORY
     for test, what in _NOT_REGULAR:
         if test(mode):
-            return f"{what}; {READS_ONLY_FILES}"
-    return f"is not a regular file; {READS_ONLY_FILES}"
+            return f"{what}; {only}"
+    return f"is not a regular file; {only}"
 
 
 def check_input_file(path: Path, shown: str) -> None:
@@ -123,7 +124,7 @@ def check_input_file(path: Path, shown: str) -> None:
         return
     except ValueError:  # an embedded NUL byte
         raise InputError("not a valid path (it holds a NUL byte)", file=shown) from None
-    why = _not_regular(mode)
+    why = not_regular(mode)
     if why is not None:
         raise InputError(why, file=shown)
 
@@ -150,7 +151,7 @@ def open_input(path: Path, shown: str) -> typing.BinaryIO:
     except ValueError:  # an embedded NUL byte
         raise InputError("not a valid path (it holds a NUL byte)", file=shown) from None
     try:
-        why = _not_regular(os.fstat(handle).st_mode)
+        why = not_regular(os.fstat(handle).st_mode)
     except OSError as exc:
         os.close(handle)
         raise InputError(f"cannot read file ({exc.strerror})", file=shown) from None

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from omniladder.errors import InputError, UsageError
-from omniladder.loading import SYMLINK_LOOP, display_path
+from omniladder.loading import SYMLINK_LOOP, display_path, not_regular
+
+WRITES_ONLY_FILES = "omniladder writes only regular files, each replaced whole"
 
 
 def write_files(directory: Path, files: Mapping[str, str], *, force: bool = False,
@@ -52,6 +54,9 @@ def write_atomic(target: Path, text: str | Iterable[str]) -> None:
     """
     shown = display_path(target)
     real = _through_links(target, shown)
+    why = not_replaceable(real)
+    if why is not None:
+        raise InputError(why, file=shown)
     try:
         mode: int | None = stat.S_IMODE(real.stat().st_mode)
     except OSError:
@@ -82,6 +87,22 @@ def write_atomic(target: Path, text: str | Iterable[str]) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def not_replaceable(path: Path) -> str | None:
+    """Why an existing path cannot be an output, or None for a regular file or a new one.
+
+    The rename that replaces an output whole would replace a device (``--out /dev/null``
+    run as root made /dev/null a regular file), a named pipe or a socket as a node, and it
+    fails on a directory with an errno that names no directory ("Device or resource busy"
+    for the working directory). A path that does not lead anywhere yet is for the write to
+    create, or to say why it cannot.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return not_regular(mode, WRITES_ONLY_FILES)
 
 
 def _through_links(target: Path, shown: str) -> Path:
@@ -130,8 +151,9 @@ def _same(one: _Place, other: _Place) -> bool:
 
 def refuse_overwriting(outputs: Sequence[Output],
                        inputs: Iterable[tuple[str, Path]]) -> None:
-    """Raise the UsageError (exit 2) for an output that is an input of the same run, or the
-    same file as another output, before anything is written.
+    """Raise the UsageError (exit 2) for an output that is not a regular file to replace (a
+    directory, a device, a named pipe, a socket), an input of the same run, or the same
+    file as another output, before anything is written.
 
     ``inputs`` are (what it is, path): every file the run reads, shipped catalogs included,
     but for the one a command updates on purpose (``import … --quota`` merges into the quota
@@ -144,6 +166,9 @@ def refuse_overwriting(outputs: Sequence[Output],
     for output in outputs:
         where = _place(output.path)
         shown = _as_given(output.path)
+        why = not_replaceable(output.path)
+        if why is not None:
+            raise UsageError(why, file=shown, field=output.option)
         for what, path, place in read:
             if not _same(where, place):
                 continue

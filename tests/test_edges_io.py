@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -625,6 +626,45 @@ def test_a_link_without_an_extension_is_named_as_given(fleet: Path) -> None:
               "read from the name given, 'settings')")
     one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.yaml"]),
               "omniladder.yaml: unsupported file type; use a .toml or .json file")
+
+
+@pytest.mark.parametrize(("option", "command"), [
+    ("--out", ["plan", "auto/thrifty", "--config", "omniladder.toml"]),
+    ("--metrics-out", ["plan", "auto/thrifty", "--config", "omniladder.toml"]),
+    ("--junit", ["check", "policy.toml"]),
+    ("--svg", SIMULATE),
+    ("--out", ["export", "omniroute", "ci/plan-thrifty.json"]),
+], ids=["plan-out", "plan-metrics-out", "check-junit", "simulate-svg", "export-out"])
+@pytest.mark.parametrize("kind", ["fifo", "socket", "directory", "working-directory"])
+def test_an_output_that_is_not_a_regular_file_is_refused_and_kept(
+        fleet: Path, option: str, command: list[str], kind: str) -> None:
+    """An output is replaced whole by renaming a new file over it (docs/contract.md#s4-3),
+    which over a device, a named pipe or a socket replaces the node itself: `--out
+    /dev/null` run as root turned /dev/null into a regular file holding the plan. (A FIFO
+    and a socket stand in for the device here, so a regression cannot break the machine.)
+    Each is refused before anything is written, naming the option, the file and what it
+    is, as an input of that kind is (docs/contract.md#edges); a directory is named as one
+    (the working directory said "Device or resource busy")."""
+    import socket
+
+    target = {"fifo": "out.fifo", "socket": "out.sock", "directory": "ci",
+              "working-directory": "."}[kind]
+    with socket.socket(socket.AF_UNIX) as listening:
+        if kind == "fifo":
+            os.mkfifo(target)
+        elif kind == "socket":
+            listening.bind(target)
+        before = digests(fleet)
+        what = {"fifo": "is a named pipe (FIFO), not a regular file",
+                "socket": "is a socket, not a regular file",
+                "directory": "is a directory, not a file",
+                "working-directory": "is a directory, not a file"}[kind]
+        one_error(runner.invoke(app, [*command, option, target]), f"{option}: {what}")
+        assert digests(fleet) == before
+        mode = os.lstat(target).st_mode
+        assert {"fifo": stat.S_ISFIFO, "socket": stat.S_ISSOCK, "directory": stat.S_ISDIR,
+                "working-directory": stat.S_ISDIR}[kind](mode)
+        assert not [name for name in os.listdir() if name.endswith(".tmp")]
 
 
 def test_a_file_past_the_cap_is_refused_without_reading_it(fleet: Path) -> None:
