@@ -764,3 +764,30 @@ def test_an_integer_too_long_for_python_is_an_input_error(
     before = digests(fleet)
     one_error(runner.invoke(app, args), *fragments)
     assert digests(fleet) == before
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    ([*SIMULATE, "--step", f"{LONG}s"], "--step: the step '9999"),
+    (["forecast", "auto/thrifty", "--config", "omniladder.toml", "--horizon", f"{LONG}h"],
+     "--horizon: the horizon '9999"),
+], ids=["simulate-step", "forecast-horizon"])
+def test_a_duration_too_long_for_python_is_longer_than_the_calendar(
+        fleet: Path, args: list[str], fragment: str) -> None:
+    """A count of 5,000 digits was a ValueError out of int(), a traceback; it is the usage
+    error every duration beyond the calendar is (docs/contract.md#s4-3)."""
+    line = one_error(runner.invoke(app, args), fragment)
+    assert "is longer than the calendar" in line
+
+
+def test_a_window_length_too_long_for_python_is_past_a_leap_year(fleet: Path) -> None:
+    """The same count as a window catalog's `duration` said Python's own advice
+    ("use sys.set_int_max_str_digits()") instead of what is wrong."""
+    (fleet / "windows.toml").write_text(
+        f'[[windows]]\nprovider = "claude"\nwindow = "5h"\nduration = "{LONG}h"\n')
+    (fleet / "omniladder.toml").write_text((fleet / "omniladder.toml").read_text().replace(
+        "models = []", 'models = []\nwindows = ["windows.toml"]'))
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", "omniladder.toml",
+                                 "--horizon", "1h"])
+    assert result.exit_code == 2, result.output
+    assert "at most 366d" in result.stderr, result.stderr
+    assert "set_int_max_str_digits" not in result.stderr
