@@ -68,6 +68,9 @@ def write_atomic(target: Path, text: str | Iterable[str]) -> None:
     try:
         handle, temp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp",
                                         dir=real.parent)
+    except FileNotFoundError:
+        raise InputError(f"cannot write file (the directory {_as_given(real.parent)} does not "
+                         "exist)", file=shown) from None
     except OSError as exc:
         raise InputError(f"cannot write file ({exc.strerror})", file=shown) from None
     try:
@@ -103,6 +106,21 @@ def not_replaceable(path: Path) -> str | None:
     except (OSError, ValueError):
         return None
     return not_regular(mode, WRITES_ONLY_FILES)
+
+
+def _no_directory_for(path: Path) -> str | None:
+    """Why the directory an output goes into cannot take it, or None. The write would say
+    "No such file or directory" of the file it was to create, and only once the work is
+    done; the directory is named, before anything is written."""
+    try:
+        folder = Path(os.path.realpath(path)).parent
+    except (OSError, ValueError):
+        return None  # the write says what is wrong with such a path
+    if folder.is_dir():
+        return None
+    shown = _as_given(folder)
+    return (f"{shown} is not a directory" if folder.exists()
+            else f"the directory {shown} does not exist")
 
 
 def _through_links(target: Path, shown: str) -> Path:
@@ -149,8 +167,8 @@ def _same(one: _Place, other: _Place) -> bool:
     return one.real == other.real or (one.inode is not None and one.inode == other.inode)
 
 
-def refuse_overwriting(outputs: Sequence[Output],
-                       inputs: Iterable[tuple[str, Path]]) -> None:
+def refuse_overwriting(outputs: Sequence[Output], inputs: Iterable[tuple[str, Path]], *,
+                       makes_directories: bool = False) -> None:
     """Raise the UsageError (exit 2) for an output that is not a regular file to replace (a
     directory, a device, a named pipe, a socket), an input of the same run, or the same
     file as another output, before anything is written.
@@ -159,14 +177,16 @@ def refuse_overwriting(outputs: Sequence[Output],
     but for the one a command updates on purpose (``import … --quota`` merges into the quota
     file; ``catalog check --write-baseline`` may rewrite its ``--baseline``); ``-``
     (standard input) is no file. Paths are compared as the files they lead to, through
-    symbolic links and hard links.
+    symbolic links and hard links. An output's directory must exist, unless the command
+    ``makes_directories`` (``write_files``).
     """
     read = [(what, path, _place(path)) for what, path in inputs if str(path) != "-"]
     placed: list[tuple[Output, _Place]] = []
     for output in outputs:
         where = _place(output.path)
         shown = _as_given(output.path)
-        why = not_replaceable(output.path)
+        why = not_replaceable(output.path) or (
+            None if makes_directories else _no_directory_for(output.path))
         if why is not None:
             raise UsageError(why, file=shown, field=output.option)
         for what, path, place in read:

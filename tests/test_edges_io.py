@@ -791,3 +791,22 @@ def test_a_window_length_too_long_for_python_is_past_a_leap_year(fleet: Path) ->
     assert result.exit_code == 2, result.output
     assert "at most 366d" in result.stderr, result.stderr
     assert "set_int_max_str_digits" not in result.stderr
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (["plan", "auto/thrifty", "--config", "omniladder.toml", "--metrics-out", "m.prom"],
+     "--out"),
+    (["check", "policy.toml"], "--junit"),
+    (["export", "omniroute", "ci/plan-thrifty.json"], "--out"),
+], ids=["plan-out", "check-junit", "export-out"])
+def test_an_output_into_a_missing_directory_says_so_before_anything_is_written(
+        fleet: Path, args: list[str], option: str) -> None:
+    """`--out reports/plan.json` before `mkdir reports` said "cannot write file (No such
+    file or directory)" about the file it was to create, and only once the plan was made:
+    --metrics-out's file was already written then. The missing directory is named, before
+    anything is written (docs/contract.md#edges)."""
+    before = digests(fleet)
+    one_error(runner.invoke(app, [*args, option, "reports/out.json"]),
+              f"reports/out.json: {option}: the directory reports does not exist")
+    assert digests(fleet) == before
+    assert not (fleet / "reports").exists()
