@@ -169,9 +169,10 @@ def _same(one: _Place, other: _Place) -> bool:
 
 def refuse_overwriting(outputs: Sequence[Output], inputs: Iterable[tuple[str, Path]], *,
                        makes_directories: bool = False) -> None:
-    """Raise the UsageError (exit 2) for an output that is not a regular file to replace (a
-    directory, a device, a named pipe, a socket), an input of the same run, or the same
-    file as another output, before anything is written.
+    """Raise the UsageError (exit 2) for an output that is ``-`` (taken for standard output
+    by many tools, a file of that name here), not a regular file to replace (a directory, a
+    device, a named pipe, a socket), an input of the same run, or the same file as another
+    output, before anything is written.
 
     ``inputs`` are (what it is, path): every file the run reads, shipped catalogs included,
     but for the one a command updates on purpose (``import … --quota`` merges into the quota
@@ -185,6 +186,9 @@ def refuse_overwriting(outputs: Sequence[Output], inputs: Iterable[tuple[str, Pa
     for output in outputs:
         where = _place(output.path)
         shown = _as_given(output.path)
+        if str(output.path) == "-":
+            raise UsageError("'-' is not standard output here: an output option writes a file; "
+                             "name one", file="-", field=output.option)
         why = not_replaceable(output.path) or (
             None if makes_directories else _no_directory_for(output.path))
         if why is not None:

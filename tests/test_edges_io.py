@@ -810,3 +810,21 @@ def test_an_output_into_a_missing_directory_says_so_before_anything_is_written(
               f"reports/out.json: {option}: the directory reports does not exist")
     assert digests(fleet) == before
     assert not (fleet / "reports").exists()
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (["plan", "auto/thrifty", "--config", "omniladder.toml"], "--out"),
+    (["plan", "auto/thrifty", "--config", "omniladder.toml"], "--metrics-out"),
+    (["check", "policy.toml"], "--junit"),
+    (["export", "omniroute", "ci/plan-thrifty.json"], "--out"),
+], ids=["plan-out", "plan-metrics-out", "check-junit", "export-out"])
+def test_a_dash_as_an_output_is_not_standard_output(
+        fleet: Path, args: list[str], option: str) -> None:
+    """`--out -`, as many tools take it, wrote a file named "-" in the working directory
+    and printed the table view on standard output. `-` is standard input where a command
+    reads one (docs/contract.md#edges) and no output option writes standard output, so it
+    is refused before anything is written."""
+    before = digests(fleet)
+    one_error(runner.invoke(app, [*args, option, "-"]),
+              f"-: {option}: '-' is not standard output here")
+    assert digests(fleet) == before
