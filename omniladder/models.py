@@ -195,7 +195,7 @@ def first_repeat(keys: Iterable[Hashable]) -> tuple[int, int] | None:
 
 Timestamp = Annotated[datetime, BeforeValidator(_parse_timestamp), _LookedUpFromJson()]
 CalendarDate = Annotated[date, BeforeValidator(parse_date)]
-Percent = Annotated[float, Field(ge=0, le=100)]
+Percent = Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)]
 NonBlank = Annotated[str, AfterValidator(_non_blank)]
 Identifier = Annotated[str, Field(pattern=IDENTIFIER_PATTERN),
                        WithJsonSchema({"type": "string"})]

@@ -828,3 +828,22 @@ def test_a_dash_as_an_output_is_not_standard_output(
     one_error(runner.invoke(app, [*args, option, "-"]),
               f"-: {option}: '-' is not standard output here")
     assert digests(fleet) == before
+
+
+@pytest.mark.parametrize(("file", "old", "new", "field"), [
+    ("quota.json", '"remaining_percent": 81', '"remaining_percent": NaN',
+     "readings[0].windows[0].remaining_percent"),
+    ("quota.json", '"remaining_percent": 81', '"remaining_percent": Infinity',
+     "readings[0].windows[0].remaining_percent"),
+    ("omniladder.toml", "exit_cutoff_percent = 2 ", "exit_cutoff_percent = nan ",
+     "ladder.exit_cutoff_percent"),
+], ids=["quota-nan", "quota-infinity", "settings-nan"])
+def test_a_percent_that_is_no_number_says_so(fleet: Path, file: str, old: str, new: str,
+                                             field: str) -> None:
+    """NaN (which Python's JSON reader and TOML accept) as a percent said "must be less
+    than or equal to 100, got nan", as if it were a figure too large; like every other
+    number of the inputs (cost_usd, budgets, ages) it must be a finite number
+    (docs/inputs.md#s2-2: remaining_percent is 0-100)."""
+    (fleet / file).write_text(_json_with((fleet / file).read_text(), old, new))
+    one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml"]),
+              f"{file}: {field}: must be a finite number")
