@@ -97,16 +97,17 @@ _NOT_REGULAR = (
 READS_ONLY_FILES = "omniladder reads only regular files"
 
 
-def _not_regular(mode: int) -> str | None:
-    """Why a file of this mode is not read, or None for a regular file."""
+def not_regular(mode: int, only: str = READS_ONLY_FILES) -> str | None:
+    """Why a file of this mode is not read (or, with ``only`` saying so, not written), or
+    None for a regular file."""
     if stat.S_ISREG(mode):
         return None
     if stat.S_ISDIR(mode):
         return IS_A_DIRECTORY
     for test, what in _NOT_REGULAR:
         if test(mode):
-            return f"{what}; {READS_ONLY_FILES}"
-    return f"is not a regular file; {READS_ONLY_FILES}"
+            return f"{what}; {only}"
+    return f"is not a regular file; {only}"
 
 
 def check_input_file(path: Path, shown: str) -> None:
@@ -123,7 +124,7 @@ def check_input_file(path: Path, shown: str) -> None:
         return
     except ValueError:  # an embedded NUL byte
         raise InputError("not a valid path (it holds a NUL byte)", file=shown) from None
-    why = _not_regular(mode)
+    why = not_regular(mode)
     if why is not None:
         raise InputError(why, file=shown)
 
@@ -150,7 +151,7 @@ def open_input(path: Path, shown: str) -> typing.BinaryIO:
     except ValueError:  # an embedded NUL byte
         raise InputError("not a valid path (it holds a NUL byte)", file=shown) from None
     try:
-        why = _not_regular(os.fstat(handle).st_mode)
+        why = not_regular(os.fstat(handle).st_mode)
     except OSError as exc:
         os.close(handle)
         raise InputError(f"cannot read file ({exc.strerror})", file=shown) from None
@@ -264,8 +265,30 @@ def _read_input(path: Path, name: str) -> tuple[str, bytes]:
     suffix = path.suffix.lower()
     check_input_file(path, name)
     if suffix not in (".toml", ".json"):
-        raise InputError("unsupported file type; use a .toml or .json file", file=name)
+        message = "unsupported file type; use a .toml or .json file"
+        if Path(name).suffix.lower() != suffix:
+            # name is where a link leads (/dev/stdin, a link without an extension): the
+            # type is read from the name given, which the message must show.
+            message += f" (the type is read from the name given, '{path}')"
+        raise InputError(message, file=name)
     return suffix, read_bytes(path, name)
+
+
+def long_number(text: str | bytes, name: str, kind: str, line: int | None = None
+                ) -> InputError:
+    """The InputError for an integer of more digits than Python converts
+    (``sys.get_int_max_str_digits()``, 4,300 unless changed): json and tomllib raise a bare
+    ValueError for one, a guard against the quadratic cost of converting it. The line is the
+    first run of that many digits, when ``line`` (the line of a one-line document) is not
+    given."""
+    limit = sys.get_int_max_str_digits()
+    if line is None and limit > 0:
+        found = re.search(rf"[0-9_]{{{limit + 1},}}", text if isinstance(text, str)
+                          else text.decode("utf-8", "replace"))
+        if found is not None:
+            line = found.string.count("\n", 0, found.start()) + 1
+    return InputError(f"invalid {kind}: a number of more than {limit} digits", file=name,
+                      line=line)
 
 
 def parse_text(text: str, suffix: str, name: str) -> Any:
@@ -280,6 +303,8 @@ def parse_text(text: str, suffix: str, name: str) -> Any:
             raise InputError(f"invalid TOML: {message}", file=name, line=line) from None
         except RecursionError:
             raise InputError("invalid TOML: nested too deeply", file=name) from None
+        except ValueError:
+            raise long_number(text, name, "TOML") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -287,6 +312,8 @@ def parse_text(text: str, suffix: str, name: str) -> Any:
                          line=exc.lineno) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", file=name) from None
+    except ValueError:
+        raise long_number(text, name, "JSON") from None
     reject_lone_surrogates(text, data, name)
     return data
 

@@ -195,7 +195,7 @@ def first_repeat(keys: Iterable[Hashable]) -> tuple[int, int] | None:
 
 Timestamp = Annotated[datetime, BeforeValidator(_parse_timestamp), _LookedUpFromJson()]
 CalendarDate = Annotated[date, BeforeValidator(parse_date)]
-Percent = Annotated[float, Field(ge=0, le=100)]
+Percent = Annotated[float, Field(ge=0, le=100, allow_inf_nan=False)]
 NonBlank = Annotated[str, AfterValidator(_non_blank)]
 Identifier = Annotated[str, Field(pattern=IDENTIFIER_PATTERN),
                        WithJsonSchema({"type": "string"})]
@@ -212,12 +212,25 @@ CALENDAR_MONTH = "month"
 """A window that runs one calendar month up to its reset (Copilot's monthly allowance)."""
 
 
+_LONGEST_COUNT = 20
+"""Digits of a duration's count that matter: 10**20 seconds is past the calendar already."""
+
+
+def duration_count(digits: str) -> int:
+    """The count of a duration part (``90`` of ``90m``). Python converts at most 4,300 digits
+    (``sys.get_int_max_str_digits``, a ValueError past it); a count of more than 20 digits
+    is longer than the calendar in every unit, so 10**20 stands in for it and the caller's
+    bound refuses it as too long."""
+    significant = digits.lstrip("0")
+    return int(significant or "0") if len(significant) <= _LONGEST_COUNT else 10**_LONGEST_COUNT
+
+
 def duration_seconds(text: str) -> float | None:
     """``5h``, ``7d``, ``1h30m`` in seconds; None for ``month`` (a calendar month up to the
     reset, whose length varies)."""
     if text == CALENDAR_MONTH:
         return None
-    return float(sum(int(p.group("count")) * _DURATION_UNITS[p.group("unit")]
+    return float(sum(duration_count(p.group("count")) * _DURATION_UNITS[p.group("unit")]
                      for p in _DURATION.finditer(text)))
 
 

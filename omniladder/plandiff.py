@@ -22,6 +22,7 @@ from omniladder.loading import (
     as_tuples,
     decode_text,
     display_path,
+    long_number,
     read_bytes,
     reject_lone_surrogates,
     validate,
@@ -188,6 +189,8 @@ def read_saved_plan(path: Path) -> tuple[SavedPlan, str]:
                          line=exc.lineno) from None
     except RecursionError:
         raise InputError("invalid JSON: nested too deeply", file=name) from None
+    except ValueError:
+        raise long_number(text, name, "JSON") from None
     reject_lone_surrogates(text, data, name)
     return parse_saved_plan(data, name), text
 

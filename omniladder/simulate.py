@@ -21,7 +21,7 @@ from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import PairDecision, Plan, PlanSettings, make_plan
 from omniladder.engine.stepping import Stepper
 from omniladder.errors import UsageError
-from omniladder.models import RUNGS, Rung
+from omniladder.models import RUNGS, Rung, duration_count
 
 MAX_STEPS = 100_000
 MAX_STEP_SECONDS = 3_652_058 * 86_400
@@ -38,7 +38,7 @@ def parse_step(text: str) -> timedelta:
     if not parts or "".join(p.group(0) for p in parts) != cleaned:
         raise UsageError(f"not a step: {text!r} (expected e.g. 30s, 5m, 1h or 1h30m)",
                          field="--step")
-    seconds = sum(int(p.group("count")) * _UNITS[p.group("unit")] for p in parts)
+    seconds = sum(duration_count(p.group("count")) * _UNITS[p.group("unit")] for p in parts)
     if seconds <= 0:
         raise UsageError(f"the step must be longer than zero, got {text!r}", field="--step")
     if seconds > MAX_STEP_SECONDS:

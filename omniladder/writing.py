@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from omniladder.errors import InputError, UsageError
-from omniladder.loading import SYMLINK_LOOP, display_path
+from omniladder.loading import SYMLINK_LOOP, display_path, not_regular
+
+WRITES_ONLY_FILES = "omniladder writes only regular files, each replaced whole"
 
 
 def write_files(directory: Path, files: Mapping[str, str], *, force: bool = False,
@@ -52,6 +54,9 @@ def write_atomic(target: Path, text: str | Iterable[str]) -> None:
     """
     shown = display_path(target)
     real = _through_links(target, shown)
+    why = not_replaceable(real)
+    if why is not None:
+        raise InputError(why, file=shown)
     try:
         mode: int | None = stat.S_IMODE(real.stat().st_mode)
     except OSError:
@@ -63,6 +68,9 @@ def write_atomic(target: Path, text: str | Iterable[str]) -> None:
     try:
         handle, temp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp",
                                         dir=real.parent)
+    except FileNotFoundError:
+        raise InputError(f"cannot write file (the directory {_as_given(real.parent)} does not "
+                         "exist)", file=shown) from None
     except OSError as exc:
         raise InputError(f"cannot write file ({exc.strerror})", file=shown) from None
     try:
@@ -82,6 +90,37 @@ def write_atomic(target: Path, text: str | Iterable[str]) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def not_replaceable(path: Path) -> str | None:
+    """Why an existing path cannot be an output, or None for a regular file or a new one.
+
+    The rename that replaces an output whole would replace a device (``--out /dev/null``
+    run as root made /dev/null a regular file), a named pipe or a socket as a node, and it
+    fails on a directory with an errno that names no directory ("Device or resource busy"
+    for the working directory). A path that does not lead anywhere yet is for the write to
+    create, or to say why it cannot.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return not_regular(mode, WRITES_ONLY_FILES)
+
+
+def _no_directory_for(path: Path) -> str | None:
+    """Why the directory an output goes into cannot take it, or None. The write would say
+    "No such file or directory" of the file it was to create, and only once the work is
+    done; the directory is named, before anything is written."""
+    try:
+        folder = Path(os.path.realpath(path)).parent
+    except (OSError, ValueError):
+        return None  # the write says what is wrong with such a path
+    if folder.is_dir():
+        return None
+    shown = _as_given(folder)
+    return (f"{shown} is not a directory" if folder.exists()
+            else f"the directory {shown} does not exist")
 
 
 def _through_links(target: Path, shown: str) -> Path:
@@ -128,22 +167,32 @@ def _same(one: _Place, other: _Place) -> bool:
     return one.real == other.real or (one.inode is not None and one.inode == other.inode)
 
 
-def refuse_overwriting(outputs: Sequence[Output],
-                       inputs: Iterable[tuple[str, Path]]) -> None:
-    """Raise the UsageError (exit 2) for an output that is an input of the same run, or the
-    same file as another output, before anything is written.
+def refuse_overwriting(outputs: Sequence[Output], inputs: Iterable[tuple[str, Path]], *,
+                       makes_directories: bool = False) -> None:
+    """Raise the UsageError (exit 2) for an output that is ``-`` (taken for standard output
+    by many tools, a file of that name here), not a regular file to replace (a directory, a
+    device, a named pipe, a socket), an input of the same run, or the same file as another
+    output, before anything is written.
 
     ``inputs`` are (what it is, path): every file the run reads, shipped catalogs included,
     but for the one a command updates on purpose (``import … --quota`` merges into the quota
     file; ``catalog check --write-baseline`` may rewrite its ``--baseline``); ``-``
     (standard input) is no file. Paths are compared as the files they lead to, through
-    symbolic links and hard links.
+    symbolic links and hard links. An output's directory must exist, unless the command
+    ``makes_directories`` (``write_files``).
     """
     read = [(what, path, _place(path)) for what, path in inputs if str(path) != "-"]
     placed: list[tuple[Output, _Place]] = []
     for output in outputs:
         where = _place(output.path)
         shown = _as_given(output.path)
+        if str(output.path) == "-":
+            raise UsageError("'-' is not standard output here: an output option writes a file; "
+                             "name one", file="-", field=output.option)
+        why = not_replaceable(output.path) or (
+            None if makes_directories else _no_directory_for(output.path))
+        if why is not None:
+            raise UsageError(why, file=shown, field=output.option)
         for what, path, place in read:
             if not _same(where, place):
                 continue

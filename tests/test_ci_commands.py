@@ -242,7 +242,8 @@ def test_plan_out_replaces_an_existing_file_and_fails_cleanly(tmp_path: Path) ->
     missing = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(CONFIG), "--out",
                                   str(tmp_path / "no-such-dir" / "plan.json")])
     assert missing.exit_code == 2, missing.output
-    assert "no-such-dir/plan.json: cannot write file" in missing.output
+    assert "no-such-dir/plan.json: --out: the directory " in missing.output
+    assert "no-such-dir does not exist" in missing.output
 
 
 def test_plan_compare_against_the_committed_saved_plan() -> None:

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -614,6 +615,58 @@ def test_a_socket_is_refused(fleet: Path) -> None:
                   "sock.json: is a socket, not a regular file")
 
 
+def test_a_link_without_an_extension_is_named_as_given(fleet: Path) -> None:
+    """`--config /dev/stdin < omniladder.toml` (or any link whose own name has no .toml or
+    .json) said "omniladder.toml: unsupported file type; use a .toml or .json file": the
+    message named the link's target, whose extension is fine, not the name the type is read
+    from (docs/inputs.md#s2: chosen by its extension)."""
+    (fleet / "settings").symlink_to("omniladder.toml")
+    one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "settings"]),
+              "omniladder.toml: unsupported file type; use a .toml or .json file (the type is "
+              "read from the name given, 'settings')")
+    one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.yaml"]),
+              "omniladder.yaml: unsupported file type; use a .toml or .json file")
+
+
+@pytest.mark.parametrize(("option", "command"), [
+    ("--out", ["plan", "auto/thrifty", "--config", "omniladder.toml"]),
+    ("--metrics-out", ["plan", "auto/thrifty", "--config", "omniladder.toml"]),
+    ("--junit", ["check", "policy.toml"]),
+    ("--svg", SIMULATE),
+    ("--out", ["export", "omniroute", "ci/plan-thrifty.json"]),
+], ids=["plan-out", "plan-metrics-out", "check-junit", "simulate-svg", "export-out"])
+@pytest.mark.parametrize("kind", ["fifo", "socket", "directory", "working-directory"])
+def test_an_output_that_is_not_a_regular_file_is_refused_and_kept(
+        fleet: Path, option: str, command: list[str], kind: str) -> None:
+    """An output is replaced whole by renaming a new file over it (docs/contract.md#s4-3),
+    which over a device, a named pipe or a socket replaces the node itself: `--out
+    /dev/null` run as root turned /dev/null into a regular file holding the plan. (A FIFO
+    and a socket stand in for the device here, so a regression cannot break the machine.)
+    Each is refused before anything is written, naming the option, the file and what it
+    is, as an input of that kind is (docs/contract.md#edges); a directory is named as one
+    (the working directory said "Device or resource busy")."""
+    import socket
+
+    target = {"fifo": "out.fifo", "socket": "out.sock", "directory": "ci",
+              "working-directory": "."}[kind]
+    with socket.socket(socket.AF_UNIX) as listening:
+        if kind == "fifo":
+            os.mkfifo(target)
+        elif kind == "socket":
+            listening.bind(target)
+        before = digests(fleet)
+        what = {"fifo": "is a named pipe (FIFO), not a regular file",
+                "socket": "is a socket, not a regular file",
+                "directory": "is a directory, not a file",
+                "working-directory": "is a directory, not a file"}[kind]
+        one_error(runner.invoke(app, [*command, option, target]), f"{option}: {what}")
+        assert digests(fleet) == before
+        mode = os.lstat(target).st_mode
+        assert {"fifo": stat.S_ISFIFO, "socket": stat.S_ISSOCK, "directory": stat.S_ISDIR,
+                "working-directory": stat.S_ISDIR}[kind](mode)
+        assert not [name for name in os.listdir() if name.endswith(".tmp")]
+
+
 def test_a_file_past_the_cap_is_refused_without_reading_it(fleet: Path) -> None:
     """A sparse 300 MiB file: refused by its size before a byte is read."""
     with open(fleet / "huge.json", "wb") as huge:
@@ -665,3 +718,132 @@ def test_a_rollout_is_read_a_line_at_a_time_within_its_caps(
     path.write_bytes(b"1234567890\n")
     with pytest.raises(InputError, match=r"^r:1: a line longer than 10 bytes"):
         list(loading.input_lines(path, "r"))
+
+
+# --- 6. numbers Python refuses to read ------------------------------------------------------
+
+LONG = "9" * 5000  # past Python's 4,300-digit limit on converting text to an integer
+
+
+@pytest.mark.parametrize(("make", "args", "fragments"), [
+    (lambda f: (f / "quota.json").write_text(_json_with(
+        (f / "quota.json").read_text(), '"remaining_percent": 81', f'"remaining_percent": {LONG}')),
+     ["plan", "auto/thrifty", "--config", "omniladder.toml"],
+     ("quota.json:6: invalid JSON: a number of more than 4300 digits",)),
+    (lambda f: (f / "omniladder.toml").write_text(_json_with(
+        (f / "omniladder.toml").read_text(), "max_reading_age_seconds = 180",
+        f"max_reading_age_seconds = {LONG}")),
+     ["plan", "auto/thrifty", "--config", "omniladder.toml"],
+     ("omniladder.toml:11: invalid TOML: a number of more than 4300 digits",)),
+    (lambda f: (f / "p.json").write_text(_json_with(
+        (f / "ci" / "plan-thrifty.json").read_text(), '"format_version"',
+        f'"x": {LONG}, "format_version"')),
+     ["show", "p.json"], ("p.json:2: invalid JSON: a number of more than 4300 digits",)),
+    (lambda f: (f / "combo.json").write_text(f'{{"name": "auto/thrifty", "x": {LONG}}}'),
+     ["export", "omniroute", "auto/thrifty", "--config", "omniladder.toml", "--current",
+      "combo.json"], ("combo.json:1: invalid JSON: a number of more than 4300 digits",)),
+    (lambda f: (f / "deployed.yaml").write_text(f'# written by omniladder\n{{"x": {LONG}}}'),
+     ["export", "litellm", "auto/thrifty", "--config", "omniladder.toml", "--map",
+      "litellm-map.toml", "--current", "deployed.yaml"],
+     ("deployed.yaml:2: invalid JSON: a number of more than 4300 digits",)),
+    (lambda f: (f / "rollout-1.jsonl").write_text(
+        '{"timestamp": "2026-11-29T11:00:00Z", "type": "event_msg", "payload": {"type": '
+        f'"token_count", "rate_limits": {{"primary": {{"used_percent": {LONG}}}}}}}}}\n'),
+     ["import", "codex-sessions", "rollout-1.jsonl", "--connection", "codex-plus", "--config",
+      "omniladder.toml", "--quota", "new.json"],
+     ("rollout-1.jsonl:1: invalid JSON: a number of more than 4300 digits",)),
+], ids=["quota", "settings-toml", "show", "export-omniroute-current",
+        "export-litellm-current", "codex-line"])
+def test_an_integer_too_long_for_python_is_an_input_error(
+        fleet: Path, make: Callable[[Path], object], args: list[str],
+        fragments: tuple[str, ...]) -> None:
+    """json and tomllib raise a bare ValueError for an integer of more than
+    sys.get_int_max_str_digits() digits (a guard against quadratic conversion): it was a
+    traceback. It is exit 2 naming the file and the line (docs/contract.md#s4-3)."""
+    make(fleet)
+    before = digests(fleet)
+    one_error(runner.invoke(app, args), *fragments)
+    assert digests(fleet) == before
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    ([*SIMULATE, "--step", f"{LONG}s"], "--step: the step '9999"),
+    (["forecast", "auto/thrifty", "--config", "omniladder.toml", "--horizon", f"{LONG}h"],
+     "--horizon: the horizon '9999"),
+], ids=["simulate-step", "forecast-horizon"])
+def test_a_duration_too_long_for_python_is_longer_than_the_calendar(
+        fleet: Path, args: list[str], fragment: str) -> None:
+    """A count of 5,000 digits was a ValueError out of int(), a traceback; it is the usage
+    error every duration beyond the calendar is (docs/contract.md#s4-3)."""
+    line = one_error(runner.invoke(app, args), fragment)
+    assert "is longer than the calendar" in line
+
+
+def test_a_window_length_too_long_for_python_is_past_a_leap_year(fleet: Path) -> None:
+    """The same count as a window catalog's `duration` said Python's own advice
+    ("use sys.set_int_max_str_digits()") instead of what is wrong."""
+    (fleet / "windows.toml").write_text(
+        f'[[windows]]\nprovider = "claude"\nwindow = "5h"\nduration = "{LONG}h"\n')
+    (fleet / "omniladder.toml").write_text((fleet / "omniladder.toml").read_text().replace(
+        "models = []", 'models = []\nwindows = ["windows.toml"]'))
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", "omniladder.toml",
+                                 "--horizon", "1h"])
+    assert result.exit_code == 2, result.output
+    assert "at most 366d" in result.stderr, result.stderr
+    assert "set_int_max_str_digits" not in result.stderr
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (["plan", "auto/thrifty", "--config", "omniladder.toml", "--metrics-out", "m.prom"],
+     "--out"),
+    (["check", "policy.toml"], "--junit"),
+    (["export", "omniroute", "ci/plan-thrifty.json"], "--out"),
+], ids=["plan-out", "check-junit", "export-out"])
+def test_an_output_into_a_missing_directory_says_so_before_anything_is_written(
+        fleet: Path, args: list[str], option: str) -> None:
+    """`--out reports/plan.json` before `mkdir reports` said "cannot write file (No such
+    file or directory)" about the file it was to create, and only once the plan was made:
+    --metrics-out's file was already written then. The missing directory is named, before
+    anything is written (docs/contract.md#edges)."""
+    before = digests(fleet)
+    one_error(runner.invoke(app, [*args, option, "reports/out.json"]),
+              f"reports/out.json: {option}: the directory reports does not exist")
+    assert digests(fleet) == before
+    assert not (fleet / "reports").exists()
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (["plan", "auto/thrifty", "--config", "omniladder.toml"], "--out"),
+    (["plan", "auto/thrifty", "--config", "omniladder.toml"], "--metrics-out"),
+    (["check", "policy.toml"], "--junit"),
+    (["export", "omniroute", "ci/plan-thrifty.json"], "--out"),
+], ids=["plan-out", "plan-metrics-out", "check-junit", "export-out"])
+def test_a_dash_as_an_output_is_not_standard_output(
+        fleet: Path, args: list[str], option: str) -> None:
+    """`--out -`, as many tools take it, wrote a file named "-" in the working directory
+    and printed the table view on standard output. `-` is standard input where a command
+    reads one (docs/contract.md#edges) and no output option writes standard output, so it
+    is refused before anything is written."""
+    before = digests(fleet)
+    one_error(runner.invoke(app, [*args, option, "-"]),
+              f"-: {option}: '-' is not standard output here")
+    assert digests(fleet) == before
+
+
+@pytest.mark.parametrize(("file", "old", "new", "field"), [
+    ("quota.json", '"remaining_percent": 81', '"remaining_percent": NaN',
+     "readings[0].windows[0].remaining_percent"),
+    ("quota.json", '"remaining_percent": 81', '"remaining_percent": Infinity',
+     "readings[0].windows[0].remaining_percent"),
+    ("omniladder.toml", "exit_cutoff_percent = 2 ", "exit_cutoff_percent = nan ",
+     "ladder.exit_cutoff_percent"),
+], ids=["quota-nan", "quota-infinity", "settings-nan"])
+def test_a_percent_that_is_no_number_says_so(fleet: Path, file: str, old: str, new: str,
+                                             field: str) -> None:
+    """NaN (which Python's JSON reader and TOML accept) as a percent said "must be less
+    than or equal to 100, got nan", as if it were a figure too large; like every other
+    number of the inputs (cost_usd, budgets, ages) it must be a finite number
+    (docs/inputs.md#s2-2: remaining_percent is 0-100)."""
+    (fleet / file).write_text(_json_with((fleet / file).read_text(), old, new))
+    one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml"]),
+              f"{file}: {field}: must be a finite number")

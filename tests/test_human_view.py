@@ -52,6 +52,23 @@ class FakeTerminal(io.StringIO):
         return True
 
 
+@pytest.mark.usefixtures("colour_terminal")
+@pytest.mark.parametrize("columns", ["0", "00"])
+def test_columns_zero_on_a_terminal_still_prints_the_view(
+        columns: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """COLUMNS=0 is no width (docs/contract.md#s4-1: the table view is for people): the
+    terminal's own width stands in, as for an unset COLUMNS. rich took it as a width of 0
+    and the whole view came out empty, exit 0."""
+    monkeypatch.delenv("COLUMNS")
+    unset = FakeTerminal()
+    render_table(sample_plan(), unset)
+    assert "Pool, in dispatch order" in unset.getvalue()
+    monkeypatch.setenv("COLUMNS", columns)
+    zero = FakeTerminal()
+    render_table(sample_plan(), zero)
+    assert zero.getvalue() == unset.getvalue()
+
+
 def sample_plan() -> Plan:
     return plan(fleet([conn("c", models=["sonnet"]), conn("k", "openai", "apikey")],
                       [reading("c", window("5h", 50, at(hours=1)))]))

@@ -563,7 +563,7 @@ def test_metrics_out_into_a_missing_directory(args: list[str], tmp_path: Path) -
 
     target = tmp_path / "no-such-dir" / "x.prom"
     result = runner.invoke(app, [*args, "--format", "json", "--metrics-out", str(target)])
-    one_error(result, "x.prom", "cannot write file")
+    one_error(result, "x.prom: --metrics-out: the directory ", "no-such-dir does not exist")
 
 
 @pytest.mark.parametrize("args", [PLAN, FORECAST], ids=["plan", "forecast"])

@@ -217,7 +217,8 @@ def files_read(inputs: LoadedInputs) -> list[tuple[str, Path]]:
 
 
 def refuse_overwriting(outputs: Iterable[tuple[str, Path | None]],
-                       inputs: Iterable[tuple[str, Path]]) -> None:
+                       inputs: Iterable[tuple[str, Path]], *,
+                       makes_directories: bool = False) -> None:
     """The one check every output option goes through before anything is written: exit 2
     when an output is an input of the run or another output (omniladder.writing).
 
@@ -229,7 +230,8 @@ def refuse_overwriting(outputs: Iterable[tuple[str, Path | None]],
     from omniladder.writing import Output
     from omniladder.writing import refuse_overwriting as refuse
 
-    refuse([Output(option, path) for option, path in asked], inputs)
+    refuse([Output(option, path) for option, path in asked], inputs,
+           makes_directories=makes_directories)
 
 
 def write_atomic(path: Path, text: str | Iterable[str]) -> None:

@@ -106,7 +106,8 @@ def omniroute(
                 catalog_paths((), tuple(models_catalog or ()), not no_shipped_catalogs),
                 strict=True) for path, _ in paths),
             *(("a window-scope catalog", path) for path, _ in window_catalog_paths(
-                tuple(windows_catalog or ()), not no_shipped_catalogs))])
+                tuple(windows_catalog or ()), not no_shipped_catalogs))],
+            makes_directories=True)
         shown = display_path(db)
         result = import_omniroute(db, shown, catalogs, scopes, options)
         written = write_files(out, render_files(result, shown), force=force)

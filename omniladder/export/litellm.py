@@ -168,6 +168,10 @@ def parse_current(text: str, shown: str) -> dict[str, Any]:
                          file=shown, line=exc.lineno + skipped) from None
     except RecursionError:
         raise InputError("nested too deeply", file=shown) from None
+    except ValueError:
+        from omniladder.loading import long_number
+
+        raise long_number(text, shown, "JSON") from None
     from omniladder.loading import reject_lone_surrogates
 
     reject_lone_surrogates(text, data, shown)

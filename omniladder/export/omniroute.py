@@ -107,7 +107,7 @@ def document_text(document: dict[str, Any]) -> str:
 
 def parse_current(text: str, shown: str) -> Any:
     """A deployed combo document: JSON, any of the shapes ``find_combo`` takes."""
-    from omniladder.loading import reject_lone_surrogates
+    from omniladder.loading import long_number, reject_lone_surrogates
 
     try:
         data = json.loads(text)
@@ -117,6 +117,8 @@ def parse_current(text: str, shown: str) -> Any:
                          file=shown, line=exc.lineno) from None
     except RecursionError:
         raise InputError("nested too deeply", file=shown) from None
+    except ValueError:
+        raise long_number(text, shown, "JSON") from None
     reject_lone_surrogates(text, data, shown)
     return data
 

@@ -56,6 +56,10 @@ def make_console(out: TextIO) -> Console:
     is_tty = hasattr(out, "isatty") and out.isatty()
     if width is None and not is_tty:
         width = PIPED_WIDTH
+    elif width is None and columns.isdigit():
+        # COLUMNS=0: rich would take it as a width of 0 and print nothing at all, exit 0.
+        # It is no width, so the terminal's own stands in, as when COLUMNS is unset.
+        width = _terminal_width(out)
     console = _PrintableConsole(file=out, width=width, highlight=False, emoji=False,
                                 no_color=bool(os.environ.get("NO_COLOR")) or None,
                                 force_terminal=None if out in (sys.stdout, sys.stderr) else is_tty)
@@ -66,6 +70,15 @@ def make_console(out: TextIO) -> Console:
         # it is left to ask.)
         console.height = console.height
     return console
+
+
+def _terminal_width(out: TextIO) -> int:
+    """The width of the terminal ``out`` writes to; 80 when it reports none (a
+    pseudo-terminal nobody sized says 0)."""
+    try:
+        return os.get_terminal_size(out.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):  # no descriptor, or not a terminal
+        return 80
 
 
 MIN_TEXT = 16

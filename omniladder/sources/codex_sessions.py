@@ -50,7 +50,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from omniladder.errors import InputError
-from omniladder.loading import check_input_file, input_lines, reject_lone_surrogates
+from omniladder.loading import (
+    check_input_file,
+    input_lines,
+    long_number,
+    reject_lone_surrogates,
+)
 from omniladder.models import MAX_WINDOW_SECONDS, ObservedOverage
 from omniladder.sources import fields
 from omniladder.sources.common import SourceReading, SourceWindow
@@ -172,6 +177,8 @@ class RolloutReader:
                     "Codex is still writing): skipped")
                 return None
             raise InputError("not a JSON line", file=shown, line=number) from None
+        except ValueError:
+            raise long_number(raw, shown, "JSON", number) from None
         reject_lone_surrogates(raw, line, shown, number)
         where = f"{shown}:{number}"
         parsed = _parse(line, where)

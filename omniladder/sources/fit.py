@@ -206,7 +206,7 @@ def check_rollout(path: Path, shown: str) -> None:
         return  # the line reader says what is wrong with the file
     try:
         line = json.loads(first)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # not JSON, or holding an integer too long to read
         line = _whole_document(path)
     if isinstance(line, dict | list):
         check_document(line, shown, "codex-sessions")
@@ -219,7 +219,7 @@ def _whole_document(path: Path) -> Any:
         if path.stat().st_size > _WHOLE_DOCUMENT_BYTES:
             return None
         return json.loads(read_bytes(path, str(path)))
-    except (OSError, InputError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (OSError, InputError, ValueError, RecursionError):
         return None
 
 
