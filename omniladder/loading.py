@@ -7,6 +7,7 @@ under secret-looking keys are never echoed.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import functools
@@ -202,9 +203,35 @@ def read_bytes(path: Path, shown: str) -> bytes:
     omniladder loads is read here (a regular file of at most ``INPUT_LIMIT`` bytes)."""
     with open_input(path, shown) as stream:
         try:
-            return _read_capped(stream, shown, os.fstat(stream.fileno()).st_size)
+            found = _read_capped(stream, shown, os.fstat(stream.fileno()).st_size)
         except OSError as exc:
             raise InputError(f"cannot read file ({exc.strerror})", file=shown) from None
+    if _kept_digests is not None:
+        import hashlib
+
+        _kept_digests[os.fspath(path)] = hashlib.sha256(found).hexdigest()
+    return found
+
+
+_kept_digests: dict[str, str] | None = None
+"""Inside ``digests_kept``: the sha256 of the bytes each path gave ``read_bytes``."""
+
+
+@contextlib.contextmanager
+def digests_kept() -> Iterator[dict[str, str]]:
+    """The sha256 of every file read inside the block, by path, as the bytes read then.
+
+    A saved plan's stamp records the files it was planned from. Reading them again to
+    stamp them would record a version written in between (a scheduled import replacing the
+    quota file during the plan), or fail on one deleted in between. Only runs that save a
+    plan pay the hashing (about 10 ms for a 7 MB quota file).
+    """
+    global _kept_digests
+    previous, _kept_digests = _kept_digests, {}
+    try:
+        yield _kept_digests
+    finally:
+        _kept_digests = previous
 
 
 STDIN_NAME = "<stdin>"

@@ -535,3 +535,29 @@ def test_a_code_cell_never_breaks_a_row_and_reads_back(value: str) -> None:
     assert not re.search(r"(?<!\\)\|", cell)
     assert not _CONTROL.search(cell)
     assert _read_code(cell) == printable(value)
+
+
+def test_the_stamp_is_of_the_bytes_planned_from(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quota file replaced while the plan is made (a scheduled import) does not change the
+    stamp: it records the files as they were read, and a file deleted meanwhile is no error."""
+    copy = tmp_path / "fleet"
+    shutil.copytree(EXAMPLES, copy, ignore=shutil.ignore_patterns("ci", "day"))
+    quota = copy / "quota.json"
+    planned = hashlib.sha256(quota.read_bytes()).hexdigest()
+    spend = copy / "spend.json"
+    spent = hashlib.sha256(spend.read_bytes()).hexdigest()
+    engine = importlib.import_module("omniladder.engine.plan")
+    make_plan = engine.make_plan
+
+    def replacing(*args: Any, **kwargs: Any) -> Any:
+        quota.write_text(quota.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+        spend.unlink()
+        return make_plan(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "make_plan", replacing)
+    document = json.loads(save(tmp_path, "p.json", "--config", str(copy / "omniladder.toml"))
+                          .read_text(encoding="utf-8"))
+    digests = {i["role"]: i["sha256"] for i in document["inputs"]}
+    assert digests["quota"] == planned != hashlib.sha256(quota.read_bytes()).hexdigest()
+    assert digests["spend"] == spent

@@ -72,7 +72,15 @@ def plan(
             from omniladder.plandiff import load_saved_plan
 
             saved = load_saved_plan(compare)
-        inputs = options.load()
+        digests: dict[str, str] = {}
+        if out is not None or saved is not None:
+            from omniladder.loading import digests_kept
+
+            # The stamp records the bytes planned from, whatever the files hold later.
+            with digests_kept() as digests:
+                inputs = options.load()
+        else:
+            inputs = options.load()
         # --compare F --out F is the update workflow (compare, then replace), as export's
         # --current F --out F: the saved plan is read whole before anything is written.
         refuse_overwriting([("--out", out), ("--metrics-out", metrics_out)],
@@ -85,7 +93,7 @@ def plan(
             from omniladder.rendering.json_view import plan_document
             from omniladder.stamp import stamped
 
-            document = stamped(plan_document(result), inputs)
+            document = stamped(plan_document(result), inputs, digests)
         if out is not None:
             from omniladder.rendering.json_text import iter_dumps
 
