@@ -914,6 +914,26 @@ def test_omniroute_shadow_routing_that_is_off_or_stays_in_the_plan_is_no_differe
     assert result.exit_code == 0, result.output
 
 
+def test_omniroute_eval_routing_reorders_the_steps_and_differs(tmp_path: Path) -> None:
+    """docs/gateways.md#export-omniroute: ``config.evalRouting`` with ``enabled: true``
+    sorts the targets by the gateway's eval scores before dispatch (``orderTargetsByEvalScores``,
+    ``open-sse/services/evalRouting.ts``, called from ``open-sse/services/combo/
+    targetResolution.ts`` @ 24e3128 in diegosouzapw/OmniRoute): a paid step with a better
+    score runs before a subscription step with quota left, out of the plan's order (R12)."""
+    combo = _stored_thrifty_combo(tmp_path)
+    combo["config"] = {"evalRouting": {"enabled": True, "suiteIds": ["golden-set"]}}
+    result = _current_of(tmp_path, combo)
+    assert result.exit_code == 1, result.output
+    (difference,) = json.loads(result.stdout)["current"]["differences"]
+    assert difference.startswith("config.evalRouting runs the deployed steps in the order of ")
+    assert "remove evalRouting from the combo" in difference
+    combo["config"] = {"evalRouting": {"enabled": False, "suiteIds": ["golden-set"]}}
+    assert _current_of(tmp_path, combo).exit_code == 0
+    combo["config"] = {"evalRouting": {"enabled": True}}
+    combo["models"] = combo["models"][:1]
+    assert "config.evalRouting" not in _current_of(tmp_path, combo).stderr
+
+
 def test_omniroute_current_through_the_v1_surface_never_shows_an_allowlist() -> None:
     result = invoke("omniroute", "auto/subscription", "--config", CONFIG, "--current",
                     str(FIXTURES / "omniroute-v1-combos-steps-issue-10968.json"))

@@ -157,7 +157,8 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
 
     Compared: the strategy, whether the combo is active, and each step's provider, full
     model string, pinned connection, allowlist and quota-only mark, in the order OmniRoute
-    runs the steps (``config.compositeTiers`` may reorder them); and a
+    runs the steps (``config.compositeTiers`` may reorder them); a ``config.evalRouting``
+    that reorders them by eval scores (``_eval_ordered``); and a
     ``config.shadowRouting`` that copies requests to a target the export does not hold
     (``_shadow_outside``). Not compared: the
     description (it holds the plan's instant), labels, weights, the ids OmniRoute adds, and
@@ -188,6 +189,12 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
                      "listed; the steps below are compared in that order): the export "
                      "writes no config, and re-applying it keeps the deployed one, so remove "
                      "compositeTiers from the combo")
+    if _eval_ordered(current.get("config")) and len(listed) > 1:
+        found.append("config.evalRouting runs the deployed steps in the order of the "
+                     "gateway's eval scores, best first, once it holds eval runs for their "
+                     "models, not in the plan's order: the export writes no config, and "
+                     "re-applying it keeps the deployed one, so remove evalRouting from the "
+                     "combo")
     if len(ours) != len(theirs):
         found.append(f"{len(ours)} steps in the export, {len(theirs)} deployed")
     for index, (mine, deployed) in enumerate(zip(ours, theirs, strict=False)):
@@ -255,6 +262,20 @@ def _js_number(value: Any, default: float) -> float:
     except (ValueError, OverflowError):
         return default
     return number if math.isfinite(number) else default
+
+
+def _eval_ordered(config: Any) -> bool:
+    """Whether ``config.evalRouting`` reorders the steps: when its ``enabled`` is the boolean
+    true, OmniRoute sorts the combo's targets by the score of the eval runs it holds for
+    their models (pass rate and latency), scored ones first and the rest after in their
+    order, before the attempt loop runs them (``orderTargetsByEvalScores`` in
+    ``open-sse/services/evalRouting.ts``, read in michaeljcfspb/OmniRoute @
+    b3c3b396224b5b3070b934b35e8aeb906c3e999a, a fork of diegosouzapw/OmniRoute, whose
+    ``open-sse/services/combo/targetResolution.ts`` @
+    24e31285c22d452ef629163099533caf17b58d47 calls it). Which runs exist is the gateway's
+    state, never in the combo, so an enabled one is taken as reordering."""
+    evaluated = config.get("evalRouting") if isinstance(config, dict) else None
+    return isinstance(evaluated, dict) and evaluated.get("enabled") is True
 
 
 def _run_order(name: str, steps: list[Any], config: Any) -> list[int]:
