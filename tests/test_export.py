@@ -864,6 +864,76 @@ def test_omniroute_config_strategy_does_not_route_the_top_level_one_does(
     assert _current_of(tmp_path, combo).exit_code == 1
 
 
+
+@pytest.mark.parametrize("targets", [
+    ["openai/gpt-5-mini"],
+    [{"kind": "model", "providerId": "claude", "model": "claude/claude-sonnet-4-5"}],
+    [{"kind": "model", "model": "claude/claude-sonnet-4-5",
+      "allowedConnectionIds": ["claude-max-work", "claude-pro-personal"]}],
+    [{"kind": "combo-ref", "comboName": "paid-pool"}],
+])
+def test_omniroute_shadow_routing_to_a_target_the_plan_does_not_hold_differs(
+        tmp_path: Path, targets: list[Any]) -> None:
+    """docs/gateways.md#export-omniroute: ``config.shadowRouting`` with ``enabled: true``
+    sends a copy of a sampled share of the combo's requests to each of its first
+    ``maxTargets`` targets (``resolveShadowTargets`` and ``scheduleShadowRouting``,
+    diegosouzapw/OmniRoute ``open-sse/services/combo/shadowRouting.ts`` @ 14145a5): a real
+    request, which bills on a target out of the plan's pool (R12) — a model the plan does
+    not hold, a step without the plan's allowlist (every connection of the provider), a
+    connection the allowlist leaves out, or another combo."""
+    combo = _stored_thrifty_combo(tmp_path)
+    combo["config"] = {"shadowRouting": {"enabled": True, "targets": targets}}
+    result = _current_of(tmp_path, combo)
+    assert result.exit_code == 1, result.output
+    (difference,) = json.loads(result.stdout)["current"]["differences"]
+    assert difference.startswith("config.shadowRouting copies requests to ")
+    assert "remove shadowRouting from the combo" in difference
+
+
+@pytest.mark.parametrize("shadow", [
+    {"targets": ["openai/gpt-5-mini"]},
+    {"enabled": False, "targets": ["openai/gpt-5-mini"]},
+    {"enabled": "true", "targets": ["openai/gpt-5-mini"]},
+    {"enabled": True, "sampleRate": 0, "targets": ["openai/gpt-5-mini"]},
+    {"enabled": True, "targets": []},
+    {"enabled": True, "targets": [{"kind": "model", "model": "claude/claude-sonnet-4-5",
+                                   "allowedConnectionIds": ["claude-max-work"]}]},
+    {"enabled": True, "maxTargets": 1, "targets": [
+        {"kind": "model", "model": "codex/gpt-5.1-codex", "connectionId": "codex-team"},
+        "openai/gpt-5-mini"]},
+])
+def test_omniroute_shadow_routing_that_is_off_or_stays_in_the_plan_is_no_difference(
+        tmp_path: Path, shadow: dict[str, Any]) -> None:
+    """Shadow routing runs only when ``enabled`` is the boolean true, the sample rate is
+    above 0 and there are targets (``normalizeShadowRoutingConfig``); a copy to a step the
+    plan holds, within its allowlist, goes where the plan sends traffic; a target past
+    ``maxTargets`` gets no copy."""
+    combo = _stored_thrifty_combo(tmp_path)
+    combo["config"] = {"shadowRouting": shadow}
+    result = _current_of(tmp_path, combo)
+    assert result.exit_code == 0, result.output
+
+
+def test_omniroute_eval_routing_reorders_the_steps_and_differs(tmp_path: Path) -> None:
+    """docs/gateways.md#export-omniroute: ``config.evalRouting`` with ``enabled: true``
+    sorts the targets by the gateway's eval scores before dispatch (``orderTargetsByEvalScores``,
+    ``open-sse/services/evalRouting.ts``, called from ``open-sse/services/combo/
+    targetResolution.ts`` @ 24e3128 in diegosouzapw/OmniRoute): a paid step with a better
+    score runs before a subscription step with quota left, out of the plan's order (R12)."""
+    combo = _stored_thrifty_combo(tmp_path)
+    combo["config"] = {"evalRouting": {"enabled": True, "suiteIds": ["golden-set"]}}
+    result = _current_of(tmp_path, combo)
+    assert result.exit_code == 1, result.output
+    (difference,) = json.loads(result.stdout)["current"]["differences"]
+    assert difference.startswith("config.evalRouting runs the deployed steps in the order of ")
+    assert "remove evalRouting from the combo" in difference
+    combo["config"] = {"evalRouting": {"enabled": False, "suiteIds": ["golden-set"]}}
+    assert _current_of(tmp_path, combo).exit_code == 0
+    combo["config"] = {"evalRouting": {"enabled": True}}
+    combo["models"] = combo["models"][:1]
+    assert "config.evalRouting" not in _current_of(tmp_path, combo).stderr
+
+
 def test_omniroute_current_through_the_v1_surface_never_shows_an_allowlist() -> None:
     result = invoke("omniroute", "auto/subscription", "--config", CONFIG, "--current",
                     str(FIXTURES / "omniroute-v1-combos-steps-issue-10968.json"))
@@ -960,6 +1030,67 @@ def test_litellm_settings_fallbacks_under_router_settings_ones_are_not_read(
     data["router_settings"] = {"fallbacks": [{"gpt-4o": ["gpt-4o-mini"]}]}
     data["litellm_settings"] = {"fallbacks": [{"omniladder-subscription": ["gpt-4o"]}]}
     deployed.write_text(json.dumps(data))
+    result = invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
+                    "--current", str(deployed))
+    assert result.exit_code == 0, result.output
+
+
+def _litellm_deployed(tmp_path: Path, **sections: Any) -> Path:
+    """The export of auto/subscription as deployed, with ``sections`` added to it."""
+    deployed = tmp_path / "deployed.yaml"
+    invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
+           "--out", str(deployed))
+    data = json.loads("\n".join(line for line in deployed.read_text().splitlines()
+                                if not line.startswith("#")))
+    deployed.write_text(json.dumps({**data, **sections}))
+    return deployed
+
+
+@pytest.mark.parametrize(("sections", "via"), [
+    ({"router_settings": {"model_group_alias": {"omniladder-subscription": "gpt-4o"}}},
+     "router_settings.model_group_alias"),
+    ({"router_settings": {"model_group_alias": {
+        "omniladder-subscription": {"model": "gpt-4o", "hidden": True}}}},
+     "router_settings.model_group_alias"),
+    ({"litellm_settings": {"model_alias_map": {"omniladder-subscription": "gpt-4o"}}},
+     "litellm_settings.model_alias_map"),
+    ({"general_settings": {"completion_model": "gpt-4o"}},
+     "general_settings.completion_model"),
+    ({"litellm_settings": {"model_alias_map": {"omniladder-subscription": "cheap"}},
+      "router_settings": {"model_group_alias": {"cheap": "gpt-4o"}}},
+     "litellm_settings.model_alias_map, then router_settings.model_group_alias"),
+])
+def test_litellm_current_names_an_alias_that_sends_the_group_elsewhere(
+        tmp_path: Path, sections: dict[str, Any], via: str) -> None:
+    """docs/gateways.md#export-litellm: the proxy renames a requested model before its
+    Router picks deployments — ``general_settings.completion_model`` replaces every
+    request's model, then ``litellm_settings.model_alias_map`` (the ``litellm`` module's)
+    renames it (``common_processing_pre_call_logic``, BerriAI/litellm
+    ``litellm/proxy/common_request_processing.py`` @ 001501f), and the Router takes
+    ``router_settings.model_group_alias`` before it looks the group up, even when the group
+    exists (``_common_checks_available_deployment``, ``litellm/router.py`` @ f292d1a). An
+    alias keyed by the managed name sends all of its requests to another group (R12)."""
+    deployed = _litellm_deployed(tmp_path, **sections)
+    result = invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
+                    "--current", str(deployed))
+    assert result.exit_code == 1, result.output
+    assert f"{via} sends omniladder-subscription's requests to \"gpt-4o\", not to its " \
+           "deployments" in result.stderr
+
+
+@pytest.mark.parametrize("sections", [
+    {"router_settings": {"model_group_alias": {"gpt-4o": "omniladder-subscription"}}},
+    {"litellm_settings": {"model_alias_map": {"omniladder-subscription": "sub"}},
+     "router_settings": {"model_group_alias": {"sub": "omniladder-subscription"}}},
+    {"general_settings": {"completion_model": "omniladder-subscription"}},
+    {"router_settings": {"model_group_alias": {}}, "general_settings": {
+        "completion_model": None}},
+])
+def test_litellm_aliases_that_leave_the_group_its_requests_are_no_difference(
+        tmp_path: Path, sections: dict[str, Any]) -> None:
+    """An alias from another name into the group, or a chain that ends at the group,
+    leaves the group's requests on its deployments."""
+    deployed = _litellm_deployed(tmp_path, **sections)
     result = invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
                     "--current", str(deployed))
     assert result.exit_code == 0, result.output

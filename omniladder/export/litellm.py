@@ -191,10 +191,11 @@ def parse_current(text: str, shown: str) -> dict[str, Any]:
 def differences(name: str, exported: dict[str, Any], current: dict[str, Any]) -> list[str]:
     """How the deployed fragment's group differs from the export's; [] when it does not.
 
-    Only what routes is compared: the group's deployments in order (every field of each)
-    and any fallbacks the router reads (``router_settings``, else ``litellm_settings``)
-    that would lead the group's requests elsewhere; the comment header (with the plan's
-    instant) is not.
+    Only what routes is compared: the group's deployments in order (every field of each),
+    any alias that sends a request for the group to another name before the router picks
+    deployments, and any fallbacks the router reads (``router_settings``, else
+    ``litellm_settings``) that would lead the group's requests elsewhere; the comment
+    header (with the plan's instant) is not.
     """
     ours = [d for d in exported["model_list"] if d["model_name"] == name]
     theirs = [d for d in current.get("model_list", []) if d.get("model_name") == name]
@@ -206,6 +207,11 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any]) ->
         if mine != deployed:
             found.append(f"deployment {index + 1}: the export has {_brief(mine)}, deployed "
                          f"is {_brief(deployed)}")
+    hops, requested = _aliases_applied(name, current)
+    if requested != name:
+        found.append(f"{', then '.join(hops)} sends {name}'s requests to "
+                     f"{json.dumps(redacted(requested), ensure_ascii=False)}, not to its "
+                     "deployments; the export has none")
     for where, key, value in _fallbacks_read(current):
         if key == "default_fallbacks" or any(
                 isinstance(rule, dict) and (name in rule or "*" in rule)
@@ -239,6 +245,43 @@ def _fallbacks_read(current: dict[str, Any]) -> list[tuple[str, str, Any]]:
                 read.append((where, key, settings[key]))
                 break
     return read
+
+
+def _aliases_applied(name: str, current: dict[str, Any]) -> tuple[list[str], Any]:
+    """The settings that rename a request for ``name`` before the router picks its
+    deployments, in the order the proxy applies them, and the name the router then looks up.
+
+    The proxy replaces every request's model by ``general_settings.completion_model`` when
+    it is set, then renames it by ``litellm.model_alias_map`` (``litellm_settings`` keys
+    are set on the module) (``common_processing_pre_call_logic`` in BerriAI/litellm
+    ``litellm/proxy/common_request_processing.py`` @
+    001501fb31dd77e6e911fdd565eec6f24a7ae26f); the Router then takes its
+    ``model_group_alias`` (a name, or ``{model, hidden}``: ``hidden`` only keeps the alias
+    out of the model listing) before it looks the group up, so an alias wins over a group
+    of the same name (``_common_checks_available_deployment`` and ``_get_model_from_alias``
+    in ``litellm/router.py`` @ f292d1ae7d83f2bc07c80c10d1a61bf63cb087bd). The Router reads
+    ``model_group_alias`` from ``router_settings`` only. Key and team aliases live in the
+    proxy's database, not in a config file."""
+    def section(key: str) -> dict[str, Any]:
+        found = current.get(key)
+        return found if isinstance(found, dict) else {}
+
+    hops: list[str] = []
+    requested: Any = name
+    forced = section("general_settings").get("completion_model")
+    if forced:
+        hops.append("general_settings.completion_model")
+        requested = forced
+    for where, key in (("litellm_settings", "model_alias_map"),
+                       ("router_settings", "model_group_alias")):
+        aliases = section(where).get(key)
+        if isinstance(requested, str) and isinstance(aliases, dict) and requested in aliases:
+            hops.append(f"{where}.{key}")
+            requested = aliases[requested]
+            if key == "model_group_alias" and isinstance(requested, dict) \
+                    and "model" in requested:
+                requested = requested["model"]
+    return hops, requested
 
 
 def _brief(deployment: Any) -> str:

@@ -29,6 +29,7 @@ provider.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -158,7 +159,10 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
 
     Compared: the strategy, whether the combo is active, and each step's provider, full
     model string, pinned connection, allowlist and quota-only mark, in the order OmniRoute
-    runs the steps (``config.compositeTiers`` may reorder them). Not compared: the
+    runs the steps (``config.compositeTiers`` may reorder them); a ``config.evalRouting``
+    that reorders them by eval scores (``_eval_ordered``); and a
+    ``config.shadowRouting`` that copies requests to a target the export does not hold
+    (``_shadow_outside``). Not compared: the
     description (it holds the plan's instant), labels, weights, the ids OmniRoute adds, and
     ``config.strategy``: OmniRoute dispatches by the top-level ``strategy`` (``priority``
     when absent; ``phaseComboSetup`` in diegosouzapw/OmniRoute
@@ -187,13 +191,93 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
                      "listed; the steps below are compared in that order): the export "
                      "writes no config, and re-applying it keeps the deployed one, so remove "
                      "compositeTiers from the combo")
+    if _eval_ordered(current.get("config")) and len(listed) > 1:
+        found.append("config.evalRouting runs the deployed steps in the order of the "
+                     "gateway's eval scores, best first, once it holds eval runs for their "
+                     "models, not in the plan's order: the export writes no config, and "
+                     "re-applying it keeps the deployed one, so remove evalRouting from the "
+                     "combo")
     if len(ours) != len(theirs):
         found.append(f"{len(ours)} steps in the export, {len(theirs)} deployed")
     for index, (mine, deployed) in enumerate(zip(ours, theirs, strict=False)):
         if mine != deployed:
             found.append(f"step {index + 1}: the export has {_show(mine)}, deployed is "
                          f"{_show(deployed)}")
+    copied = _shadow_outside(exported["models"], current.get("config"))
+    if copied:
+        found.append("config.shadowRouting copies requests to "
+                     + ", ".join(_show(target) for target in copied) + ", which the export "
+                     "does not hold: each copy is a request of its own, billed where its "
+                     "target bills; the export writes no config, and re-applying it keeps "
+                     "the deployed one, so remove shadowRouting from the combo")
     return found
+
+
+def _shadow_outside(steps: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
+    """The targets ``config.shadowRouting`` copies requests to that no exported step holds,
+    as ``_routing`` reads them.
+
+    Shadow routing runs when its ``enabled`` is the boolean true, its ``sampleRate``
+    (default 1) is above 0 and it lists ``targets``; a sampled share of the combo's requests
+    is then sent again, as a request of its own, to each of the first ``maxTargets``
+    (default 2, 1 to 10) targets, a step or a combo reference like the combo's own
+    (``normalizeShadowRoutingConfig``, ``resolveShadowTargets`` and
+    ``scheduleShadowRouting`` in diegosouzapw/OmniRoute
+    ``open-sse/services/combo/shadowRouting.ts`` @
+    14145a51559b51f40f68077ac252b790dc176575). A target is held when one exported step
+    has its model and every connection it may use (its pin, else its allowlist, never
+    empty) is in that step's allowlist: a copy there goes where the plan sends traffic. A
+    combo reference is never held: it runs another combo's steps."""
+    shadow = config.get("shadowRouting") if isinstance(config, dict) else None
+    if not isinstance(shadow, dict) or shadow.get("enabled") is not True:
+        return []
+    targets = shadow.get("targets")
+    if not isinstance(targets, list) or _js_number(shadow.get("sampleRate"), 1) <= 0:
+        return []
+    first = max(1, min(10, math.floor(_js_number(shadow.get("maxTargets"), 2))))
+    held = [(step["model"], set(step["allowedConnectionIds"])) for step in steps]
+    outside: list[dict[str, Any]] = []
+    for target in targets[:first]:
+        routing = _routing(target)
+        model, pin = routing.get("model"), routing.get("connectionId")
+        used = [pin] if pin else routing.get("allowedConnectionIds")
+        if not (routing.get("kind") == "model" and isinstance(used, list) and used
+                and any(model == step_model and all(
+                    isinstance(cid, str) and cid in allowed for cid in used)
+                    for step_model, allowed in held)):
+            outside.append(routing)
+    return outside
+
+
+def _js_number(value: Any, default: float) -> float:
+    """``Number(value ?? default)`` as JavaScript reads a JSON value, or ``default`` where
+    that is not a finite number (the fallback ``normalizeShadowRoutingConfig`` takes)."""
+    if value is None:
+        return default
+    try:
+        if isinstance(value, str):
+            number = float(value.strip() or 0)
+        elif isinstance(value, int | float):  # bool is an int: true is 1, false is 0
+            number = float(value)
+        else:
+            return default
+    except (ValueError, OverflowError):
+        return default
+    return number if math.isfinite(number) else default
+
+
+def _eval_ordered(config: Any) -> bool:
+    """Whether ``config.evalRouting`` reorders the steps: when its ``enabled`` is the boolean
+    true, OmniRoute sorts the combo's targets by the score of the eval runs it holds for
+    their models (pass rate and latency), scored ones first and the rest after in their
+    order, before the attempt loop runs them (``orderTargetsByEvalScores`` in
+    ``open-sse/services/evalRouting.ts``, read in michaeljcfspb/OmniRoute @
+    b3c3b396224b5b3070b934b35e8aeb906c3e999a, a fork of diegosouzapw/OmniRoute, whose
+    ``open-sse/services/combo/targetResolution.ts`` @
+    24e31285c22d452ef629163099533caf17b58d47 calls it). Which runs exist is the gateway's
+    state, never in the combo, so an enabled one is taken as reordering."""
+    evaluated = config.get("evalRouting") if isinstance(config, dict) else None
+    return isinstance(evaluated, dict) and evaluated.get("enabled") is True
 
 
 def _run_order(name: str, steps: list[Any], config: Any) -> list[int]:
