@@ -871,16 +871,21 @@ def test_omniroute_config_strategy_does_not_route_the_top_level_one_does(
     [{"kind": "model", "model": "claude/claude-sonnet-4-5",
       "allowedConnectionIds": ["claude-max-work", "claude-pro-personal"]}],
     [{"kind": "combo-ref", "comboName": "paid-pool"}],
+    [{"kind": "model", "model": "claude/claude-sonnet-4-5",
+      "allowedConnectionIds": ["claude-max-work"]}],
+    ["openai/gpt-5-mini", {"kind": "model", "model": "codex/gpt-5.1-codex",
+                           "connectionId": "codex-team"}],
 ])
-def test_omniroute_shadow_routing_to_a_target_the_plan_does_not_hold_differs(
+def test_omniroute_shadow_routing_to_any_target_differs(
         tmp_path: Path, targets: list[Any]) -> None:
     """docs/gateways.md#export-omniroute: ``config.shadowRouting`` with ``enabled: true``
     sends a copy of a sampled share of the combo's requests to each of its first
     ``maxTargets`` targets (``resolveShadowTargets`` and ``scheduleShadowRouting``,
     diegosouzapw/OmniRoute ``open-sse/services/combo/shadowRouting.ts`` @ 14145a5): a real
-    request, which bills on a target out of the plan's pool (R12) — a model the plan does
-    not hold, a step without the plan's allowlist (every connection of the provider), a
-    connection the allowlist leaves out, or another combo."""
+    request beyond what the plan routes: it bills on a target out of the plan's pool (R12)
+    — a model the plan does not hold, a step without the plan's allowlist (every
+    connection of the provider), a connection the allowlist leaves out, another combo —
+    and spends a held step's quota, or bills its paid rung, a second time."""
     combo = _stored_thrifty_combo(tmp_path)
     combo["config"] = {"shadowRouting": {"enabled": True, "targets": targets}}
     result = _current_of(tmp_path, combo)
@@ -896,22 +901,28 @@ def test_omniroute_shadow_routing_to_a_target_the_plan_does_not_hold_differs(
     {"enabled": "true", "targets": ["openai/gpt-5-mini"]},
     {"enabled": True, "sampleRate": 0, "targets": ["openai/gpt-5-mini"]},
     {"enabled": True, "targets": []},
-    {"enabled": True, "targets": [{"kind": "model", "model": "claude/claude-sonnet-4-5",
-                                   "allowedConnectionIds": ["claude-max-work"]}]},
-    {"enabled": True, "maxTargets": 1, "targets": [
-        {"kind": "model", "model": "codex/gpt-5.1-codex", "connectionId": "codex-team"},
-        "openai/gpt-5-mini"]},
 ])
-def test_omniroute_shadow_routing_that_is_off_or_stays_in_the_plan_is_no_difference(
+def test_omniroute_shadow_routing_that_is_off_is_no_difference(
         tmp_path: Path, shadow: dict[str, Any]) -> None:
     """Shadow routing runs only when ``enabled`` is the boolean true, the sample rate is
-    above 0 and there are targets (``normalizeShadowRoutingConfig``); a copy to a step the
-    plan holds, within its allowlist, goes where the plan sends traffic; a target past
-    ``maxTargets`` gets no copy."""
+    above 0 and there are targets (``normalizeShadowRoutingConfig``)."""
     combo = _stored_thrifty_combo(tmp_path)
     combo["config"] = {"shadowRouting": shadow}
     result = _current_of(tmp_path, combo)
     assert result.exit_code == 0, result.output
+
+
+def test_omniroute_shadow_routing_names_only_the_targets_it_copies_to(tmp_path: Path) -> None:
+    """A target past ``maxTargets`` gets no copy (``resolveShadowTargets``), so the
+    difference does not name it."""
+    combo = _stored_thrifty_combo(tmp_path)
+    combo["config"] = {"shadowRouting": {"enabled": True, "maxTargets": 1, "targets": [
+        "openai/gpt-5-mini", "anthropic/claude-opus-4-1"]}}
+    result = _current_of(tmp_path, combo)
+    assert result.exit_code == 1, result.output
+    (difference,) = json.loads(result.stdout)["current"]["differences"]
+    assert "gpt-5-mini" in difference
+    assert "claude-opus" not in difference
 
 
 def test_omniroute_eval_routing_reorders_the_steps_and_differs(tmp_path: Path) -> None:

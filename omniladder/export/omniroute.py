@@ -161,8 +161,8 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
     model string, pinned connection, allowlist and quota-only mark, in the order OmniRoute
     runs the steps (``config.compositeTiers`` may reorder them); a ``config.evalRouting``
     that reorders them by eval scores (``_eval_ordered``); and a
-    ``config.shadowRouting`` that copies requests to a target the export does not hold
-    (``_shadow_outside``). Not compared: the
+    ``config.shadowRouting`` that copies requests to any target (``_shadow_targets``).
+    Not compared: the
     description (it holds the plan's instant), labels, weights, the ids OmniRoute adds, and
     ``config.strategy``: OmniRoute dispatches by the top-level ``strategy`` (``priority``
     when absent; ``phaseComboSetup`` in diegosouzapw/OmniRoute
@@ -203,19 +203,19 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
         if mine != deployed:
             found.append(f"step {index + 1}: the export has {_show(mine)}, deployed is "
                          f"{_show(deployed)}")
-    copied = _shadow_outside(exported["models"], current.get("config"))
+    copied = _shadow_targets(current.get("config"))
     if copied:
         found.append("config.shadowRouting copies requests to "
-                     + ", ".join(_show(target) for target in copied) + ", which the export "
-                     "does not hold: each copy is a request of its own, billed where its "
-                     "target bills; the export writes no config, and re-applying it keeps "
-                     "the deployed one, so remove shadowRouting from the combo")
+                     + ", ".join(_show(target) for target in copied) + ": each copy is a "
+                     "request of its own, which spends its target's quota or bills its "
+                     "rung beyond what the plan routes; the export writes no config, and "
+                     "re-applying it keeps the deployed one, so remove shadowRouting from "
+                     "the combo")
     return found
 
 
-def _shadow_outside(steps: list[dict[str, Any]], config: Any) -> list[dict[str, Any]]:
-    """The targets ``config.shadowRouting`` copies requests to that no exported step holds,
-    as ``_routing`` reads them.
+def _shadow_targets(config: Any) -> list[dict[str, Any]]:
+    """The targets ``config.shadowRouting`` copies requests to, as ``_routing`` reads them.
 
     Shadow routing runs when its ``enabled`` is the boolean true, its ``sampleRate``
     (default 1) is above 0 and it lists ``targets``; a sampled share of the combo's requests
@@ -224,10 +224,9 @@ def _shadow_outside(steps: list[dict[str, Any]], config: Any) -> list[dict[str, 
     (``normalizeShadowRoutingConfig``, ``resolveShadowTargets`` and
     ``scheduleShadowRouting`` in diegosouzapw/OmniRoute
     ``open-sse/services/combo/shadowRouting.ts`` @
-    14145a51559b51f40f68077ac252b790dc176575). A target is held when one exported step
-    has its model and every connection it may use (its pin, else its allowlist, never
-    empty) is in that step's allowlist: a copy there goes where the plan sends traffic. A
-    combo reference is never held: it runs another combo's steps."""
+    14145a51559b51f40f68077ac252b790dc176575). Every copy is a difference, even to a step
+    the plan holds: it spends that step's quota, or bills its paid rung, a second time for
+    a request the plan routes once."""
     shadow = config.get("shadowRouting") if isinstance(config, dict) else None
     if not isinstance(shadow, dict) or shadow.get("enabled") is not True:
         return []
@@ -235,18 +234,7 @@ def _shadow_outside(steps: list[dict[str, Any]], config: Any) -> list[dict[str, 
     if not isinstance(targets, list) or _js_number(shadow.get("sampleRate"), 1) <= 0:
         return []
     first = max(1, min(10, math.floor(_js_number(shadow.get("maxTargets"), 2))))
-    held = [(step["model"], set(step["allowedConnectionIds"])) for step in steps]
-    outside: list[dict[str, Any]] = []
-    for target in targets[:first]:
-        routing = _routing(target)
-        model, pin = routing.get("model"), routing.get("connectionId")
-        used = [pin] if pin else routing.get("allowedConnectionIds")
-        if not (routing.get("kind") == "model" and isinstance(used, list) and used
-                and any(model == step_model and all(
-                    isinstance(cid, str) and cid in allowed for cid in used)
-                    for step_model, allowed in held)):
-            outside.append(routing)
-    return outside
+    return [_routing(target) for target in targets[:first]]
 
 
 def _js_number(value: Any, default: float) -> float:
