@@ -7,6 +7,7 @@ import contextlib
 import gc
 import importlib
 import os
+import signal
 import sys
 import types
 from typing import Annotated, Any, NoReturn, TextIO
@@ -269,6 +270,7 @@ def main() -> None:
     # back (peak 1,327 MB at 100,000 connections with or without it; see benchmarks/).
     # The process is short-lived, so it runs without it.
     gc.disable()
+    signal.signal(signal.SIGTERM, _terminated)
     without_pydantic_plugins()
     if COMPLETE_VAR in os.environ:
         # A completion script asking for completions (`omniladder completion SHELL`): typer's
@@ -286,6 +288,13 @@ def main() -> None:
         guard.flush()
         if guard.failure is not None:
             _stdout_failed(guard.failure)
+
+
+def _terminated(signum: int, frame: types.FrameType | None) -> NoReturn:
+    """SIGTERM (a service manager stopping a job, ``timeout``, a cancelled CI run) ends the
+    run as Ctrl-C does: an output being written is removed, not left as a temporary file
+    beside its target, and the status is the shell's for a terminated process (143)."""
+    raise SystemExit(128 + signum)
 
 
 def _stdout_failed(failure: OSError) -> NoReturn:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -143,3 +145,40 @@ def test_a_profile_is_written_under_cprofile(tmp_path: Path) -> None:
                           text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert out.stat().st_size > 0
+
+
+def test_sigterm_while_writing_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """A terminated run (SIGTERM) removes the output it was writing, as Ctrl-C does, and
+    exits 143: no ``.plan.json.*.tmp`` is left beside the target, and no target is made.
+    The child holds its write open (its fsync waits) until the signal arrives."""
+    out = tmp_path / "plan.json"
+    script = (
+        "import os, sys, time\n"
+        "ready, settings, out = sys.argv[1:]\n"
+        "def held(fd):\n"
+        "    open(ready, 'w').close()\n"
+        "    time.sleep(60)\n"
+        "os.fsync = held\n"
+        "from omniladder.cli import main\n"
+        "sys.argv = ['omniladder', 'plan', 'auto/thrifty', '--config', settings,\n"
+        "            '--out', out]\n"
+        "main()\n")
+    ready = tmp_path / "writing"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([sys.executable, "-c", script, str(ready), SETTINGS, str(out)],
+                               env=env, cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):
+            if ready.exists() or process.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert ready.exists(), process.communicate(timeout=5)
+        assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 143, stderr
+    assert "Traceback" not in stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["writing"]
