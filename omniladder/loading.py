@@ -327,6 +327,7 @@ def parse_text(text: str, suffix: str, name: str) -> Any:
             line = _toml_error_line(str(exc))
             message = re.sub(r"\s*\(at line \d+, column \d+\)|\s*\(at end of document\)", "",
                              str(exc))
+            message = _toml_twice(message, text, line)
             raise InputError(f"invalid TOML: {message}", file=name, line=line) from None
         except RecursionError:
             raise InputError("invalid TOML: nested too deeply", file=name) from None
@@ -427,6 +428,37 @@ def _document(data: Any, name: str) -> dict[str, Any]:
         raise InputError("nested too deeply to be an omniladder file", file=name) from None
     assert isinstance(frozen, dict)
     return frozen
+
+
+def _toml_twice(message: str, text: str, line: int | None) -> str:
+    """tomllib's words for a key or table given twice, said with the name the file uses.
+
+    tomllib names a table as a Python tuple (``Cannot declare ('ladder',) twice``) and a key
+    not at all (``Cannot overwrite a value``): the key is read off the line it points at.
+    Any other message is returned as it is.
+    """
+    import ast
+
+    table = re.fullmatch(r"Cannot declare (\(.*\)) twice", message)
+    frozen = re.fullmatch(r"Cannot mutate immutable namespace (\(.*\))", message)
+    found = table or frozen
+    if found is not None:
+        try:
+            dotted = ".".join(ast.literal_eval(found.group(1)))
+        except (ValueError, SyntaxError, TypeError):
+            return message
+        if table is not None:
+            return (f"table [{dotted}] is declared twice; a TOML table is declared once "
+                    "(merge the two)")
+        return (f"{dotted} was written whole (an inline table or array), so it cannot be "
+                "extended here")
+    if message == "Cannot overwrite a value":
+        lines = text.splitlines()
+        key = (lines[line - 1].partition("=")[0].strip()
+               if line is not None and 0 < line <= len(lines) else "")
+        return (f"key {key} is set twice; a TOML key is set once" if key
+                else "a key is set twice; a TOML key is set once")
+    return message
 
 
 def _toml_error_line(message: str) -> int | None:

@@ -19,6 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from omniladder.cli import app
+from omniladder.errors import InputError
+from omniladder.loading import parse_text
 from tests.conftest import EXAMPLES, ROOT
 
 CANARY = "CANARY-sk-9f8e7d6c5b4a"
@@ -71,6 +73,14 @@ CASES = {
         edit("connections.toml", 'id = "codex-team"', 'id = "codex-team'),
         "connections.toml", None, ("invalid TOML",),
         line=line_of("connections.toml", 'id = "codex-team"')),
+    "key-set-twice": Case(
+        edit("connections.toml", 'provider = "ollama"\n', 'provider = "ollama"\nprovider = "x"\n'),
+        "connections.toml", None, ("key provider is set twice",),
+        line=line_of("connections.toml", 'provider = "ollama"') + 1, absent=('"x"',)),
+    "table-declared-twice": Case(
+        edit("omniladder.toml", "[ladder]\n", "[ladder]\n[ladder]\n"),
+        "omniladder.toml", None, ("table [ladder] is declared twice",),
+        line=line_of("omniladder.toml", "[ladder]") + 1, absent=("('ladder',)",)),
     "invalid-json": Case(
         edit("quota.json", '"status": "unknown"}', '"status": "unknown",}'),
         "quota.json", None, ("invalid JSON",),
@@ -267,3 +277,20 @@ def test_no_inputs_at_all_is_a_usage_error(tmp_path: Path,
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("omniladder: error: no connections file")
     assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("a = 1\na = 2\n", "invalid TOML: key a is set twice; a TOML key is set once"),
+    ('"q.r" = 1\n"q.r" = 2\n', 'invalid TOML: key "q.r" is set twice'),
+    ("[x.y]\n[x.y]\n", "invalid TOML: table [x.y] is declared twice"),
+    ("x = {a = 1}\nx.b = 2\n",
+     "invalid TOML: x was written whole (an inline table or array), so it cannot be extended"),
+])
+def test_a_toml_key_or_table_given_twice_is_named_as_the_file_writes_it(
+        text: str, says: str) -> None:
+    """tomllib names a repeated table as a Python tuple and a repeated key not at all; the
+    message names either as the file spells it, on the line of the second (SPEC §2)."""
+    with pytest.raises(InputError) as caught:
+        parse_text(text, ".toml", "f.toml")
+    assert says in str(caught.value)
+    assert caught.value.line == 2
