@@ -367,11 +367,7 @@ def projected_readings(connection_id: str, history: Sequence[Reading],
                 if 0 < index < count:
                     wanted.add(index)
             if pace.rate > 0 and not window.unlimited:
-                # the first step of each cycle at or below the cutoff
-                for at in _cutoff_instants(window, pace, origin, cutoff, end):
-                    index = bisect.bisect_left(instants, at)
-                    if 0 < index < count:
-                        wanted.add(index)
+                wanted.update(_cutoff_steps(window, pace, origin, cutoff, instants))
     out: list[Reading] = []
     last = origin
     for index in range(1, len(instants)):
@@ -394,23 +390,40 @@ def projected_readings(connection_id: str, history: Sequence[Reading],
     return out
 
 
-def _cutoff_instants(window: Window, pace: Pace, origin: datetime, cutoff: float,
-                     end: datetime) -> list[datetime]:
-    """When the projected window reaches the cutoff, once in each cycle up to ``end``."""
+def _cutoff_steps(window: Window, pace: Pace, origin: datetime, cutoff: float,
+                  instants: Sequence[datetime]) -> set[int]:
+    """The first step of each cycle at which the projected window is at or below the cutoff
+    (the step at now excepted)."""
     rate = pace.rate
-    found: list[datetime] = []
+    found: set[int] = set()
+    count = len(instants)
     start, figure = origin, window.figure
     reset_at = window.reset_at
-    while start <= end:
+    while start <= instants[-1]:
         if figure > cutoff:
             at = start + timedelta(hours=(figure - cutoff) / rate)
-            if reset_at is None or at < reset_at:
-                found.append(at)
+            index = bisect.bisect_left(instants, at)
+            # The crossing instant is rounded to the microsecond and the projected figure is
+            # float arithmetic: on a crossing that falls on a step, the projection may show
+            # the window a hair above the cutoff there (the next step is then the first at
+            # or below it) or already at it a step earlier. The step written is the one
+            # the projection itself shows first at or below the cutoff.
+            if (1 < index <= count and instants[index - 1] >= start
+                    and _low(window, pace, origin, instants[index - 1], cutoff)):
+                index -= 1
+            elif index < count and not _low(window, pace, origin, instants[index], cutoff):
+                index += 1
+            if 0 < index < count and (reset_at is None or instants[index] < reset_at):
+                found.add(index)
         if reset_at is None or pace.window_seconds is None:
             break
         start, figure = reset_at, 100.0
         reset_at = reset_at + timedelta(seconds=pace.window_seconds)
     return found
+
+
+def _low(window: Window, pace: Pace, origin: datetime, at: datetime, cutoff: float) -> bool:
+    return _projected_window(window, pace, origin, at).figure <= cutoff
 
 
 def _overage_in_force(history: Sequence[Reading], now: datetime,

@@ -465,3 +465,31 @@ def test_the_paid_estimate_adds_spend_as_r8_does(tmp_path: Path) -> None:
     cheap = next(e for e in estimates if e.rung == "cheap")
     assert cheap.usd_per_hour == 0.3 / SPEND_BASIS_HOURS
     assert cheap.usd == 0.3 / SPEND_BASIS_HOURS * cheap.hours
+
+
+def test_a_cutoff_crossing_on_a_step_is_written_where_the_projection_shows_it() -> None:
+    """docs/forecast.md, "Where the contract was silent": a projected reading is written at
+    the step where a window reaches the cutoff. 30% at 21:47 and 26% at 22:00 burn
+    4%/13min, so the 2% cutoff falls on the 23:18 step; the rate is a float, so the
+    projection there reads a hair above 2% and the window is first at or below the cutoff
+    a step later. That step must get a reading too, or the forecast keeps the connection
+    in play (reading the one at 23:18) until the reset, as if it never ran out."""
+    reset = T0 + timedelta(hours=4)
+    history = tuple(Reading(connection="c", checked_at=T0 - timedelta(minutes=minutes),
+                            windows=(Window(name="5h", remaining_percent=figure,
+                                            reset_at=reset, window_seconds=18_000),))
+                    for minutes, figure in ((13, 30.0), (0, 26.0)))
+    inputs = LoadedInputs(
+        settings=Settings(), connections=(Connection(id="c", provider="claude",
+                                                     auth_type="oauth",
+                                                     models=("claude-sonnet-4-5",)),),
+        readings={"c": history}, quota=None, spend=None, catalogs=CATALOGS, files={})
+    minute = timedelta(minutes=1)
+    sparse = run(inputs, "auto/subscription", T0, step=minute)
+    dense = run(inputs, "auto/subscription", T0, step=minute, dense=True)
+    (pace,) = sparse.outlooks[0].paces
+    assert pace.cutoff_at == T0 + timedelta(minutes=78)
+    assert sparse.pool_empty_at is not None
+    assert pace.cutoff_at <= sparse.pool_empty_at <= pace.cutoff_at + minute
+    assert sparse.points == dense.points
+    assert sparse.transitions == dense.transitions
