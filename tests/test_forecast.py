@@ -493,3 +493,35 @@ def test_a_cutoff_crossing_on_a_step_is_written_where_the_projection_shows_it() 
     assert pace.cutoff_at <= sparse.pool_empty_at <= pace.cutoff_at + minute
     assert sparse.points == dense.points
     assert sparse.transitions == dense.transitions
+
+
+@pytest.mark.parametrize(("first", "last", "reset", "now"), [
+    # readings written with an offset: 17:30+05:30 is 12:00Z
+    ("2026-11-30T16:30:00+05:30", "2026-11-30T17:30:00+05:30", "2026-11-30T20:30:00+05:30",
+     "2026-11-30T12:00:00Z"),
+    # the latest reading was taken on the UTC day before now
+    ("2026-11-30T22:58:00Z", "2026-11-30T23:58:00Z", "2026-12-01T03:00:00Z",
+     "2026-12-01T00:02:00Z"),
+])
+def test_the_table_words_the_cutoff_in_utc_on_nows_day(tmp_path: Path, first: str,
+                                                        last: str, reset: str,
+                                                        now: str) -> None:
+    """docs/forecast.md: the pace shows "the instant the window reaches the exit cutoff".
+    80% then 60% an hour later burns 20%/h: the 2% cutoff is 2h54m after the latest
+    reading. The table's column words it as every instant is worded, in UTC against now."""
+    readings = [{"connection": "c", "checked_at": at, "windows": [
+        {"name": "5h", "remaining_percent": figure, "reset_at": reset,
+         "window_seconds": 18000}]} for at, figure in ((first, 80), (last, 60))]
+    (tmp_path / "connections.toml").write_text(
+        '[[connections]]\nid = "c"\nprovider = "claude"\nauth_type = "oauth"\n'
+        'models = ["claude-sonnet-4-5"]\n', encoding="utf-8")
+    (tmp_path / "quota.json").write_text(json.dumps({"readings": readings}), encoding="utf-8")
+    config = tmp_path / "omniladder.toml"
+    config.write_text('[inputs]\nconnections = "connections.toml"\nquota = "quota.json"\n'
+                      '[ladder]\nmax_reading_age_seconds = 600\n', encoding="utf-8")
+    result = runner.invoke(app, ["forecast", "auto/subscription", "--config", str(config),
+                                 "--now", now, "--horizon", "1h"])
+    assert result.exit_code == 0, result.output
+    (row,) = [line for line in result.stdout.splitlines() if line.startswith("  c  ")]
+    cutoff = {"2026-11-30": "14:54Z", "2026-12-01": "02:52Z"}[now[:10]]
+    assert row.endswith(f"20.0%/h {cutoff:>6}"), row
