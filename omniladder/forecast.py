@@ -486,7 +486,7 @@ class Escalation:
 
     @property
     def paid(self) -> bool:
-        return self.head in PAID_RUNGS or self.head is None
+        return self.head in PAID_RUNGS
 
 
 @dataclass(frozen=True)
@@ -603,7 +603,7 @@ def wait_text(escalation: Escalation, now: datetime) -> str:
     """``pay from 14:05Z until 17:00Z, or wait 2h55m`` for an escalation off a quota rung."""
     start = timefmt.short(escalation.at, now)
     if escalation.back_at is None:
-        verb = "pay" if escalation.paid else "run"
+        verb = "pay" if escalation.paid else "run" if escalation.head else "empty"
         return f"{verb} from {start} past the horizon"
     wait = timefmt.duration((escalation.back_at - escalation.at).total_seconds())
     until = timefmt.short(escalation.back_at, now)

@@ -525,3 +525,21 @@ def test_the_table_words_the_cutoff_in_utc_on_nows_day(tmp_path: Path, first: st
     (row,) = [line for line in result.stdout.splitlines() if line.startswith("  c  ")]
     cutoff = {"2026-11-30": "14:54Z", "2026-12-01": "02:52Z"}[now[:10]]
     assert row.endswith(f"20.0%/h {cutoff:>6}"), row
+
+
+def test_an_empty_pool_past_the_horizon_is_not_worded_as_paying(tmp_path: Path) -> None:
+    """docs/forecast.md: each escalation is printed with the reset that ends it. Under
+    auto/subscription the window running out empties the pool (R10): no paid rung heads
+    it, so the escalation is worded as the empty pool it is, as it is when the reset
+    falls inside the horizon ("empty from … until …"), never as paying."""
+    document = forecast_cli(tmp_path, [
+        {"connection": "c", "checked_at": at, "windows": [
+            {"name": "5h", "remaining_percent": figure, "reset_at": "2026-11-30T16:30:00Z",
+             "window_seconds": 18000}]}
+        for at, figure in (("2026-11-30T11:00:00Z", 40), ("2026-11-30T12:00:00Z", 20))],
+        "auto/subscription", "2026-11-30T12:00:00Z")
+    assert document["first_paid_at"] is None
+    (escalation,) = document["escalations"]
+    assert (escalation["at"], escalation["to"], escalation["back_at"]) == (
+        "2026-11-30T12:55:00Z", None, None)
+    assert escalation["text"] == "empty from 12:55Z past the horizon"
