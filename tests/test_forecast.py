@@ -543,3 +543,15 @@ def test_an_empty_pool_past_the_horizon_is_not_worded_as_paying(tmp_path: Path) 
     assert (escalation["at"], escalation["to"], escalation["back_at"]) == (
         "2026-11-30T12:55:00Z", None, None)
     assert escalation["text"] == "empty from 12:55Z past the horizon"
+
+
+def test_a_horizon_past_the_calendars_end_is_a_usage_error_naming_it() -> None:
+    """docs/contract.md#edges: a number beyond the clock is exit 2 naming its option, never
+    a traceback. 24 hours from 9999-12-31T23:00Z lies past year 9999."""
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, "--now",
+                                 "9999-12-31T23:00:00Z"])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("omniladder: error: --horizon: "), line
+
