@@ -572,10 +572,13 @@ def _paid(inputs: LoadedInputs, stepper: Stepper, hours: dict[str, float], now: 
     """Paid dollars from each paid rung's recent cost per hour (with a spend ledger)."""
     if inputs.spend is None:
         return None
-    since = now - timedelta(hours=SPEND_BASIS_HOURS)
+    try:
+        since: datetime | None = now - timedelta(hours=SPEND_BASIS_HOURS)
+    except OverflowError:  # now is within those hours of the calendar's start
+        since = None
     costs: dict[str, list[float]] = {}
     for event in inputs.spend:
-        if not since < event.at <= now:
+        if event.at > now or (since is not None and event.at <= since):
             continue
         rung = event.rung or stepper.fleet.rung_of_event(event)
         if rung is not None:

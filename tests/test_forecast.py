@@ -555,3 +555,13 @@ def test_a_horizon_past_the_calendars_end_is_a_usage_error_naming_it() -> None:
     (line,) = result.stderr.splitlines()
     assert line.startswith("omniladder: error: --horizon: "), line
 
+
+def test_a_now_within_a_day_of_the_calendars_start_still_estimates_the_spend() -> None:
+    """docs/forecast.md: the paid estimate reads the spend in the 24 hours before now; at
+    0001-01-01T00:00Z those hours lie before the calendar, so no event is in them (a
+    forecast, not an OverflowError traceback)."""
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, "--now",
+                                 "0001-01-01T00:00:00Z", "--horizon", "1h", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert [e["usd"] for e in document["paid_estimate"]] == [None, None]
