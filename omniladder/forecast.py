@@ -236,12 +236,19 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
     rate = max(first - last, 0.0) / hours
     cutoff_at: datetime | None = None
     lasts = True
-    if rate > 0:
+    # The reset always wins; a crossing past it is never placed on the calendar (a burn of
+    # a sliver an hour puts it past year 9999).
+    if rate > 0 and _before_reset(last_at, (last - cutoff) / rate, reset_at):
         reaches = last_at + timedelta(hours=(last - cutoff) / rate)
-        if reaches < reset_at:  # the reset always wins
+        if reaches < reset_at:
             cutoff_at, lasts = reaches, False
     return dataclasses.replace(blank, burn_percent_per_hour=rate, cutoff_at=cutoff_at,
                                lasts_to_reset=lasts)
+
+
+def _before_reset(start: datetime, hours: float, reset_at: datetime | None) -> bool:
+    """Whether ``hours`` after ``start`` can fall before the reset (always without one)."""
+    return reset_at is None or hours * 3600.0 <= (reset_at - start).total_seconds()
 
 
 def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: datetime,
@@ -400,7 +407,7 @@ def _cutoff_steps(window: Window, pace: Pace, origin: datetime, cutoff: float,
     start, figure = origin, window.figure
     reset_at = window.reset_at
     while start <= instants[-1]:
-        if figure > cutoff:
+        if figure > cutoff and _before_reset(start, (figure - cutoff) / rate, reset_at):
             at = start + timedelta(hours=(figure - cutoff) / rate)
             index = bisect.bisect_left(instants, at)
             # The crossing instant is rounded to the microsecond and the projected figure is

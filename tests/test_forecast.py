@@ -565,3 +565,22 @@ def test_a_now_within_a_day_of_the_calendars_start_still_estimates_the_spend() -
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     assert [e["usd"] for e in document["paid_estimate"]] == [None, None]
+
+
+def test_a_window_burning_a_sliver_an_hour_lasts_to_its_reset(tmp_path: Path) -> None:
+    """docs/forecast.md: the pace gives the instant the window reaches the cutoff at its
+    burn rate, and whether it lasts to its reset. A source that words its percentages
+    finely (99.9999999% then 99.9999998% an hour later) burns 1e-7%/h: the cutoff lies
+    some hundred million years ahead, long after the reset, so the window lasts (it is not
+    an OverflowError from placing that instant on the calendar)."""
+    document = forecast_cli(tmp_path, [
+        {"connection": "c", "checked_at": at, "windows": [
+            {"name": "5h", "remaining_percent": figure, "reset_at": "2026-11-30T15:00:00Z",
+             "window_seconds": 18000}]}
+        for at, figure in (("2026-11-30T11:00:00Z", 99.9999999),
+                           ("2026-11-30T12:00:00Z", 99.9999998))],
+        "auto/subscription", "2026-11-30T12:00:00Z")
+    (pace,) = document["pace"]
+    assert pace["burn_percent_per_hour"] == 0.0  # 1e-7, rounded to 3 places
+    assert (pace["cutoff_at"], pace["lasts_to_reset"]) == (None, True)
+    assert document["transitions"] == []
