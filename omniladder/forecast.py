@@ -236,12 +236,19 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
     rate = max(first - last, 0.0) / hours
     cutoff_at: datetime | None = None
     lasts = True
-    if rate > 0:
+    # The reset always wins; a crossing past it is never placed on the calendar (a burn of
+    # a sliver an hour puts it past year 9999).
+    if rate > 0 and _before_reset(last_at, (last - cutoff) / rate, reset_at):
         reaches = last_at + timedelta(hours=(last - cutoff) / rate)
-        if reaches < reset_at:  # the reset always wins
+        if reaches < reset_at:
             cutoff_at, lasts = reaches, False
     return dataclasses.replace(blank, burn_percent_per_hour=rate, cutoff_at=cutoff_at,
                                lasts_to_reset=lasts)
+
+
+def _before_reset(start: datetime, hours: float, reset_at: datetime | None) -> bool:
+    """Whether ``hours`` after ``start`` can fall before the reset (always without one)."""
+    return reset_at is None or hours * 3600.0 <= (reset_at - start).total_seconds()
 
 
 def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: datetime,
@@ -367,11 +374,7 @@ def projected_readings(connection_id: str, history: Sequence[Reading],
                 if 0 < index < count:
                     wanted.add(index)
             if pace.rate > 0 and not window.unlimited:
-                # the first step of each cycle at or below the cutoff
-                for at in _cutoff_instants(window, pace, origin, cutoff, end):
-                    index = bisect.bisect_left(instants, at)
-                    if 0 < index < count:
-                        wanted.add(index)
+                wanted.update(_cutoff_steps(window, pace, origin, cutoff, instants))
     out: list[Reading] = []
     last = origin
     for index in range(1, len(instants)):
@@ -394,23 +397,40 @@ def projected_readings(connection_id: str, history: Sequence[Reading],
     return out
 
 
-def _cutoff_instants(window: Window, pace: Pace, origin: datetime, cutoff: float,
-                     end: datetime) -> list[datetime]:
-    """When the projected window reaches the cutoff, once in each cycle up to ``end``."""
+def _cutoff_steps(window: Window, pace: Pace, origin: datetime, cutoff: float,
+                  instants: Sequence[datetime]) -> set[int]:
+    """The first step of each cycle at which the projected window is at or below the cutoff
+    (the step at now excepted)."""
     rate = pace.rate
-    found: list[datetime] = []
+    found: set[int] = set()
+    count = len(instants)
     start, figure = origin, window.figure
     reset_at = window.reset_at
-    while start <= end:
-        if figure > cutoff:
+    while start <= instants[-1]:
+        if figure > cutoff and _before_reset(start, (figure - cutoff) / rate, reset_at):
             at = start + timedelta(hours=(figure - cutoff) / rate)
-            if reset_at is None or at < reset_at:
-                found.append(at)
+            index = bisect.bisect_left(instants, at)
+            # The crossing instant is rounded to the microsecond and the projected figure is
+            # float arithmetic: on a crossing that falls on a step, the projection may show
+            # the window a hair above the cutoff there (the next step is then the first at
+            # or below it) or already at it a step earlier. The step written is the one
+            # the projection itself shows first at or below the cutoff.
+            if (1 < index <= count and instants[index - 1] >= start
+                    and _low(window, pace, origin, instants[index - 1], cutoff)):
+                index -= 1
+            elif index < count and not _low(window, pace, origin, instants[index], cutoff):
+                index += 1
+            if 0 < index < count and (reset_at is None or instants[index] < reset_at):
+                found.add(index)
         if reset_at is None or pace.window_seconds is None:
             break
         start, figure = reset_at, 100.0
         reset_at = reset_at + timedelta(seconds=pace.window_seconds)
     return found
+
+
+def _low(window: Window, pace: Pace, origin: datetime, at: datetime, cutoff: float) -> bool:
+    return _projected_window(window, pace, origin, at).figure <= cutoff
 
 
 def _overage_in_force(history: Sequence[Reading], now: datetime,
@@ -473,7 +493,7 @@ class Escalation:
 
     @property
     def paid(self) -> bool:
-        return self.head in PAID_RUNGS or self.head is None
+        return self.head in PAID_RUNGS
 
 
 @dataclass(frozen=True)
@@ -559,10 +579,13 @@ def _paid(inputs: LoadedInputs, stepper: Stepper, hours: dict[str, float], now: 
     """Paid dollars from each paid rung's recent cost per hour (with a spend ledger)."""
     if inputs.spend is None:
         return None
-    since = now - timedelta(hours=SPEND_BASIS_HOURS)
+    try:
+        since: datetime | None = now - timedelta(hours=SPEND_BASIS_HOURS)
+    except OverflowError:  # now is within those hours of the calendar's start
+        since = None
     costs: dict[str, list[float]] = {}
     for event in inputs.spend:
-        if not since < event.at <= now:
+        if event.at > now or (since is not None and event.at <= since):
             continue
         rung = event.rung or stepper.fleet.rung_of_event(event)
         if rung is not None:
@@ -590,7 +613,7 @@ def wait_text(escalation: Escalation, now: datetime) -> str:
     """``pay from 14:05Z until 17:00Z, or wait 2h55m`` for an escalation off a quota rung."""
     start = timefmt.short(escalation.at, now)
     if escalation.back_at is None:
-        verb = "pay" if escalation.paid else "run"
+        verb = "pay" if escalation.paid else "run" if escalation.head else "empty"
         return f"{verb} from {start} past the horizon"
     wait = timefmt.duration((escalation.back_at - escalation.at).total_seconds())
     until = timefmt.short(escalation.back_at, now)

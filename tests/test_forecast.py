@@ -465,3 +465,122 @@ def test_the_paid_estimate_adds_spend_as_r8_does(tmp_path: Path) -> None:
     cheap = next(e for e in estimates if e.rung == "cheap")
     assert cheap.usd_per_hour == 0.3 / SPEND_BASIS_HOURS
     assert cheap.usd == 0.3 / SPEND_BASIS_HOURS * cheap.hours
+
+
+def test_a_cutoff_crossing_on_a_step_is_written_where_the_projection_shows_it() -> None:
+    """docs/forecast.md, "Where the contract was silent": a projected reading is written at
+    the step where a window reaches the cutoff. 30% at 21:47 and 26% at 22:00 burn
+    4%/13min, so the 2% cutoff falls on the 23:18 step; the rate is a float, so the
+    projection there reads a hair above 2% and the window is first at or below the cutoff
+    a step later. That step must get a reading too, or the forecast keeps the connection
+    in play (reading the one at 23:18) until the reset, as if it never ran out."""
+    reset = T0 + timedelta(hours=4)
+    history = tuple(Reading(connection="c", checked_at=T0 - timedelta(minutes=minutes),
+                            windows=(Window(name="5h", remaining_percent=figure,
+                                            reset_at=reset, window_seconds=18_000),))
+                    for minutes, figure in ((13, 30.0), (0, 26.0)))
+    inputs = LoadedInputs(
+        settings=Settings(), connections=(Connection(id="c", provider="claude",
+                                                     auth_type="oauth",
+                                                     models=("claude-sonnet-4-5",)),),
+        readings={"c": history}, quota=None, spend=None, catalogs=CATALOGS, files={})
+    minute = timedelta(minutes=1)
+    sparse = run(inputs, "auto/subscription", T0, step=minute)
+    dense = run(inputs, "auto/subscription", T0, step=minute, dense=True)
+    (pace,) = sparse.outlooks[0].paces
+    assert pace.cutoff_at == T0 + timedelta(minutes=78)
+    assert sparse.pool_empty_at is not None
+    assert pace.cutoff_at <= sparse.pool_empty_at <= pace.cutoff_at + minute
+    assert sparse.points == dense.points
+    assert sparse.transitions == dense.transitions
+
+
+@pytest.mark.parametrize(("first", "last", "reset", "now"), [
+    # readings written with an offset: 17:30+05:30 is 12:00Z
+    ("2026-11-30T16:30:00+05:30", "2026-11-30T17:30:00+05:30", "2026-11-30T20:30:00+05:30",
+     "2026-11-30T12:00:00Z"),
+    # the latest reading was taken on the UTC day before now
+    ("2026-11-30T22:58:00Z", "2026-11-30T23:58:00Z", "2026-12-01T03:00:00Z",
+     "2026-12-01T00:02:00Z"),
+])
+def test_the_table_words_the_cutoff_in_utc_on_nows_day(tmp_path: Path, first: str,
+                                                        last: str, reset: str,
+                                                        now: str) -> None:
+    """docs/forecast.md: the pace shows "the instant the window reaches the exit cutoff".
+    80% then 60% an hour later burns 20%/h: the 2% cutoff is 2h54m after the latest
+    reading. The table's column words it as every instant is worded, in UTC against now."""
+    readings = [{"connection": "c", "checked_at": at, "windows": [
+        {"name": "5h", "remaining_percent": figure, "reset_at": reset,
+         "window_seconds": 18000}]} for at, figure in ((first, 80), (last, 60))]
+    (tmp_path / "connections.toml").write_text(
+        '[[connections]]\nid = "c"\nprovider = "claude"\nauth_type = "oauth"\n'
+        'models = ["claude-sonnet-4-5"]\n', encoding="utf-8")
+    (tmp_path / "quota.json").write_text(json.dumps({"readings": readings}), encoding="utf-8")
+    config = tmp_path / "omniladder.toml"
+    config.write_text('[inputs]\nconnections = "connections.toml"\nquota = "quota.json"\n'
+                      '[ladder]\nmax_reading_age_seconds = 600\n', encoding="utf-8")
+    result = runner.invoke(app, ["forecast", "auto/subscription", "--config", str(config),
+                                 "--now", now, "--horizon", "1h"])
+    assert result.exit_code == 0, result.output
+    (row,) = [line for line in result.stdout.splitlines() if line.startswith("  c  ")]
+    cutoff = {"2026-11-30": "14:54Z", "2026-12-01": "02:52Z"}[now[:10]]
+    assert row.endswith(f"20.0%/h {cutoff:>6}"), row
+
+
+def test_an_empty_pool_past_the_horizon_is_not_worded_as_paying(tmp_path: Path) -> None:
+    """docs/forecast.md: each escalation is printed with the reset that ends it. Under
+    auto/subscription the window running out empties the pool (R10): no paid rung heads
+    it, so the escalation is worded as the empty pool it is, as it is when the reset
+    falls inside the horizon ("empty from … until …"), never as paying."""
+    document = forecast_cli(tmp_path, [
+        {"connection": "c", "checked_at": at, "windows": [
+            {"name": "5h", "remaining_percent": figure, "reset_at": "2026-11-30T16:30:00Z",
+             "window_seconds": 18000}]}
+        for at, figure in (("2026-11-30T11:00:00Z", 40), ("2026-11-30T12:00:00Z", 20))],
+        "auto/subscription", "2026-11-30T12:00:00Z")
+    assert document["first_paid_at"] is None
+    (escalation,) = document["escalations"]
+    assert (escalation["at"], escalation["to"], escalation["back_at"]) == (
+        "2026-11-30T12:55:00Z", None, None)
+    assert escalation["text"] == "empty from 12:55Z past the horizon"
+
+
+def test_a_horizon_past_the_calendars_end_is_a_usage_error_naming_it() -> None:
+    """docs/contract.md#edges: a number beyond the clock is exit 2 naming its option, never
+    a traceback. 24 hours from 9999-12-31T23:00Z lies past year 9999."""
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, "--now",
+                                 "9999-12-31T23:00:00Z"])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("omniladder: error: --horizon: "), line
+
+
+def test_a_now_within_a_day_of_the_calendars_start_still_estimates_the_spend() -> None:
+    """docs/forecast.md: the paid estimate reads the spend in the 24 hours before now; at
+    0001-01-01T00:00Z those hours lie before the calendar, so no event is in them (a
+    forecast, not an OverflowError traceback)."""
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, "--now",
+                                 "0001-01-01T00:00:00Z", "--horizon", "1h", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert [e["usd"] for e in document["paid_estimate"]] == [None, None]
+
+
+def test_a_window_burning_a_sliver_an_hour_lasts_to_its_reset(tmp_path: Path) -> None:
+    """docs/forecast.md: the pace gives the instant the window reaches the cutoff at its
+    burn rate, and whether it lasts to its reset. A source that words its percentages
+    finely (99.9999999% then 99.9999998% an hour later) burns 1e-7%/h: the cutoff lies
+    some hundred million years ahead, long after the reset, so the window lasts (it is not
+    an OverflowError from placing that instant on the calendar)."""
+    document = forecast_cli(tmp_path, [
+        {"connection": "c", "checked_at": at, "windows": [
+            {"name": "5h", "remaining_percent": figure, "reset_at": "2026-11-30T15:00:00Z",
+             "window_seconds": 18000}]}
+        for at, figure in (("2026-11-30T11:00:00Z", 99.9999999),
+                           ("2026-11-30T12:00:00Z", 99.9999998))],
+        "auto/subscription", "2026-11-30T12:00:00Z")
+    (pace,) = document["pace"]
+    assert pace["burn_percent_per_hour"] == 0.0  # 1e-7, rounded to 3 places
+    assert (pace["cutoff_at"], pace["lasts_to_reset"]) == (None, True)
+    assert document["transitions"] == []

@@ -47,7 +47,9 @@ def forecast(
 ) -> None:
     """Project each window at its burn rate and step the plan: escalations, first paid."""
     with user_errors():
+        from omniladder import timefmt
         from omniladder.engine.autoid import parse_auto_id
+        from omniladder.errors import UsageError
         from omniladder.forecast import catalog_lengths, forecast, parse_span
         from omniladder.loading import find_settings, resolve_files
         from omniladder.rendering.forecast_view import RENDERERS
@@ -60,7 +62,14 @@ def forecast(
         every = parse_span(step, "--step")
         inputs = options.load()
         instant, source, inputs = now_for(now, inputs)
-        step_instants(instant, instant + ahead, every)  # too many steps: a usage error
+        try:
+            end = instant + ahead
+        except OverflowError:
+            end = None
+        if end is None or not timefmt.in_utc_range(end):
+            raise UsageError(f"{horizon!r} from {timefmt.iso(instant)} runs past the end of "
+                             "the calendar (year 9999)", field="--horizon")
+        step_instants(instant, end, every)  # too many steps: a usage error
         files = resolve_files(find_settings(options.config), inputs.settings,
                               no_shipped_catalogs=options.no_shipped_catalogs)
         windows = window_catalog_paths(files.window_catalogs, not options.no_shipped_catalogs)

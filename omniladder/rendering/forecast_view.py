@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from omniladder import timefmt
@@ -95,7 +96,7 @@ def forecast_document(result: Forecast) -> dict[str, Any]:
     }
 
 
-def _pace_cells(pace: Pace) -> list[str]:
+def _pace_cells(pace: Pace, now: datetime) -> list[str]:
     def pct(value: float | None) -> str:
         return "-" if value is None else f"{value:.1f}%"
 
@@ -103,7 +104,7 @@ def _pace_cells(pace: Pace) -> list[str]:
             else f"{pace.burn_percent_per_hour:.1f}%/h")
     runs = "-"
     if pace.cutoff_at is not None:
-        runs = _clock(pace.cutoff_at, pace.checked_at)
+        runs = _clock(pace.cutoff_at, now)
     elif pace.lasts_to_reset:
         runs = "lasts"
     left = "unlim." if pace.remaining_percent is None else pct(pace.remaining_percent)
@@ -119,9 +120,10 @@ _PACE_WIDTHS = [18, 8, 6, 6, 6, 6, 6, 8, 6]
 """Two columns of indent, eight spaces between: 80 columns."""
 
 
-def _clock(at: Any, now: Any) -> str:
-    """``14:01Z`` on now's day, else ``+2d`` (the table's cutoff column)."""
-    days = (at.date() - now.date()).days
+def _clock(at: datetime, now: datetime) -> str:
+    """``14:01Z`` on now's UTC day, else ``+2d`` (the table's cutoff column)."""
+    at = at.astimezone(UTC)
+    days = (at.date() - now.astimezone(UTC).date()).days
     return f"{at.hour:02d}:{at.minute:02d}Z" if days == 0 else f"+{days}d"
 
 
@@ -153,7 +155,7 @@ def forecast_lines(result: Forecast) -> list[str]:
     notes: list[str] = []
     for item in result.outlooks:
         for pace in item.paces:
-            lines.append("  " + _row(_pace_cells(pace)))
+            lines.append("  " + _row(_pace_cells(pace, now)))
             if pace.note:
                 notes.append(f"{pace.connection_id} {pace.window}: {pace.note}")
         if not item.paces and item.note:
@@ -213,7 +215,7 @@ def render_markdown(result: Forecast, out: TextIO) -> None:
              "|---|---|---:|---:|---:|---|---|"]
     for item in result.outlooks:
         for pace in item.paces:
-            cells = _pace_cells(pace)
+            cells = _pace_cells(pace, now)
             note = pace.note.replace("|", "\\|")
             lines.append(f"| {pace.connection_id} | {pace.window} | {cells[2]} | {cells[3]} "
                          f"| {cells[7]} | {cells[8]} | {note} |")
