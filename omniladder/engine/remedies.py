@@ -361,6 +361,10 @@ def _not_in_category(case: _Case) -> str:
 
 
 def _no_models(case: _Case) -> str:
+    if case.connection.models is not None:  # an empty list: a catalog overlay cannot help
+        return (f'list the models it serves (models = ["…"]) on connection {case.cid!r} in '
+                f"{CONNECTIONS_FILE}, or remove its empty models list to serve the model "
+                f"catalog's models of provider {case.connection.provider!r}")
     return (f'list the models it serves (models = ["…"]) on connection {case.cid!r} in '
             f"{CONNECTIONS_FILE}, or add models of provider "
             f"{case.connection.provider!r} in a model catalog overlay (--models-catalog FILE)")

@@ -503,7 +503,10 @@ def render_why(trace: Trace, out: TextIO) -> None:
         children.append(pace)
     children += [_model_node(trace, m) for m in trace.models]
     if not trace.models:
-        children.append(_leaf("models: none (no models listed and none in the model catalog)"))
+        children.append(_leaf("models: none (its models list is empty)"
+                              if connection.models is not None
+                              else "models: none (no models listed and none in the model "
+                                   "catalog)"))
     children.append(("verdicts", [_verdict_node(trace, v) for v in trace.verdicts]))
     tree = _Tree()
     tree.add((title, children), root=True)
