@@ -169,7 +169,7 @@ def observe(info: BillingInfo, readings: Sequence[Reading], now: datetime,
     elif info.overage_source not in ("catalog", "catalog-provider-wide"):
         why = f"only a catalog unknown may be widened, this one is {info.overage_source}"
     elif not fresh:
-        why = (f"the reading is {timefmt.duration(age)} old (max "
+        why = (f"the reading is {timefmt.age_beside(age, max_age_seconds)} old (max "
                f"{timefmt.duration(max_age_seconds)}); only a fresh report widens")
     else:
         return info._replace(overage="hard-stop", overage_source="observed",

@@ -285,7 +285,7 @@ def _reading_node(trace: Trace) -> tuple[Text | str, list[Any]]:
     age = trace.reading_age_seconds or 0.0
     fresh = ("stale" if trace.reading_stale else "fresh")
     text = (f"reading used: checked {timefmt.short(reading.checked_at, trace.now)}, "
-            f"{timefmt.duration(age)} old ({fresh}; max "
+            f"{timefmt.age_beside(age, trace.max_reading_age_seconds)} old ({fresh}; max "
             f"{timefmt.duration(trace.max_reading_age_seconds)})")
     if reading.status:
         text += f", status {reading.status}"
