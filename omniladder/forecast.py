@@ -276,7 +276,8 @@ def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: 
                               ladder.exit_cutoff_percent, lengths)
                   for window in latest.all_windows())
     if age > ladder.max_reading_age_seconds:
-        stale = (f"reading at {seen} is {timefmt.duration(age)} old (max "
+        stale = (f"reading at {seen} is "
+                 f"{timefmt.age_beside(age, ladder.max_reading_age_seconds)} old (max "
                  f"{timefmt.duration(ladder.max_reading_age_seconds)}): stale, no forecast")
         paces = tuple(dataclasses.replace(
             pace, burn_percent_per_hour=None, cutoff_at=None, lasts_to_reset=None,

@@ -1025,6 +1025,10 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
     if files.quota is not None:
         shown["quota"] = display_path(files.quota)
         quota = load_model(QuotaFile, files.quota)
+        if quota.taken_at is not None and quota.taken_at <= EPOCH:
+            # SPEC §2.2 (v1.2): an instant at or before the epoch is no instant (a writer's 0
+            # for "not given"), so the snapshot has no taken_at and R14 takes the clock.
+            quota = quota.model_copy(update={"taken_at": None})
         unknown: dict[str, None] = {}
         unusable: list[str] = []
         latest: datetime | None = max(map(_CHECKED_AT, quota.readings), default=None)

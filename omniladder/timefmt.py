@@ -70,6 +70,16 @@ def duration(seconds: float) -> str:
     return _duration(seconds)
 
 
+def age_beside(age: float, limit: float) -> str:
+    """``duration`` of an age printed beside the max age it is held to. An age past the
+    limit that rounds to the limit's own words (181 s beside a max of 3m) is given in exact
+    seconds, so a stale reading never reads as "3m old (max 3m)"."""
+    words = _duration(age)
+    if age > limit and words == _duration(limit):
+        return f"{format(age, 'f').rstrip('0').rstrip('.')}s"
+    return words
+
+
 # Kept like ``short``'s words: a plan words the same few ages and the max age again and again.
 @functools.lru_cache(maxsize=1024)
 def _duration(seconds: float) -> str:

@@ -55,6 +55,19 @@ def test_R2_a_widening_override_names_file_field_and_both_values(
     assert str(caught.value) == f"conns.toml: connections[id=wide].{key}: {message}"
 
 
+def test_R2_a_keyless_connection_is_not_sent_to_a_catalog_overlay_that_cannot_grant() -> None:
+    """R1.1 decides a keyless backend before any catalog entry, so an overlay for auth_type
+    'none' changes nothing: the error must not point to one."""
+    bad = _connection(id="local", provider="ollama", auth_type="none", billing="subscription")
+    with pytest.raises(InputError) as caught:
+        classify(bad, catalogs(), "conns.toml")
+    assert str(caught.value) == (
+        "conns.toml: connections[id=local].billing: override would widen 'keyless' to "
+        "'subscription' for connection 'local'; overrides only narrow (R2). A keyless backend "
+        "(auth_type \"none\") is keyless whatever the billing catalog says (R1.1): "
+        "auto/subscription never serves it, auto/thrifty serves it on the keyless rung")
+
+
 def test_R2_a_widening_error_without_a_file_name_calls_the_file_connections() -> None:
     bad = _connection(id="w", provider="openai", auth_type="apikey", billing="subscription")
     with pytest.raises(InputError) as caught:

@@ -278,6 +278,21 @@ def test_an_epoch_reset_is_absent_and_not_warned(tmp_path: Path) -> None:
     assert not any("reset_at" in w for w in document["warnings"])
 
 
+def test_an_epoch_taken_at_is_absent_and_now_is_the_clock(tmp_path: Path) -> None:
+    """§2.2 (v1.2): an instant at or before the epoch is no instant, so a taken_at of 0 is
+    no snapshot instant and R14 falls through to the clock, instead of planning for 1970
+    with every reading "after now"."""
+    config = _write(tmp_path, [reading("c", window("5h", 80))],
+                    taken_at="1970-01-01T00:00:00Z")
+    result = runner.invoke(app, ["plan", "auto/subscription", "--config", str(config),
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["now_source"] == "clock"
+    assert not document["now"].startswith("1970")
+    assert "quota-missing" not in [x["reason"] for x in document["excluded"]]
+
+
 def test_a_reset_at_or_before_its_reading_is_unusable_and_warned(tmp_path: Path) -> None:
     config = _write(tmp_path, [
         reading("c", "2026-11-29T11:59:50Z", window("5h", 0, "2026-11-29T11:59:50Z"))])

@@ -185,7 +185,7 @@ def test_R2a_why_shows_the_observation_used_and_the_one_refused() -> None:
                      "reported hard-stop at 11:59Z; not used: only a catalog unknown may be "
                      "widened, this one is uncurated", id="refused-for-an-uncurated-provider"),
         pytest.param(CURSOR, {}, "hard-stop", 181, "unknown", "catalog", False, False,
-                     "reported hard-stop at 11:56:59Z; not used: the reading is 3m old "
+                     "reported hard-stop at 11:56:59Z; not used: the reading is 181s old "
                      "(max 3m); only a fresh report widens", id="refused-when-stale"),
     ],
 )

@@ -201,6 +201,19 @@ def test_a_connection_with_no_models_is_excluded_naming_its_provider() -> None:
          "'nomodels'")]
 
 
+def test_an_empty_models_list_is_named_as_such_not_blamed_on_the_catalog() -> None:
+    """R5 (no-models), SPEC §2.1: ``models = []`` on a connection whose provider the model
+    catalog does list serves nothing because the list is empty; the detail and the remedy
+    must say so, not send the operator to a model-catalog overlay that changes nothing."""
+    result = plan(fleet([conn("c", models=[])]))
+    (exclusion,) = result.excluded
+    assert exclusion.reason == "no-models"
+    assert exclusion.detail == "serves no model: its models list is empty"
+    assert exclusion.fix is not None
+    assert 'models = ["…"]' in exclusion.fix
+    assert "--models-catalog" not in exclusion.fix
+
+
 def test_an_ungated_connection_has_an_empty_gate_detail_and_verified_seats() -> None:
     """``why --format json`` shows the gate's detail and each seat's unverified flag."""
     result = plan(fleet([conn("c", "openai", "apikey", models=["gpt-big"])]))

@@ -88,6 +88,21 @@ def test_R6_4_a_stale_low_window_is_held_until_its_reset_exactly() -> None:
     assert found.held_past_age is True
 
 
+@pytest.mark.parametrize(("age", "words"), [
+    pytest.param(181, "181s old (max 3m)", id="one-second-past-reads-past"),
+    pytest.param(239, "239s old (max 3m)", id="same-minute-reads-past"),
+    pytest.param(240, "4m old (max 3m)", id="next-minute-as-before"),
+    pytest.param(180.5, "180.5s old (max 3m)", id="a-fraction-past"),
+])
+def test_R6_5_a_stale_age_never_reads_as_the_max_age(age: float, words: str) -> None:
+    """R6.5: a reading one second past the max age is stale; its detail must not say "3m
+    old (max 3m)", which reads as exactly the age that is still fresh."""
+    found = verdict(history(reading("c", at(seconds=-age), window("5h", 50))), "sonnet",
+                    NOW, LADDER)
+    assert found.reason == "quota-stale"
+    assert found.detail.endswith(f" is {words}")
+
+
 def test_R6_5_usable_detail_names_the_limiting_window_and_the_age() -> None:
     found = verdict(history(reading("c", at(seconds=-30), window("5h", 40, at(hours=1)),
                                     window("week", 70, at(days=2)))), "sonnet", NOW, LADDER)

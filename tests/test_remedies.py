@@ -16,7 +16,7 @@ from omniladder.engine.plan import REASON_CODES, Exclusion, Plan
 from omniladder.engine.remedies import REMEDIED_REASONS
 from omniladder.models import BillingEntry
 from omniladder.rendering import Format, render
-from tests.builders import at, conn, fleet, plan, reading, window
+from tests.builders import at, conn, fleet, instant, plan, reading, window
 from tests.conftest import ROOT
 
 EXAMPLES = ROOT / "examples"
@@ -95,7 +95,7 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...]]] = {
                                 at(hours=-1))),
     "quota-reset-since-reading": ("c-reset", ("reset since", "fresh reading")),
     "quota-exhausted": ("c-exhausted", (f"next reset {at(hours=2)}",)),
-    "quota-below-cutoff": ("c-low", (f"next reset {at(hours=3)}", "exit cutoff 2%",
+    "quota-below-cutoff": ("c-low", (f"next reset {at(hours=3)}", "re-entry floor 5%",
                                      "window 5h")),
     "quota-below-reentry": ("c-reentry", (f"next reset {at(hours=1)}", "re-entry floor 5%")),
     "budget-disabled": ("o-key", ("[budgets] rung_budget_usd.cheap = 0",)),
@@ -221,6 +221,28 @@ def test_a_quota_remedy_names_the_reset_or_how_to_get_a_reading(reset: str | Non
     assert exclusion.reason == "quota-below-cutoff"
     assert exclusion.fix is not None
     assert expected in exclusion.fix
+
+
+@pytest.mark.parametrize("low", [
+    {"windows": [window("5h", 1, at(hours=3))]},
+    {"status": "exhausted", "reset_at": at(hours=3)},
+])
+def test_R7_the_remedy_of_a_reading_that_takes_a_pair_out_names_the_reentry_floor(
+        low: dict[str, Any]) -> None:
+    """R7: the reading that leaves a pair out of play (at or below the cutoff, or exhausted)
+    hands the next one the re-entry floor, so a reading after the reset at 3% (above the
+    cutoff 2%, not above the floor 5%) still leaves it out; the remedy must say the floor."""
+    windows = low.pop("windows", ())
+    inputs = fleet([conn("c", models=["sonnet"])], [reading("c", *windows, **low)])
+    (exclusion,) = plan(inputs, "auto/subscription").excluded
+    assert exclusion.fix is not None
+    assert "a reading above the re-entry floor 5%" in exclusion.fix
+    assert "exit cutoff" not in exclusion.fix
+    after = fleet([conn("c", models=["sonnet"])], [
+        reading("c", *windows, **low),
+        reading("c", at(hours=3, minutes=1), window("5h", 3, at(hours=8)))])
+    (still,) = plan(after, "auto/subscription", now=instant(hours=3, minutes=1)).excluded
+    assert still.reason == "quota-below-reentry"
 
 
 def test_the_last_of_several_low_windows_is_the_reset_that_matters() -> None:

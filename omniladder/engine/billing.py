@@ -169,7 +169,7 @@ def observe(info: BillingInfo, readings: Sequence[Reading], now: datetime,
     elif info.overage_source not in ("catalog", "catalog-provider-wide"):
         why = f"only a catalog unknown may be widened, this one is {info.overage_source}"
     elif not fresh:
-        why = (f"the reading is {timefmt.duration(age)} old (max "
+        why = (f"the reading is {timefmt.age_beside(age, max_age_seconds)} old (max "
                f"{timefmt.duration(max_age_seconds)}); only a fresh report widens")
     else:
         return info._replace(overage="hard-stop", overage_source="observed",
@@ -188,10 +188,17 @@ def _noted(info: BillingInfo, reading: Reading, fresh: bool, applied: bool,
 
 def _widening(connection: Connection, file: str, key: str, current: str,
               wanted: str) -> InputError:
+    if connection.keyless:
+        # R1.1 comes before any catalog entry: an overlay for auth_type "none" grants nothing.
+        grant = ('A keyless backend (auth_type "none") is keyless whatever the billing '
+                 "catalog says (R1.1): auto/subscription never serves it, auto/thrifty serves "
+                 "it on the keyless rung")
+    else:
+        grant = ("To grant it, add a billing catalog overlay (--catalog FILE or [catalogs] "
+                 f"billing) with an entry for provider {connection.provider!r}, auth_type "
+                 f"{connection.auth_type!r}")
     return InputError(
         f"override would widen {current!r} to {wanted!r} for connection {connection.id!r}; "
-        "overrides only narrow (R2). To grant it, add a billing catalog overlay "
-        "(--catalog FILE or [catalogs] billing) with an entry for provider "
-        f"{connection.provider!r}, auth_type {connection.auth_type!r}",
+        f"overrides only narrow (R2). {grant}",
         file=file, field=f"connections[id={connection.id}].{key}",
     )

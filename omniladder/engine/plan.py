@@ -749,8 +749,11 @@ def _exclusions(facts: Sequence[ConnectionFacts], refused: Sequence[list[PairDec
             out.append(Exclusion(
                 connection_id=connection.id, provider=connection.provider, model=None,
                 rung=None, reason="no-models",
-                detail="serves no model: no models listed and none in the model catalog for "
-                       f"provider {connection.provider!r}",
+                # An explicit empty list wins over the catalog (SPEC §2.1): say which it was.
+                detail="serves no model: its models list is empty"
+                if connection.models is not None
+                else "serves no model: no models listed and none in the model catalog for "
+                     f"provider {connection.provider!r}",
                 # the no-models remedy reads neither the auto id, the ladder nor the budgets
                 fix=_fix(ctx, f, "no-models", None, None, None)))  # pragma: no mutate
             continue

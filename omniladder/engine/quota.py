@@ -470,7 +470,8 @@ def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: Lad
             return _low(latest, now, threshold, replayed, dated, dated_window, age)
         return _judged(
             latest, threshold, replayed, "unknown", "quota-stale",
-            f"reading at {timefmt.short(latest.checked_at, now)} is {timefmt.duration(age)} "
+            f"reading at {timefmt.short(latest.checked_at, now)} is "
+            f"{timefmt.age_beside(age, ladder.max_reading_age_seconds)} "
             f"old (max {timefmt.duration(ladder.max_reading_age_seconds)})")
     if figure is not None and below(figure, in_play, ladder):
         assert window is not None

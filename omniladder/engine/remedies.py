@@ -295,12 +295,16 @@ def _next_reset(case: _Case) -> tuple[datetime, str] | None:
 def _quota_exhausted(case: _Case) -> str:
     reset = _next_reset(case)
     ladder = case.ctx.ladder
-    if case.reason == "quota-below-reentry":
-        back = (f"a reading above the re-entry floor {timefmt.pct(ladder.reentry_floor)} "
-                "(reentry_min_remaining_percent; it dropped out earlier) brings it back")
-    else:
+    # R7: the reading that excludes the pair takes it out of play (or keeps it out), so the
+    # reading after the reset is held to the re-entry floor, not to the exit cutoff.
+    if ladder.reentry_floor <= ladder.exit_cutoff_percent:
         back = (f"a reading above the exit cutoff {timefmt.pct(ladder.exit_cutoff_percent)} "
                 "(exit_cutoff_percent) brings it back")
+    else:
+        earlier = ("it dropped out earlier" if case.reason == "quota-below-reentry"
+                   else "this reading takes it out of play")
+        back = (f"a reading above the re-entry floor {timefmt.pct(ladder.reentry_floor)} "
+                f"(reentry_min_remaining_percent; {earlier}) brings it back")
     why = f"`omniladder why {case.cid}` gives the earliest comeback"
     verdict = case.verdict
     held = verdict.window if verdict is not None else None
@@ -357,6 +361,10 @@ def _not_in_category(case: _Case) -> str:
 
 
 def _no_models(case: _Case) -> str:
+    if case.connection.models is not None:  # an empty list: a catalog overlay cannot help
+        return (f'list the models it serves (models = ["…"]) on connection {case.cid!r} in '
+                f"{CONNECTIONS_FILE}, or remove its empty models list to serve the model "
+                f"catalog's models of provider {case.connection.provider!r}")
     return (f'list the models it serves (models = ["…"]) on connection {case.cid!r} in '
             f"{CONNECTIONS_FILE}, or add models of provider "
             f"{case.connection.provider!r} in a model catalog overlay (--models-catalog FILE)")

@@ -285,7 +285,7 @@ def _reading_node(trace: Trace) -> tuple[Text | str, list[Any]]:
     age = trace.reading_age_seconds or 0.0
     fresh = ("stale" if trace.reading_stale else "fresh")
     text = (f"reading used: checked {timefmt.short(reading.checked_at, trace.now)}, "
-            f"{timefmt.duration(age)} old ({fresh}; max "
+            f"{timefmt.age_beside(age, trace.max_reading_age_seconds)} old ({fresh}; max "
             f"{timefmt.duration(trace.max_reading_age_seconds)})")
     if reading.status:
         text += f", status {reading.status}"
@@ -503,7 +503,10 @@ def render_why(trace: Trace, out: TextIO) -> None:
         children.append(pace)
     children += [_model_node(trace, m) for m in trace.models]
     if not trace.models:
-        children.append(_leaf("models: none (no models listed and none in the model catalog)"))
+        children.append(_leaf("models: none (its models list is empty)"
+                              if connection.models is not None
+                              else "models: none (no models listed and none in the model "
+                                   "catalog)"))
     children.append(("verdicts", [_verdict_node(trace, v) for v in trace.verdicts]))
     tree = _Tree()
     tree.add((title, children), root=True)
