@@ -334,6 +334,7 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
         if expectation.needs_forecast:
             from omniladder.forecast import forecast, no_lengths
 
+            _within_calendar(loaded.shown, index, now, expectation)
             ahead = forecast(inputs, auto_id, now, expectation.forecast_horizon,
                              FORECAST_STEP, now_source="flag" if source == "policy" else source,
                              lengths=lengths or no_lengths)
@@ -344,6 +345,21 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
     if not inputs.connections:
         results.insert(0, empty_fleet_result(inputs, default_now, default_source))
     return PolicyResult(loaded.shown, tuple(results), dict(inputs.files), tuple(warnings))
+
+
+def _within_calendar(shown: str, index: int, now: datetime,
+                     expectation: Expectation) -> None:
+    """Raise the InputError naming the expectation's horizon when its forecast would step
+    past the end of the calendar (year 9999), as ``forecast --horizon`` says it."""
+    try:
+        end: datetime | None = now + expectation.forecast_horizon
+    except OverflowError:
+        end = None
+    if end is None or not timefmt.in_utc_range(end):
+        horizon = expectation.horizon or DEFAULT_HORIZON
+        raise InputError(f"the forecast horizon {horizon} from {timefmt.iso(now)} runs past "
+                         "the end of the calendar (year 9999)", file=shown,
+                         field=f"expect[{index}].horizon")
 
 
 EMPTY_FLEET_NAME = "the connections file lists connections"

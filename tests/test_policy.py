@@ -342,3 +342,21 @@ def test_check_fails_with_the_forecasts_evidence_in_json_and_junit(tmp_path: Pat
     assert any(wait in line for line in checks["no_paid_within"]["evidence"])
     assert checks["max_paid_hours"]["actual"] == "2.92h paid"
     assert wait in junit.read_text()
+
+
+@pytest.mark.parametrize("keys", ['now = "9999-12-31T23:00:00Z"\nno_paid_within = "2h"\n',
+                                  'now = "9999-12-30T00:00:00Z"\nmax_paid_hours = 1\n'
+                                  'horizon = "3d"\n'])
+def test_a_forecast_horizon_past_the_calendar_names_the_horizon(tmp_path: Path,
+                                                                keys: str) -> None:
+    """A forecast check whose horizon steps past year 9999 is exit 2 naming the
+    expectation's horizon, as ``forecast --horizon`` is (docs/forecast.md), never an
+    OverflowError out of the stepping."""
+    from omniladder.policy import evaluate
+
+    path = tmp_path / "policy.toml"
+    path.write_text(HEAD + keys, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        evaluate(load_policy(path), _inputs(), parse_instant(SNAPSHOT), "flag")
+    assert "expect[0].horizon: the forecast horizon " in str(caught.value)
+    assert "runs past the end of the calendar (year 9999)" in str(caught.value)

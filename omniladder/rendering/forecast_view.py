@@ -149,7 +149,8 @@ def forecast_lines(result: Forecast) -> list[str]:
              *_wrap(f"from {timefmt.iso(now)} ({timefmt.now_source(result.now_source)}) over "
                     f"{timefmt.duration(result.horizon.total_seconds())} every "
                     f"{timefmt.duration(result.step.total_seconds())}; "
-                    f"{result.projected_readings} projected readings", ""), ""]
+                    f"{result.projected_readings} projected reading"
+                    f"{'' if result.projected_readings == 1 else 's'}", ""), ""]
     lines.append("Pace per window (use at an even pace vs. actual; cutoff at that burn)")
     lines.append("  " + _row(_PACE_HEAD))
     notes: list[str] = []
