@@ -349,13 +349,26 @@ class ConnectionsFile(StrictModel):
 # --- quota snapshot (SPEC §2.2) ------------------------------------------------------------
 
 
+def _names_a_model(value: tuple[str, ...]) -> tuple[str, ...]:
+    if not value:
+        raise ValueError("must name at least one model; a window that limits every model "
+                         "has no models key")
+    return value
+
+
+WindowModels = Annotated[tuple[Identifier, ...], AfterValidator(_names_a_model),
+                         Field(json_schema_extra={"minItems": 1})]
+"""The models a window limits (SPEC §2.2). An empty list would limit none, so a spent window
+written that way would be read as no limit at all: an input error, never a silent pass."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Window(Record):
     name: Identifier
     remaining_percent: Percent | None = None
     unlimited: bool = False
     reset_at: Timestamp | None = None
-    models: tuple[Identifier, ...] | None = None
+    models: WindowModels | None = None
     window_seconds: WindowSeconds | None = None
     """The window's length, when the source says it (Codex ``window_minutes``): what
     ``forecast`` reads the elapsed part of the window from. Additive (format_version 1)."""

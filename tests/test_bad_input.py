@@ -81,6 +81,9 @@ CASES = {
         edit("omniladder.toml", "[ladder]\n", "[ladder]\n[ladder]\n"),
         "omniladder.toml", None, ("table [ladder] is declared twice",),
         line=line_of("omniladder.toml", "[ladder]") + 1, absent=("('ladder',)",)),
+    "window-limiting-no-model": Case(
+        edit("quota.json", '"models": ["claude-opus-4-1"]}', '"models": []}'),
+        "quota.json", "readings[0].windows[2].models", ("must name at least one model",)),
     "invalid-json": Case(
         edit("quota.json", '"status": "unknown"}', '"status": "unknown",}'),
         "quota.json", None, ("invalid JSON",),
