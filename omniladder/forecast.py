@@ -676,7 +676,7 @@ def budget_reached_at(heads: Sequence[tuple[datetime, Rung | None]], rung: str, 
         while start < end:
             if period_start(start, period) != period_of:
                 period_of, left = period_start(start, period), budget_usd
-            piece_end = min(end, next_period_start(start, period))
+            piece_end = min(end, _period_end(start, period))
             if head == rung and left > 0:
                 hours = (piece_end - start).total_seconds() / 3600.0
                 if usd_per_hour * hours >= left:
@@ -684,6 +684,15 @@ def budget_reached_at(heads: Sequence[tuple[datetime, Rung | None]], rung: str, 
                 left -= usd_per_hour * hours
             start = piece_end
     return None
+
+
+def _period_end(at: datetime, period: str) -> datetime:
+    """The start of the next budget period; the calendar's last instant in its last period
+    (December 9999 has no next start)."""
+    try:
+        return next_period_start(at, period)
+    except (OverflowError, ValueError):
+        return datetime.max.replace(tzinfo=at.tzinfo)
 
 
 def wait_text(escalation: Escalation, now: datetime) -> str:

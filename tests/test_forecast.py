@@ -706,3 +706,13 @@ def test_a_budget_spent_at_now_is_reached_again_only_in_the_next_period() -> Non
                              budget_usd=1.0, period="day") == _at("2026-12-01T02:00:00Z")
     assert budget_reached_at(heads, "cheap", usd_per_hour=0.5, left_usd=0.0,
                              budget_usd=1.0, period="week") is None
+
+
+@pytest.mark.parametrize("period", ["day", "week", "month"])
+def test_a_budget_period_without_a_next_one_on_the_calendar_still_reports(period: str) -> None:
+    """The last period the calendar holds (December 9999) has no next start: the budget is
+    reached inside it, with no traceback. $0.25 left at $0.50/h: half an hour."""
+    heads: list[tuple[datetime, Rung | None]] = [
+        (_at("9999-12-31T20:00:00Z"), "cheap"), (_at("9999-12-31T21:00:00Z"), "cheap")]
+    assert budget_reached_at(heads, "cheap", usd_per_hour=0.5, left_usd=0.25,
+                             budget_usd=1.0, period=period) == _at("9999-12-31T20:30:00Z")
