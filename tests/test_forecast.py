@@ -6,6 +6,7 @@ it to ``simulate`` over the same readings, to a reading at every step, and to th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner, Result
 
+from omniladder import timefmt
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
@@ -23,7 +25,9 @@ from omniladder.forecast import (
     MIN_CYCLE_READINGS,
     MIN_ELAPSED_FRACTION,
     SPEND_BASIS_HOURS,
+    BudgetOutlook,
     Forecast,
+    PaidEstimate,
     WindowLength,
     budget_reached_at,
     catalog_lengths,
@@ -44,6 +48,7 @@ from omniladder.models import (
     SpendEvent,
     Window,
 )
+from omniladder.rendering.forecast_view import budget_lines
 from omniladder.scopes import load_window_scopes
 from omniladder.simulate import simulate
 from tests.conftest import EXAMPLES
@@ -716,3 +721,25 @@ def test_a_budget_period_without_a_next_one_on_the_calendar_still_reports(period
         (_at("9999-12-31T20:00:00Z"), "cheap"), (_at("9999-12-31T21:00:00Z"), "cheap")]
     assert budget_reached_at(heads, "cheap", usd_per_hour=0.5, left_usd=0.25,
                              budget_usd=1.0, period=period) == _at("9999-12-31T20:30:00Z")
+
+
+def test_a_budget_reached_in_a_later_period_is_worded_as_that_periods(tmp_path: Path) -> None:
+    """docs/forecast.md: a period starting inside the horizon starts from nothing spent, so
+    an instant in it is where the estimate reaches that period's budget, not what is left
+    today: the line says which."""
+    result = forecast(LoadedInputs(
+        settings=Settings(), connections=(), readings={}, quota=None, spend=(),
+        catalogs=CATALOGS, files={}), parse_auto_id("auto/thrifty"), T0, timedelta(hours=1),
+        STEP)
+    def line(reached: datetime) -> str:
+        budget = BudgetOutlook(budget_usd=1.0, period="day", left_usd=0.0, reached_at=reached)
+        estimate = PaidEstimate(rung="cheap", hours=1.0, usd_per_hour=0.5, usd=0.5, basis="",
+                                budget=budget)
+        (text,) = budget_lines(dataclasses.replace(result, paid=(estimate,)))
+        return text
+    later = T0.replace(hour=2) + timedelta(days=1)
+    assert line(later) == (
+        f"Budget cheap: $0.00 of $1.00 left today; the estimate reaches a later day's budget "
+        f"at {timefmt.short(later, T0)}; spend is not projected, so the rung stays open "
+        "after it")
+    assert "left today; the estimate reaches it at" in line(T0 + timedelta(minutes=30))

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from omniladder import timefmt
+from omniladder.engine.budgets import period_start
 from omniladder.rendering import Format
 from omniladder.rendering.json_text import write_json
 
@@ -106,17 +107,22 @@ _THIS_PERIOD = {"day": "today", "week": "this week", "month": "this month"}
 
 def budget_lines(result: Forecast) -> list[str]:
     """``Budget cheap: $0.25 of $12.25 left today; the estimate reaches it at 14:35Z; …``
-    for each paid rung whose budget the estimate reaches within the horizon."""
+    for each paid rung whose budget the estimate reaches within the horizon. An instant in
+    a later budget period is that period's budget being reached (each starts from nothing
+    spent), and is worded so."""
     lines: list[str] = []
     for estimate in result.paid or ():
         budget = estimate.budget
         if budget is None or budget.reached_at is None:
             continue
+        reached = budget.reached_at
+        later = period_start(reached, budget.period) != period_start(result.now, budget.period)
+        what = f"a later {budget.period}'s budget" if later else "it"
         lines.append(f"Budget {estimate.rung}: {timefmt.usd(budget.left_usd)} of "
                      f"{timefmt.usd(budget.budget_usd)} left "
                      f"{_THIS_PERIOD.get(budget.period, 'this period')}; the estimate "
-                     f"reaches it at {timefmt.short(budget.reached_at, result.now)}; spend is"
-                     " not projected, so the rung stays open after it")
+                     f"reaches {what} at {timefmt.short(reached, result.now)}; spend is not"
+                     " projected, so the rung stays open after it")
     return lines
 
 
