@@ -17,6 +17,9 @@ Two parts, both plain functions over the loaded inputs:
   recorded-plus-projected readings, so R6, R7 (hysteresis), R8, R9 and R10/R11 are never
   re-derived here. A connection whose reading is stale, unknown or exhausted gets no
   projection: the engine reads what was recorded, so unknown never turns into headroom.
+  Spend is not projected (the engine counts the ledger's recorded spend only): with a ledger,
+  each paid rung's estimate reports where its cost per hour reaches the rung's R8 budget
+  (``budget_reached_at``), and the plan keeps the rung open after it.
 
 A projected reading is written only at the steps that need one: the first step past the
 recorded reading's freshness and every step at which the previous projected reading would
@@ -38,7 +41,12 @@ from itertools import pairwise
 
 from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
-from omniladder.engine.budgets import total_usd
+from omniladder.engine.budgets import (
+    BudgetPosition,
+    next_period_start,
+    period_start,
+    total_usd,
+)
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.quota import HeldWindow, in_force, readings_until
 from omniladder.engine.stepping import Stepper, budget_steps, change_steps
@@ -498,12 +506,30 @@ class Escalation:
 
 
 @dataclass(frozen=True)
+class BudgetOutlook:
+    """A paid rung's R8 budget against the estimate: what is left of it at now, and the
+    instant the estimate's dollars per hour, over the time the rung heads the pool, reach
+    it. Report only: the forecast does not project spend, so its plan keeps the rung open
+    after that instant (docs/forecast.md)."""
+
+    budget_usd: float
+    period: str
+    left_usd: float
+    """Left in the budget period that contains now (0 when R8 already closes the rung)."""
+    reached_at: datetime | None
+    """None without a cost per hour, or when the estimate does not reach it in the
+    horizon."""
+
+
+@dataclass(frozen=True)
 class PaidEstimate:
     rung: Rung
     hours: float
     usd_per_hour: float | None
     usd: float | None
     basis: str
+    budget: BudgetOutlook | None = None
+    """None without a budget, or one of 0 or less (R8 disables the rung outright)."""
 
 
 @dataclass(frozen=True)
@@ -554,7 +580,8 @@ def forecast(inputs: LoadedInputs, auto_id: AutoId, now: datetime, horizon: time
     for here, after in pairwise(points):
         key = here.head or "empty"
         hours[key] = hours.get(key, 0.0) + (after.at - here.at).total_seconds() / 3600.0
-    paid = _paid(inputs, stepper, hours, now)
+    heads = [(point.at, point.head) for point in points]
+    paid = _paid(inputs, stepper, hours, now, heads)
     warnings = tuple(inputs.warnings)
     return Forecast(auto_id, now, now_source, horizon, step, outlooks, points, transitions,
                     escalations, first_paid, empty, hours, paid,
@@ -575,11 +602,13 @@ def _escalations(points: Sequence[Point], transitions: Sequence[Transition]
     return tuple(out)
 
 
-def _paid(inputs: LoadedInputs, stepper: Stepper, hours: dict[str, float], now: datetime
-          ) -> tuple[PaidEstimate, ...] | None:
-    """Paid dollars from each paid rung's recent cost per hour (with a spend ledger)."""
+def _paid(inputs: LoadedInputs, stepper: Stepper, hours: dict[str, float], now: datetime,
+          heads: Sequence[tuple[datetime, Rung | None]]) -> tuple[PaidEstimate, ...] | None:
+    """Paid dollars from each paid rung's recent cost per hour (with a spend ledger), and
+    where that cost reaches the rung's budget (``heads``: each step's instant and head)."""
     if inputs.spend is None:
         return None
+    positions = stepper.budgets(now)
     try:
         since: datetime | None = now - timedelta(hours=SPEND_BASIS_HOURS)
     except OverflowError:  # now is within those hours of the calendar's start
@@ -595,19 +624,76 @@ def _paid(inputs: LoadedInputs, stepper: Stepper, hours: dict[str, float], now: 
     for rung in PAID_RUNGS:
         on = hours.get(rung, 0.0)
         listed = costs.get(rung)
+        position = positions[rung]
         if listed is None:
-            out.append(PaidEstimate(rung, on, None, None,
-                                    f"no {rung} spend in the {SPEND_BASIS_HOURS}h before now:"
-                                    " hours only"))
+            out.append(PaidEstimate(rung=rung, hours=on, usd_per_hour=None, usd=None,
+                                    basis=f"no {rung} spend in the {SPEND_BASIS_HOURS}h "
+                                    "before now: hours only",
+                                    budget=_budget_outlook(position, None, heads)))
             continue
         # added as R8 adds a budget's spend: 0.1 + 0.7 is 0.8
         cost = total_usd(listed)
         per_hour = cost / SPEND_BASIS_HOURS
-        out.append(PaidEstimate(rung, on, per_hour, per_hour * on,
-                                f"{timefmt.usd(cost)} of {rung} spend in the "
+        out.append(PaidEstimate(rung=rung, hours=on, usd_per_hour=per_hour,
+                                usd=per_hour * on,
+                                basis=f"{timefmt.usd(cost)} of {rung} spend in the "
                                 f"{SPEND_BASIS_HOURS}h before now = "
-                                f"{timefmt.usd(per_hour)}/h"))
+                                f"{timefmt.usd(per_hour)}/h",
+                                budget=_budget_outlook(position, per_hour, heads)))
     return tuple(out)
+
+
+def _budget_outlook(position: BudgetPosition, usd_per_hour: float | None,
+                    heads: Sequence[tuple[datetime, Rung | None]]) -> BudgetOutlook | None:
+    """The budget R8 enforces on the rung, against the estimate (None: no budget to reach,
+    or one of 0 or less, which closes the rung whatever the spend)."""
+    budget, left = position.budget_usd, position.remaining_usd
+    if position.state not in ("within", "spent") or budget is None or left is None:
+        return None
+    reached = None
+    if usd_per_hour is not None:
+        reached = budget_reached_at(heads, position.rung, usd_per_hour=usd_per_hour,
+                                    left_usd=left, budget_usd=budget, period=position.period)
+    return BudgetOutlook(budget_usd=budget, period=position.period, left_usd=left,
+                         reached_at=reached)
+
+
+def budget_reached_at(heads: Sequence[tuple[datetime, Rung | None]], rung: str, *,
+                      usd_per_hour: float, left_usd: float, budget_usd: float,
+                      period: str) -> datetime | None:
+    """The first instant at which the estimate's spend reaches the rung's budget: the rung
+    spends ``usd_per_hour`` while it heads the pool (from a step's instant to the next
+    step's, as the hours per rung count), out of ``left_usd`` in the period that contains
+    the first instant and out of the whole budget in each period that starts later (R8
+    counts only the period's spend). None when that is not within the steps.
+
+    Nothing left at the first instant is R8's doing, not the estimate's: that period is
+    skipped."""
+    if usd_per_hour <= 0 or not heads:
+        return None
+    left = left_usd
+    period_of = period_start(heads[0][0], period)
+    for (start, head), (end, _) in pairwise(heads):
+        while start < end:
+            if period_start(start, period) != period_of:
+                period_of, left = period_start(start, period), budget_usd
+            piece_end = min(end, _period_end(start, period))
+            if head == rung and left > 0:
+                hours = (piece_end - start).total_seconds() / 3600.0
+                if usd_per_hour * hours >= left:
+                    return start + timedelta(hours=left / usd_per_hour)
+                left -= usd_per_hour * hours
+            start = piece_end
+    return None
+
+
+def _period_end(at: datetime, period: str) -> datetime:
+    """The start of the next budget period; the calendar's last instant in its last period
+    (December 9999 has no next start)."""
+    try:
+        return next_period_start(at, period)
+    except (OverflowError, ValueError):
+        return datetime.max.replace(tzinfo=at.tzinfo)
 
 
 def wait_text(escalation: Escalation, now: datetime) -> str:

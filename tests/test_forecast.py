@@ -6,6 +6,7 @@ it to ``simulate`` over the same readings, to a reading at every step, and to th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,8 +14,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
+from omniladder import timefmt
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
@@ -23,8 +25,11 @@ from omniladder.forecast import (
     MIN_CYCLE_READINGS,
     MIN_ELAPSED_FRACTION,
     SPEND_BASIS_HOURS,
+    BudgetOutlook,
     Forecast,
+    PaidEstimate,
     WindowLength,
+    budget_reached_at,
     catalog_lengths,
     forecast,
     no_lengths,
@@ -37,11 +42,13 @@ from omniladder.models import (
     LadderSettings,
     Reading,
     ReadingStatus,
+    Rung,
     RungBudgets,
     Settings,
     SpendEvent,
     Window,
 )
+from omniladder.rendering.forecast_view import budget_lines
 from omniladder.scopes import load_window_scopes
 from omniladder.simulate import simulate
 from tests.conftest import EXAMPLES
@@ -584,3 +591,155 @@ def test_a_window_burning_a_sliver_an_hour_lasts_to_its_reset(tmp_path: Path) ->
     assert pace["burn_percent_per_hour"] == 0.0  # 1e-7, rounded to 3 places
     assert (pace["cutoff_at"], pace["lasts_to_reset"]) == (None, True)
     assert document["transitions"] == []
+
+
+# --- budgets the estimate reaches (docs/forecast.md, "Where the contract was silent") ------
+
+
+def day_with_budget(tmp_path: Path, spend: list[dict] | None,  # type: ignore[type-arg]
+                    budgets: str, *args: str) -> Result:
+    """The day example at 13:00 with its own spend ledger and budgets."""
+    day = EXAMPLES / "day"
+    lines = ['[inputs]', f'connections = "{day / "connections.toml"}"',
+             f'quota = "{day / "quota.json"}"']
+    if spend is not None:
+        (tmp_path / "spend.json").write_text(json.dumps({"events": spend}), encoding="utf-8")
+        lines.append('spend = "spend.json"')
+    lines += ['[ladder]', 'exit_cutoff_percent = 2', 'reentry_min_remaining_percent = 5',
+              'max_reading_age_seconds = 600', 'clamp_cooldown_to_reset = true',
+              '[budgets]', budgets,
+              '[catalogs]', f'billing = ["{EXAMPLES / "billing-overlay.toml"}"]']
+    config = tmp_path / "omniladder.toml"
+    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", str(config),
+                                 "--now", "2026-11-29T13:00:00Z", *args])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+TWELVE_TODAY = [{"at": "2026-11-29T10:00:00Z", "rung": "cheap", "cost_usd": 12.0}]
+"""$12 of cheap spend at 10:00: $0.50/h over the 24 hours before 13:00, all of it today."""
+
+
+def test_the_estimate_reaching_a_daily_budget_is_reported_with_its_instant(
+        tmp_path: Path) -> None:
+    """R8 closes a rung once the period's spend reaches its budget; the forecast does not
+    project spend, so it reports where the estimate reaches it. Cheap heads the pool from
+    14:05 at $12/24h = $0.50/h; $12.25 - $12 = $0.25 is left today, spent in half an hour:
+    14:35Z. Premium has a budget but no spend in the basis: no instant."""
+    result = day_with_budget(tmp_path, TWELVE_TODAY,
+                             'period = "day"\nrung_budget_usd = { cheap = 12.25, '
+                             'premium = 20.0 }', "--json")
+    document = json.loads(result.stdout)
+    assert document["first_paid_at"] == "2026-11-29T14:05:00Z"
+    cheap, premium = document["paid_estimate"]
+    assert cheap["usd_per_hour"] == 0.5
+    assert cheap["budget_usd"] == 12.25
+    assert cheap["budget_period"] == "day"
+    assert cheap["budget_left_usd"] == 0.25
+    assert cheap["budget_reached_at"] == "2026-11-29T14:35:00Z"
+    assert premium["budget_left_usd"] == 20.0
+    assert premium["budget_reached_at"] is None
+    # the engine's plan is not changed: cheap still heads until the 17:00 reset
+    (escalation,) = document["escalations"]
+    assert escalation["back_at"] == "2026-11-29T17:00:00Z"
+    table = day_with_budget(tmp_path, TWELVE_TODAY,
+                            'period = "day"\nrung_budget_usd = { cheap = 12.25 }').stdout
+    assert ("Budget cheap: $0.25 of $12.25 left today; the estimate reaches it at 14:35Z; "
+            "spend is not projected, so the rung stays open after it") in " ".join(
+                line.strip() for line in table.splitlines())
+    markdown = day_with_budget(tmp_path, TWELVE_TODAY,
+                               'period = "day"\nrung_budget_usd = { cheap = 12.25 }',
+                               "--format", "markdown").stdout
+    assert "- Budget cheap: $0.25 of $12.25 left today; the estimate reaches it" in markdown
+
+
+def test_a_budget_the_estimate_does_not_reach_adds_no_line(tmp_path: Path) -> None:
+    """$12.25 left of a $24.25 day budget lasts 24.5 hours at $0.50/h, more than cheap heads
+    the pool: no instant, and the table says nothing more than before."""
+    result = day_with_budget(tmp_path, TWELVE_TODAY,
+                             'period = "day"\nrung_budget_usd = { cheap = 24.25 }', "--json")
+    cheap = json.loads(result.stdout)["paid_estimate"][0]
+    assert (cheap["budget_left_usd"], cheap["budget_reached_at"]) == (12.25, None)
+    table = day_with_budget(tmp_path, TWELVE_TODAY,
+                            'period = "day"\nrung_budget_usd = { cheap = 24.25 }').stdout
+    assert "Budget cheap" not in table
+
+
+def test_without_a_ledger_or_a_budget_nothing_is_reported(tmp_path: Path) -> None:
+    """No ledger: no estimate at all (hours only), as before. A ledger without a budget:
+    the budget fields are null."""
+    result = day_with_budget(tmp_path, None, 'rung_budget_usd = { cheap = 12.25 }', "--json")
+    assert json.loads(result.stdout)["paid_estimate"] is None
+    table = day_with_budget(tmp_path, None, 'rung_budget_usd = { cheap = 12.25 }').stdout
+    assert "Budget cheap" not in table
+    result = day_with_budget(tmp_path, TWELVE_TODAY, "", "--json")
+    cheap = json.loads(result.stdout)["paid_estimate"][0]
+    assert cheap["budget_usd"] is None
+    assert cheap["budget_left_usd"] is None
+    assert cheap["budget_reached_at"] is None
+
+
+def _at(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+@pytest.mark.parametrize(("period", "reached"), [
+    ("day", "2026-12-01T03:00:00Z"),    # a new day at midnight: $1.00 again
+    ("month", "2026-12-01T03:00:00Z"),  # December starts at the same midnight
+    ("week", "2026-12-01T01:30:00Z"),   # Monday 30 November's week goes on
+])
+def test_a_budget_period_starting_inside_the_horizon_starts_from_nothing_spent(
+        period: str, reached: str) -> None:
+    """R8 counts the spend of the period that contains the instant. From Monday 30 November
+    22:00 with $0.75 of $1.00 left at $0.50/h: cheap heads 22:00-23:00 ($0.50, $0.25 left),
+    then subscription until 01:00, then cheap. In the same period the $0.25 lasts until
+    01:30; a period starting at midnight gives $1.00 again, which lasts two hours: 03:00."""
+    heads: list[tuple[datetime, Rung | None]] = [
+        (_at("2026-11-30T22:00:00Z"), "cheap"), (_at("2026-11-30T23:00:00Z"), "subscription"),
+        (_at("2026-12-01T01:00:00Z"), "cheap"), (_at("2026-12-01T06:00:00Z"), "cheap")]
+    assert budget_reached_at(heads, "cheap", usd_per_hour=0.5, left_usd=0.75,
+                             budget_usd=1.0, period=period) == _at(reached)
+
+
+def test_a_budget_spent_at_now_is_reached_again_only_in_the_next_period() -> None:
+    """Nothing left at now: R8 has closed the rung already (not the estimate's doing); the
+    next day's $1.00 lasts two hours of cheap from midnight."""
+    heads: list[tuple[datetime, Rung | None]] = [
+        (_at("2026-11-30T22:00:00Z"), "cheap"), (_at("2026-12-01T06:00:00Z"), None)]
+    assert budget_reached_at(heads, "cheap", usd_per_hour=0.5, left_usd=0.0,
+                             budget_usd=1.0, period="day") == _at("2026-12-01T02:00:00Z")
+    assert budget_reached_at(heads, "cheap", usd_per_hour=0.5, left_usd=0.0,
+                             budget_usd=1.0, period="week") is None
+
+
+@pytest.mark.parametrize("period", ["day", "week", "month"])
+def test_a_budget_period_without_a_next_one_on_the_calendar_still_reports(period: str) -> None:
+    """The last period the calendar holds (December 9999) has no next start: the budget is
+    reached inside it, with no traceback. $0.25 left at $0.50/h: half an hour."""
+    heads: list[tuple[datetime, Rung | None]] = [
+        (_at("9999-12-31T20:00:00Z"), "cheap"), (_at("9999-12-31T21:00:00Z"), "cheap")]
+    assert budget_reached_at(heads, "cheap", usd_per_hour=0.5, left_usd=0.25,
+                             budget_usd=1.0, period=period) == _at("9999-12-31T20:30:00Z")
+
+
+def test_a_budget_reached_in_a_later_period_is_worded_as_that_periods(tmp_path: Path) -> None:
+    """docs/forecast.md: a period starting inside the horizon starts from nothing spent, so
+    an instant in it is where the estimate reaches that period's budget, not what is left
+    today: the line says which."""
+    result = forecast(LoadedInputs(
+        settings=Settings(), connections=(), readings={}, quota=None, spend=(),
+        catalogs=CATALOGS, files={}), parse_auto_id("auto/thrifty"), T0, timedelta(hours=1),
+        STEP)
+    def line(reached: datetime) -> str:
+        budget = BudgetOutlook(budget_usd=1.0, period="day", left_usd=0.0, reached_at=reached)
+        estimate = PaidEstimate(rung="cheap", hours=1.0, usd_per_hour=0.5, usd=0.5, basis="",
+                                budget=budget)
+        (text,) = budget_lines(dataclasses.replace(result, paid=(estimate,)))
+        return text
+    later = T0.replace(hour=2) + timedelta(days=1)
+    assert line(later) == (
+        f"Budget cheap: $0.00 of $1.00 left today; the estimate reaches a later day's budget "
+        f"at {timefmt.short(later, T0)}; spend is not projected, so the rung stays open "
+        "after it")
+    assert "left today; the estimate reaches it at" in line(T0 + timedelta(minutes=30))

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
 from omniladder import timefmt
+from omniladder.engine.budgets import period_start
 from omniladder.rendering import Format
 from omniladder.rendering.json_text import write_json
 
@@ -64,7 +65,12 @@ def forecast_document(result: Forecast) -> dict[str, Any]:
     now = result.now
     paid = None if result.paid is None else [
         {"rung": p.rung, "hours": round(p.hours, 4), "usd_per_hour": _num(p.usd_per_hour, 4),
-         "usd": _num(p.usd, 4), "basis": p.basis} for p in result.paid]
+         "usd": _num(p.usd, 4), "basis": p.basis,
+         "budget_usd": None if p.budget is None else p.budget.budget_usd,
+         "budget_period": None if p.budget is None else p.budget.period,
+         "budget_left_usd": None if p.budget is None else p.budget.left_usd,
+         "budget_reached_at": None if p.budget is None else _at(p.budget.reached_at)}
+        for p in result.paid]
     return {
         "format_version": FORMAT_VERSION,
         "kind": "forecast",
@@ -94,6 +100,30 @@ def forecast_document(result: Forecast) -> dict[str, Any]:
         "warnings": list(result.warnings),
         "summary": summary_line(result),
     }
+
+
+_THIS_PERIOD = {"day": "today", "week": "this week", "month": "this month"}
+
+
+def budget_lines(result: Forecast) -> list[str]:
+    """``Budget cheap: $0.25 of $12.25 left today; the estimate reaches it at 14:35Z; …``
+    for each paid rung whose budget the estimate reaches within the horizon. An instant in
+    a later budget period is that period's budget being reached (each starts from nothing
+    spent), and is worded so."""
+    lines: list[str] = []
+    for estimate in result.paid or ():
+        budget = estimate.budget
+        if budget is None or budget.reached_at is None:
+            continue
+        reached = budget.reached_at
+        later = period_start(reached, budget.period) != period_start(result.now, budget.period)
+        what = f"a later {budget.period}'s budget" if later else "it"
+        lines.append(f"Budget {estimate.rung}: {timefmt.usd(budget.left_usd)} of "
+                     f"{timefmt.usd(budget.budget_usd)} left "
+                     f"{_THIS_PERIOD.get(budget.period, 'this period')}; the estimate "
+                     f"reaches {what} at {timefmt.short(reached, result.now)}; spend is not"
+                     " projected, so the rung stays open after it")
+    return lines
 
 
 def _pace_cells(pace: Pace, now: datetime) -> list[str]:
@@ -191,6 +221,8 @@ def forecast_lines(result: Forecast) -> list[str]:
             usd = "-" if estimate.usd is None else timefmt.usd(estimate.usd)
             lines += _wrap(f"Paid estimate {estimate.rung}: {estimate.hours:.1f}h, {usd} "
                            f"({estimate.basis})", "")
+        for line in budget_lines(result):
+            lines += _wrap(line, "")
     lines.append("")
     lines += _wrap(summary_line(result), "")
     return lines
@@ -229,6 +261,10 @@ def render_markdown(result: Forecast, out: TextIO) -> None:
     if result.escalations:
         lines.append("")
         lines += [f"- {wait_text(e, now)}" for e in result.escalations]
+    budgets = budget_lines(result)
+    if budgets:
+        lines.append("")
+        lines += [f"- {line}" for line in budgets]
     out.write("\n".join(lines) + "\n")
 
 
