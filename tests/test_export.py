@@ -987,14 +987,20 @@ def test_litellm_current_in_block_yaml_is_exit_2_with_what_to_give() -> None:
            "writes" in result.stderr
 
 
-def test_litellm_current_names_outside_fallbacks(tmp_path: Path) -> None:
+def _litellm_deployed(tmp_path: Path, **sections: Any) -> Path:
+    """The export of auto/subscription as deployed, with ``sections`` added to it."""
     deployed = tmp_path / "deployed.yaml"
     invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
            "--out", str(deployed))
     data = json.loads("\n".join(line for line in deployed.read_text().splitlines()
                                 if not line.startswith("#")))
-    data["router_settings"] = {"fallbacks": [{"omniladder-subscription": ["gpt-4o"]}]}
-    deployed.write_text(json.dumps(data))
+    deployed.write_text(json.dumps({**data, **sections}))
+    return deployed
+
+
+def test_litellm_current_names_outside_fallbacks(tmp_path: Path) -> None:
+    deployed = _litellm_deployed(tmp_path, router_settings={
+        "fallbacks": [{"omniladder-subscription": ["gpt-4o"]}]})
     result = invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
                     "--current", str(deployed))
     assert result.exit_code == 1
@@ -1015,13 +1021,7 @@ def test_litellm_current_names_fallbacks_given_under_litellm_settings(
     sets every ``litellm_settings`` key on the ``litellm`` module and its Router falls back
     to those module values when ``router_settings`` gives none (BerriAI/litellm
     ``litellm/proxy/proxy_server.py`` @ 9344afb, ``litellm/router.py`` @ f292d1a)."""
-    deployed = tmp_path / "deployed.yaml"
-    invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
-           "--out", str(deployed))
-    data = json.loads("\n".join(line for line in deployed.read_text().splitlines()
-                                if not line.startswith("#")))
-    data["litellm_settings"] = {key: value}
-    deployed.write_text(json.dumps(data))
+    deployed = _litellm_deployed(tmp_path, litellm_settings={key: value})
     result = invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
                     "--current", str(deployed))
     assert result.exit_code == 1, result.output
@@ -1033,28 +1033,12 @@ def test_litellm_settings_fallbacks_under_router_settings_ones_are_not_read(
         tmp_path: Path) -> None:
     """The Router takes ``router_settings.fallbacks`` when it is set and only then ignores
     ``litellm_settings.fallbacks``: one that is never read routes nothing."""
-    deployed = tmp_path / "deployed.yaml"
-    invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
-           "--out", str(deployed))
-    data = json.loads("\n".join(line for line in deployed.read_text().splitlines()
-                                if not line.startswith("#")))
-    data["router_settings"] = {"fallbacks": [{"gpt-4o": ["gpt-4o-mini"]}]}
-    data["litellm_settings"] = {"fallbacks": [{"omniladder-subscription": ["gpt-4o"]}]}
-    deployed.write_text(json.dumps(data))
+    deployed = _litellm_deployed(
+        tmp_path, router_settings={"fallbacks": [{"gpt-4o": ["gpt-4o-mini"]}]},
+        litellm_settings={"fallbacks": [{"omniladder-subscription": ["gpt-4o"]}]})
     result = invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
                     "--current", str(deployed))
     assert result.exit_code == 0, result.output
-
-
-def _litellm_deployed(tmp_path: Path, **sections: Any) -> Path:
-    """The export of auto/subscription as deployed, with ``sections`` added to it."""
-    deployed = tmp_path / "deployed.yaml"
-    invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
-           "--out", str(deployed))
-    data = json.loads("\n".join(line for line in deployed.read_text().splitlines()
-                                if not line.startswith("#")))
-    deployed.write_text(json.dumps({**data, **sections}))
-    return deployed
 
 
 @pytest.mark.parametrize(("sections", "via"), [
