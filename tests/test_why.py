@@ -456,3 +456,41 @@ def test_why_gives_the_reason_instead_of_a_pace_for_an_exhausted_reading() -> No
     document = json.loads(_why_day("claude-pro-personal", "--json"))
     assert document["pace"] == {"projected": False, "windows": [], "note": (
         "reading at 09:40Z says exhausted until 19:00Z: no projection")}
+
+
+@pytest.mark.parametrize("auto_id", FLAT_IDS)
+def test_a_cooldown_remedy_promises_no_comeback_the_quota_denies(auto_id: str) -> None:
+    """R5 with R6.4: the cooldown ends at 12:10Z but the 5h window at 0% holds until
+    12:30Z. `cooldown` is the reason shown, yet the pair is not back when the cooldown
+    ends; the remedy names the cooldown's end without promising a return then, and sends
+    the operator to `why`, whose comeback is the reset."""
+    from tests import builders as b
+
+    inputs = b.fleet(
+        [b.conn("c4", models=["sonnet"], rate_limited_until=b.at(minutes=10))],
+        [b.reading("c4", b.at(minutes=-1), b.window("5h", 0, b.at(minutes=30)))])
+    plan = make_plan(inputs, parse_auto_id(auto_id), b.NOW, "flag")
+    (left,) = [x for x in plan.excluded if x.connection_id == "c4"]
+    assert left.reason == "cooldown"
+    assert not _admitted(make_plan(inputs, plan.auto_id, b.instant(minutes=10), "flag"), "c4")
+    assert left.fix is not None
+    assert "it is back" not in left.fix
+    assert "the cooldown ends at 2026-11-29T12:10:00Z" in left.fix
+    assert "`omniladder why c4` gives the earliest comeback" in left.fix
+    (verdict,) = explain(inputs, [plan], "c4").verdicts
+    (comeback,) = verdict.comebacks
+    earliest = comeback.earliest
+    assert earliest is None or earliest.at >= b.instant(minutes=30)
+
+
+def test_a_clamped_cooldown_remedy_says_a_newer_reading_lifts_the_clamp() -> None:
+    """R9, decided: the clamp reads only the latest reading, so a fresh reading without a low
+    window restores the configured end. The example's codex-plus is clamped from 18:00Z to
+    12:30Z; its remedy must say that the configured end stands after such a reading, since
+    `why`'s comeback with a fresh reading is 18:00Z."""
+    document = _invoke("plan", "auto/subscription")
+    (left,) = [x for x in document["excluded"] if x["connection_id"] == "codex-plus"]
+    fix = left["fix"]
+    assert "it is back" not in fix
+    assert "the cooldown ends at 2026-11-29T12:30:00Z (clamped to its own quota reset, R9" in fix
+    assert "2026-11-29T18:00:00Z" in fix

@@ -150,11 +150,15 @@ def _cooldown(case: _Case) -> str:
     cool = case.cooldown
     if cool is None:  # pragma: no cover - a cooldown exclusion always has one
         return f"check rate_limited_until on connection {case.cid!r}"
-    text = f"it is back when the cooldown ends at {timefmt.iso(cool.end)}"
+    # The end of the cooldown is not a comeback: the quota may still hold the connection
+    # (R6.4), and a clamp lasts only while the latest reading shows the reset it was cut to.
+    text = f"the cooldown ends at {timefmt.iso(cool.end)}"
     if cool.clamped:
-        text += " (clamped to its own quota reset, R9)"
-    return (text + "; if the limit has lifted already, update or remove rate_limited_until on "
-            f"connection {case.cid!r} in {CONNECTIONS_FILE}")
+        text += (f" (clamped to its own quota reset, R9; a newer reading with no exhausted "
+                 f"window restores the configured end {timefmt.iso(cool.until)})")
+    return (text + f"; `omniladder why {case.cid}` gives the earliest comeback; if the limit "
+            f"has lifted already, update or remove rate_limited_until on connection "
+            f"{case.cid!r} in {CONNECTIONS_FILE}")
 
 
 def _billing_not_subscription(case: _Case) -> str:
