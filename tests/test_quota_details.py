@@ -30,7 +30,7 @@ LADDER = ladder()  # cutoff 2 %, re-entry floor 5 %, max age 180 s
 @pytest.mark.parametrize(("readings", "detail"), [
     pytest.param([], "no quota reading at or before now", id="R6.1-no-reading-at-all"),
     pytest.param([reading("c", at(minutes=5), window("5h", 50))],
-                 "no quota reading at or before now: all 1 lie after it (the first at 12:05Z)",
+                 "no quota reading at or before now: the only one lies after it (at 12:05Z)",
                  id="R6.1-one-reading-after-now"),
     pytest.param([reading("c", at(days=1, minutes=5), window("5h", 50)),
                   reading("c", at(days=2), window("5h", 50))],

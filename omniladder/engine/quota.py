@@ -407,8 +407,10 @@ def _missing(history: Sequence[Reading], now: datetime) -> Verdict:
                        f"the latest at {timefmt.short(until[-1].checked_at, now)})")
     if history:
         return Verdict("unknown", "quota-missing",
-                       f"no quota reading at or before now: all {len(history)} lie after "
-                       f"it (the first at {timefmt.short(history[0].checked_at, now)})",
+                       "no quota reading at or before now: "
+                       + ("the only one lies after it (at " if len(history) == 1
+                          else f"all {len(history)} lie after it (the first at ")
+                       + f"{timefmt.short(history[0].checked_at, now)})",
                        first_after=history[0].checked_at)
     return Verdict("unknown", "quota-missing", "no quota reading at or before now")
 
