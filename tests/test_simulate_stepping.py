@@ -59,6 +59,30 @@ def test_stepping_equals_replanning_every_step(inputs: LoadedInputs, auto_id: st
     assert series_json(stepped) == series_json(replanned)
 
 
+T_WEEK = datetime(2026, 12, 6, 22, tzinfo=UTC)
+"""Two hours before an ISO week (Monday 2026-12-07) begins, inside a month: a weekly
+budget's period starts inside the range, a monthly one's does not."""
+WEEK_FLEETS = input_sets(anchor=T_WEEK, catalog=SHIPPED, connections=(1, 6), readings=(0, 4),
+                         readings_between=(-200, 150), resets_between=(-30, 180),
+                         spend_between=(-600, 180))
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None)
+@given(WEEK_FLEETS, st.sampled_from(["auto/thrifty", "auto/coding:thrifty"]),
+       st.integers(-240, 60), st.integers(0, 300), st.sampled_from([1, 7, 15, 30]))
+def test_stepping_equals_replanning_across_a_week_start(inputs: LoadedInputs, auto_id: str,
+                                                        start: int, length: int,
+                                                        step: int) -> None:
+    """R8's ISO week from Monday: stepping across the week start equals re-planning."""
+    first = T_WEEK + timedelta(minutes=start)
+    last = first + timedelta(minutes=length)
+    every = timedelta(minutes=step)
+    parsed = parse_auto_id(auto_id)
+    assert simulate(inputs, parsed, first, last, every) == simulate(
+        inputs, parsed, first, last, every, replan=True)
+
+
 def test_stepping_equals_replanning_on_the_day_example() -> None:
     from omniladder.loading import load_inputs
 
