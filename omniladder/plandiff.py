@@ -123,6 +123,13 @@ class SavedPlan(_SavedModel):
 
     @model_validator(mode="after")
     def _unique_keys(self) -> SavedPlan:
+        # Moves are judged by list order and reported by position: a pool whose positions
+        # are not its order (an edited file) would diff as "moved #1 -> #1".
+        for index, entry in enumerate(self.pool):
+            if entry.position != index + 1:
+                raise ValueError(f"pool[{index}].position is {entry.position}, expected "
+                                 f"{index + 1}: a saved plan lists its pool in dispatch "
+                                 "order, from position 1")
         repeat = first_repeat(entry.key for entry in self.pool)
         if repeat is not None:
             first, again = repeat

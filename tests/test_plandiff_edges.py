@@ -103,3 +103,18 @@ def test_a_saved_plan_that_is_not_utf8_names_the_file(here: Path) -> None:
 def test_a_valid_document_round_trips(here: Path) -> None:
     here.write_text(json.dumps(_doc(["a", "b"])), encoding="utf-8")
     assert [e.model for e in load_saved_plan(here).pool] == ["a", "b"]
+
+
+@pytest.mark.parametrize("positions", [[2, 1], [1, 1], [0, 1], [1, 3]])
+def test_a_pool_out_of_its_positions_is_named_not_diffed(positions: list[int]) -> None:
+    """A hand-edited pool whose positions are not 1, 2, ... in list order would diff as
+    "moved #1 -> #1" (moves are judged by order, reported by position): it is an error
+    naming the first entry out of place."""
+    document = _doc(["a", "b"])
+    for entry, position in zip(document["pool"], positions, strict=True):
+        entry["position"] = position
+    with pytest.raises(InputError) as caught:
+        parse_saved_plan(document, "old.json")
+    index = next(i for i, p in enumerate(positions) if p != i + 1)
+    assert f"pool[{index}].position is {positions[index]}, expected {index + 1}" in str(
+        caught.value)
