@@ -176,6 +176,7 @@ HISTORIES = input_sets(catalog=ONE_PLAN, connections=(1, 1), readings=(0, 5),
 """One connection's quota history, every reading before NOW."""
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(parsed=HISTORIES, cutoff=st.sampled_from([0, 2, 5]))
 def test_a_placeholder_never_reopens_a_spent_window(parsed: tuple[Reading, ...],
@@ -225,6 +226,7 @@ def test_holding_from_the_first_reading_with_a_window_to_hold_is_the_whole_rule(
     assert (found is readings) == (whole is readings)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(readings=HISTORIES, extra=st.lists(st.integers(-300, 0), max_size=3))
 def test_empty_readings_change_no_verdict(readings: tuple[Reading, ...],

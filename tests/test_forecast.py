@@ -216,6 +216,7 @@ def test_sparse_projected_readings_decide_as_a_reading_at_every_step(
     assert sparse.projected_readings <= dense.projected_readings
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(FLEETS, st.integers(-120, 60))
 def test_guardrails_hold_on_generated_histories(inputs: LoadedInputs, start: int) -> None:

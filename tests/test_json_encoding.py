@@ -105,6 +105,7 @@ def test_lists_of_records_have_the_same_text_as_json_dumps(document: Any) -> Non
     assert all(pieces)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(document=plan_like | documents)
 def test_the_pieces_written_to_a_stream_or_a_file_are_the_same_bytes(
