@@ -675,8 +675,9 @@ def budget_reached_at(heads: Sequence[tuple[datetime, Rung | None]], rung: str, 
     period_of = period_start(heads[0][0], period)
     for (start, head), (end, _) in pairwise(heads):
         while start < end:
-            if period_start(start, period) != period_of:
-                period_of, left = period_start(start, period), budget_usd
+            here = period_start(start, period)
+            if here != period_of:
+                period_of, left = here, budget_usd
             piece_end = min(end, _period_end(start, period))
             if head == rung and left > 0:
                 hours = (piece_end - start).total_seconds() / 3600.0

@@ -351,11 +351,7 @@ def _within_calendar(shown: str, index: int, now: datetime,
                      expectation: Expectation) -> None:
     """Raise the InputError naming the expectation's horizon when its forecast would step
     past the end of the calendar (year 9999), as ``forecast --horizon`` says it."""
-    try:
-        end: datetime | None = now + expectation.forecast_horizon
-    except OverflowError:
-        end = None
-    if end is None or not timefmt.in_utc_range(end):
+    if timefmt.shifted(now, expectation.forecast_horizon) is None:
         horizon = expectation.horizon or DEFAULT_HORIZON
         raise InputError(f"the forecast horizon {horizon} from {timefmt.iso(now)} runs past "
                          "the end of the calendar (year 9999)", file=shown,

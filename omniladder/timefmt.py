@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 OUT_OF_RANGE = "timestamp out of range: in UTC it falls before year 1 or after year 9999"
 
@@ -21,6 +21,16 @@ def in_utc_range(instant: datetime) -> bool:
     except OverflowError:
         return False
     return True
+
+
+def shifted(instant: datetime, span: timedelta) -> datetime | None:
+    """``instant + span``, or None when that falls off the calendar (past year 9999 or
+    before year 1, in UTC): each caller words what it was asked to reach."""
+    try:
+        found = instant + span
+    except OverflowError:
+        return None
+    return found if in_utc_range(found) else None
 
 
 def from_rfc3339(text: str) -> datetime:

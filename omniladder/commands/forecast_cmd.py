@@ -62,11 +62,8 @@ def forecast(
         every = parse_span(step, "--step")
         inputs = options.load()
         instant, source, inputs = now_for(now, inputs)
-        try:
-            end = instant + ahead
-        except OverflowError:
-            end = None
-        if end is None or not timefmt.in_utc_range(end):
+        end = timefmt.shifted(instant, ahead)
+        if end is None:
             raise UsageError(f"{horizon!r} from {timefmt.iso(instant)} runs past the end of "
                              "the calendar (year 9999)", field="--horizon")
         step_instants(instant, end, every)  # too many steps: a usage error
