@@ -103,15 +103,8 @@ def _free_windows(top: dict[str, Any], file: str,
         path = f"{FREE_LEFT}.{key}"
         left = _count(value, file, path)
         allowance = _count(allowances.get(key), file, f"{FREE_ALLOWANCE}.{key}")
-        if left is None or allowance is None or allowance <= 0:
-            # nothing to divide by: no value, never read as exhausted
-            windows.append(SourceWindow(name=key, reset_at=reset_at))
-            continue
-        if left > allowance:
-            raise InputError(f"{_shown(left)} left is more than the monthly quota of "
-                             f"{_shown(allowance)}", file=file, field=path)
-        windows.append(SourceWindow(name=key, reset_at=reset_at,
-                                    remaining_percent=max(0.0, left / allowance * 100.0)))
+        windows.append(_share_left(key, left, allowance, "monthly quota", reset_at, file,
+                                   path))
     return windows
 
 
@@ -139,12 +132,21 @@ def _window(key: str, snapshot: dict[str, Any], file: str, path: str,
         return SourceWindow(name=key, reset_at=reset_at)  # nothing to divide by: no value
     field = "quota_remaining" if snapshot.get("quota_remaining") is not None else "remaining"
     left = _count(snapshot.get(field), file, f"{path}.{field}")
-    if left is None:
+    return _share_left(key, left, entitlement, "entitlement", reset_at, file,
+                       f"{path}.{field}")
+
+
+def _share_left(key: str, left: float | None, allowance: float | None, allowance_name: str,
+                reset_at: datetime | None, file: str, field: str) -> SourceWindow:
+    """The window of ``left`` counts out of ``allowance``: no value without either, or with
+    nothing to divide by (never read as exhausted); a negative count, past the allowance,
+    reads as 0; more left than the allowance is an error naming ``field``."""
+    if left is None or allowance is None or allowance <= 0:
         return SourceWindow(name=key, reset_at=reset_at)
-    if left > entitlement:
-        raise InputError(f"{_shown(left)} left is more than the entitlement of "
-                         f"{_shown(entitlement)}", file=file, field=f"{path}.{field}")
-    return SourceWindow(name=key, remaining_percent=max(0.0, left / entitlement * 100.0),
+    if left > allowance:
+        raise InputError(f"{_shown(left)} left is more than the {allowance_name} of "
+                         f"{_shown(allowance)}", file=file, field=field)
+    return SourceWindow(name=key, remaining_percent=max(0.0, left / allowance * 100.0),
                         reset_at=reset_at)
 
 
