@@ -188,15 +188,12 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
         # re-applying the export, which has no config, leaves the tiers in place.
         found.append("config.compositeTiers runs the deployed steps in the order "
                      + ", ".join(str(index + 1) for index in run) + " (their places as "
-                     "listed; the steps below are compared in that order): the export "
-                     "writes no config, and re-applying it keeps the deployed one, so remove "
-                     "compositeTiers from the combo")
+                     "listed; the steps below are compared in that order)"
+                     + _stays("compositeTiers"))
     if _eval_ordered(current.get("config")) and len(listed) > 1:
         found.append("config.evalRouting runs the deployed steps in the order of the "
                      "gateway's eval scores, best first, once it holds eval runs for their "
-                     "models, not in the plan's order: the export writes no config, and "
-                     "re-applying it keeps the deployed one, so remove evalRouting from the "
-                     "combo")
+                     "models, not in the plan's order" + _stays("evalRouting"))
     if len(ours) != len(theirs):
         found.append(f"{len(ours)} steps in the export, {len(theirs)} deployed")
     for index, (mine, deployed) in enumerate(zip(ours, theirs, strict=False)):
@@ -208,10 +205,14 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
         found.append("config.shadowRouting copies requests to "
                      + ", ".join(_show(target) for target in copied) + ": each copy is a "
                      "request of its own, which spends its target's quota or bills its "
-                     "rung beyond what the plan routes; the export writes no config, and "
-                     "re-applying it keeps the deployed one, so remove shadowRouting from "
-                     "the combo")
+                     "rung beyond what the plan routes" + _stays("shadowRouting", "; "))
     return found
+
+
+def _stays(key: str, joint: str = ": ") -> str:
+    """Why a deployed ``config`` setting outlives a re-applied export, and what to do."""
+    return (f"{joint}the export writes no config, and re-applying it keeps the deployed one, "
+            f"so remove {key} from the combo")
 
 
 def _shadow_targets(config: Any) -> list[dict[str, Any]]:
