@@ -110,7 +110,9 @@ def odd_plans(draw: st.DrawFn) -> tuple[ExportPlan, dict[str, ConnectionRoute]]:
     entries = []
     routes: dict[str, ConnectionRoute] = {}
     for position in range(1, draw(st.integers(1, 4)) + 1):
-        allowed = tuple(draw(st.lists(TEXT, min_size=1, max_size=3, unique=True)))
+        # a connection id is never blank (ConnectionRoute refuses one): any other text
+        allowed = tuple(draw(st.lists(TEXT.filter(str.strip), min_size=1, max_size=3,
+                                      unique=True)))
         entries.append(ExportEntry(position, "free", draw(TEXT), draw(TEXT), allowed,
                                    (ExportMark(allowed[0], draw(TEXT), draw(TEXT)),)))
         for cid in allowed:
