@@ -37,6 +37,7 @@ from omniladder.engine.quota import (
     readings_until,
     window_views,
 )
+from omniladder.engine.readings import age_seconds, is_fresh, low_windows, stale_after
 from omniladder.engine.tiers import TierInfo
 from omniladder.errors import UsageError
 from omniladder.models import Reading, Rung, Window
@@ -239,8 +240,8 @@ def explain(inputs: LoadedInputs, plans: Sequence[Plan], connection_id: str,
     stale: bool | None = None
     max_age = ladder.max_reading_age_seconds
     if reading is not None:
-        age = (first.now - reading.checked_at).total_seconds()
-        stale = age > max_age
+        age = age_seconds(reading.checked_at, first.now)
+        stale = not is_fresh(reading.checked_at, first.now, max_age)
 
     # Comeback probes re-plan again and again: plan the connection alone, which decides its
     # pairs exactly as the whole fleet does.
@@ -410,10 +411,10 @@ def _steps(plan: Plan, before: PairDecision, after: PairDecision, at: datetime,
             steps.append(f"the exhausted reading's reset passes at "
                          f"{timefmt.short(reading.reset_at, now)}")
         threshold = verdict.threshold if verdict is not None else None
-        for window in reading.all_windows():
-            if (window.applies_to(before.model) and window.reset_at is not None
-                    and now < window.reset_at <= at and threshold is not None
-                    and window.figure <= threshold):
+        if threshold is not None:
+            for window in low_windows(reading, threshold, model=before.model, after=now,
+                                      until=at):
+                assert window.reset_at is not None
                 steps.append(f"the {window.name} window resets at "
                              f"{timefmt.short(window.reset_at, now)}")
     if before.reason == "budget-spent" and not after.reason:
@@ -428,8 +429,8 @@ def _steps(plan: Plan, before: PairDecision, after: PairDecision, at: datetime,
                      f"{timefmt.pct(probe.threshold or 0)}")
     elif probe is not None and after.unverified:
         if probe.reason == "quota-stale" and reading is not None:
-            stale_at = reading.checked_at + timedelta(seconds=max_age)
-            if stale_at >= at:
+            stale_at = stale_after(reading.checked_at, max_age)
+            if stale_at is not None and stale_at >= at:
                 steps.append(f"its reading of {timefmt.short(reading.checked_at, now)} goes "
                              f"stale just after {timefmt.short(stale_at, now)} (max age "
                              f"{timefmt.duration(max_age)})")

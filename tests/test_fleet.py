@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from omniladder.engine import fleet as fleet_module
-from omniladder.engine import quota
+from omniladder.engine import readings
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs, SourcedModelEntry
@@ -82,14 +82,14 @@ def _back_at_the_floor() -> LoadedInputs:
 
 def _floor_admits(monkeypatch: pytest.MonkeyPatch) -> None:
     """R7 changed in its one function: a pair out of play comes back *at* the floor."""
-    original = quota.below
+    original = readings.below
 
     def below(figure: float, in_play: bool, ladder: LadderSettings) -> bool:
         if in_play:
             return original(figure, in_play, ladder)
-        return figure < quota.threshold_of(in_play, ladder)
+        return figure < readings.threshold_of(in_play, ladder)
 
-    monkeypatch.setattr(quota, "below", below)
+    monkeypatch.setattr(readings, "below", below)
 
 
 @pytest.mark.parametrize("auto_id", ["auto/subscription", "auto/thrifty"])
@@ -120,6 +120,43 @@ def test_R7_changed_in_one_place_keeps_simulate_equal_to_replanning(
     stepped = simulate(inputs, parsed, start, end, step)
     assert stepped == simulate(inputs, parsed, start, end, step, replan=True)
     assert "back" in stepped.points[3].eligible
+
+
+# --- R6.4: the hold ------------------------------------------------------------------------
+
+
+def _held_then_full() -> LoadedInputs:
+    """``held`` read 1% of its 5h window an hour ago and reads 80% now, before that
+    window's reset: R6.4 holds the 1% until the reset, two hours ahead."""
+    return fleet(
+        [conn("held", models=["sonnet"]), conn("paid", "openai", "apikey", models=["gpt-mini"])],
+        [reading("held", at(minutes=-60), window("5h", 1, at(hours=2))),
+         reading("held", at(minutes=-1), window("5h", 80, at(hours=2)))],
+        settings={"ladder": LADDER})
+
+
+def _only_empty_windows_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """R6.4 changed in its one function: only a window that reads 0% is low enough to hold."""
+    original = readings.is_low
+    monkeypatch.setattr(readings, "is_low", lambda window, threshold: original(window, 0.0))
+
+
+@pytest.mark.parametrize("auto_id", ["auto/subscription", "auto/thrifty"])
+def test_R6_4_hold_is_one_function_that_plan_why_and_the_stepper_all_reach(
+        monkeypatch: pytest.MonkeyPatch, auto_id: str) -> None:
+    """The 1% window holds the pair out; narrowing ``readings.is_low`` releases it in every
+    planner at once, and simulate still equals re-planning."""
+    inputs = _held_then_full()
+    before = _agreeing_plan(inputs, auto_id)
+    assert _outcome(before, "held") == [("sonnet", False, "quota-below-reentry")]
+    _only_empty_windows_hold(monkeypatch)
+    after = _agreeing_plan(inputs, auto_id)
+    assert _outcome(after, "held") == [("sonnet", True, None)]
+    parsed = parse_auto_id(auto_id)
+    start, end, step = NOW - timedelta(minutes=30), NOW + timedelta(hours=3), \
+        timedelta(minutes=30)
+    stepped = simulate(inputs, parsed, start, end, step)
+    assert stepped == simulate(inputs, parsed, start, end, step, replan=True)
 
 
 # --- R13: category membership -------------------------------------------------------------

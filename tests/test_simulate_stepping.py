@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omniladder.engine.autoid import parse_auto_id
-from omniladder.engine.changes import fresh_until
 from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.readings import stale_after
 from omniladder.models import (
     BudgetSettings,
     Connection,
@@ -145,11 +145,11 @@ def test_a_reading_turns_stale_at_the_first_step_past_its_age() -> None:
 
 
 @pytest.mark.parametrize("max_age", [0.0, 1.5e-6, 0.1, 90.0, 180.0000005, 1e9])
-def test_fresh_until_is_the_last_instant_r6_5_calls_fresh(max_age: float) -> None:
+def test_stale_after_is_the_last_instant_r6_5_calls_fresh(max_age: float) -> None:
     """R6.5: a reading is stale once its age in seconds exceeds the max age. The last fresh
     instant the change schedule uses matches that comparison to the microsecond, also for a
     max age that is no whole number of microseconds."""
-    last = fresh_until(T0, max_age)
+    last = stale_after(T0, max_age)
     assert last is not None
     assert (last - T0).total_seconds() <= max_age
     assert (last + timedelta(microseconds=1) - T0).total_seconds() > max_age
@@ -157,8 +157,8 @@ def test_fresh_until_is_the_last_instant_r6_5_calls_fresh(max_age: float) -> Non
 
 def test_a_max_age_past_the_calendar_end_never_goes_stale() -> None:
     """R6.5: no stale instant is scheduled when it would lie after year 9999."""
-    assert fresh_until(T0, 1e12) is None
-    assert fresh_until(T0, 1.7e308) is None
+    assert stale_after(T0, 1e12) is None
+    assert stale_after(T0, 1.7e308) is None
 
 
 def test_spend_crossing_a_budget_and_a_new_period_reopen_the_rung() -> None:

@@ -6,6 +6,7 @@ from typing import Literal, NamedTuple
 
 from omniladder import timefmt
 from omniladder.engine.inputs import Catalogs, SourcedBillingEntry
+from omniladder.engine.readings import age_seconds, is_fresh
 from omniladder.errors import InputError, close_match
 from omniladder.models import Connection, Reading
 
@@ -148,8 +149,7 @@ def observe(info: BillingInfo, readings: Sequence[Reading], now: datetime,
     else:
         return info
     assert reading.overage is not None
-    age = (now - reading.checked_at).total_seconds()
-    fresh = age <= max_age_seconds
+    fresh = is_fresh(reading.checked_at, now, max_age_seconds)
     seen = f"reported {reading.overage} at {timefmt.short(reading.checked_at, now)}"
     if reading.overage == "meters-to-paid":
         if info.overage == "meters-to-paid":
@@ -169,6 +169,7 @@ def observe(info: BillingInfo, readings: Sequence[Reading], now: datetime,
     elif info.overage_source not in ("catalog", "catalog-provider-wide"):
         why = f"only a catalog unknown may be widened, this one is {info.overage_source}"
     elif not fresh:
+        age = age_seconds(reading.checked_at, now)
         why = (f"the reading is {timefmt.age_beside(age, max_age_seconds)} old (max "
                f"{timefmt.duration(max_age_seconds)}); only a fresh report widens")
     else:

@@ -11,10 +11,11 @@ period's start is fleet-wide and each caller adds it in its own terms.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import NamedTuple
 
 from omniladder.engine.quota import carries_quota
+from omniladder.engine.readings import is_low, stale_after
 from omniladder.models import Reading
 
 
@@ -31,27 +32,6 @@ class Change(NamedTuple):
 
     def counts(self) -> bool:
         return self.until is None or self.at < self.until
-
-
-_CALENDAR_SECONDS = (datetime.max - datetime.min).total_seconds()
-
-
-def fresh_until(checked_at: datetime, max_age_seconds: float) -> datetime | None:
-    """The last instant, to the microsecond, at which a reading taken at ``checked_at`` is
-    still fresh: R6.5 and R2a call it stale once ``(now - checked_at).total_seconds()``
-    exceeds the max age. None when that instant lies past the calendar's end."""
-    if max_age_seconds > _CALENDAR_SECONDS:
-        return None
-    micros = int(max_age_seconds * 1_000_000)
-    # total_seconds() divides whole microseconds by 10**6: match it exactly at the edge.
-    while (micros + 1) / 1_000_000 <= max_age_seconds:
-        micros += 1
-    while micros > 0 and micros / 1_000_000 > max_age_seconds:
-        micros -= 1
-    try:
-        return checked_at + timedelta(microseconds=micros)
-    except OverflowError:
-        return None
 
 
 def connection_changes(history: Sequence[Reading], rate_limited_until: datetime | None,
@@ -80,11 +60,11 @@ def connection_changes(history: Sequence[Reading], rate_limited_until: datetime 
             yield Change(reading.reset_at, False, superseded)
         for window in reading.all_windows():
             if window.reset_at is not None:
-                held = not window.unlimited and window.figure <= cutoff
+                held = is_low(window, cutoff)
                 yield Change(window.reset_at, False, None if held else superseded)
-        stale_after = fresh_until(reading.checked_at, max_age_seconds)
-        if stale_after is not None:
-            yield Change(stale_after, True,
+        stale_at = stale_after(reading.checked_at, max_age_seconds)
+        if stale_at is not None:
+            yield Change(stale_at, True,
                          None if reading.overage is not None else superseded)
     if rate_limited_until is not None:
         yield Change(rate_limited_until, False, None)

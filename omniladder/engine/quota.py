@@ -12,6 +12,8 @@ from datetime import datetime
 from typing import Literal, NamedTuple, overload
 
 from omniladder import timefmt
+from omniladder.engine import readings as rules
+from omniladder.engine.readings import threshold_of
 from omniladder.models import Connection, LadderSettings, Reading, Window
 
 VerdictKind = Literal["usable", "unknown", "exhausted"]
@@ -86,7 +88,7 @@ class _Hold(NamedTuple):
 def _holds(window: Window, now: datetime, cutoff: float) -> bool:
     """R6.4: whether later readings hold this window of a reading: it shows the window at
     or below the cutoff with a reset after now (a held window is not held again)."""
-    if window.unlimited or (window.remaining_percent or 0.0) > cutoff:
+    if not rules.is_low(window, cutoff):
         return False  # most windows: checked first
     reset_at = window.reset_at
     return reset_at is not None and reset_at > now and not isinstance(window, HeldWindow)
@@ -97,7 +99,8 @@ def _first_holding(readings: Sequence[Reading], now: datetime, cutoff: float) ->
     when no reading before the latest has one (the latest has no later reading)."""
     for position in range(len(readings) - 1):
         for window in readings[position].all_windows():
-            # Most windows are above the cutoff: passed over before the whole check.
+            # Most windows are above the cutoff: passed over before the whole check (an
+            # inline part of ``readings.is_low``, which ``_holds`` then asks in full).
             if (window.remaining_percent or 0.0) <= cutoff and _holds(window, now, cutoff):
                 return position
     return None
@@ -211,6 +214,7 @@ def _figure(reading: Reading, model: str, at: datetime) -> float | None:
         reset_at = window.reset_at
         if reset_at is not None and reset_at <= at:
             continue
+        # ``readings.figure``, inline: this runs for every window of a replayed reading.
         value = 100.0 if window.unlimited else float(window.remaining_percent or 0.0)
         if best is None or value < best:
             best = value
@@ -251,20 +255,6 @@ class Verdict(NamedTuple):
     """For ``quota-missing`` when readings exist but all lie after now: the first of them."""
 
 
-def threshold_of(in_play: bool, ladder: LadderSettings) -> float:
-    """R7: the figure a window is held to, the exit cutoff while the pair is in play, the
-    re-entry floor once it is out."""
-    return ladder.exit_cutoff_percent if in_play else ladder.reentry_floor
-
-
-def below(figure: float, in_play: bool, ladder: LadderSettings) -> bool:
-    """R7, the one comparison of a figure with its threshold: at or below the exit cutoff
-    a pair in play leaves; a pair out of play comes back only above the re-entry floor.
-    Every verdict (``replay``, ``verdict``) decides through it, for ``plan``, ``why`` and
-    ``simulate`` alike."""
-    return figure <= threshold_of(in_play, ladder)
-
-
 def replay(readings: Sequence[Reading], model: str,
            ladder: LadderSettings) -> tuple[bool, datetime | None, "Replay"]:
     """R7: replay the earlier readings from *in play*; return the state they leave.
@@ -293,8 +283,9 @@ def _in_play_after(in_play: bool, status: str | None, figure: float | None,
     below the exit cutoff; a pair out of play comes back on a figure above the re-entry
     floor that does not say exhausted."""
     if in_play:
-        return not (status == "exhausted" or (figure is not None and below(figure, True, ladder)))
-    return status != "exhausted" and figure is not None and not below(figure, False, ladder)
+        return not (status == "exhausted"
+                    or (figure is not None and rules.below(figure, True, ladder)))
+    return status != "exhausted" and figure is not None and not rules.below(figure, False, ladder)
 
 
 def _stays_in_play(readings: Sequence[Reading], ladder: LadderSettings) -> bool:
@@ -312,8 +303,8 @@ def _stays_in_play(readings: Sequence[Reading], ladder: LadderSettings) -> bool:
         if reading.status == "exhausted":
             return False
         for window in reading.all_windows():
-            # ``window.figure``, read inline: this runs over every earlier window of most
-            # replays, and the property call per window cost a plan 55 M instructions.
+            # ``readings.figure`` and ``below``, read inline: this runs over every earlier
+            # window of most replays, and a call per window cost a plan 55 M instructions.
             if (100.0 if window.unlimited else (window.remaining_percent or 0.0)) <= cutoff:
                 return False
     return True
@@ -437,7 +428,7 @@ def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: Lad
                   if latest.reset_at is not None else "")
         return _judged(latest, threshold, replayed, "exhausted", "quota-exhausted",
                        f"reading at {seen} says exhausted{resets}")
-    age = (now - latest.checked_at).total_seconds()
+    max_age = ladder.max_reading_age_seconds
 
     # One pass over the latest reading's windows that apply to the model: the lowest
     # current figure (R6.6), the lowest among windows with a reset (R6.4), the first
@@ -458,6 +449,7 @@ def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: Lad
             if first is None:
                 first = candidate
             continue
+        # ``readings.figure``, inline: this loop runs for every pair of a plan.
         value = 100.0 if candidate.unlimited else float(candidate.remaining_percent or 0.0)
         if figure is None or value < figure:
             figure, window = value, candidate
@@ -466,16 +458,16 @@ def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: Lad
 
     # R6.4: a low current window that has a reset instant stays low until that instant,
     # however old the reading; staleness only makes a healthy figure uncertain.
-    if age > ladder.max_reading_age_seconds:
-        if dated is not None and below(dated, in_play, ladder):
+    if not rules.is_fresh(latest.checked_at, now, max_age):
+        age = rules.age_seconds(latest.checked_at, now)
+        if dated is not None and rules.below(dated, in_play, ladder):
             assert dated_window is not None
             return _low(latest, now, threshold, replayed, dated, dated_window, age)
         return _judged(
             latest, threshold, replayed, "unknown", "quota-stale",
             f"reading at {timefmt.short(latest.checked_at, now)} is "
-            f"{timefmt.age_beside(age, ladder.max_reading_age_seconds)} "
-            f"old (max {timefmt.duration(ladder.max_reading_age_seconds)})")
-    if figure is not None and below(figure, in_play, ladder):
+            f"{timefmt.age_beside(age, max_age)} old (max {timefmt.duration(max_age)})")
+    if figure is not None and rules.below(figure, in_play, ladder):
         assert window is not None
         return _low(latest, now, threshold, replayed, figure, window, None)
     if first is not None:  # R6.7
@@ -492,7 +484,8 @@ def _verdict(readings: Sequence[Reading], model: str, now: datetime, ladder: Lad
     assert window is not None
     return _judged(latest, threshold, replayed, "usable", None,
                    f"{window.name} window at {timefmt.pct(figure)}, "
-                   f"reading {timefmt.duration(age)} old", figure, window)
+                   f"reading {timefmt.duration(rules.age_seconds(latest.checked_at, now))} old",
+                   figure, window)
 
 
 def _judged(latest: Reading, threshold: float,
@@ -682,7 +675,7 @@ def own_reset(reading: Reading, cutoff: float) -> datetime | None:
         return reading.reset_at
     resets: list[datetime] = []
     for window in reading.all_windows():
-        if window.unlimited or window.figure > cutoff:
+        if not rules.is_low(window, cutoff):
             continue
         if window.reset_at is None:
             return None

@@ -20,6 +20,7 @@ from omniladder.engine.autoid import AutoId
 from omniladder.engine.billing import BillingInfo
 from omniladder.engine.budgets import BudgetPosition, next_period_start
 from omniladder.engine.quota import Cooldown, DeferredVerdict, HeldWindow, Verdict, resolved
+from omniladder.engine.readings import Reset, next_reset
 from omniladder.models import Connection, LadderSettings
 
 IMPORT_HINT = "omniladder import SOURCE … --connection {cid} --quota QUOTA_FILE"
@@ -267,33 +268,12 @@ def _quota_reset_since(case: _Case) -> str:
             f"({IMPORT_HINT.format(cid=case.cid)})")
 
 
-def _next_reset(case: _Case) -> tuple[datetime, str] | None:
-    """When the exhaustion the verdict saw can lift by itself: the exhausted reading's reset
-    (R6.3), else the last reset among the current low windows that apply to the model."""
+def _next_reset(case: _Case) -> Reset | None:
+    """When the exhaustion the verdict saw can lift by itself (``readings.next_reset``)."""
     verdict = case.verdict
-    reading = verdict.reading if verdict is not None else None
-    if verdict is None or reading is None:
+    if verdict is None or verdict.reading is None:
         return None
-    now = case.now
-    if reading.status == "exhausted":
-        if reading.reset_at is not None and reading.reset_at > now:
-            return reading.reset_at, "the exhausted reading's reset"
-        return None
-    if reading.windows is None:
-        if reading.reset_at is not None and reading.reset_at > now:
-            return reading.reset_at, "the reading's reset"
-        return None
-    threshold = verdict.threshold
-    low = [w for w in reading.all_windows()
-           if (case.model is None or w.applies_to(case.model)) and w.reset_at is not None
-           and w.reset_at > now and threshold is not None and not w.unlimited
-           and w.figure <= threshold]
-    if not low:
-        return None
-    last = max(low, key=lambda w: w.reset_at or now)
-    assert last.reset_at is not None
-    names = ", ".join(sorted({w.name for w in low}))
-    return last.reset_at, f"{'window' if len(low) == 1 else 'windows'} {names}"
+    return next_reset(verdict.reading, verdict.threshold, case.model, case.now)
 
 
 def _quota_exhausted(case: _Case) -> str:
