@@ -17,6 +17,8 @@ from omniladder.engine.billing import BillingInfo, observe
 from omniladder.engine.budgets import BudgetPosition, budget_positions
 from omniladder.engine.fleet import Fleet, SpendNotes, fleet_for
 from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.pool import RUNG_INDEX, Seat, Seating
+from omniladder.engine.pool import position as seat_position
 from omniladder.engine.quota import (
     Cooldown,
     DeferredVerdict,
@@ -406,58 +408,53 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     notes = SpendNotes()
     budgets = _budgets(fleet, now, notes)
 
-    # Each connection with what every one of its pairs reads: its id, and its verdicts
-    # (R6/R7), computed as the decisions ask for them.
-    members_of = [(facts, facts.connection.id, fleet.verdicts(index, now))
-                  for index, facts in enumerate(all_facts)]
+    # Each connection with what every one of its pairs reads: its verdicts (R6/R7),
+    # computed as the decisions ask for them.
+    members_of = [(facts, fleet.verdicts(index, now)) for index, facts in enumerate(all_facts)]
     in_category = fleet.in_category(auto_id.category)
 
     decisions: list[PairDecision] = []
-    # per candidate, per rung: (admitted connection ids, unverified marks)
-    admitted: dict[tuple[str, str], dict[Rung, tuple[list[str], list[UnverifiedMark]]]] = {}
+    # each connection's admitted pairs, seated in the pool once all are decided
+    seats: list[list[Seat[UnverifiedMark]]] = [[] for _ in all_facts]
     # Gathered as the pairs are decided, for the passes after: each connection's refused
     # pairs (exclusions) and each rung's pairs in the id's category (rung states).
     refused: list[list[PairDecision]] = [[] for _ in all_facts]
     landed: dict[Rung, list[PairDecision]] = {rung: [] for rung in RUNGS}
-    # R12: candidates in order of first appearance, allowlists in file order.
     for position, key in enumerate(fleet.keys):
         provider, model = key
         listed = in_category[position]
         tier = fleet.tiers[position]
-        seated = admitted.setdefault(key, {})
         # members and rungs are built one from the other: strict never fires
         members = zip(fleet.members[position], fleet.rungs[position],
                       strict=True)  # pragma: no mutate
         for index, rung in members:
-            facts, cid, verdicts = members_of[index]
+            facts, verdicts = members_of[index]
             decision = decide(facts, provider, model, tier, rung, verdicts, listed, auto_id,
                               budgets, now)
             decisions.append(decision)
             if listed:
                 landed[rung].append(decision)
             if decision.admitted:
-                seat = seated.get(rung)
-                if seat is None:
-                    seat = seated[rung] = ([], [])
-                seat[0].append(cid)
-                if decision.unverified:
-                    seat[1].append(_unverified_mark(decision))
+                seats[index].append(Seat(
+                    RUNG_INDEX[rung], position,
+                    _unverified_mark(decision) if decision.unverified else None))
             else:
                 refused[index].append(decision)
 
-    # R11: split mixed candidates into one entry per rung; order by rung, stable within.
-    pool: list[PoolEntry] = []
-    for rung in RUNGS:
-        for key, per_rung in admitted.items():
-            seat = per_rung.get(rung)
-            if seat is None:
-                continue
-            ids, marks = seat
-            pool.append(PoolEntry(
-                position=len(pool) + 1, rung=rung, provider=key[0], model=key[1],
-                allowed_connection_ids=tuple(ids),
-                unverified_connection_ids=tuple(mark.connection_id for mark in marks),
-                unverified=tuple(marks)))
+    # R11 and R12: the pool as the seating orders it.
+    ids = [f.connection.id for f in all_facts]
+    seating: Seating[UnverifiedMark] = Seating(ids)
+    for index, mine in enumerate(seats):
+        if mine:
+            seating.place(index, mine, 1)
+    keys = fleet.keys
+    pool = [PoolEntry(position=entry.position, rung=entry.rung,
+                      provider=keys[entry.candidate][0], model=keys[entry.candidate][1],
+                      allowed_connection_ids=tuple(ids[m] for m in entry.members),
+                      unverified_connection_ids=tuple(mark.connection_id
+                                                      for mark in entry.marks),
+                      unverified=entry.marks)
+            for entry in seating.pool()]
 
     excluded = _exclusions(all_facts, refused,
                            _remedy_context(inputs, auto_id, now, budgets))
@@ -602,13 +599,11 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     for pair, made in zip(mine, decisions, strict=True):  # pragma: no mutate
         if not made.admitted:
             continue
-        rank = RUNGS.index(made.rung)
-        before = sum(
-            1 for rung in RUNGS[:rank + 1] for other in range(len(keys))
-            if (rung != made.rung or other < pair.candidate) and entry_exists(rung, other))
         mark = _unverified_mark(made) if made.unverified else None
         pool.append(PoolEntry(
-            position=before + 1, rung=made.rung, provider=keys[pair.candidate][0],
+            position=seat_position(RUNG_INDEX[made.rung], pair.candidate, len(keys),
+                                   entry_exists),
+            rung=made.rung, provider=keys[pair.candidate][0],
             model=pair.model, allowed_connection_ids=(connection_id,),
             unverified_connection_ids=(connection_id,) if mark is not None else (),
             unverified=(mark,) if mark is not None else ()))

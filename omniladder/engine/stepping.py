@@ -22,7 +22,6 @@ import bisect
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import chain
 
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import BudgetPosition, budget_positions, period_start
@@ -30,9 +29,8 @@ from omniladder.engine.changes import connection_changes
 from omniladder.engine.fleet import Fleet, fleet_for
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import PairDecision, decide, facts_at, rung_state
+from omniladder.engine.pool import RUNG_INDEX, Seat, Seating
 from omniladder.models import RUNGS, Reading, Rung
-
-_RUNG_INDEX = {rung: index for index, rung in enumerate(RUNGS)}
 
 
 @dataclass(frozen=True)
@@ -90,35 +88,6 @@ def budget_steps(inputs: LoadedInputs, instants: Sequence[datetime]) -> set[int]
                 bisect.bisect_right(spend_ats, at) != bisect.bisect_right(spend_ats, before)):
             found.add(index)
     return found
-
-
-class _Seats:
-    """Connections ordered by their first pool seat (rung, candidate, connection index),
-    kept in one small sorted list per (rung, candidate): a change moves one connection
-    within its bucket, never the whole fleet's list."""
-
-    def __init__(self, ids: Sequence[str]) -> None:
-        self._ids = ids
-        self._buckets: dict[tuple[int, int], tuple[list[int], list[str]]] = {}
-        self._order: list[tuple[int, int]] = []
-
-    def move(self, seat: tuple[int, int, int], sign: int) -> None:
-        """Add (sign 1) or remove (sign -1) the connection seated at ``seat``."""
-        where, index = seat[:2], seat[2]
-        bucket = self._buckets.get(where)
-        if bucket is None:
-            bucket = self._buckets[where] = ([], [])
-            bisect.insort(self._order, where)
-        indexes, ids = bucket
-        at = bisect.bisect_left(indexes, index)
-        if sign > 0:
-            indexes.insert(at, index)
-            ids.insert(at, self._ids[index])
-        else:
-            del indexes[at], ids[at]
-
-    def ids(self) -> tuple[str, ...]:
-        return tuple(chain.from_iterable(self._buckets[where][1] for where in self._order))
 
 
 class Stepper:
@@ -197,44 +166,16 @@ class Stepper:
 
     def steps(self) -> Iterator[StepState]:
         count = len(self.fleet.connections)
-        rung_count = len(RUNGS)
         ids = [c.id for c in self.fleet.connections]
-        # per (candidate, rung) and per (connection, rung): admitted pairs
-        per_entry: dict[tuple[int, int], int] = {}
-        per_member: dict[tuple[int, int], int] = {}
-        entries = [0] * rung_count
-        members = [0] * rung_count
-        # each eligible connection under its first pool seat (rung, candidate)
-        eligible = _Seats(ids)
-        unverified = _Seats(ids)
+        seating: Seating[bool] = Seating(ids, track=True)
+        entries, members = seating.entries, seating.connections
         decided: list[tuple[PairDecision, ...]] = [()] * count
 
         def apply(index: int, decisions: tuple[PairDecision, ...], sign: int) -> None:
-            seat: tuple[int, int, int] | None = None
-            shaky: tuple[int, int, int] | None = None
-            for pair, decision in zip(self.pairs[index], decisions, strict=True):
-                if not decision.admitted:
-                    continue
-                rung = _RUNG_INDEX[pair.rung]
-                entry = (pair.candidate, rung)
-                before = per_entry.get(entry, 0)
-                per_entry[entry] = before + sign
-                if (before == 0) != (before + sign == 0):
-                    entries[rung] += sign
-                member = (index, rung)
-                before = per_member.get(member, 0)
-                per_member[member] = before + sign
-                if (before == 0) != (before + sign == 0):
-                    members[rung] += sign
-                key = (rung, pair.candidate, index)
-                if seat is None or key < seat:
-                    seat = key
-                if decision.unverified and (shaky is None or key < shaky):
-                    shaky = key
-            if seat is not None:
-                eligible.move(seat, sign)
-            if shaky is not None:
-                unverified.move(shaky, sign)
+            seating.place(index, (
+                Seat(RUNG_INDEX[pair.rung], pair.candidate, True if decision.unverified else None)
+                for pair, decision in zip(self.pairs[index], decisions, strict=True)
+                if decision.admitted), sign)
 
         budgets: dict[str, BudgetPosition] = {}
         budget_key: tuple[datetime, int] | None = None
@@ -281,9 +222,9 @@ class Stepper:
                     states.append((rung, state, 0, 0))
                 else:
                     states.append((rung, state, entries[rung_index], members[rung_index]))
-            head = next((rung for rung, n in zip(RUNGS, entries, strict=True) if n), None)
+            head = seating.head()
             if moved or previous is None:
-                seated, shaky = eligible.ids(), unverified.ids()
+                seated, shaky = seating.eligible(), seating.unverified()
             else:
                 seated, shaky = previous.eligible, previous.unverified
             state_now = StepState(now, head, sum(entries), tuple(states), seated, shaky,
