@@ -412,6 +412,7 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     # computed as the decisions ask for them.
     members_of = [(facts, fleet.verdicts(index, now)) for index, facts in enumerate(all_facts)]
     in_category = fleet.in_category(auto_id.category)
+    moment = Moment(auto_id, now, budgets)
 
     decisions: list[PairDecision] = []
     # each connection's admitted pairs, seated in the pool once all are decided
@@ -429,8 +430,7 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                       strict=True)  # pragma: no mutate
         for index, rung in members:
             facts, verdicts = members_of[index]
-            decision = decide(facts, provider, model, tier, rung, verdicts, listed, auto_id,
-                              budgets, now)
+            decision = decide(facts, provider, model, tier, rung, verdicts, listed, moment)
             decisions.append(decision)
             if listed:
                 landed[rung].append(decision)
@@ -558,6 +558,7 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     notes = SpendNotes()
     budgets = _budgets(fleet, now, notes)
     in_category = fleet.in_category(auto_id.category)
+    moment = Moment(auto_id, now, budgets)
     keys = fleet.keys
 
     # Memos of pure computations (facts, verdicts, decisions, whether an entry exists): a
@@ -575,7 +576,7 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                     facts_at(fleet, index, now), fleet.verdicts(index, now))
             provider, model = keys[position]
             found = decide(seen[0], provider, model, fleet.tiers[position], rung, seen[1],
-                           in_category[position], auto_id, budgets, now)
+                           in_category[position], moment)
             decided[(index, position)] = found  # pragma: no mutate
         return found
 
@@ -626,15 +627,24 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                 files=dict(inputs.files))
 
 
+class Moment(NamedTuple):
+    """What every decision of one plan shares: the auto id, the instant and the budget
+    positions there (R8)."""
+
+    auto_id: AutoId
+    now: datetime
+    budgets: dict[str, BudgetPosition]
+
+
 def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, rung: Rung,
-           verdicts: HistoryVerdicts, in_category: bool, auto_id: AutoId,
-           budgets: dict[str, BudgetPosition], now: datetime) -> PairDecision:
+           verdicts: HistoryVerdicts, in_category: bool, moment: Moment) -> PairDecision:
     """R10 or R11 on one (candidate, connection) pair: admitted or not, and the reason.
 
     ``verdicts`` gives the connection's quota verdicts; the model's is computed here only
     when the rule reads it (R10 past its billing checks and the gates, R11 on a quota rung
     past the gates), else the decision carries it deferred.
     """
+    auto_id = moment.auto_id
     cid = facts.connection.id
     reason: str | None = None
     # an admitted pair's detail is its verdict's: this initial value is never read
@@ -649,7 +659,7 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
         reason = "not-in-category"
         detail = f"{model} does not carry category {auto_id.category!r}"
     elif auto_id.tier == "subscription":
-        failed = _subscription_check(facts, now)
+        failed = _subscription_check(facts, moment.now)
         if failed is not None:
             reason, detail = failed
         elif facts.gate_reason is not None:
@@ -670,7 +680,7 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
         else:
             unverified = quota.kind == "unknown" or bool(doubt)
     else:
-        position = budgets[rung]
+        position = moment.budgets[rung]
         if position.gates:
             reason = position.reason
             detail = _budget_detail(position)

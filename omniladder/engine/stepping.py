@@ -28,7 +28,7 @@ from omniladder.engine.budgets import BudgetPosition, budget_positions, period_s
 from omniladder.engine.changes import connection_changes
 from omniladder.engine.fleet import Fleet, fleet_for
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import PairDecision, decide, facts_at, rung_state
+from omniladder.engine.plan import Moment, PairDecision, decide, facts_at, rung_state
 from omniladder.engine.pool import RUNG_INDEX, Seat, Seating
 from omniladder.models import RUNGS, Reading, Rung
 
@@ -148,9 +148,10 @@ class Stepper:
         verdicts = fleet.verdicts(index, now)
         provider = facts.connection.provider
         member = self.in_category
+        moment = Moment(self.auto_id, now, budgets)
         return tuple(
             decide(facts, provider, pair.model, pair.tier, pair.rung, verdicts,
-                   member[pair.candidate], self.auto_id, budgets, now)
+                   member[pair.candidate], moment)
             for pair in self.pairs[index])
 
     def budgets(self, now: datetime) -> dict[str, BudgetPosition]:
