@@ -22,7 +22,7 @@ seat_sets = st.lists(
 def _seats(found: set[tuple[int, int, bool]]) -> list[Seat[bool]]:
     # a candidate sits on one rung per connection
     by_candidate = {candidate: (rung, shaky) for rung, candidate, shaky in sorted(found)}
-    return [Seat(rung, candidate, True if shaky else None)
+    return [(rung, candidate, True if shaky else None)
             for candidate, (rung, shaky) in by_candidate.items()]
 
 
@@ -68,6 +68,14 @@ def test_counts_order_and_positions_read_off_the_entries(
     first_seen = dict.fromkeys(f"c{m}" for e in pool for m in e.members)
     assert seating.eligible() == tuple(first_seen)
     assert seating.head() == (pool[0].rung if pool else None)
+    # make_plan fills each entry at once, in file order: the same seating
+    filled: Seating[bool] = Seating([f"c{i}" for i in range(CONNECTIONS)])
+    for entry in pool:
+        flagged = {m: True for m in entry.members
+                   if any(s[:2] == (RUNG_INDEX[entry.rung], entry.candidate) and s[2]
+                          for s in state[m])}
+        filled.fill(RUNG_INDEX[entry.rung], entry.candidate, list(entry.members), flagged)
+    assert filled.pool() == pool
     existing = {(e.rung, e.candidate) for e in pool}
     for entry in pool:
         assert position(RUNG_INDEX[entry.rung], entry.candidate, CANDIDATES,

@@ -17,7 +17,7 @@ from omniladder.engine.billing import BillingInfo, observe
 from omniladder.engine.budgets import BudgetPosition, budget_positions
 from omniladder.engine.fleet import Fleet, SpendNotes, fleet_for
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.pool import RUNG_INDEX, Seat, Seating
+from omniladder.engine.pool import RUNG_INDEX, Seating
 from omniladder.engine.pool import position as seat_position
 from omniladder.engine.quota import (
     Cooldown,
@@ -415,8 +415,8 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     moment = Moment(auto_id, now, budgets)
 
     decisions: list[PairDecision] = []
-    # each connection's admitted pairs, seated in the pool once all are decided
-    seats: list[list[Seat[UnverifiedMark]]] = [[] for _ in all_facts]
+    ids = [f.connection.id for f in all_facts]
+    seating: Seating[UnverifiedMark] = Seating(ids)
     # Gathered as the pairs are decided, for the passes after: each connection's refused
     # pairs (exclusions) and each rung's pairs in the id's category (rung states).
     refused: list[list[PairDecision]] = [[] for _ in all_facts]
@@ -425,6 +425,8 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
         provider, model = key
         listed = in_category[position]
         tier = fleet.tiers[position]
+        # this candidate's admitted members per rung, with the unverified ones' marks
+        seated: dict[Rung, tuple[list[int], dict[int, UnverifiedMark]]] = {}
         # members and rungs are built one from the other: strict never fires
         members = zip(fleet.members[position], fleet.rungs[position],
                       strict=True)  # pragma: no mutate
@@ -435,22 +437,22 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             if listed:
                 landed[rung].append(decision)
             if decision.admitted:
-                seats[index].append(Seat(
-                    RUNG_INDEX[rung], position,
-                    _unverified_mark(decision) if decision.unverified else None))
+                seat = seated.get(rung)
+                if seat is None:
+                    seat = seated[rung] = ([], {})
+                seat[0].append(index)
+                if decision.unverified:
+                    seat[1][index] = _unverified_mark(decision)
             else:
                 refused[index].append(decision)
+        for rung, (admitted, marks) in seated.items():
+            seating.fill(RUNG_INDEX[rung], position, admitted, marks)
 
     # R11 and R12: the pool as the seating orders it.
-    ids = [f.connection.id for f in all_facts]
-    seating: Seating[UnverifiedMark] = Seating(ids)
-    for index, mine in enumerate(seats):
-        if mine:
-            seating.place(index, mine, 1)
     keys = fleet.keys
     pool = [PoolEntry(position=entry.position, rung=entry.rung,
                       provider=keys[entry.candidate][0], model=keys[entry.candidate][1],
-                      allowed_connection_ids=tuple(ids[m] for m in entry.members),
+                      allowed_connection_ids=tuple(map(ids.__getitem__, entry.members)),
                       unverified_connection_ids=tuple(mark.connection_id
                                                       for mark in entry.marks),
                       unverified=entry.marks)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain
-from typing import Generic, NamedTuple, TypeVar
+from typing import Generic, NamedTuple, TypeAlias, TypeVar
 
 from omniladder.models import RUNGS, Rung
 
@@ -26,20 +26,15 @@ M = TypeVar("M")
 needs only that one is there."""
 
 
-class Seat(NamedTuple, Generic[M]):
-    """One admitted pair of a connection: its entry (rung, candidate) and, when it is
-    admitted unverified, what marks it so."""
-
-    rung: int
-    """The rung's place in ``RUNGS``."""
-    candidate: int
-    """The candidate's place in R12's order (``Fleet.keys``)."""
-    mark: M | None = None
-    """None for a verified pair; else the caller's mark, returned with the entry."""
+Seat: TypeAlias = tuple[int, int, M | None]
+"""One admitted pair of a connection: its rung's place in ``RUNGS``, its candidate's place in
+R12's order (``Fleet.keys``), and None for a verified pair or, for an unverified one, the
+caller's mark, returned with the entry. A plain tuple: a plan makes one per admitted pair."""
 
 
 def seat_key(rung: int, candidate: int) -> tuple[int, int]:
-    """R11 then R12: an entry's place in the pool, rung first, then candidate order."""
+    """R11 then R12: an entry's place in the pool, rung first, then candidate order (the
+    first two items of a ``Seat``, compared as a tuple)."""
     return rung, candidate
 
 
@@ -111,40 +106,52 @@ class Seating(Generic[M]):
         track = self._track
         first: tuple[int, int, int] | None = None
         shaky: tuple[int, int, int] | None = None
-        for seat in seats:
-            where = seat_key(seat.rung, seat.candidate)
-            members = self._buckets.get(where)
+        buckets = self._buckets
+        for rung, candidate, mark in seats:
+            where = (rung, candidate)  # seat_key, inline: one per admitted pair of a plan
+            members = buckets.get(where)
             if members is None:
-                members = self._buckets[where] = []
+                members = buckets[where] = []
             if sign > 0:
                 if not members or members[-1] < index:
                     members.append(index)  # seated in file order: the common case
                 else:
                     bisect.insort(members, index)
-                if seat.mark is not None:
-                    self._marks.setdefault(where, {})[index] = seat.mark
+                if mark is not None:
+                    self._marks.setdefault(where, {})[index] = mark
             else:
                 del members[bisect.bisect_left(members, index)]
-                if seat.mark is not None:
+                if mark is not None:
                     del self._marks[where][index]
             if not track:
                 continue
             if len(members) == (1 if sign > 0 else 0):
-                self.entries[seat.rung] += sign
-            member = (index, seat.rung)
+                self.entries[rung] += sign
+            member = (index, rung)
             before = self._on_rung.get(member, 0)
             self._on_rung[member] = before + sign
             if (before == 0) != (before + sign == 0):
-                self.connections[seat.rung] += sign
-            key = (seat.rung, seat.candidate, index)
+                self.connections[rung] += sign
+            key = (rung, candidate, index)
             if first is None or key < first:
                 first = key
-            if seat.mark is not None and (shaky is None or key < shaky):
+            if mark is not None and (shaky is None or key < shaky):
                 shaky = key
         if first is not None:
             self._eligible.move(first, sign)
         if shaky is not None:
             self._unverified.move(shaky, sign)
+
+    def fill(self, rung: int, candidate: int, members: list[int],
+             marks: dict[int, M] | None = None) -> None:
+        """Seat one entry's admitted members at once, in file order, in an untracked
+        seating (with the marks of its unverified ones): how ``make_plan`` fills its pool,
+        one call per entry rather than one per pair."""
+        where = (rung, candidate)  # seat_key
+        assert where not in self._buckets, "an entry is filled once"
+        self._buckets[where] = members
+        if marks:
+            self._marks[where] = marks
 
     def eligible(self) -> tuple[str, ...]:
         """The seated connections in pool order (their first entry, then file order);
@@ -166,10 +173,11 @@ class Seating(Generic[M]):
             members = self._buckets[where]
             if not members:
                 continue
-            marks = self._marks.get(where, {})
+            marks = self._marks.get(where)
             found.append(Entry(position=len(found) + 1, rung=RUNGS[where[0]],
                                candidate=where[1], members=tuple(members),
-                               marks=tuple(marks[m] for m in members if m in marks)))
+                               marks=tuple(map(marks.__getitem__, sorted(marks)))
+                               if marks else ()))
         return found
 
 

@@ -29,7 +29,7 @@ from omniladder.engine.changes import connection_changes
 from omniladder.engine.fleet import Fleet, fleet_for
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import Moment, PairDecision, decide, facts_at, rung_state
-from omniladder.engine.pool import RUNG_INDEX, Seat, Seating
+from omniladder.engine.pool import RUNG_INDEX, Seating
 from omniladder.models import RUNGS, Reading, Rung
 
 
@@ -173,10 +173,10 @@ class Stepper:
         decided: list[tuple[PairDecision, ...]] = [()] * count
 
         def apply(index: int, decisions: tuple[PairDecision, ...], sign: int) -> None:
-            seating.place(index, (
-                Seat(RUNG_INDEX[pair.rung], pair.candidate, True if decision.unverified else None)
+            seating.place(index, [
+                (RUNG_INDEX[pair.rung], pair.candidate, True if decision.unverified else None)
                 for pair, decision in zip(self.pairs[index], decisions, strict=True)
-                if decision.admitted), sign)
+                if decision.admitted], sign)
 
         budgets: dict[str, BudgetPosition] = {}
         budget_key: tuple[datetime, int] | None = None
