@@ -80,7 +80,7 @@ PAID_RUNGS: tuple[Rung, ...] = ("cheap", "premium")
 # --- the gateway's document ----------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GatewayRow:
     """One row of OmniRoute's candidate list, in either field naming."""
 
@@ -146,7 +146,7 @@ class GatewayRow:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CandidatesDocument:
     file: str
     channel: str | None
@@ -228,8 +228,9 @@ def parse_candidates(raw: bytes, file: str) -> CandidatesDocument:
     rows = fields.array(document["candidates"], file, "candidates")
     if rows is None:
         raise fields.fail(file, "candidates", "an array", None)
-    return CandidatesDocument(file, channel,
-                              tuple(_row(value, index, file) for index, value in enumerate(rows)))
+    return CandidatesDocument(file=file, channel=channel,
+                              rows=tuple(_row(value, index, file)
+                                         for index, value in enumerate(rows)))
 
 
 def audit_auto_id(document: CandidatesDocument, given: str | None
@@ -266,7 +267,7 @@ def audit_auto_id(document: CandidatesDocument, given: str | None
 # --- the comparison ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Finding:
     kind: FindingKind
     connection_id: str
@@ -279,7 +280,7 @@ class Finding:
     """The row the finding is about; None when the gateway does not list the pair."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Audit:
     auto_id: AutoId
     now: datetime
@@ -420,35 +421,39 @@ class _Comparison:
                 continue
             shown_model = model if model is not None else _strip(row.model, row.provider)
             if facts is None:
-                out.append(Finding(
-                    self.unknown_kind, row.connection_id, row.provider, shown_model,
-                    "unknown-connection",
-                    f"connection {row.connection_id!r} is not in {self.connections_file}; "
-                    "import the gateway again", None, row))
+                out.append(Finding(kind=self.unknown_kind, connection_id=row.connection_id,
+                                   provider=row.provider, model=shown_model,
+                                   reason="unknown-connection",
+                                   detail=(f"connection {row.connection_id!r} is not in "
+                                           f"{self.connections_file}; import the gateway again"),
+                                   plan_rung=None, gateway=row))
                 continue
             if facts.connection.provider != row.provider:
-                out.append(Finding(
-                    self.unknown_kind, row.connection_id, row.provider, shown_model,
-                    "provider-mismatch",
-                    f"the gateway lists it under provider {row.provider!r}, "
+                out.append(Finding(kind=self.unknown_kind, connection_id=row.connection_id,
+                                   provider=row.provider, model=shown_model,
+                                   reason="provider-mismatch",
+                                   detail=f"the gateway lists it under provider {row.provider!r}, "
                     f"{self.connections_file} under {facts.connection.provider!r}; import "
-                    "the gateway again", None, row))
+                    "the gateway again",
+                                   plan_rung=None, gateway=row))
                 continue
             if model is None:
-                out.append(Finding(
-                    self.unknown_kind, row.connection_id, row.provider, shown_model,
-                    "unknown-model",
-                    f"model {row.model!r} is not among the models of {row.connection_id} "
-                    f"in the plan's inputs ({', '.join(facts.models) or 'none'}); import "
-                    "the gateway again or add it to the model catalog", None, row))
+                out.append(Finding(kind=self.unknown_kind, connection_id=row.connection_id,
+                                   provider=row.provider, model=shown_model, reason="unknown-model",
+                                   detail=(f"model {row.model!r} is not among the models of "
+                                           f"{row.connection_id} in the plan's inputs "
+                                           f"({', '.join(facts.models) or 'none'}); import "
+                                           "the gateway again or add it to the model catalog"),
+                                   plan_rung=None, gateway=row))
                 continue
             decision = self.decisions[(row.connection_id, model)]
             if decision.admitted:
                 used_pairs.setdefault((row.provider, model), []).append((row, decision))
                 continue
             reason = decision.reason or ""
-            out.append(Finding(kind_of_reason(reason), row.connection_id, row.provider, model,
-                               reason, decision.detail, decision.rung, row))
+            out.append(Finding(kind=kind_of_reason(reason), connection_id=row.connection_id,
+                               provider=row.provider, model=model, reason=reason,
+                               detail=decision.detail, plan_rung=decision.rung, gateway=row))
         out += self._mixed(used_pairs)
         out += self._missed(seen_rows)
         order = {kind: i for i, kind in enumerate(KINDS)}
@@ -470,12 +475,13 @@ class _Comparison:
                     continue
                 mates = ", ".join(dict.fromkeys(f"{d.connection_id} ({d.rung})"
                                                 for _, d in cheaper))
-                out.append(Finding(
-                    "would-bill", row.connection_id, provider, model, "mixed-allowlist",
-                    f"the plan puts it on the {decision.rung} rung, apart from {mates}; the "
-                    f"gateway keeps them in one candidate {provider}/{model}, so it can pay "
-                    "before the cheaper capacity the plan orders first",
-                    decision.rung, row))
+                out.append(Finding(kind="would-bill", connection_id=row.connection_id,
+                                   provider=provider, model=model, reason="mixed-allowlist",
+                                   detail=(f"the plan puts it on the {decision.rung} rung, apart "
+                                           f"from {mates}; the gateway keeps them in one "
+                                           f"candidate {provider}/{model}, so it can pay "
+                                           "before the cheaper capacity the plan orders first"),
+                                   plan_rung=decision.rung, gateway=row))
         return out
 
     def _missed(self, seen: dict[tuple[str, str, str], list[GatewayRow]]) -> list[Finding]:
@@ -491,15 +497,18 @@ class _Comparison:
                     admitted += " (unverified)"
                 if rows:
                     row = rows[0]
-                    out.append(Finding(
-                        "missed-capacity", cid, entry.provider, entry.model,
-                        row.skipped_by[0], f"{admitted}; the gateway skips it",
-                        entry.rung, row))
+                    out.append(Finding(kind="missed-capacity", connection_id=cid,
+                                       provider=entry.provider, model=entry.model,
+                                       reason=row.skipped_by[0],
+                                       detail=f"{admitted}; the gateway skips it",
+                                       plan_rung=entry.rung, gateway=row))
                 else:
-                    out.append(Finding(
-                        "missed-capacity", cid, entry.provider, entry.model, "not-listed",
-                        f"{admitted}; the gateway's list for {channel} has no row for it",
-                        entry.rung, None))
+                    out.append(Finding(kind="missed-capacity", connection_id=cid,
+                                       provider=entry.provider, model=entry.model,
+                                       reason="not-listed",
+                                       detail=(f"{admitted}; the gateway's list for {channel} "
+                                               "has no row for it"),
+                                       plan_rung=entry.rung, gateway=None))
         return out
 
 
@@ -512,9 +521,11 @@ def audit_plan(document: CandidatesDocument, plan: Plan,
     """
     findings = _Comparison(document, plan, strict).findings()
     used = sum(1 for row in document.rows if row.used)
-    return Audit(plan.auto_id, plan.now, plan.now_source, document.file, document.channel,
-                 len(document.rows), used, tuple(findings), plan.summary,
-                 tuple(dict.fromkeys((*warnings, *plan.warnings))), dict(plan.files), strict)
+    return Audit(auto_id=plan.auto_id, now=plan.now, now_source=plan.now_source, file=document.file,
+                 channel=document.channel, rows=len(document.rows), used=used,
+                 findings=tuple(findings), plan_summary=plan.summary,
+                 warnings=tuple(dict.fromkeys((*warnings, *plan.warnings))), files=dict(plan.files),
+                 strict=strict)
 
 
 def finding_line(finding: Finding) -> str:

@@ -64,7 +64,7 @@ _EPSILON = timedelta(microseconds=1)
 # --- the trace -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WindowMark:
     """One window of the reading, as R6 sees it for one model at now."""
 
@@ -80,7 +80,7 @@ class WindowMark:
         return "current" if self.current else "outdated"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelTrace:
     model: str
     tier: TierInfo
@@ -95,7 +95,7 @@ class ModelTrace:
         return self.verdict.replay if self.verdict is not None else ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PoolSeat:
     model: str
     position: int
@@ -103,7 +103,7 @@ class PoolSeat:
     unverified: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Left:
     model: str
     rung: Rung
@@ -113,7 +113,7 @@ class Left:
     """The remedy the plan's exclusion carries (omniladder.engine.remedies)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Route:
     """One way back: the instant, whether a fresh reading is needed, and what happens first."""
 
@@ -130,7 +130,7 @@ class Route:
     """What must happen first, in order."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Comeback:
     """The earliest instant a left-out (connection, model) could be back, and what first."""
 
@@ -147,7 +147,7 @@ class Comeback:
         return min(routes, key=lambda r: (r.at, r.exclusive, r.needs_reading), default=None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class IdVerdict:
     auto_id: str
     seats: tuple[PoolSeat, ...]
@@ -159,7 +159,7 @@ class IdVerdict:
         return bool(self.seats)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Trace:
     connection_id: str
     now: datetime
@@ -230,11 +230,12 @@ def explain(inputs: LoadedInputs, plans: Sequence[Plan], connection_id: str,
         marks: tuple[WindowMark, ...] = ()
         if verdict is not None and verdict.reading is not None:
             marks = tuple(
-                WindowMark(view.window, view.applies, view.current,
-                           verdict.window is not None and view.window == verdict.window)
+                WindowMark(window=view.window, applies=view.applies, current=view.current,
+                           limiting=verdict.window is not None and view.window == verdict.window)
                 for view in window_views(verdict.reading, name, first.now))
         budget = first.budgets.get(decision.rung)
-        models.append(ModelTrace(name, decision.tier, decision.rung, verdict, marks, budget))
+        models.append(ModelTrace(model=name, tier=decision.tier, rung=decision.rung,
+                                 verdict=verdict, windows=marks, budget=budget))
 
     age: float | None = None
     stale: bool | None = None
@@ -254,9 +255,11 @@ def explain(inputs: LoadedInputs, plans: Sequence[Plan], connection_id: str,
         connection = facts.connection
         pace = outlook(connection_id, connection.provider,
                        inputs.readings.get(connection_id, ()), first.now, inputs, lengths)
-    return Trace(connection_id, first.now, first.now_source, facts, reading, age, stale,
-                 max_age, ladder.exit_cutoff_percent, ladder.reentry_floor, tuple(models),
-                 verdicts, dict(first.files), pace)
+    return Trace(connection_id=connection_id, now=first.now, now_source=first.now_source,
+                 facts=facts, reading=reading, reading_age_seconds=age, reading_stale=stale,
+                 max_reading_age_seconds=max_age, exit_cutoff_percent=ladder.exit_cutoff_percent,
+                 reentry_floor_percent=ladder.reentry_floor, models=tuple(models),
+                 verdicts=verdicts, files=dict(first.files), pace=pace)
 
 
 def _id_verdict(plan: Plan, connection_id: str, models: Sequence[str],
@@ -264,8 +267,8 @@ def _id_verdict(plan: Plan, connection_id: str, models: Sequence[str],
     seats: list[PoolSeat] = []
     for entry in plan.pool:
         if connection_id in entry.allowed_connection_ids and entry.model in models:
-            seats.append(PoolSeat(entry.model, entry.position, entry.rung,
-                                  connection_id in entry.unverified_connection_ids))
+            seats.append(PoolSeat(model=entry.model, position=entry.position, rung=entry.rung,
+                                  unverified=connection_id in entry.unverified_connection_ids))
     left: list[Left] = []
     comebacks: list[Comeback] = []
     fixes = {x.model: x.fix for x in plan.excluded if x.connection_id == connection_id}
@@ -275,10 +278,12 @@ def _id_verdict(plan: Plan, connection_id: str, models: Sequence[str],
             continue
         assert decision.reason is not None
         fix = fixes[decision.model] if decision.model in fixes else fixes.get(None)
-        left.append(Left(decision.model, decision.rung, decision.reason, decision.detail, fix))
+        left.append(Left(model=decision.model, rung=decision.rung, reason=decision.reason,
+                         detail=decision.detail, fix=fix))
         if decision.reason in COMEBACK_REASONS:
             comebacks.append(earliest_comeback(inputs, plan, decision))
-    return IdVerdict(plan.auto_id.text, tuple(seats), tuple(left), tuple(comebacks))
+    return IdVerdict(auto_id=plan.auto_id.text, seats=tuple(seats), left=tuple(left),
+                     comebacks=tuple(comebacks))
 
 
 # --- earliest comeback ---------------------------------------------------------------------
@@ -363,8 +368,9 @@ def earliest_comeback(inputs: LoadedInputs, plan: Plan, decision: PairDecision) 
     without_route: Route | None = None
     if without is not None:
         at, exclusive, probe = without
-        without_route = Route(at, exclusive, False, probe.unverified, None, None,
-                              _steps(plan, decision, probe, at, fresh_reading=False))
+        without_route = Route(at=at, exclusive=exclusive, needs_reading=False,
+                              unverified=probe.unverified, threshold=None, threshold_kind=None,
+                              steps=_steps(plan, decision, probe, at, fresh_reading=False))
     fresh_route: Route | None = None
     if fresh is not None:
         at, exclusive, probe = fresh
@@ -373,9 +379,11 @@ def earliest_comeback(inputs: LoadedInputs, plan: Plan, decision: PairDecision) 
         kind: Literal["exit cutoff", "re-entry floor"] | None = None
         if verdict is not None and threshold is not None:
             kind = "re-entry floor" if verdict.floor_applied else "exit cutoff"
-        fresh_route = Route(at, exclusive, True, probe.unverified, threshold, kind,
-                            _steps(plan, decision, probe, at, fresh_reading=True))
-    return Comeback(model, decision.reason or "", without_route, fresh_route)
+        fresh_route = Route(at=at, exclusive=exclusive, needs_reading=True,
+                            unverified=probe.unverified, threshold=threshold, threshold_kind=kind,
+                            steps=_steps(plan, decision, probe, at, fresh_reading=True))
+    return Comeback(model=model, reason=decision.reason or "", without_reading=without_route,
+                    with_reading=fresh_route)
 
 
 def _fresh_reading(inputs: LoadedInputs, connection_id: str, at: datetime) -> Reading:

@@ -205,7 +205,7 @@ def read_saved_plan(path: Path) -> tuple[SavedPlan, str]:
 # --- the differences -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlanHeader:
     label: str
     auto_id: str
@@ -213,7 +213,7 @@ class PlanHeader:
     summary: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EntryRef:
     """A pool entry present in only one of the plans."""
 
@@ -225,7 +225,7 @@ class EntryRef:
     unverified_connection_ids: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EntryMove:
     """An entry present in both whose place in the dispatch order changed."""
 
@@ -236,7 +236,7 @@ class EntryMove:
     new_position: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AllowlistChange:
     rung: str
     provider: str
@@ -253,7 +253,7 @@ class AllowlistChange:
     """The connections of ``added`` that the new plan admits unverified (additive field)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RungChange:
     rung: str
     old_state: str
@@ -262,7 +262,7 @@ class RungChange:
     """The new plan's note on the rung."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ExclusionRef:
     connection_id: str
     model: str | None
@@ -271,7 +271,7 @@ class ExclusionRef:
     detail: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReasonChange:
     connection_id: str
     model: str | None
@@ -281,7 +281,7 @@ class ReasonChange:
     """The new plan's detail."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BillingChange:
     connection_id: str
     old_billing: str
@@ -290,7 +290,7 @@ class BillingChange:
     new_overage: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class InputChange:
     """An input file whose content (sha256) differs between the plans' stamps; a side that
     did not read a file of that role has None. Files are matched by role and rank within
@@ -303,7 +303,7 @@ class InputChange:
     new_sha256: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Provenance:
     """How the two plans were made, from their ``plan --out`` stamps. Never a routing
     difference: it does not count toward ``equal`` or the exit code."""
@@ -317,7 +317,8 @@ class Provenance:
     inputs: tuple[InputChange, ...] = ()
 
 
-NO_PROVENANCE = Provenance(None, None, None, None)
+NO_PROVENANCE = Provenance(old_version=None, new_version=None, versions_differ=None,
+                           inputs_differ=None)
 
 
 def _keyed(inputs: Sequence[SavedInput]) -> dict[tuple[str, int], SavedInput]:
@@ -335,18 +336,21 @@ def provenance(old: SavedPlan, new: SavedPlan) -> Provenance:
     versions_differ = (None if old.omniladder_version is None or new.omniladder_version is None
                        else old.omniladder_version != new.omniladder_version)
     if old.inputs is None or new.inputs is None:
-        return Provenance(old.omniladder_version, new.omniladder_version, versions_differ, None)
+        return Provenance(old_version=old.omniladder_version, new_version=new.omniladder_version,
+                          versions_differ=versions_differ, inputs_differ=None)
     before, after = _keyed(old.inputs), _keyed(new.inputs)
     changes = []
     for key in [*before, *(k for k in after if k not in before)]:
         was, now = before.get(key), after.get(key)
         if was is not None and now is not None and was.sha256 == now.sha256:
             continue  # the same content read from another path is the same input
-        changes.append(InputChange(
-            key[0], was.path if was else None, now.path if now else None,
-            was.sha256 if was else None, now.sha256 if now else None))
-    return Provenance(old.omniladder_version, new.omniladder_version, versions_differ,
-                      bool(changes), tuple(changes))
+        changes.append(InputChange(role=key[0], old_path=was.path if was else None,
+                                   new_path=now.path if now else None,
+                                   old_sha256=was.sha256 if was else None,
+                                   new_sha256=now.sha256 if now else None))
+    return Provenance(old_version=old.omniladder_version, new_version=new.omniladder_version,
+                      versions_differ=versions_differ, inputs_differ=bool(changes),
+                      inputs=tuple(changes))
 
 
 COUNT_LABELS: dict[str, tuple[str, str]] = {
@@ -362,7 +366,7 @@ COUNT_LABELS: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlanDiff:
     old: PlanHeader
     new: PlanHeader
@@ -409,12 +413,14 @@ class PlanDiff:
 
 
 def _ref(entry: SavedEntry) -> EntryRef:
-    return EntryRef(entry.position, entry.rung, entry.provider, entry.model,
-                    entry.allowed_connection_ids, entry.unverified_connection_ids)
+    return EntryRef(position=entry.position, rung=entry.rung, provider=entry.provider,
+                    model=entry.model, allowed_connection_ids=entry.allowed_connection_ids,
+                    unverified_connection_ids=entry.unverified_connection_ids)
 
 
 def _exclusion(x: SavedExclusion) -> ExclusionRef:
-    return ExclusionRef(x.connection_id, x.model, x.rung, x.reason, x.detail)
+    return ExclusionRef(connection_id=x.connection_id, model=x.model, rung=x.rung, reason=x.reason,
+                        detail=x.detail)
 
 
 def _stable_order(old: Sequence[tuple[tuple[str, str, str], int]],
@@ -472,25 +478,29 @@ def diff_plans(old: SavedPlan, new: SavedPlan, old_label: str, new_label: str) -
         if before is None:
             continue
         if entry.key not in stable:
-            moved.append(EntryMove(entry.rung, entry.provider, entry.model, before.position,
-                                   entry.position))
+            moved.append(EntryMove(rung=entry.rung, provider=entry.provider, model=entry.model,
+                                   old_position=before.position, new_position=entry.position))
         old_ids, new_ids = before.allowed_connection_ids, entry.allowed_connection_ids
         kept = [cid for cid in new_ids if cid in old_ids]
         was_unverified = set(before.unverified_connection_ids)
         is_unverified = set(entry.unverified_connection_ids)
         joined = tuple(cid for cid in new_ids if cid not in old_ids)
-        change = AllowlistChange(
-            entry.rung, entry.provider, entry.model, before.position, entry.position,
-            joined,
-            tuple(cid for cid in old_ids if cid not in new_ids),
-            tuple(cid for cid in kept if cid in is_unverified and cid not in was_unverified),
-            tuple(cid for cid in kept if cid in was_unverified and cid not in is_unverified),
-            tuple(cid for cid in joined if cid in is_unverified))
+        change = AllowlistChange(rung=entry.rung, provider=entry.provider, model=entry.model,
+                                 old_position=before.position, new_position=entry.position,
+                                 added=joined,
+                                 removed=tuple(cid for cid in old_ids if cid not in new_ids),
+                                 now_unverified=tuple(cid for cid in kept if cid in is_unverified
+                                                      and cid not in was_unverified),
+                                 now_verified=tuple(cid for cid in kept if cid in was_unverified
+                                                    and cid not in is_unverified),
+                                 added_unverified=tuple(cid for cid in joined
+                                                        if cid in is_unverified))
         if change.added or change.removed or change.now_unverified or change.now_verified:
             allowlists.append(change)
 
     old_rungs = {r.rung: r for r in old.rungs}
-    rungs = tuple(RungChange(r.rung, old_rungs[r.rung].state, r.state, r.note)
+    rungs = tuple(RungChange(rung=r.rung, old_state=old_rungs[r.rung].state, new_state=r.state,
+                             note=r.note)
                   for r in new.rungs
                   if r.rung in old_rungs and old_rungs[r.rung].state != r.state)
 
@@ -499,20 +509,25 @@ def diff_plans(old: SavedPlan, new: SavedPlan, old_label: str, new_label: str) -
     exclusions_added = tuple(_exclusion(x) for x in new.excluded if x.key not in old_excluded)
     exclusions_removed = tuple(_exclusion(x) for x in old.excluded if x.key not in new_excluded)
     reasons = tuple(
-        ReasonChange(x.connection_id, x.model, old_excluded[x.key].reason, x.reason, x.detail)
+        ReasonChange(connection_id=x.connection_id, model=x.model,
+                     old_reason=old_excluded[x.key].reason, new_reason=x.reason, detail=x.detail)
         for x in new.excluded
         if x.key in old_excluded and old_excluded[x.key].reason != x.reason)
 
     old_connections = {c.id: c for c in old.connections}
     billing = tuple(
-        BillingChange(c.id, old_connections[c.id].billing, c.billing,
-                      old_connections[c.id].overage, c.overage)
+        BillingChange(connection_id=c.id, old_billing=old_connections[c.id].billing,
+                      new_billing=c.billing, old_overage=old_connections[c.id].overage,
+                      new_overage=c.overage)
         for c in new.connections
         if c.id in old_connections and (old_connections[c.id].billing, old_connections[c.id]
                                         .overage) != (c.billing, c.overage))
 
-    return PlanDiff(
-        PlanHeader(old_label, old.auto_id, old.now, old.summary),
-        PlanHeader(new_label, new.auto_id, new.now, new.summary),
-        added, removed, tuple(moved), tuple(allowlists), rungs, exclusions_added,
-        exclusions_removed, reasons, billing, provenance(old, new))
+    return PlanDiff(old=PlanHeader(label=old_label, auto_id=old.auto_id, now=old.now,
+                                   summary=old.summary),
+                    new=PlanHeader(label=new_label, auto_id=new.auto_id, now=new.now,
+                                   summary=new.summary),
+                    pool_added=added, pool_removed=removed, pool_moved=tuple(moved),
+                    allowlists=tuple(allowlists), rungs=rungs, exclusions_added=exclusions_added,
+                    exclusions_removed=exclusions_removed, reasons=reasons, billing=billing,
+                    provenance=provenance(old, new))

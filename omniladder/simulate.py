@@ -63,7 +63,7 @@ def step_instants(start: datetime, end: datetime, step: timedelta) -> list[datet
 # --- the series ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RungPoint:
     rung: Rung
     state: str
@@ -72,7 +72,7 @@ class RungPoint:
     connections: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Point:
     """One step: which rung heads the pool and the pool per rung."""
 
@@ -88,7 +88,7 @@ class Point:
         return next((r.entries for r in self.rungs if r.rung == rung), 0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Change:
     """One (connection, model) pair that entered or left the head rung, and why."""
 
@@ -100,7 +100,7 @@ class Change:
     cause: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Transition:
     at: datetime
     previous: Rung | None
@@ -113,7 +113,7 @@ class Transition:
         return _rank(self.head) > _rank(self.previous)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Flaps:
     """Head-rung transitions with the re-entry floor and with a single threshold."""
 
@@ -127,7 +127,7 @@ class Flaps:
         return max(self.single_threshold - self.with_floor, 0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Series:
     auto_id: AutoId
     start: datetime
@@ -148,9 +148,10 @@ def _rank(rung: str | None) -> int:
 
 def _point(plan: Plan) -> Point:
     head = plan.pool[0].rung if plan.pool else None
-    rungs = tuple(RungPoint(r.rung, r.state, r.candidates, r.connections) for r in plan.rungs)
-    return Point(plan.now, head, len(plan.pool), rungs, plan.eligible_connection_ids,
-                 plan.unverified_connection_ids)
+    rungs = tuple(RungPoint(rung=r.rung, state=r.state, entries=r.candidates,
+                            connections=r.connections) for r in plan.rungs)
+    return Point(at=plan.now, head=head, pool_size=len(plan.pool), rungs=rungs,
+                 eligible=plan.eligible_connection_ids, unverified=plan.unverified_connection_ids)
 
 
 def single_threshold(inputs: LoadedInputs) -> LoadedInputs:
@@ -180,7 +181,8 @@ def simulate(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: dateti
         _, flat_transitions = _walk_stepping(single_threshold(inputs), auto_id, instants)
     ours = {(t.at, t.previous, t.head) for t in transitions}
     suppressed = tuple(t for t in flat_transitions if (t.at, t.previous, t.head) not in ours)
-    flaps = Flaps(len(transitions), len(flat_transitions), suppressed)
+    flaps = Flaps(with_floor=len(transitions), single_threshold=len(flat_transitions),
+                  suppressed=suppressed)
 
     first = make_plan(inputs, auto_id, instants[0], "flag", fleet)
     last = (make_plan(inputs, auto_id, instants[-1], "flag", fleet) if len(instants) > 1
@@ -189,8 +191,9 @@ def simulate(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: dateti
     for plan in (first, last):
         for warning in plan.warnings:
             warnings[warning] = None
-    return Series(auto_id, start, end, step, points, transitions, flaps, first.settings,
-                  tuple(warnings), dict(first.files))
+    return Series(auto_id=auto_id, start=start, end=end, step=step, points=points,
+                  transitions=transitions, flaps=flaps, settings=first.settings,
+                  warnings=tuple(warnings), files=dict(first.files))
 
 
 def _walk(inputs: LoadedInputs, auto_id: AutoId, instants: Sequence[datetime]
@@ -206,8 +209,8 @@ def _walk(inputs: LoadedInputs, auto_id: AutoId, instants: Sequence[datetime]
         if previous is not None and points[-1].head != point.head:
             before = points[-1]
             changes = explain_change(previous, plan, before.head, point.head)
-            transitions.append(Transition(point.at, before.head, point.head,
-                                          _cause(changes, point.head), changes))
+            transitions.append(Transition(at=point.at, previous=before.head, head=point.head,
+                                          cause=_cause(changes, point.head), changes=changes))
         points.append(point)
         previous = plan
     return tuple(points), tuple(transitions)
@@ -228,14 +231,15 @@ def walk(stepper: Stepper) -> tuple[tuple[Point, ...], tuple[Transition, ...]]:
     for state in stepper.steps():
         if not points or state.rungs != tuple(
                 (r.rung, r.state, r.entries, r.connections) for r in rungs):
-            rungs = tuple(RungPoint(*r) for r in state.rungs)
-        point = Point(state.at, state.head, state.pool_size, rungs, state.eligible,
-                      state.unverified)
+            rungs = tuple(RungPoint(rung=rung, state=kind, entries=entries, connections=serving)
+                          for rung, kind, entries, serving in state.rungs)
+        point = Point(at=state.at, head=state.head, pool_size=state.pool_size, rungs=rungs,
+                      eligible=state.eligible, unverified=state.unverified)
         if points and points[-1].head != point.head:
             before = points[-1]
             changes = changes_between(state.changed, before.head, point.head, state.at)
-            transitions.append(Transition(point.at, before.head, point.head,
-                                          _cause(changes, point.head), changes))
+            transitions.append(Transition(at=point.at, previous=before.head, head=point.head,
+                                          cause=_cause(changes, point.head), changes=changes))
         points.append(point)
     return tuple(points), tuple(transitions)
 
@@ -263,11 +267,12 @@ def changes_between(pairs: Iterable[tuple[PairDecision, PairDecision]], old_head
         if decision.rung != watched:
             continue
         if escalation and prior.admitted and not decision.admitted:
-            changes.append(Change(decision.connection_id, decision.model, decision.rung, False,
-                                  _left_cause(decision)))
+            changes.append(Change(connection_id=decision.connection_id, model=decision.model,
+                                  rung=decision.rung, admitted=False, cause=_left_cause(decision)))
         elif not escalation and decision.admitted and not prior.admitted:
-            changes.append(Change(decision.connection_id, decision.model, decision.rung, True,
-                                  _back_cause(prior, decision, now)))
+            changes.append(Change(connection_id=decision.connection_id, model=decision.model,
+                                  rung=decision.rung, admitted=True,
+                                  cause=_back_cause(prior, decision, now)))
     return tuple(changes)
 
 

@@ -20,7 +20,7 @@ from omniladder.models import Rung
 RowState = Literal["in", "out", "not-serving"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WhoRow:
     """One connection that could serve the model, judged under one auto id."""
 
@@ -36,7 +36,7 @@ class WhoRow:
     fix: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WhoForId:
     auto_id: str
     entries: tuple[PoolEntry, ...]
@@ -48,7 +48,7 @@ class WhoForId:
         return bool(self.entries)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WhoAnswer:
     provider: str
     model: str
@@ -108,8 +108,9 @@ def who(plans: Sequence[Plan], provider: str, model: str, in_model_catalog: bool
         raise ValueError("who needs at least one plan")
     first = plans[0]
     answers = tuple(_for_id(p, provider, model) for p in plans)
-    return WhoAnswer(provider, model, first.now, first.now_source, in_model_catalog, answers,
-                     first.warnings, dict(first.files))
+    return WhoAnswer(provider=provider, model=model, now=first.now, now_source=first.now_source,
+                     in_model_catalog=in_model_catalog, answers=answers, warnings=first.warnings,
+                     files=dict(first.files))
 
 
 def _for_id(plan: Plan, provider: str, model: str) -> WhoForId:
@@ -125,21 +126,24 @@ def _for_id(plan: Plan, provider: str, model: str) -> WhoForId:
             continue
         decision = decisions.get(connection.id)
         if decision is None:
-            rows.append(WhoRow(
-                connection.id, None, "not-serving", None, None, None,
-                f"{model} is not among its models ({', '.join(facts.models) or 'none'})",
-                f'add "{model}" to models of connection {connection.id!r} in the '
-                "connections file, if the account can serve it"))
+            rows.append(WhoRow(connection_id=connection.id, rung=None, state="not-serving",
+                               position=None, unverified=None, reason=None,
+                               detail=(f"{model} is not among its models "
+                                       f"({', '.join(facts.models) or 'none'})"),
+                               fix=(f'add "{model}" to models of connection {connection.id!r} '
+                                    "in the connections file, if the account can serve it")))
             continue
         if decision.admitted:
             entry = next(e for e in entries if e.rung == decision.rung)
             mark = next((u for u in entry.unverified if u.connection_id == connection.id),
                         None)
-            rows.append(WhoRow(connection.id, decision.rung, "in", entry.position, mark,
-                               None, decision.detail, None))
+            rows.append(WhoRow(connection_id=connection.id, rung=decision.rung, state="in",
+                               position=entry.position, unverified=mark, reason=None,
+                               detail=decision.detail, fix=None))
             continue
         key = (connection.id, model)
         fix = fixes[key] if key in fixes else fixes.get((connection.id, None))
-        rows.append(WhoRow(connection.id, decision.rung, "out", None, None, decision.reason,
-                           decision.detail, fix))
-    return WhoForId(plan.auto_id.text, entries, tuple(rows))
+        rows.append(WhoRow(connection_id=connection.id, rung=decision.rung, state="out",
+                           position=None, unverified=None, reason=decision.reason,
+                           detail=decision.detail, fix=fix))
+    return WhoForId(auto_id=plan.auto_id.text, entries=entries, rows=tuple(rows))

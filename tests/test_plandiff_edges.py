@@ -54,7 +54,8 @@ def test_a_reason_change_of_one_model_names_the_model() -> None:
                         parse_saved_plan(_doc(["a"], excluded("budget-spent")), "new.json"),
                         "old.json", "new.json")
     assert result.reasons == (
-        ReasonChange("k", "gpt-big", "quota-stale", "budget-spent", "budget-spent detail"),)
+        ReasonChange(connection_id="k", model="gpt-big", old_reason="quota-stale",
+                     new_reason="budget-spent", detail="budget-spent detail"),)
     assert result.pool_moved == ()
 
 
