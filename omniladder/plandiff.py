@@ -1,206 +1,16 @@
-"""Saved plans and their differences.
+"""The differences of two saved plans (``diff``, ``show``'s neighbour ``plan --compare``).
 
-A saved plan is the §4.2 JSON document ``omniladder plan --out`` writes. It is read back with
-``json`` and validated here, so a damaged or foreign file is one clear error naming the file
-and the field. Two plans are compared the way an operator reads them: pool entries are
-identified by ``(rung, provider, model)``, exclusions by ``(connection_id, model)``.
+Plans are read as ``PlanDocument`` (``omniladder.plan_document``) and compared the way an
+operator reads them: pool entries are identified by ``(rung, provider, model)``, exclusions
+by ``(connection_id, model)``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-from pydantic import ConfigDict, model_validator
-
-from omniladder.engine.plan import FORMAT_VERSION
-from omniladder.errors import InputError
-from omniladder.loading import (
-    as_tuples,
-    decode_text,
-    display_path,
-    long_number,
-    read_bytes,
-    reject_lone_surrogates,
-    validate,
-)
-from omniladder.models import StrictModel, first_repeat
-
-# --- the saved document --------------------------------------------------------------------
-
-
-class _SavedModel(StrictModel):
-    # A saved plan is this program's own output: keys added to format 1 by a later release
-    # are ignored rather than refused, so an older omniladder can still compare it.
-    model_config = ConfigDict(extra="ignore", strict=True, frozen=True)
-
-
-class SavedRung(_SavedModel):
-    rung: str
-    state: str
-    candidates: int
-    connections: int
-    note: str = ""
-
-
-class SavedMark(_SavedModel):
-    connection_id: str
-    reason: str
-    detail: str = ""
-
-
-class SavedEntry(_SavedModel):
-    position: int
-    rung: str
-    provider: str
-    model: str
-    allowed_connection_ids: tuple[str, ...]
-    unverified_connection_ids: tuple[str, ...] = ()
-    unverified: tuple[SavedMark, ...] = ()
-    """Why each unverified connection is; absent from plans saved before it was added."""
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.rung, self.provider, self.model)
-
-
-class SavedExclusion(_SavedModel):
-    connection_id: str
-    provider: str
-    model: str | None
-    rung: str | None
-    reason: str
-    detail: str = ""
-    fix: str | None = None
-    """The remedy; absent from plans saved before it was added."""
-
-    @property
-    def key(self) -> tuple[str, str | None]:
-        return (self.connection_id, self.model)
-
-
-class SavedConnection(_SavedModel):
-    id: str
-    provider: str
-    billing: str
-    overage: str
-
-
-class SavedClamp(_SavedModel):
-    connection_id: str
-    rate_limited_until: str
-    clamped_to: str
-    cooling: bool
-
-
-class SavedInput(_SavedModel):
-    """One input file of a saved plan's stamp (``plan --out``)."""
-
-    role: str
-    path: str
-    sha256: str
-
-
-class SavedPlan(_SavedModel):
-    format_version: str
-    auto_id: str
-    now: str
-    rungs: tuple[SavedRung, ...]
-    pool: tuple[SavedEntry, ...]
-    excluded: tuple[SavedExclusion, ...]
-    connections: tuple[SavedConnection, ...]
-    summary: str = ""
-    now_source: str | None = None
-    clamps: tuple[SavedClamp, ...] = ()
-    warnings: tuple[str, ...] = ()
-    omniladder_version: str | None = None
-    """Stamped by ``plan --out``; None in a plan printed by ``--json``."""
-    inputs: tuple[SavedInput, ...] | None = None
-    """Stamped by ``plan --out``; None in a plan printed by ``--json``."""
-
-    @model_validator(mode="after")
-    def _unique_keys(self) -> SavedPlan:
-        # Moves are judged by list order and reported by position: a pool whose positions
-        # are not its order (an edited file) would diff as "moved #1 -> #1".
-        for index, entry in enumerate(self.pool):
-            if entry.position != index + 1:
-                raise ValueError(f"pool[{index}].position is {entry.position}, expected "
-                                 f"{index + 1}: a saved plan lists its pool in dispatch "
-                                 "order, from position 1")
-        repeat = first_repeat(entry.key for entry in self.pool)
-        if repeat is not None:
-            first, again = repeat
-            entry = self.pool[again]
-            raise ValueError(f"pool[{again}] repeats pool[{first}]: "
-                             f"{entry.rung} {entry.provider}/{entry.model}")
-        repeat = first_repeat(x.key for x in self.excluded)
-        if repeat is not None:
-            first, again = repeat
-            x = self.excluded[again]
-            raise ValueError(f"excluded[{again}] repeats excluded[{first}]: "
-                             f"{x.connection_id} ({x.model or 'all models'})")
-        return self
-
-
-_OTHER_DOCUMENTS = (
-    (("policy", "expectations"), "an `omniladder check --json` document"),
-    (("equal", "old", "new"), "an `omniladder diff --json` document"),
-    (("connection_id", "connection"), "an `omniladder why --json` document"),
-    (("from", "to", "steps"), "an `omniladder simulate --json` document"),
-    (("billing_files", "model_files"), "an `omniladder catalog show --json` document"),
-    (("ok", "problems"), "an `omniladder catalog check --json` document"),
-)
-"""Documents of this program that are not plans, known by keys only they have (no key here
-is a key of a plan document)."""
-
-
-def parse_saved_plan(data: Any, name: str) -> SavedPlan:
-    """Validate a plan document (already parsed JSON); ``name`` is what errors call it."""
-    if not isinstance(data, dict):
-        raise InputError("not a saved omniladder plan: the top level must be an object",
-                         file=name)
-    for keys, what in _OTHER_DOCUMENTS:
-        if all(key in data for key in keys):
-            raise InputError(f"not a saved omniladder plan: this is {what} (write a plan "
-                             "with `omniladder plan AUTO_ID --out FILE`)", file=name)
-    if "format_version" not in data:
-        raise InputError("not a saved omniladder plan: no format_version (write one with "
-                         "`omniladder plan AUTO_ID --out FILE`)", file=name,
-                         field="format_version")
-    version = data["format_version"]
-    if version != FORMAT_VERSION:
-        raise InputError(f"plan format_version {version!r} is not supported; this omniladder "
-                         f"reads format_version {FORMAT_VERSION!r} (save the plan again with "
-                         "this version's `omniladder plan AUTO_ID --out FILE`)",
-                         file=name, field="format_version")
-    return validate(SavedPlan, as_tuples(data), name)
-
-
-def load_saved_plan(path: Path) -> SavedPlan:
-    """Read a saved plan with json and validate it, or raise one clear InputError."""
-    return read_saved_plan(path)[0]
-
-
-def read_saved_plan(path: Path) -> tuple[SavedPlan, str]:
-    """A saved plan validated, and its text as read; or one clear InputError."""
-    name = display_path(path)
-    text = decode_text(read_bytes(path, name), name)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno}); a saved plan is "
-                         "the JSON `omniladder plan --out` writes", file=name,
-                         line=exc.lineno) from None
-    except RecursionError:
-        raise InputError("invalid JSON: nested too deeply", file=name) from None
-    except ValueError:
-        raise long_number(text, name, "JSON") from None
-    reject_lone_surrogates(text, data, name)
-    return parse_saved_plan(data, name), text
-
+from omniladder.plan_document import DocumentEntry, DocumentExclusion, DocumentInput, PlanDocument
 
 # --- the differences -----------------------------------------------------------------------
 
@@ -321,7 +131,7 @@ NO_PROVENANCE = Provenance(old_version=None, new_version=None, versions_differ=N
                            inputs_differ=None)
 
 
-def _keyed(inputs: Sequence[SavedInput]) -> dict[tuple[str, int], SavedInput]:
+def _keyed(inputs: Sequence[DocumentInput]) -> dict[tuple[str, int], DocumentInput]:
     """Inputs by role and rank within the role (catalog overlays repeat a role)."""
     seen: dict[str, int] = {}
     keyed = {}
@@ -332,7 +142,7 @@ def _keyed(inputs: Sequence[SavedInput]) -> dict[tuple[str, int], SavedInput]:
     return keyed
 
 
-def provenance(old: SavedPlan, new: SavedPlan) -> Provenance:
+def provenance(old: PlanDocument, new: PlanDocument) -> Provenance:
     versions_differ = (None if old.omniladder_version is None or new.omniladder_version is None
                        else old.omniladder_version != new.omniladder_version)
     if old.inputs is None or new.inputs is None:
@@ -412,13 +222,13 @@ class PlanDiff:
         return f"{total} difference{'s' if total != 1 else ''}: " + ", ".join(parts)
 
 
-def _ref(entry: SavedEntry) -> EntryRef:
+def _ref(entry: DocumentEntry) -> EntryRef:
     return EntryRef(position=entry.position, rung=entry.rung, provider=entry.provider,
                     model=entry.model, allowed_connection_ids=entry.allowed_connection_ids,
                     unverified_connection_ids=entry.unverified_connection_ids)
 
 
-def _exclusion(x: SavedExclusion) -> ExclusionRef:
+def _exclusion(x: DocumentExclusion) -> ExclusionRef:
     return ExclusionRef(connection_id=x.connection_id, model=x.model, rung=x.rung, reason=x.reason,
                         detail=x.detail)
 
@@ -458,7 +268,7 @@ def _stable_order(old: Sequence[tuple[tuple[str, str, str], int]],
     return kept
 
 
-def diff_plans(old: SavedPlan, new: SavedPlan, old_label: str, new_label: str) -> PlanDiff:
+def diff_plans(old: PlanDocument, new: PlanDocument, old_label: str, new_label: str) -> PlanDiff:
     """Every way ``new`` routes differently from ``old``.
 
     An entry has *moved* when its place relative to the other shared entries changed; a

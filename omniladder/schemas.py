@@ -15,6 +15,7 @@ from omniladder.models import (
     Settings,
     SpendFile,
 )
+from omniladder.plan_document import PlanDocument
 from omniladder.scope_models import WindowScopeCatalog
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -27,8 +28,14 @@ KINDS: dict[str, type[BaseModel]] = {
     "billing-catalog": BillingCatalog,
     "model-catalog": ModelCatalog,
     "window-catalog": WindowScopeCatalog,
+    "plan": PlanDocument,
 }
-"""Input kind → the model its loader validates against (SPEC §2)."""
+"""Input kind → the model its loader validates against (SPEC §2); ``plan`` is the plan
+document (SPEC §4.2), which ``plan --json`` writes and ``show``, ``diff`` and ``export`` read."""
+
+IGNORES_UNKNOWN_KEYS = frozenset({"plan"})
+"""Kinds whose reader ignores keys it does not know rather than refusing them: a plan
+document is this program's own output, and a later release may add keys to format 1."""
 
 _TITLES = {
     "connections": "omniladder connections file",
@@ -38,6 +45,7 @@ _TITLES = {
     "billing-catalog": "omniladder billing catalog",
     "model-catalog": "omniladder model catalog",
     "window-catalog": "omniladder quota-window scope catalog",
+    "plan": "omniladder plan document (plan --json, plan --out)",
 }
 
 
@@ -294,6 +302,89 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "reason": "Why the source serves these providers.",
         "source": "Where the fact comes from (a URL or document).",
         "reviewed": "When the fact was last checked (YYYY-MM-DD).",
+    },
+    "PlanDocument": {
+        "format_version": "The document format; \"1\" (additions never change it).",
+        "auto_id": "The auto id planned, e.g. auto/thrifty or auto/coding:subscription.",
+        "category": "The auto id's category (coding, chat, ...), or null for none.",
+        "tier": "The auto id's tier: subscription or thrifty.",
+        "now": "The instant the plan was made for (RFC 3339, UTC).",
+        "now_source": "Where now came from: the --now flag, the quota snapshot or the clock.",
+        "settings": "The effective settings the plan was made with.",
+        "rungs": "The five rungs in ladder order, each with its state.",
+        "pool": "The pool in dispatch order: one entry per candidate and rung (R11, R12).",
+        "excluded": "Every connection (or connection and model) left out, with its reason.",
+        "connections": "How each connection bills, and where that came from (R1, R2, R2a).",
+        "clamps": "Cooldowns clamped to the connection's own reset (R9).",
+        "warnings": "Warnings about the inputs, one line each.",
+        "summary": "The one-line verdict the table view ends with.",
+        "omniladder_version": "The version that saved the plan (plan --out only).",
+        "inputs": "Each input file's role, path and sha256 (plan --out only).",
+    },
+    "DocumentSettings": {
+        "exit_cutoff_percent": "R7: a pair in play leaves at or below this remaining percent.",
+        "reentry_min_remaining_percent": "R7: a pair out of play comes back only above this.",
+        "max_reading_age_seconds": "R6.5: a reading older than this is stale.",
+        "rung_budget_usd": "R8: the budget of each paid rung per period, in USD.",
+        "budget_period": "R8: the budget period (day, week or month).",
+        "clamp_cooldown_to_reset": "R9: whether a cooldown is clamped to the connection's reset.",
+        "cheap_max_input_usd_per_mtok": (
+            "R3: the input price per million tokens a cheap model stays within."),
+    },
+    "DocumentRung": {
+        "rung": "The rung: subscription, keyless, free, cheap or premium.",
+        "state": "serving, exhausted, empty, disabled, budget-spent or not-in-id.",
+        "candidates": "Pool entries on the rung.",
+        "connections": "Connections serving on the rung.",
+        "budget_usd": "The rung's budget per period in USD, or null for none.",
+        "spent_usd": "What the spend ledger counts against the budget this period, or null.",
+        "note": "A readable note on the rung's state.",
+    },
+    "DocumentMark": {
+        "connection_id": "The unverified connection.",
+        "reason": "Why it is unverified (a quota or status reason code).",
+        "detail": "The reason in words.",
+    },
+    "DocumentEntry": {
+        "position": "1-based place in the dispatch order.",
+        "rung": "The rung of this entry.",
+        "provider": "The candidate's provider.",
+        "model": "The candidate's model.",
+        "allowed_connection_ids": "The connections allowed to serve it, in file order.",
+        "unverified_connection_ids": "The allowed connections admitted without a verified quota.",
+        "unverified": "Why each unverified connection is unverified.",
+    },
+    "DocumentExclusion": {
+        "connection_id": "The connection left out.",
+        "provider": "Its provider.",
+        "model": "The model left out, or null when the reason covers every model.",
+        "rung": "The rung the pair would stand on, or null.",
+        "reason": "A stable reason code (SPEC §4.2).",
+        "detail": "The reason in words.",
+        "fix": "What would bring it back, or null.",
+    },
+    "DocumentConnection": {
+        "id": "The connection's id.",
+        "provider": "Its provider.",
+        "auth_type": "Its auth type.",
+        "billing": "Its billing class (R1).",
+        "overage": "What happens past its quota (R2, R2a).",
+        "billing_source": ("Where the billing came from: keyless, catalog, "
+                           "catalog-provider-wide, uncurated or override."),
+        "catalog_file": "The catalog file of its entry, or null.",
+        "override": "The connection's own billing and overage settings, or null.",
+        "overage_source": "Where the overage came from; observed when a reading decided it (R2a).",
+    },
+    "DocumentClamp": {
+        "connection_id": "The connection whose cooldown is clamped.",
+        "rate_limited_until": "The configured end of the cooldown.",
+        "clamped_to": "The end after the clamp: the connection's own reset.",
+        "cooling": "Whether it is still cooling down at now.",
+    },
+    "DocumentInput": {
+        "role": "What the file is to the plan (connections, quota, spend, settings, catalog).",
+        "path": "The file's path as given.",
+        "sha256": "The sha256 of its content.",
     },
 }
 """The description of every property of every input model, by model and field name: added to

@@ -17,7 +17,8 @@ from omniladder.engine.quota import verdict, window_views
 from omniladder.errors import UsageError
 from omniladder.explain import explain
 from omniladder.loading import validate
-from omniladder.plandiff import diff_plans, parse_saved_plan
+from omniladder.plan_document import parse_saved_plan
+from omniladder.plandiff import diff_plans
 from omniladder.policy import Expectation, judge
 from tests.builders import (
     NOW,

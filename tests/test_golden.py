@@ -318,7 +318,8 @@ def saved_plans(folder: Path) -> dict[str, Path]:
 
 def test_plan_diffs(tmp_path: Path) -> None:
     """Every difference the example plans have between them, field by field."""
-    from omniladder.plandiff import diff_plans, load_saved_plan
+    from omniladder.plan_document import load_saved_plan
+    from omniladder.plandiff import diff_plans
 
     saved = saved_plans(tmp_path)
     found = []

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from omniladder.errors import InputError
-from omniladder.plandiff import ReasonChange, diff_plans, load_saved_plan, parse_saved_plan
+from omniladder.plan_document import load_saved_plan, parse_saved_plan
+from omniladder.plandiff import ReasonChange, diff_plans
 
 
 def _entry(position: int, model: str) -> dict[str, Any]:

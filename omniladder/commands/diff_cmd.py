@@ -34,7 +34,8 @@ def diff(
     """
     with user_errors():
         from omniladder.loading import display_path
-        from omniladder.plandiff import diff_plans, load_saved_plan
+        from omniladder.plan_document import load_saved_plan
+        from omniladder.plandiff import diff_plans
         from omniladder.rendering.diff_view import render_diff
 
         chosen = output_format(fmt, json_out)

@@ -69,7 +69,7 @@ def plan(
         parsed = parse_auto_id(auto_id)
         saved = None
         if compare is not None:
-            from omniladder.plandiff import load_saved_plan
+            from omniladder.plan_document import load_saved_plan
 
             saved = load_saved_plan(compare)
         digests: dict[str, str] = {}
@@ -111,7 +111,8 @@ def plan(
         reasons = []
         if saved is not None and compare is not None and chosen is not None:
             from omniladder.loading import display_path
-            from omniladder.plandiff import diff_plans, parse_saved_plan
+            from omniladder.plan_document import parse_saved_plan
+            from omniladder.plandiff import diff_plans
             from omniladder.rendering.diff_view import render_diff
 
             current = parse_saved_plan(document, "(current plan)")

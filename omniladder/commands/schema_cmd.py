@@ -18,14 +18,16 @@ class Kind(StrEnum):
     BILLING_CATALOG = "billing-catalog"
     MODEL_CATALOG = "model-catalog"
     WINDOW_CATALOG = "window-catalog"
+    PLAN = "plan"
 
 
 def schema(
     kind: Annotated[Kind, typer.Argument(
-        metavar="KIND", help="Which input file's schema to print: "
+        metavar="KIND", help="Which document's schema to print: "
         + ", ".join(kind.value for kind in Kind) + ".")],
 ) -> None:
-    """Print the JSON Schema of an input kind, generated from the loaders' own models."""
+    """Print the JSON Schema of an input kind or of the plan document, generated from the
+    models that read them."""
     with user_errors():
         import sys
 

@@ -29,7 +29,7 @@ def show(
     """
     with user_errors():
         from omniladder.loading import display_path
-        from omniladder.plandiff import read_saved_plan
+        from omniladder.plan_document import read_saved_plan
         from omniladder.rendering import Format
         from omniladder.rendering.show_view import ShownPlan, render_show
 

@@ -19,7 +19,7 @@ from omniladder.engine.autoid import AutoId, parse_auto_id
 from omniladder.engine.plan import Plan
 from omniladder.errors import InputError, UsageError
 from omniladder.models import RUNGS, Rung
-from omniladder.plandiff import SavedPlan
+from omniladder.plan_document import PlanDocument
 
 MANAGED_PREFIX = "omniladder-"
 """Every name an export writes starts with it: the names omniladder manages on a gateway."""
@@ -93,7 +93,7 @@ def from_plan(plan: Plan) -> ExportPlan:
     return result
 
 
-def from_saved(saved: SavedPlan, name: str) -> ExportPlan:
+def from_saved(saved: PlanDocument, name: str) -> ExportPlan:
     """The export's view of a saved plan; ``name`` is what errors call the file."""
     try:
         auto_id = parse_auto_id(saved.auto_id)

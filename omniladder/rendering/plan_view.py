@@ -14,7 +14,7 @@ from omniladder import timefmt
 
 if TYPE_CHECKING:
     from omniladder.engine.plan import Plan
-    from omniladder.plandiff import SavedPlan
+    from omniladder.plan_document import PlanDocument
 
 
 class RungLine(Protocol):
@@ -149,7 +149,7 @@ _FILE_ROLES = ("settings", "connections", "quota", "spend")
 """The roles the header's ``inputs:`` line names, as a fresh plan's header does."""
 
 
-def view_of_saved(saved: "SavedPlan", file: str) -> PlanView:
+def view_of_saved(saved: "PlanDocument", file: str) -> PlanView:
     files = {i.role: i.path for i in saved.inputs or () if i.role in _FILE_ROLES}
     return PlanView(
         auto_id=saved.auto_id, now=saved.now, now_source=saved.now_source,

@@ -7,14 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
-from omniladder.plandiff import SavedPlan
+from omniladder.plan_document import PlanDocument
 from omniladder.rendering import Format
 from omniladder.rendering.plan_view import view_of_saved
 
 
 @dataclass(frozen=True)
 class ShownPlan:
-    saved: SavedPlan
+    saved: PlanDocument
     text: str
     """The document exactly as read (after a UTF-8 byte-order mark, if any)."""
     file: str
