@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 import yaml  # type: ignore[import-untyped]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omniladder.engine.autoid import all_auto_ids, parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
+from omniladder.errors import UsageError
 from omniladder.export.core import Target, export
 from omniladder.export.litellm import document_text
 from omniladder.export.routes import ConnectionRoute
@@ -50,8 +52,13 @@ def test_litellm_exports_follow_the_plan_and_never_bill_auto_subscription(
     ids = [c.id for c in inputs.connections]
     unmapped = frozenset(data.draw(st.lists(st.sampled_from(ids), unique=True)
                                    if ids else st.just([])))
-    result = export(Target.LITELLM, source, routes=routes_for(inputs, unmapped),
-                    verified_only=verified_only)
+    routes = routes_for(inputs, unmapped)
+    wanted = {cid for entry in made.pool for cid in entry.allowed_connection_ids}
+    if wanted and not wanted & set(routes):  # an empty group for a full pool: refused
+        with pytest.raises(UsageError, match="--map"):
+            export(Target.LITELLM, source, routes=routes, verified_only=verified_only)
+        return
+    result = export(Target.LITELLM, source, routes=routes, verified_only=verified_only)
     loaded = yaml.safe_load(result.text)
     assert loaded == result.document
     assert schema_errors(loaded, LITELLM_SCHEMA, LITELLM_SCHEMA) == []

@@ -34,7 +34,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from omniladder.errors import InputError
+from omniladder.errors import InputError, UsageError, close_match
+from omniladder.export.compare import by_identity
 from omniladder.export.fidelity import Fidelity, Tally, item
 from omniladder.export.routes import ConnectionRoute
 from omniladder.export.source import ExportPlan
@@ -57,6 +58,7 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
     tally = Tally()
     dropped: list[Fidelity] = []
     rank = 0
+    _require_a_route(plan, routes)
     for entry in plan.entries:
         kept: list[dict[str, Any]] = []
         marks = {mark.connection_id: mark for mark in entry.unverified}
@@ -71,8 +73,7 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
                     continue
             route = routes.get(cid) if routes is not None else None
             if route is None:
-                tally.add("litellm-not-mapped", *where,
-                          "no route in the --map" if routes is not None else "no --map given")
+                tally.add("litellm-not-mapped", *where, _unmapped(cid, routes, plan))
                 continue
             if entry.rung == "subscription" and route.api_base is None:
                 tally.add("litellm-subscription-without-api-base", *where)
@@ -117,6 +118,43 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
                       "and no default_fallbacks, which would route its failed requests out "
                       "of the plan's pool"))
     return {"model_list": deployments}, items, rank
+
+
+def _unmapped(cid: str, routes: Mapping[str, ConnectionRoute] | None,
+              plan: ExportPlan) -> str:
+    """The detail of a connection the map has no route for, with the map's id it is likely
+    a typo of: an id that names no connection of the plan's pool."""
+    if routes is None:
+        return "no --map given"
+    wanted = {one for entry in plan.entries for one in entry.allowed}
+    close = close_match(cid, [given for given in routes if given not in wanted])
+    if close is None:
+        return "no route in the --map"
+    return (f"no route in the --map; did you mean its {close!r}, which names no connection "
+            "of the plan?")
+
+
+def _require_a_route(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None) -> None:
+    """Refuse an export in which no connection of the plan has a route: it would deploy an
+    empty group, which fails every request, however full the plan's pool is. A plan with an
+    empty pool has nothing to route and is exported empty, as planned."""
+    wanted = list(dict.fromkeys(cid for entry in plan.entries for cid in entry.allowed))
+    if not wanted or (routes is not None and not routes.keys().isdisjoint(wanted)):
+        return
+    named = ", ".join(wanted[:3]) + (f" and {len(wanted) - 3} more" if len(wanted) > 3 else "")
+    if routes is None:
+        raise UsageError(
+            f"export litellm needs --map: no connection of the plan ({named}) has a route, "
+            f"so the model group {plan.name} would be empty and fail every request; give "
+            "--map FILE saying where LiteLLM reaches each connection "
+            "(docs/gateways.md#export-litellm)", field="--map")
+    guesses = [f"{given!r} for {close!r}" for given in routes
+               if (close := close_match(given, wanted)) is not None]
+    hint = f" (a typo? the map has {', '.join(guesses[:3])})" if guesses else ""
+    raise UsageError(
+        f"the map routes no connection of the plan ({named}){hint}, so the model group "
+        f"{plan.name} would be empty and fail every request; name the plan's connection "
+        "ids in --map", field="--map")
 
 
 def _deployment(name: str, cid: str, provider: str, model: str, route: ConnectionRoute,
@@ -188,25 +226,31 @@ def parse_current(text: str, shown: str) -> dict[str, Any]:
     return data
 
 
-def differences(name: str, exported: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """How the deployed fragment's group differs from the export's; [] when it does not.
+def differences(name: str, exported: dict[str, Any], current: dict[str, Any]
+                ) -> tuple[list[str], int]:
+    """How the deployed fragment's group differs from the export's ([] when it does not),
+    and how many deployments of the group are deployed.
 
-    Only what routes is compared: the group's deployments in order (every field of each),
-    any alias that sends a request for the group to another name before the router picks
-    deployments, and any fallbacks the router reads (``router_settings``, else
-    ``litellm_settings``) that would lead the group's requests elsewhere; the comment
-    header (with the plan's instant) is not.
+    Only what routes is compared: the group's deployments, matched by ``model_info.id``
+    (every field of each, and their order), any alias that sends a request for the group
+    to another name before the router picks deployments, and any fallbacks the router
+    reads (``router_settings``, else ``litellm_settings``) that would lead the group's
+    requests elsewhere; the comment header (with the plan's instant) is not.
     """
     ours = [d for d in exported["model_list"] if d["model_name"] == name]
     theirs = [d for d in current.get("model_list", []) if d.get("model_name") == name]
     found: list[str] = []
-    if len(ours) != len(theirs):
-        found.append(f"{len(ours)} deployments of {name} in the export, {len(theirs)} "
-                     "deployed")
-    for index, (mine, deployed) in enumerate(zip(ours, theirs, strict=False)):
-        if mine != deployed:
-            found.append(f"deployment {index + 1}: the export has {_brief(mine)}, deployed "
-                         f"is {_brief(deployed)}")
+    if ours and not theirs:
+        found.append(f"the model group {name} is not deployed: the export's {len(ours)} "
+                     f"deployment{'' if len(ours) == 1 else 's'} "
+                     f"{'is' if len(ours) == 1 else 'are'} to apply")
+    elif theirs and not ours:
+        found.append(f"the export empties the deployed model group {name}: its "
+                     f"{len(theirs)} deployment{'' if len(theirs) == 1 else 's'} go, and a "
+                     f"request for {name} then finds no deployment and fails")
+    else:
+        found += by_identity(ours, theirs, key=_identity, name=_identity, show=_brief,
+                             same=lambda mine, deployed: mine == deployed, noun="deployment")
     hops, requested = _aliases_applied(name, current)
     if requested != name:
         found.append(f"{', then '.join(hops)} sends {name}'s requests to "
@@ -218,7 +262,15 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any]) ->
                 for rule in (value if isinstance(value, list) else ())):
             found.append(f"{where}.{key} routes {name}'s failed requests to other groups; "
                          "the export has none")
-    return found
+    return found, len(theirs)
+
+
+def _identity(deployment: Any) -> str:
+    """What names a deployment: its ``model_info.id``, else the deployment itself."""
+    info = deployment.get("model_info") if isinstance(deployment, dict) else None
+    if isinstance(info, dict) and isinstance(info.get("id"), str):
+        return json.dumps(info["id"], ensure_ascii=False)
+    return _brief(deployment)
 
 
 FALLBACK_KEYS = ("fallbacks", "context_window_fallbacks", "content_policy_fallbacks",

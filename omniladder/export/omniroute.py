@@ -34,6 +34,7 @@ import re
 from typing import Any
 
 from omniladder.errors import InputError
+from omniladder.export.compare import by_identity
 from omniladder.export.fidelity import Fidelity, Tally, item
 from omniladder.export.litellm import redacted
 from omniladder.export.source import ExportPlan
@@ -124,10 +125,10 @@ def parse_current(text: str, shown: str) -> Any:
     return data
 
 
-def find_combo(data: Any, name: str, shown: str) -> dict[str, Any] | None:
-    """The combo named ``name`` in a deployed document: a combo itself (the export, or
-    ``GET /api/combos/{id}``), ``{"combos": [...]}`` (``GET /api/combos``) or a list of
-    combos. None when no combo has that name: it is not deployed yet."""
+def find_combos(data: Any, name: str, shown: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every combo named ``name`` in a deployed document, with where it sits: a combo itself
+    (the export, or ``GET /api/combos/{id}``), ``{"combos": [...]}`` (``GET /api/combos``)
+    or a list of combos. [] when no combo has that name: it is not deployed yet."""
     if isinstance(data, dict) and "combos" in data:
         listed, field = data["combos"], "combos"
     elif isinstance(data, list):
@@ -139,6 +140,7 @@ def find_combo(data: Any, name: str, shown: str) -> dict[str, Any] | None:
                          file=shown)
     if not isinstance(listed, list):
         raise InputError("must be a list of combos", file=shown, field=field or None)
+    found: list[tuple[str, dict[str, Any]]] = []
     for index, combo in enumerate(listed):
         where = f"{field}[{index}]" if field else (f"[{index}]" if isinstance(data, list)
                                                      else None)
@@ -149,8 +151,26 @@ def find_combo(data: Any, name: str, shown: str) -> dict[str, Any] | None:
             if not isinstance(combo.get("models", []), list):
                 raise InputError("must be a list of steps", file=shown,
                                  field=f"{where}.models" if where else "models")
-            return combo
-    return None
+            found.append((where or "the combo", combo))
+    return found
+
+
+def differences_of(name: str, exported: dict[str, Any],
+                   combos: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], int]:
+    """How what is deployed under the managed name differs from the export, and how many
+    steps the deployed combos hold. Two combos of the name are a difference of their own,
+    whatever their order: which one a request meets is the gateway's choice, so each is
+    compared and each difference names its combo."""
+    if len(combos) < 2:
+        combo = combos[0][1] if combos else None
+        steps = len(combo.get("models", [])) if combo is not None else 0
+        return differences(name, exported, combo), steps
+    found = [f"{len(combos)} combos named {name} are deployed ("
+             + ", ".join(where for where, _ in combos) + "): keep one, and delete the others "
+             "(DELETE /api/combos/{id}), since a request for the name meets only one of them"]
+    for where, combo in combos:
+        found += [f"{where}: {line}" for line in differences(name, exported, combo)]
+    return found, sum(len(combo.get("models", [])) for _, combo in combos)
 
 
 def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | None
@@ -194,12 +214,17 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
         found.append("config.evalRouting runs the deployed steps in the order of the "
                      "gateway's eval scores, best first, once it holds eval runs for their "
                      "models, not in the plan's order" + _stays("evalRouting"))
-    if len(ours) != len(theirs):
-        found.append(f"{len(ours)} steps in the export, {len(theirs)} deployed")
-    for index, (mine, deployed) in enumerate(zip(ours, theirs, strict=False)):
-        if mine != deployed:
-            found.append(f"step {index + 1}: the export has {_show(mine)}, deployed is "
-                         f"{_show(deployed)}")
+    if ours and not theirs:
+        found.append(f"the deployed combo {name} has no step: the export's {len(ours)} "
+                     f"step{'' if len(ours) == 1 else 's'} "
+                     f"{'is' if len(ours) == 1 else 'are'} to apply")
+    elif theirs and not ours:
+        found.append(f"the export empties the deployed combo {name}: its {len(theirs)} "
+                     f"step{'' if len(theirs) == 1 else 's'} go (see empty-export: do not "
+                     "apply it, take the combo out of service)")
+    else:
+        found += by_identity(ours, theirs, key=_step_name, name=_step_name, show=_show,
+                             same=lambda mine, deployed: mine == deployed, noun="step")
     copied = _shadow_targets(current.get("config"))
     if copied:
         found.append("config.shadowRouting copies requests to "
@@ -207,6 +232,15 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
                      "request of its own, which spends its target's quota or bills its "
                      "rung beyond what the plan routes" + _stays("shadowRouting", "; "))
     return found
+
+
+def _step_name(routing: dict[str, Any]) -> str:
+    """What names a step in a difference: its ``provider/model`` (or the combo it refers
+    to), else the step itself."""
+    target = routing.get("model", routing.get("comboName"))
+    if isinstance(target, str):
+        return json.dumps(target, ensure_ascii=False)
+    return _show(routing)
 
 
 def _stays(key: str, joint: str = ": ") -> str:
