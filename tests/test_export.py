@@ -23,6 +23,7 @@ from omniladder.engine.autoid import all_auto_ids, parse_auto_id
 from omniladder.engine.plan import Plan, make_plan
 from omniladder.export.core import Export, Target, export
 from omniladder.export.fidelity import CODES, LEVELS
+from omniladder.export.litellm import deployment_id, parse_deployment_id
 from omniladder.export.routes import ConnectionRoute
 from omniladder.export.source import ExportPlan, from_plan, managed_name
 from omniladder.loading import load_inputs
@@ -209,6 +210,10 @@ FIDELITY_CODES = (
     "litellm-no-subscription-login", "litellm-default-credentials", "litellm-env-vars",
     "litellm-order-fallback", "litellm-budget-not-enforced", "litellm-outside-fallbacks",
     "omniroute-call-combo-name", "omniroute-verify-allowlists", "omniroute-quota-only-steps",
+    "litellm-steps-down-on-any-error", "litellm-subscription-default-key",
+    "omniroute-split-candidate", "omniroute-per-model-window", "omniroute-hysteresis-hold",
+    "omniroute-cooldown-not-clamped", "omniroute-budget-not-enforced", "omniroute-budget-spent",
+    "omniroute-coding-filter", "omniroute-provider-order",
 )
 """Every fidelity code, in full (CONVENTIONS 12b): a code never disappears or changes."""
 
@@ -270,7 +275,10 @@ def exported_litellm_pool(document: dict[str, Any]) -> list[tuple[int, str, list
     """(order, provider/model, connections) per order, read back from model_info.id."""
     out: list[tuple[int, str, list[str]]] = []
     for deployment in document["model_list"]:
-        _, cid, candidate = deployment["model_info"]["id"].split(":", 2)
+        parsed = parse_deployment_id(deployment["model_info"]["id"])
+        assert parsed is not None
+        _, cid, provider, model = parsed
+        candidate = f"{provider}/{model}"
         order = deployment["litellm_params"]["order"]
         if out and out[-1][0] == order:
             assert out[-1][1] == candidate
@@ -323,7 +331,7 @@ def test_auto_subscription_of_the_example_exports_only_its_plan_connection() -> 
         ("claude/claude-sonnet-4-5", ["claude-max-work"])]
     litellm = export(Target.LITELLM, from_plan(made), routes=full_routes(made)).document
     assert [d["model_info"]["id"] for d in litellm["model_list"]] == [
-        "omniladder-subscription:claude-max-work:claude/claude-sonnet-4-5"]
+        "omniladder-subscription~claude-max-work~claude~claude-sonnet-4-5"]
     assert "router_settings" not in litellm
 
 
@@ -462,7 +470,7 @@ def test_an_unmapped_connection_is_left_out_never_exported_without_its_key() -> 
                if i["level"] == "dropped"]
     assert ("litellm-not-mapped", "copilot-seat") in dropped
     ids = [d["model_info"]["id"] for d in report["document"]["model_list"]]
-    assert not any(":copilot-seat:" in i for i in ids)
+    assert not any("~copilot-seat~" in i for i in ids)
     assert "entry-dropped" in codes(report)
 
 
@@ -472,7 +480,7 @@ def test_a_subscription_connection_without_api_base_is_left_out() -> None:
     found = [i for i in report["fidelity"]
              if i["code"] == "litellm-subscription-without-api-base"]
     assert [i["connection_id"] for i in found] == ["antigravity-main"]
-    assert all(":antigravity-main:" not in d["model_info"]["id"]
+    assert all("~antigravity-main~" not in d["model_info"]["id"]
                for d in report["document"]["model_list"])
 
 
@@ -1329,3 +1337,25 @@ def test_the_header_says_where_now_came_from_as_plan_does() -> None:
     assert result.exit_code == 0, result.output
     assert "planned for 2026-11-29T12:00:00Z (from --now)" in result.stderr
     assert "(flag)" not in result.stderr
+
+
+@pytest.mark.parametrize(("cid", "provider", "model"), [
+    ("ollama-local", "ollama", "qwen2.5-coder:32b"),
+    ("openrouter-free", "openrouter", "deepseek/deepseek-chat-v3.1:free"),
+    ("a:b~c/d%e", "p:q", "m~n:o/%41"),
+    ("ünï\u2028", "\ud800", " :x "),
+])
+def test_a_deployment_id_never_holds_a_colon_and_reads_back(cid: str, provider: str,
+                                                            model: str) -> None:
+    """LiteLLM's usage-based-routing-v2 takes an id's part before its first ':' as the
+    deployment's id, so no ':' may reach one, from a connection or a model name either."""
+    identity = deployment_id("omniladder-thrifty", cid, provider, model)
+    assert ":" not in identity
+    assert parse_deployment_id(identity) == ("omniladder-thrifty", cid, provider, model)
+
+
+def test_every_exported_id_of_the_example_is_free_of_colons() -> None:
+    report = report_of("litellm", "auto/thrifty", "--config", CONFIG, "--map", MAP)
+    ids = [d["model_info"]["id"] for d in report["document"]["model_list"]]
+    assert "omniladder-thrifty~ollama-local~ollama~qwen2.5-coder%3A32b" in ids
+    assert not [i for i in ids if ":" in i]

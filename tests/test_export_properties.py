@@ -18,7 +18,7 @@ from omniladder.engine.autoid import all_auto_ids, parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.errors import UsageError
 from omniladder.export.core import Target, export
-from omniladder.export.litellm import document_text
+from omniladder.export.litellm import document_text, parse_deployment_id
 from omniladder.export.routes import ConnectionRoute
 from omniladder.export.source import ExportEntry, ExportMark, ExportPlan, from_plan
 from tests.builders import plan
@@ -76,12 +76,20 @@ def test_litellm_exports_follow_the_plan_and_never_bill_auto_subscription(
     ids_written = [d["model_info"]["id"] for d in loaded["model_list"]]
     assert len(ids_written) == len(set(ids_written))
     rung_of = {(f"{e.provider}/{e.model}"): e.rung for e in made.pool}
-    rungs = {rung_of[d["model_info"]["id"].split(":", 2)[2]] for d in loaded["model_list"]}
+    rungs = {rung_of["/".join(_candidate(d["model_info"]["id"]))]
+             for d in loaded["model_list"]}
     if made.auto_id.tier == "subscription":
         assert rungs <= {"subscription"}
         assert not rungs & PAID
     assert "router_settings" not in loaded
     assert bool(loaded["model_list"]) != ("empty-export" in {f.code for f in result.fidelity})
+
+
+def _candidate(identity: str) -> tuple[str, str]:
+    parsed = parse_deployment_id(identity)
+    assert parsed is not None
+    assert ":" not in identity
+    return parsed[2], parsed[3]
 
 
 @SETTINGS

@@ -19,8 +19,9 @@ Fields written, all documented by LiteLLM (docs.litellm.ai/docs/proxy/configs,
 ``model_info.id`` is the key LiteLLM's router keeps each deployment's state under (cooldowns,
 ``model_id_to_deployment_index_map``, one index per id), so it must be unique across the
 whole ``model_list``. A connection serves several models and sits in several auto ids, so
-the id is ``<group>:<connection>:<provider>/<model>``: unique, and still names the connection
-first after the group.
+the id is ``<group>~<connection>~<provider>~<model>``, each part escaped so that no ``:``
+reaches it (``deployment_id``): unique, and still names the connection first after the
+group.
 
 The document is written as JSON, the subset of YAML every YAML loader reads (LiteLLM loads
 its config with PyYAML's ``safe_load``), with a comment header. Characters YAML 1.1 does not
@@ -33,6 +34,7 @@ import json
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from omniladder.errors import InputError, UsageError, close_match
 from omniladder.export.compare import by_identity
@@ -85,6 +87,10 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
                 env_names[route.api_key_env] = None
             elif entry.rung != "keyless":
                 tally.add("litellm-default-credentials", *where)
+            defaults = default_key_variables(route.model_prefix)
+            if entry.rung == "subscription" and defaults:
+                tally.add("litellm-subscription-default-key", *where, _default_key_detail(
+                    route, defaults))
             kept.append(_deployment(name, cid, entry.provider, entry.model, route, rank + 1))
         if not kept:
             dropped.append(item("entry-dropped", f"{entry.rung} entry at position "
@@ -109,15 +115,53 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
                               "max_budget and budget_duration on these deployments yourself"))
     if rank > 1:
         items.append(item("litellm-order-fallback"))
+        items.append(item("litellm-steps-down-on-any-error"))
     if env_names:
         items.append(item("litellm-env-vars", "LiteLLM must hold " + ", ".join(env_names)
-                          + "; a missing one becomes no key, silently"))
+                          + "; a missing one is not no key: LiteLLM then sends the "
+                          "provider's default variable (OPENAI_API_KEY for openai/…) if its "
+                          "environment holds one"))
     items.append(item("litellm-outside-fallbacks",
                       f"the export writes no fallbacks: check that router_settings and "
                       f"litellm_settings have no fallbacks entry for {name}, no '*' entry "
                       "and no default_fallbacks, which would route its failed requests out "
                       "of the plan's pool"))
     return {"model_list": deployments}, items, rank
+
+
+DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "text-completion-openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "azure": ("AZURE_OPENAI_API_KEY", "AZURE_API_KEY"),
+    "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+    "openrouter": ("OPENROUTER_API_KEY", "OR_API_KEY"),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "mistral": ("MISTRAL_API_KEY",),
+    "xai": ("XAI_API_KEY",),
+}
+"""The variables LiteLLM reads a provider's key from when a deployment's own ``api_key`` is
+empty, as an unset ``os.environ/NAME`` leaves it (BerriAI/litellm 1.110.2: ``completion``
+in ``litellm/main.py``, ``api_key or litellm.api_key or litellm.openai_key or
+get_secret("OPENAI_API_KEY")`` and the like per provider; ``litellm/llms/gemini/
+common_utils.py``, ``litellm/llms/xai/common_utils.py``,
+``litellm/litellm_core_utils/get_llm_provider_logic.py`` for DeepSeek)."""
+
+
+def default_key_variables(model_prefix: str) -> tuple[str, ...]:
+    """The default key variables of the provider a ``model_prefix`` routes to."""
+    provider, slash, _ = model_prefix.partition("/")
+    return DEFAULT_KEYS.get(provider.strip().lower(), ()) if slash else ()
+
+
+def _default_key_detail(route: ConnectionRoute, defaults: tuple[str, ...]) -> str:
+    variables = " or ".join(defaults)
+    when = (f"when {route.api_key_env} is unset in LiteLLM's environment"
+            if route.api_key_env is not None else "since the map gives no api_key_env")
+    return (f"{route.model_prefix}… falls back to {variables} {when}: LiteLLM then sends "
+            "that key, a metered one, to the subscription proxy at the route's api_base: "
+            "keep it out of LiteLLM's environment")
 
 
 def _unmapped(cid: str, routes: Mapping[str, ConnectionRoute] | None,
@@ -166,7 +210,42 @@ def _deployment(name: str, cid: str, provider: str, model: str, route: Connectio
         params["api_key"] = f"os.environ/{route.api_key_env}"
     params["order"] = order
     return {"model_name": name, "litellm_params": params,
-            "model_info": {"id": f"{name}:{cid}:{provider}/{model}"}}
+            "model_info": {"id": deployment_id(name, cid, provider, model)}}
+
+
+ID_SEPARATOR = "~"
+_ID_SAFE = re.compile(r"[A-Za-z0-9._-]")
+
+
+def _id_part(text: str) -> str:
+    """``text`` with every character but letters, digits, ``.``, ``_`` and ``-`` written as
+    ``%XX`` (its UTF-8 bytes): no ``:``, no ``~`` and no ``/`` is left raw."""
+    return "".join(char if _ID_SAFE.fullmatch(char) else "".join(
+        f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass")) for char in text)
+
+
+def deployment_id(name: str, cid: str, provider: str, model: str) -> str:
+    """A deployment's ``model_info.id``: ``<group>~<connection>~<provider>~<model>``, each
+    part escaped by ``_id_part``, so no ``:`` ever reaches it.
+
+    LiteLLM's usage-based-routing-v2 takes the part of an id before its first ``:`` as the
+    deployment's id (the key of its usage counters), so a deployment whose id holds a ``:``
+    is never found; model names carry their own (``qwen2.5-coder:32b``,
+    ``deepseek-chat-v3.1:free``). The escape is reversible (``parse_deployment_id``)."""
+    return ID_SEPARATOR.join(_id_part(part) for part in (name, cid, provider, model))
+
+
+def parse_deployment_id(identity: str) -> tuple[str, str, str, str] | None:
+    """(group, connection, provider, model) of an id ``deployment_id`` wrote, or None."""
+    parts = identity.split(ID_SEPARATOR)
+    if len(parts) != 4:
+        return None
+    try:
+        group, cid, provider, model = (
+            unquote_to_bytes(part).decode("utf-8", "surrogatepass") for part in parts)
+    except UnicodeDecodeError:
+        return None
+    return group, cid, provider, model
 
 
 # --- the text -------------------------------------------------------------------------------

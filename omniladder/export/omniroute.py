@@ -33,6 +33,7 @@ import math
 import re
 from typing import Any
 
+from omniladder import timefmt
 from omniladder.errors import InputError
 from omniladder.export.compare import by_identity
 from omniladder.export.fidelity import Fidelity, Tally, item
@@ -80,10 +81,15 @@ def build(plan: ExportPlan, *, verified_only: bool
         steps.append(step)
     items += tally.items() + dropped
     if not steps:
-        items.append(item("empty-export", f"no step: the combo {plan.name} fails every "
-                          "request, as the plan says"))
+        items.append(item("empty-export", f"no step: do not apply it. OmniRoute ignores an "
+                          f"empty combo and resolves {plan.name} through its model mappings "
+                          "(newer releases refuse to create one), so it is no refusal: take "
+                          "a deployed combo out of service instead (DELETE "
+                          "/api/combos/{id}), which leaves the name unresolved, as the "
+                          "empty plan says"))
     if any(step.get("fallbackOnlyOnQuotaExhaustion") for step in steps):
         items.append(item("omniroute-quota-only-steps"))
+    items += divergences(plan, steps)
     items.append(item("omniroute-call-combo-name",
                       f"clients must call {plan.name}, not {plan.auto_id.text}: OmniRoute "
                       "builds auto/… as a virtual combo whose filtering falls back to the "
@@ -97,6 +103,77 @@ def build(plan: ExportPlan, *, verified_only: bool
         "models": steps,
     }
     return document, items, len(steps)
+
+
+QUOTA_OUT = frozenset({"quota-exhausted", "quota-below-cutoff", "quota-below-reentry"})
+"""The reasons of an exhausted quota verdict (R6, R7)."""
+PAID = ("cheap", "premium")
+
+
+def divergences(plan: ExportPlan, steps: list[dict[str, Any]]) -> list[Fidelity]:
+    """The items of SPEC §5 that change what the exported combo does on OmniRoute, whose
+    own ladder lacks the rule: each named where this plan meets it."""
+    found: list[Fidelity] = []
+    seen: dict[str, int] = {}
+    for index, step in enumerate(steps, start=1):
+        first = seen.setdefault(step["model"], index)
+        if first != index:
+            found.append(item("omniroute-split-candidate", (
+                f"{step['model']} is split by rung into steps {first} and {index} (R11): "
+                "OmniRoute's own ladder keeps a mixed candidate's metered key at the "
+                "subscription rung (SPEC §5), so the split holds only while each step keeps "
+                "its allowedConnectionIds"), provider=step["providerId"],
+                model=step["model"].split("/", 1)[1]))
+    in_steps = {cid: step["model"] for step in steps for cid in step["allowedConnectionIds"]}
+    spent = {(e.connection_id, e.model) for e in plan.excluded if e.reason in QUOTA_OUT
+             and e.model is not None and e.connection_id in in_steps}
+    for cid in dict.fromkeys(cid for cid, _ in spent):
+        models = sorted(model for one, model in spent if one == cid and model is not None)
+        found.append(item("omniroute-per-model-window", (
+            f"{cid} is spent for {', '.join(models)} only and still routes "
+            f"{in_steps[cid]}: OmniRoute reads one exhausted per-model window as the whole "
+            "connection spent (SPEC §5), so it skips the connection on that step and the "
+            "request moves on to the next step"), connection_id=cid))
+    for cid in dict.fromkeys(e.connection_id for e in plan.excluded
+                             if e.reason == "quota-below-reentry"):
+        found.append(item("omniroute-hysteresis-hold", connection_id=cid))
+    for clamp in plan.clamps:
+        if clamp.connection_id in in_steps and not clamp.cooling \
+                and _after(clamp.rate_limited_until, plan.now):
+            found.append(item("omniroute-cooldown-not-clamped", (
+                f"the plan ended {clamp.connection_id}'s cooldown at its reset (R9), but "
+                f"OmniRoute never clamps (SPEC §5) and holds it until "
+                f"{clamp.rate_limited_until}: it skips the connection on its step, and the "
+                "request moves on to the next step"), connection_id=clamp.connection_id))
+    rungs = {step["label"].removesuffix(" rung") for step in steps}
+    for rung in PAID:
+        if rung in rungs:
+            note = plan.rung_notes.get(rung, "")
+            found.append(item("omniroute-budget-not-enforced", (
+                f"{rung}: {note or 'budget checked when planned'}; OmniRoute enforces no "
+                "positive rung budget (SPEC §5): spend past it is stopped only by the next "
+                "export")))
+    for rung in PAID:
+        if rung not in rungs and any(e.reason == "budget-spent" and e.rung == rung
+                                     for e in plan.excluded):
+            found.append(item("omniroute-budget-spent", (
+                f"{rung}: its budget is spent, so the combo has no {rung} step; OmniRoute's "
+                "own ladder enforces no positive budget (SPEC §5) and would still route to "
+                "it: call the combo, not an auto id")))
+    if plan.auto_id.category == "coding":
+        found.append(item("omniroute-coding-filter"))
+    providers = [step["providerId"] for step in steps]
+    if providers != sorted(providers, key=providers.index):
+        found.append(item("omniroute-provider-order"))
+    return found
+
+
+def _after(instant: str, now: str) -> bool:
+    """Whether an RFC 3339 instant lies after ``now``; False when either cannot be read."""
+    try:
+        return timefmt.from_rfc3339(instant) > timefmt.from_rfc3339(now)
+    except ValueError:
+        return False
 
 
 def document_text(document: dict[str, Any]) -> str:
@@ -225,6 +302,12 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
     else:
         found += by_identity(ours, theirs, key=_step_name, name=_step_name, show=_show,
                              same=lambda mine, deployed: mine == deployed, noun="step")
+    if _connection_aware(current.get("config")):
+        found.append("config.connectionAwareExpansion expands each step into one target per "
+                     "account of its provider before the attempt loop, and skips an account "
+                     "with a persisted cooldown without the quota-only protection, so a "
+                     "subscription step's 429 or 5xx can move the request on to a paid step"
+                     + _stays("connectionAwareExpansion"))
     copied = _shadow_targets(current.get("config"))
     if copied:
         found.append("config.shadowRouting copies requests to "
@@ -287,6 +370,16 @@ def _js_number(value: Any, default: float) -> float:
     except (ValueError, OverflowError):
         return default
     return number if math.isfinite(number) else default
+
+
+def _connection_aware(config: Any) -> bool:
+    """Whether the combo's own ``config.connectionAwareExpansion`` is the boolean true: it
+    then expands each provider-level step into per-account targets for every strategy of
+    OmniRoute's group B, ``priority`` among them (``shouldApplyConnectionAwareExpansion``
+    in OmniRoute's ``open-sse/services/combo/connectionAwareExpansion.ts``; the combo's
+    value wins over the settings' ``connectionAwareExpansion``, default false). The
+    settings' value is the gateway's, never in the combo."""
+    return isinstance(config, dict) and config.get("connectionAwareExpansion") is True
 
 
 def _eval_ordered(config: Any) -> bool:
