@@ -253,3 +253,23 @@ def test_the_omniroute_procedure_reads_back_and_deletes_and_sends_no_completion(
     apply = readme.split("**Apply the plan.**")[1].split("**Forecast.**")[0]
     assert "--current deployed.json" in apply
     assert "candidates.json" not in apply  # an audit of a file it never fetched
+
+
+SECTION_5 = (
+    "hysteresis", "a positive rung budget is never enforced",
+    "a budget of 0 disables the rung on both sides", "cooldown clamp", "top-level reset",
+    "per-model window", "all-unlimited", "mixed candidate", "strict free mode",
+    "[R2](#r2)", "[R2a](#r2a)", "`error`", "[R6.4](#r6-4)", "reset has already passed",
+    "180 s", "no tier", "filters\nnothing", "grouped by\nprovider", "keyless rung reads no quota",
+    "usage adapter",
+)
+"""Each item of SPEC §5 (divergences from the reference gateway), as docs/rules.md words it."""
+
+
+def test_the_rules_divergence_section_says_every_item_of_spec_5() -> None:
+    from tests.conftest import ROOT
+
+    rules = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    section = rules.split("## Where omniladder differs from the reference gateway")[1]
+    missing = [words for words in SECTION_5 if words not in section]
+    assert missing == []
