@@ -70,6 +70,12 @@ def test_the_order_item_warns_and_names_the_versions_it_is_verified_on() -> None
         assert words in item.message
 
 
+def test_the_file_names_the_litellm_version_it_routes_as_planned_on() -> None:
+    result = export(Target.LITELLM, source(*LADDER), routes=ladder_routes())
+    header = [line for line in result.text.splitlines() if line.startswith("#")]
+    assert any("LiteLLM 1.101.0 or later" in line for line in header)
+
+
 def test_the_report_says_litellm_steps_down_on_any_error() -> None:
     result = export(Target.LITELLM, source(*LADDER), routes=ladder_routes())
     (message,) = found(result, "litellm-steps-down-on-any-error")

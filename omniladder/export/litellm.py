@@ -6,9 +6,13 @@ becomes one deployment per allowed connection, in the plan's order, with
 tries the lowest order first and, with order-based fallback, the next order when it fails
 (``_get_deployment_order`` in BerriAI/litellm ``litellm/utils.py`` reads
 ``litellm_params.order``; PR #24611 "order-based fallback across deployment priority
-levels"). So the ladder lives inside one group and the export needs no ``fallbacks``: it
-writes no ``router_settings`` at all, and ``auto/subscription`` can never fall out of its
-group into a paid one (the trap of BerriAI/litellm issue #41344).
+levels"), exactly so from 1.101.0 on (``VERIFIED_ON``; older versions route otherwise, and
+the report warns of it). So the ladder lives inside one group and the export needs no
+``fallbacks``: it writes no ``router_settings`` at all (they would apply to every group of
+the proxy), and ``auto/subscription`` can never fall out of its group into a paid one (the
+trap of BerriAI/litellm issue #41344). The next order answers any failure, not only a
+spent plan, and an unset key variable falls back to the provider's default one: the
+report says both.
 
 Fields written, all documented by LiteLLM (docs.litellm.ai/docs/proxy/configs,
 /docs/proxy/load_balancing; schemas/export-litellm.schema.json lists them):
@@ -44,6 +48,9 @@ from omniladder.export.source import ExportPlan
 from omniladder.models import SECRET_KEYS
 
 PAID = ("cheap", "premium")
+VERIFIED_ON = "1.101.0"
+"""The oldest LiteLLM whose router follows ``order`` as the ladder needs (the gateways tests
+run the export in LiteLLM's own Router; docs/gateways.md#export-litellm)."""
 ENV_REFERENCE = re.compile(r"os\.environ/[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -261,7 +268,9 @@ def document_text(plan: ExportPlan, document: dict[str, Any]) -> str:
     header = (
         f"# omniladder export litellm {plan.auto_id.text}: model group {plan.name}\n"
         f"# Planned for {plan.now}. Generated: re-export, never edit by hand; include it from\n"
-        "# your config.yaml (include: [this file]). JSON is YAML, so LiteLLM reads it as is.\n")
+        "# your config.yaml (include: [this file]). JSON is YAML, so LiteLLM reads it as is.\n"
+        f"# Routes as planned on LiteLLM {VERIFIED_ON} or later; older versions do not follow\n"
+        "# litellm_params.order as the ladder needs (docs/gateways.md#export-litellm).\n")
     body = json.dumps(document, indent=2, ensure_ascii=False)
     return header + _NOT_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", body) + "\n"
 
