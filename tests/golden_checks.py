@@ -733,6 +733,12 @@ def routed(connection: str, rung: str) -> bool:
     return route is not None and (rung != "subscription" or "api_base" in route)
 
 
+def _escaped(text: str) -> str:
+    """A model_info.id part: no ':' reaches an id (docs/gateways.md#export-litellm)."""
+    return "".join(char if char.isascii() and (char.isalnum() or char in "._-")
+                   else "".join(f"%{byte:02X}" for byte in char.encode()) for char in text)
+
+
 @registers("export-litellm-thrifty.yaml")
 def litellm_yaml(text: str) -> None:
     """The model list is the plan's pool in order, one deployment per routed connection, and
@@ -751,8 +757,8 @@ def litellm_yaml(text: str) -> None:
                     params["api_base"] = route["api_base"]
                 if "api_key_env" in route:
                     params["api_key"] = f"os.environ/{route['api_key_env']}"
-                expected.append((f"omniladder-thrifty:{connection}:{entry['provider']}/"
-                                 f"{entry['model']}", params))
+                parts = ("omniladder-thrifty", connection, entry["provider"], entry["model"])
+                expected.append(("~".join(_escaped(part) for part in parts), params))
     assert [(d["model_info"]["id"], d["litellm_params"]) for d in document["model_list"]
             ] == expected
     assert {d["model_name"] for d in document["model_list"]} == {"omniladder-thrifty"}

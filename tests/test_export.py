@@ -23,6 +23,7 @@ from omniladder.engine.autoid import all_auto_ids, parse_auto_id
 from omniladder.engine.plan import Plan, make_plan
 from omniladder.export.core import Export, Target, export
 from omniladder.export.fidelity import CODES, LEVELS
+from omniladder.export.litellm import deployment_id, parse_deployment_id
 from omniladder.export.routes import ConnectionRoute
 from omniladder.export.source import ExportPlan, from_plan, managed_name
 from omniladder.loading import load_inputs
@@ -209,6 +210,10 @@ FIDELITY_CODES = (
     "litellm-no-subscription-login", "litellm-default-credentials", "litellm-env-vars",
     "litellm-order-fallback", "litellm-budget-not-enforced", "litellm-outside-fallbacks",
     "omniroute-call-combo-name", "omniroute-verify-allowlists", "omniroute-quota-only-steps",
+    "litellm-steps-down-on-any-error", "litellm-subscription-default-key",
+    "omniroute-split-candidate", "omniroute-per-model-window", "omniroute-hysteresis-hold",
+    "omniroute-cooldown-not-clamped", "omniroute-budget-not-enforced", "omniroute-budget-spent",
+    "omniroute-coding-filter", "omniroute-provider-order",
 )
 """Every fidelity code, in full (CONVENTIONS 12b): a code never disappears or changes."""
 
@@ -270,7 +275,10 @@ def exported_litellm_pool(document: dict[str, Any]) -> list[tuple[int, str, list
     """(order, provider/model, connections) per order, read back from model_info.id."""
     out: list[tuple[int, str, list[str]]] = []
     for deployment in document["model_list"]:
-        _, cid, candidate = deployment["model_info"]["id"].split(":", 2)
+        parsed = parse_deployment_id(deployment["model_info"]["id"])
+        assert parsed is not None
+        _, cid, provider, model = parsed
+        candidate = f"{provider}/{model}"
         order = deployment["litellm_params"]["order"]
         if out and out[-1][0] == order:
             assert out[-1][1] == candidate
@@ -323,7 +331,7 @@ def test_auto_subscription_of_the_example_exports_only_its_plan_connection() -> 
         ("claude/claude-sonnet-4-5", ["claude-max-work"])]
     litellm = export(Target.LITELLM, from_plan(made), routes=full_routes(made)).document
     assert [d["model_info"]["id"] for d in litellm["model_list"]] == [
-        "omniladder-subscription:claude-max-work:claude/claude-sonnet-4-5"]
+        "omniladder-subscription~claude-max-work~claude~claude-sonnet-4-5"]
     assert "router_settings" not in litellm
 
 
@@ -462,7 +470,7 @@ def test_an_unmapped_connection_is_left_out_never_exported_without_its_key() -> 
                if i["level"] == "dropped"]
     assert ("litellm-not-mapped", "copilot-seat") in dropped
     ids = [d["model_info"]["id"] for d in report["document"]["model_list"]]
-    assert not any(":copilot-seat:" in i for i in ids)
+    assert not any("~copilot-seat~" in i for i in ids)
     assert "entry-dropped" in codes(report)
 
 
@@ -472,7 +480,7 @@ def test_a_subscription_connection_without_api_base_is_left_out() -> None:
     found = [i for i in report["fidelity"]
              if i["code"] == "litellm-subscription-without-api-base"]
     assert [i["connection_id"] for i in found] == ["antigravity-main"]
-    assert all(":antigravity-main:" not in d["model_info"]["id"]
+    assert all("~antigravity-main~" not in d["model_info"]["id"]
                for d in report["document"]["model_list"])
 
 
@@ -489,13 +497,88 @@ def test_a_keyless_connection_may_go_without_a_key_but_a_metered_one_is_warned(
     assert "litellm-env-vars" not in codes(report)
 
 
-def test_without_a_map_nothing_is_exported_and_the_report_says_why() -> None:
-    report = report_of("litellm", "auto/subscription", "--config", CONFIG)
-    assert report["document"] == {"model_list": []}
-    assert codes(report)[:2] == ["litellm-not-mapped", "entry-dropped"]
-    assert "empty-export" in codes(report)
-    assert report["fidelity"][0]["message"] == "no --map given"
-    assert report["fidelity"][0]["model"] == "claude-sonnet-4-5"
+def test_without_a_map_a_plan_with_connections_is_a_usage_error_naming_map(
+        tmp_path: Path) -> None:
+    """No route for any connection would deploy an empty group, which fails every request:
+    exit 2 naming --map, and nothing written, not even on a cron job's --current/--out."""
+    deployed = tmp_path / "omniladder-thrifty.yaml"
+    result = invoke("litellm", "auto/thrifty", "--config", CONFIG,
+                    "--current", str(deployed), "--out", str(deployed))
+    assert result.exit_code == 2, result.output
+    assert "--map" in result.stderr
+    assert "omniladder-thrifty would be empty" in result.stderr
+    assert result.stdout == ""
+    assert not deployed.exists()
+
+
+def test_a_map_that_routes_no_connection_of_the_plan_is_exit_2_with_the_likely_typo(
+        tmp_path: Path) -> None:
+    routes = write_map(tmp_path, '[[connections]]\nid = "claude-max-wrok"\n'
+                       'model_prefix = "openai/"\napi_base = "http://proxy.internal/v1"\n')
+    result = invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", routes)
+    assert result.exit_code == 2, result.output
+    assert "the map routes no connection of the plan (claude-max-work)" in result.stderr
+    assert "'claude-max-wrok' for 'claude-max-work'" in result.stderr
+
+
+def test_a_mistyped_map_id_beside_good_ones_is_named_in_the_dropped_item(
+        tmp_path: Path) -> None:
+    text = Path(MAP).read_text().replace('id = "openai-key"', 'id = "openai-kye"')
+    report = report_of("litellm", "auto/thrifty", "--config", CONFIG,
+                       "--map", write_map(tmp_path, text))
+    (found,) = [i for i in report["fidelity"] if i["code"] == "litellm-not-mapped"
+                and i["connection_id"] == "openai-key"]
+    assert "did you mean" in found["message"]
+    assert "'openai-kye'" in found["message"]
+    (other,) = [i for i in report["fidelity"] if i["code"] == "litellm-not-mapped"
+                and i["connection_id"] == "copilot-seat"]
+    assert "did you mean" not in other["message"]
+
+
+def test_an_empty_pool_exports_an_empty_group_without_a_map() -> None:
+    """Nothing to route is no usage error: the plan's pool is empty (fail closed)."""
+    source = ExportPlan(parse_auto_id("auto/subscription"), "2026-11-29T12:00:00Z", "flag",
+                        (), {}, (), None)
+    result = export(Target.LITELLM, source)
+    assert result.document == {"model_list": []}
+    assert "empty-export" in [f.code for f in result.fidelity]
+
+
+def _empty_saved_plan(tmp_path: Path) -> str:
+    data = saved_plan(tmp_path)
+    data["pool"] = []
+    path = tmp_path / "empty-plan.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_an_export_that_empties_the_deployed_group_is_exit_1_naming_it(
+        tmp_path: Path) -> None:
+    deployed = tmp_path / "omniladder-subscription.yaml"
+    assert invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
+                  "--out", str(deployed)).exit_code == 0
+    result = invoke("litellm", _empty_saved_plan(tmp_path), "--map", MAP, "--json",
+                    "--current", str(deployed))
+    assert result.exit_code == 1, result.output
+    current = json.loads(result.stdout)["current"]
+    assert current["empties"] == "omniladder-subscription"
+    assert current["differences"] == [
+        "the export empties the deployed model group omniladder-subscription: its 1 "
+        "deployment go, and a request for omniladder-subscription then finds no deployment "
+        "and fails"]
+    assert ("exit 1: the export empties the deployed model group omniladder-subscription;"
+            in result.stderr)
+
+
+def test_an_omniroute_export_that_empties_the_deployed_combo_is_exit_1_naming_it(
+        tmp_path: Path) -> None:
+    deployed = tmp_path / "combo.json"
+    assert invoke("omniroute", "auto/subscription", "--config", CONFIG,
+                  "--out", str(deployed)).exit_code == 0
+    result = invoke("omniroute", _empty_saved_plan(tmp_path), "--current", str(deployed))
+    assert result.exit_code == 1, result.output
+    assert "exit 1: the export empties the deployed combo omniladder-subscription;" \
+        in result.stderr
 
 
 def test_orders_are_dense_ranks_of_the_exported_entries() -> None:
@@ -727,7 +810,9 @@ def test_current_is_exit_0_when_identical_and_1_after_a_change(tmp_path: Path) -
     later = invoke("litellm", "auto/thrifty", "--config", CONFIG, "--map", MAP,
                    "--current", str(deployed))
     assert later.exit_code == 1, later.output
-    assert "10 deployments of omniladder-thrifty in the export, 9 deployed" in later.stderr
+    assert re.search(r'deployment 10 of the export, "[^"]+", is not deployed',
+                     later.stderr), later.stderr
+    assert "(1 difference)" in later.stderr
     assert "omniladder: exit 1: the export differs from" in later.stderr
 
 
@@ -750,7 +835,9 @@ def test_current_then_out_on_one_file_compares_first_then_rewrites(tmp_path: Pat
     result = invoke("omniroute", "auto/thrifty", "--config", CONFIG,
                     "--current", str(deployed), "--out", str(deployed))
     assert result.exit_code == 1
-    assert "0 deployed" in result.stderr
+    assert ("the deployed combo omniladder-thrifty has no step: the export's 12 steps are "
+            "to apply") in result.stderr
+    assert "(1 difference)" in result.stderr
     after = invoke("omniroute", "auto/thrifty", "--config", CONFIG,
                    "--current", str(deployed))
     assert after.exit_code == 0, after.output
@@ -769,7 +856,7 @@ def test_omniroute_current_catches_an_allowlist_the_gateway_dropped() -> None:
     report = json.loads(result.stdout)
     assert report["current"]["equal"] is False
     (difference,) = report["current"]["differences"]
-    assert difference.startswith("step 1: the export has")
+    assert difference.startswith('step "claude/claude-sonnet-4-5": the export has')
     assert '"allowedConnectionIds": ["claude-max-work"]' in difference
     assert '"allowedConnectionIds": []' in difference
 
@@ -782,7 +869,7 @@ def test_omniroute_current_catches_a_step_pinned_to_another_connection() -> None
                     "--current", str(FIXTURES / "omniroute-combos-step-pinned.json"))
     assert result.exit_code == 1, result.output
     (difference,) = json.loads(result.stdout)["current"]["differences"]
-    assert difference.startswith("step 1: the export has")
+    assert difference.startswith('step "claude/claude-sonnet-4-5": the export has')
     assert '"connectionId": "claude-api"' in difference
 
 
@@ -822,7 +909,9 @@ def test_omniroute_current_orders_the_steps_as_composite_tiers_run_them(
     differences = json.loads(result.stdout)["current"]["differences"]
     assert differences[0].startswith(f"config.compositeTiers runs the deployed steps in "
                                      f"the order {last}, 1, 2,")
-    assert differences[1].startswith("step 1: the export has")
+    assert re.fullmatch(rf'step "[^"]+" moved: {last} in the export, 1 deployed',
+                        differences[1]), differences
+    assert len(differences) == 2
 
 
 def test_omniroute_composite_tiers_that_keep_the_order_are_no_difference(
@@ -949,7 +1038,11 @@ def test_omniroute_current_through_the_v1_surface_never_shows_an_allowlist() -> 
     result = invoke("omniroute", "auto/subscription", "--config", CONFIG, "--current",
                     str(FIXTURES / "omniroute-v1-combos-steps-issue-10968.json"))
     assert result.exit_code == 1
-    assert "1 steps in the export, 2 deployed" in result.stderr
+    assert 'step "claude/claude-sonnet-4-5" moved' not in result.stderr
+    assert re.search(r'step 1 of the export, "claude/claude-sonnet-4-5", is not deployed',
+                     result.stderr)
+    assert len(re.findall(r'step \d deployed, "jina-ai/some-embed", is not in the export',
+                          result.stderr)) == 2
 
 
 def test_omniroute_current_without_the_combo_is_not_deployed_yet() -> None:
@@ -975,8 +1068,8 @@ def test_litellm_current_from_the_published_docs_config_is_not_deployed() -> Non
     result = invoke("litellm", "auto/subscription", "--config", CONFIG, "--map", MAP,
                     "--current", str(FIXTURES / "litellm-model-config-docs.json"))
     assert result.exit_code == 1
-    assert "1 deployments of omniladder-subscription in the export, 0 deployed" \
-        in result.stderr
+    assert ("the model group omniladder-subscription is not deployed: the export's 1 "
+            "deployment is to apply") in result.stderr
 
 
 def test_litellm_current_in_block_yaml_is_exit_2_with_what_to_give() -> None:
@@ -1137,11 +1230,80 @@ def test_omniroute_current_that_cannot_be_read_is_exit_2(tmp_path: Path, content
     assert "Traceback" not in result.output
 
 
-def test_a_missing_current_file_is_exit_2(tmp_path: Path) -> None:
+@pytest.mark.parametrize("target", ["litellm", "omniroute"])
+def test_the_first_run_of_the_cron_step_bootstraps_from_a_missing_current_file(
+        tmp_path: Path, target: str) -> None:
+    """docs/gateways.md#export: --current F --out F on a first run, when F does not exist
+    yet, is exit 1 (all to apply) and writes F; the next run compares with it."""
+    deployed = tmp_path / "deployed"
+    args = [target, "auto/thrifty", "--config", CONFIG,
+            *(["--map", MAP] if target == "litellm" else []),
+            "--current", str(deployed), "--out", str(deployed)]
+    first = invoke(*args, "--json")
+    assert first.exit_code == 1, first.output
+    current = json.loads(first.stdout)["current"]
+    assert current["first_run"] is True
+    (difference,) = current["differences"]
+    assert difference.startswith(f"{deployed} does not exist yet: nothing is deployed")
+    assert deployed.exists()
+    again = invoke(*args)
+    assert again.exit_code == 0, again.output
+
+
+def test_a_current_file_in_a_missing_folder_is_exit_2(tmp_path: Path) -> None:
+    """A folder that does not exist is a mistyped path, not a first run."""
     result = invoke("omniroute", "auto/thrifty", "--config", CONFIG, "--current",
-                    str(tmp_path / "absent.json"))
+                    str(tmp_path / "nowhere" / "absent.json"))
     assert result.exit_code == 2
     assert "absent.json: file not found" in result.stderr
+
+
+@pytest.mark.parametrize("edited_first", [True, False])
+def test_two_deployed_combos_of_the_managed_name_differ_whatever_their_order(
+        tmp_path: Path, edited_first: bool) -> None:
+    same = _stored_thrifty_combo(tmp_path, with_ids=False)
+    edited = json.loads(json.dumps(same))
+    edited["models"].pop(0)
+    combos = [edited, same] if edited_first else [same, edited]
+    deployed = tmp_path / "combos.json"
+    deployed.write_text(json.dumps({"combos": combos}))
+    result = invoke("omniroute", "auto/thrifty", "--config", CONFIG, "--json",
+                    "--current", str(deployed))
+    assert result.exit_code == 1, result.output
+    differences = json.loads(result.stdout)["current"]["differences"]
+    assert differences[0].startswith("2 combos named omniladder-thrifty are deployed "
+                                     "(combos[0], combos[1])")
+    where = "combos[0]" if edited_first else "combos[1]"
+    assert len(differences) == 2, differences
+    assert differences[1].startswith(f"{where}: step 1 of the export, ")
+
+
+def test_current_diffs_by_identity_four_removed_steps_are_four_differences(
+        tmp_path: Path) -> None:
+    combo = _stored_thrifty_combo(tmp_path, with_ids=False)
+    removed = [combo["models"][i]["model"] for i in (1, 3, 5, 7)]
+    for index in (7, 5, 3, 1):
+        combo["models"].pop(index)
+    result = _current_of(tmp_path, combo)
+    assert result.exit_code == 1, result.output
+    differences = json.loads(result.stdout)["current"]["differences"]
+    assert len(differences) == 4, differences
+    for model, line in zip(removed, differences, strict=True):
+        assert f'of the export, {json.dumps(model)}, is not deployed' in line
+
+
+def test_litellm_current_diffs_by_identity(tmp_path: Path) -> None:
+    deployed = tmp_path / "omniladder-thrifty.yaml"
+    invoke("litellm", "auto/thrifty", "--config", CONFIG, "--map", MAP, "--out", str(deployed))
+    data = json.loads("\n".join(line for line in deployed.read_text().splitlines()
+                                if not line.startswith("#")))
+    data["model_list"] = data["model_list"][2:]
+    deployed.write_text(json.dumps(data))
+    result = invoke("litellm", "auto/thrifty", "--config", CONFIG, "--map", MAP, "--json",
+                    "--current", str(deployed))
+    differences = json.loads(result.stdout)["current"]["differences"]
+    assert [line.split(",")[0] for line in differences] == [
+        "deployment 1 of the export", "deployment 2 of the export"]
 
 
 def test_a_long_report_lists_twenty_items_of_a_code_and_counts_the_rest() -> None:
@@ -1167,3 +1329,33 @@ def test_a_long_report_lists_twenty_items_of_a_code_and_counts_the_rest() -> Non
         assert more in " ".join(text.split()), fmt
         assert "c20" in text
         assert "c21" not in text.replace(result.text, "")
+
+
+def test_the_header_says_where_now_came_from_as_plan_does() -> None:
+    result = invoke("omniroute", "auto/thrifty", "--config", CONFIG,
+                    "--now", "2026-11-29T12:00:00Z")
+    assert result.exit_code == 0, result.output
+    assert "planned for 2026-11-29T12:00:00Z (from --now)" in result.stderr
+    assert "(flag)" not in result.stderr
+
+
+@pytest.mark.parametrize(("cid", "provider", "model"), [
+    ("ollama-local", "ollama", "qwen2.5-coder:32b"),
+    ("openrouter-free", "openrouter", "deepseek/deepseek-chat-v3.1:free"),
+    ("a:b~c/d%e", "p:q", "m~n:o/%41"),
+    ("ünï\u2028", "\ud800", " :x "),
+])
+def test_a_deployment_id_never_holds_a_colon_and_reads_back(cid: str, provider: str,
+                                                            model: str) -> None:
+    """LiteLLM's usage-based-routing-v2 takes an id's part before its first ':' as the
+    deployment's id, so no ':' may reach one, from a connection or a model name either."""
+    identity = deployment_id("omniladder-thrifty", cid, provider, model)
+    assert ":" not in identity
+    assert parse_deployment_id(identity) == ("omniladder-thrifty", cid, provider, model)
+
+
+def test_every_exported_id_of_the_example_is_free_of_colons() -> None:
+    report = report_of("litellm", "auto/thrifty", "--config", CONFIG, "--map", MAP)
+    ids = [d["model_info"]["id"] for d in report["document"]["model_list"]]
+    assert "omniladder-thrifty~ollama-local~ollama~qwen2.5-coder%3A32b" in ids
+    assert not [i for i in ids if ":" in i]

@@ -9,14 +9,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 import yaml  # type: ignore[import-untyped]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from omniladder.engine.autoid import all_auto_ids, parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
+from omniladder.errors import UsageError
 from omniladder.export.core import Target, export
-from omniladder.export.litellm import document_text
+from omniladder.export.litellm import document_text, parse_deployment_id
 from omniladder.export.routes import ConnectionRoute
 from omniladder.export.source import ExportEntry, ExportMark, ExportPlan, from_plan
 from tests.builders import plan
@@ -50,8 +52,13 @@ def test_litellm_exports_follow_the_plan_and_never_bill_auto_subscription(
     ids = [c.id for c in inputs.connections]
     unmapped = frozenset(data.draw(st.lists(st.sampled_from(ids), unique=True)
                                    if ids else st.just([])))
-    result = export(Target.LITELLM, source, routes=routes_for(inputs, unmapped),
-                    verified_only=verified_only)
+    routes = routes_for(inputs, unmapped)
+    wanted = {cid for entry in made.pool for cid in entry.allowed_connection_ids}
+    if wanted and not wanted & set(routes):  # an empty group for a full pool: refused
+        with pytest.raises(UsageError, match="--map"):
+            export(Target.LITELLM, source, routes=routes, verified_only=verified_only)
+        return
+    result = export(Target.LITELLM, source, routes=routes, verified_only=verified_only)
     loaded = yaml.safe_load(result.text)
     assert loaded == result.document
     assert schema_errors(loaded, LITELLM_SCHEMA, LITELLM_SCHEMA) == []
@@ -69,12 +76,20 @@ def test_litellm_exports_follow_the_plan_and_never_bill_auto_subscription(
     ids_written = [d["model_info"]["id"] for d in loaded["model_list"]]
     assert len(ids_written) == len(set(ids_written))
     rung_of = {(f"{e.provider}/{e.model}"): e.rung for e in made.pool}
-    rungs = {rung_of[d["model_info"]["id"].split(":", 2)[2]] for d in loaded["model_list"]}
+    rungs = {rung_of["/".join(_candidate(d["model_info"]["id"]))]
+             for d in loaded["model_list"]}
     if made.auto_id.tier == "subscription":
         assert rungs <= {"subscription"}
         assert not rungs & PAID
     assert "router_settings" not in loaded
     assert bool(loaded["model_list"]) != ("empty-export" in {f.code for f in result.fidelity})
+
+
+def _candidate(identity: str) -> tuple[str, str]:
+    parsed = parse_deployment_id(identity)
+    assert parsed is not None
+    assert ":" not in identity
+    return parsed[2], parsed[3]
 
 
 @SETTINGS

@@ -126,5 +126,8 @@ def export(
             render_report(report, chosen, sys.stdout)
         if comparison is not None and not comparison.equal:
             count = len(comparison.differences)
-            answer_is_no(f"the export differs from {comparison.file} ({count} "
+            what = "model group" if target is Target.LITELLM else "combo"
+            answer_is_no((f"the export empties the deployed {what} {comparison.empties}; "
+                          if comparison.empties else "")
+                         + f"the export differs from {comparison.file} ({count} "
                          f"difference{'' if count == 1 else 's'})")

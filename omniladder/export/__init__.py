@@ -9,5 +9,6 @@ imports neither typer nor rich (tests/test_export.py holds it to that).
 * ``routes`` — the ``--map`` file: where LiteLLM reaches each connection;
 * ``fidelity`` — the report's items and their stable codes;
 * ``litellm`` and ``omniroute`` — one module per target;
-* ``core`` — the one entry point the command calls, and the ``--current`` comparison.
+* ``core`` — the one entry point the command calls, and the ``--current`` comparison;
+* ``compare`` — ``--current``'s matching of deployments and steps by identity.
 """

@@ -22,6 +22,10 @@ class Comparison(NamedTuple):
 
     file: str
     differences: tuple[str, ...]
+    empties: str | None = None
+    """The deployed group or combo the export would leave with nothing to dispatch."""
+    first_run: bool = False
+    """The file does not exist yet: nothing is deployed (the first run of a cron job)."""
 
     @property
     def equal(self) -> bool:
@@ -85,12 +89,37 @@ def compare_current(result: Export, path: Path) -> Comparison:
     from omniladder.loading import check_input_file, decode_text, display_path, read_bytes
 
     shown = display_path(path)
+    if _first_run(path):
+        what = "deployment" if result.target is Target.LITELLM else "step"
+        found = [] if not result.units else [
+            f"{shown} does not exist yet: nothing is deployed, so this is a first run and "
+            f"the export's {result.units} {what}{'' if result.units == 1 else 's'} "
+            f"{'is' if result.units == 1 else 'are'} to apply"]
+        return Comparison(shown, tuple(found), first_run=True)
     check_input_file(path, shown)
     text = decode_text(read_bytes(path, shown), shown)
     if result.target is Target.LITELLM:
         current = litellm.parse_current(text, shown)
-        found = litellm.differences(result.name, result.document, current)
+        found, deployed = litellm.differences(result.name, result.document, current)
     else:
-        combo = omniroute.find_combo(omniroute.parse_current(text, shown), result.name, shown)
-        found = omniroute.differences(result.name, result.document, combo)
-    return Comparison(shown, tuple(found))
+        combos = omniroute.find_combos(omniroute.parse_current(text, shown), result.name,
+                                       shown)
+        found, deployed = omniroute.differences_of(result.name, result.document, combos)
+    empties = result.name if deployed and not result.units else None
+    return Comparison(shown, tuple(found), empties)
+
+
+def _first_run(path: Path) -> bool:
+    """Whether ``path`` names nothing yet in a folder that exists: the file a cron job's
+    ``--current F --out F`` reads before its first ``--out`` wrote it. A missing folder is
+    left to the read (file not found, exit 2): a mistyped path, not a first run."""
+    try:
+        path.lstat()
+    except FileNotFoundError:
+        try:
+            return path.parent.is_dir()
+        except (OSError, ValueError):
+            return False
+    except (OSError, ValueError):
+        return False
+    return False

@@ -38,8 +38,11 @@ CODES: dict[str, tuple[Level, str]] = {
         "info", "the export holds the plan at one instant; the plan changes at every reset "
         "and every reading, so re-export on a schedule (--current says when to re-apply)"),
     "empty-export": (
-        "warning", "the plan's pool is empty (or every entry was left out): the group or "
-        "combo has nothing to dispatch and every request through it fails, as planned"),
+        "warning", "the plan's pool is empty (or every entry was left out): a LiteLLM group "
+        "with no deployment fails every request for it, as planned; an empty OmniRoute combo "
+        "is no refusal (OmniRoute ignores it and resolves the name through its model "
+        "mappings; newer releases refuse to create it), so do not apply it: take the "
+        "deployed combo out of service"),
     "entry-dropped": (
         "dropped", "a pool entry kept no connection and is not in the export"),
     "unverified-exported": (
@@ -62,12 +65,16 @@ CODES: dict[str, tuple[Level, str]] = {
         "warning", "a metered connection mapped without api_key_env: LiteLLM uses the "
         "provider's default credentials from its environment, which may be another account"),
     "litellm-env-vars": (
-        "info", "the environment variables LiteLLM must hold; a missing one becomes no key, "
-        "silently"),
+        "info", "the environment variables LiteLLM must hold; a missing one is not no key: "
+        "LiteLLM falls back to the provider's default variable (OPENAI_API_KEY for "
+        "openai/…) when its environment holds one"),
     "litellm-order-fallback": (
-        "info", "escalation is carried by litellm_params.order inside one model group: "
-        "LiteLLM tries order 2, 3, … after order 1 fails only in versions with order-based "
-        "fallback (BerriAI/litellm PR #24611)"),
+        "warning", "escalation is carried by litellm_params.order inside one model group, "
+        "which LiteLLM follows exactly from 1.101.0 on (the version the ladder is verified "
+        "on); up to 1.82.6 order is ignored unless router_settings.enable_pre_call_checks is "
+        "true, so paid rungs take requests while subscriptions answer, and 1.83.0 to 1.100.5 "
+        "draw the next pick from every remaining order once two orders failed in one "
+        "request, so a paid rung can answer before a healthy free one"),
     "litellm-budget-not-enforced": (
         "warning", "a paid rung's budget was checked when the plan was made; LiteLLM does not "
         "know it, so spend past it is stopped only by the next export"),
@@ -79,12 +86,55 @@ CODES: dict[str, tuple[Level, str]] = {
         "info", "clients must call the combo by its name: OmniRoute builds auto/… as a virtual "
         "combo whose filtering falls back to the full pool"),
     "omniroute-verify-allowlists": (
-        "warning", "OmniRoute versions whose combo schema lacks allowedConnectionIds drop it "
-        "silently, and a step without one may use every connection of its provider: read the "
-        "combo back and compare it with --current"),
+        "warning", "OmniRoute may store the combo without a step's allowedConnectionIds or "
+        "fallbackOnlyOnQuotaExhaustion (3.8.50 strips both from every step, and no version "
+        "is known to keep both); a step without its allowlist may use, and bill, every "
+        "connection of its provider: read the combo back with --current right after "
+        "applying, and when it differs take the combo out of service (DELETE "
+        "/api/combos/{id})"),
     "omniroute-quota-only-steps": (
         "info", "subscription steps are marked fallbackOnlyOnQuotaExhaustion: a 429, timeout "
         "or 5xx there fails the request instead of stepping to a paid rung"),
+    "litellm-steps-down-on-any-error": (
+        "warning", "LiteLLM moves to the next order on any failure, not only when a plan "
+        "is spent: a 429, a 5xx, a timeout, even a 401 or a 400 (a bad proxy key, a bad "
+        "request) is answered by the next rung, at last a paid one; the OmniRoute export's "
+        "quota-only subscription steps fail such a request instead"),
+    "litellm-subscription-default-key": (
+        "warning", "a subscription route's model_prefix names a provider whose default key "
+        "variable LiteLLM falls back to when the route's own is unset: it would send that "
+        "metered key to the subscription proxy"),
+    "omniroute-split-candidate": (
+        "warning", "the plan splits a mixed candidate by rung into two steps (R11); "
+        "OmniRoute's own ladder keeps its metered key at the subscription rung (SPEC §5), so "
+        "the split holds only while each step keeps its allowedConnectionIds"),
+    "omniroute-per-model-window": (
+        "warning", "a connection spent for some models only still routes others; OmniRoute "
+        "reads one exhausted per-model window as the whole connection spent (SPEC §5) and "
+        "skips it on the step, so the request moves on to the next step"),
+    "omniroute-hysteresis-hold": (
+        "info", "the plan holds the connection out until it is back above the re-entry floor "
+        "(R7), a rule OmniRoute does not have (SPEC §5): the combo keeps it out until an "
+        "export re-admits it, while OmniRoute's own auto ids would use it again at once"),
+    "omniroute-cooldown-not-clamped": (
+        "warning", "the plan ended a cooldown at the connection's reset (R9); OmniRoute never "
+        "clamps (SPEC §5) and skips the connection on its step until the cooldown it holds "
+        "ends, so the request moves on to the next step"),
+    "omniroute-budget-not-enforced": (
+        "warning", "a paid rung's budget was checked when the plan was made; OmniRoute "
+        "enforces no positive rung budget (SPEC §5), so spend past it is stopped only by "
+        "the next export"),
+    "omniroute-budget-spent": (
+        "info", "a paid rung whose budget is spent has no step in the combo; OmniRoute's own "
+        "ladder would still route to it (SPEC §5)"),
+    "omniroute-coding-filter": (
+        "info", "the combo holds only the models the catalog files under coding (R13); "
+        "OmniRoute's own coding category filters nothing (SPEC §5), so clients call the "
+        "combo, never auto/coding…"),
+    "omniroute-provider-order": (
+        "info", "the combo lists its steps in the plan's order with providers interleaved "
+        "(R12), and runs them so under strategy priority; OmniRoute's own ladder orders "
+        "candidates grouped by provider (SPEC §5), which a client calling auto/… would get"),
 }
 """Every code an export can report: its level and what it means."""
 

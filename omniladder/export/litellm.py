@@ -6,9 +6,13 @@ becomes one deployment per allowed connection, in the plan's order, with
 tries the lowest order first and, with order-based fallback, the next order when it fails
 (``_get_deployment_order`` in BerriAI/litellm ``litellm/utils.py`` reads
 ``litellm_params.order``; PR #24611 "order-based fallback across deployment priority
-levels"). So the ladder lives inside one group and the export needs no ``fallbacks``: it
-writes no ``router_settings`` at all, and ``auto/subscription`` can never fall out of its
-group into a paid one (the trap of BerriAI/litellm issue #41344).
+levels"), exactly so from 1.101.0 on (``VERIFIED_ON``; older versions route otherwise, and
+the report warns of it). So the ladder lives inside one group and the export needs no
+``fallbacks``: it writes no ``router_settings`` at all (they would apply to every group of
+the proxy), and ``auto/subscription`` can never fall out of its group into a paid one (the
+trap of BerriAI/litellm issue #41344). The next order answers any failure, not only a
+spent plan, and an unset key variable falls back to the provider's default one: the
+report says both.
 
 Fields written, all documented by LiteLLM (docs.litellm.ai/docs/proxy/configs,
 /docs/proxy/load_balancing; schemas/export-litellm.schema.json lists them):
@@ -19,8 +23,9 @@ Fields written, all documented by LiteLLM (docs.litellm.ai/docs/proxy/configs,
 ``model_info.id`` is the key LiteLLM's router keeps each deployment's state under (cooldowns,
 ``model_id_to_deployment_index_map``, one index per id), so it must be unique across the
 whole ``model_list``. A connection serves several models and sits in several auto ids, so
-the id is ``<group>:<connection>:<provider>/<model>``: unique, and still names the connection
-first after the group.
+the id is ``<group>~<connection>~<provider>~<model>``, each part escaped so that no ``:``
+reaches it (``deployment_id``): unique, and still names the connection first after the
+group.
 
 The document is written as JSON, the subset of YAML every YAML loader reads (LiteLLM loads
 its config with PyYAML's ``safe_load``), with a comment header. Characters YAML 1.1 does not
@@ -33,14 +38,19 @@ import json
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
-from omniladder.errors import InputError
+from omniladder.errors import InputError, UsageError, close_match
+from omniladder.export.compare import by_identity
 from omniladder.export.fidelity import Fidelity, Tally, item
 from omniladder.export.routes import ConnectionRoute
 from omniladder.export.source import ExportPlan
 from omniladder.models import SECRET_KEYS
 
 PAID = ("cheap", "premium")
+VERIFIED_ON = "1.101.0"
+"""The oldest LiteLLM whose router follows ``order`` as the ladder needs (the gateways tests
+run the export in LiteLLM's own Router; docs/gateways.md#export-litellm)."""
 ENV_REFERENCE = re.compile(r"os\.environ/[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -57,6 +67,7 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
     tally = Tally()
     dropped: list[Fidelity] = []
     rank = 0
+    _require_a_route(plan, routes)
     for entry in plan.entries:
         kept: list[dict[str, Any]] = []
         marks = {mark.connection_id: mark for mark in entry.unverified}
@@ -71,8 +82,7 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
                     continue
             route = routes.get(cid) if routes is not None else None
             if route is None:
-                tally.add("litellm-not-mapped", *where,
-                          "no route in the --map" if routes is not None else "no --map given")
+                tally.add("litellm-not-mapped", *where, _unmapped(cid, routes, plan))
                 continue
             if entry.rung == "subscription" and route.api_base is None:
                 tally.add("litellm-subscription-without-api-base", *where)
@@ -84,6 +94,10 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
                 env_names[route.api_key_env] = None
             elif entry.rung != "keyless":
                 tally.add("litellm-default-credentials", *where)
+            defaults = default_key_variables(route.model_prefix)
+            if entry.rung == "subscription" and defaults:
+                tally.add("litellm-subscription-default-key", *where, _default_key_detail(
+                    route, defaults))
             kept.append(_deployment(name, cid, entry.provider, entry.model, route, rank + 1))
         if not kept:
             dropped.append(item("entry-dropped", f"{entry.rung} entry at position "
@@ -108,15 +122,90 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
                               "max_budget and budget_duration on these deployments yourself"))
     if rank > 1:
         items.append(item("litellm-order-fallback"))
+        items.append(item("litellm-steps-down-on-any-error"))
     if env_names:
         items.append(item("litellm-env-vars", "LiteLLM must hold " + ", ".join(env_names)
-                          + "; a missing one becomes no key, silently"))
+                          + "; a missing one is not no key: LiteLLM then sends the "
+                          "provider's default variable (OPENAI_API_KEY for openai/…) if its "
+                          "environment holds one"))
     items.append(item("litellm-outside-fallbacks",
                       f"the export writes no fallbacks: check that router_settings and "
                       f"litellm_settings have no fallbacks entry for {name}, no '*' entry "
                       "and no default_fallbacks, which would route its failed requests out "
                       "of the plan's pool"))
     return {"model_list": deployments}, items, rank
+
+
+DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "text-completion-openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "azure": ("AZURE_OPENAI_API_KEY", "AZURE_API_KEY"),
+    "gemini": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+    "openrouter": ("OPENROUTER_API_KEY", "OR_API_KEY"),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "mistral": ("MISTRAL_API_KEY",),
+    "xai": ("XAI_API_KEY",),
+}
+"""The variables LiteLLM reads a provider's key from when a deployment's own ``api_key`` is
+empty, as an unset ``os.environ/NAME`` leaves it (BerriAI/litellm 1.110.2: ``completion``
+in ``litellm/main.py``, ``api_key or litellm.api_key or litellm.openai_key or
+get_secret("OPENAI_API_KEY")`` and the like per provider; ``litellm/llms/gemini/
+common_utils.py``, ``litellm/llms/xai/common_utils.py``,
+``litellm/litellm_core_utils/get_llm_provider_logic.py`` for DeepSeek)."""
+
+
+def default_key_variables(model_prefix: str) -> tuple[str, ...]:
+    """The default key variables of the provider a ``model_prefix`` routes to."""
+    provider, slash, _ = model_prefix.partition("/")
+    return DEFAULT_KEYS.get(provider.strip().lower(), ()) if slash else ()
+
+
+def _default_key_detail(route: ConnectionRoute, defaults: tuple[str, ...]) -> str:
+    variables = " or ".join(defaults)
+    when = (f"when {route.api_key_env} is unset in LiteLLM's environment"
+            if route.api_key_env is not None else "since the map gives no api_key_env")
+    return (f"{route.model_prefix}… falls back to {variables} {when}: LiteLLM then sends "
+            "that key, a metered one, to the subscription proxy at the route's api_base: "
+            "keep it out of LiteLLM's environment")
+
+
+def _unmapped(cid: str, routes: Mapping[str, ConnectionRoute] | None,
+              plan: ExportPlan) -> str:
+    """The detail of a connection the map has no route for, with the map's id it is likely
+    a typo of: an id that names no connection of the plan's pool."""
+    if routes is None:
+        return "no --map given"
+    wanted = {one for entry in plan.entries for one in entry.allowed}
+    close = close_match(cid, [given for given in routes if given not in wanted])
+    if close is None:
+        return "no route in the --map"
+    return (f"no route in the --map; did you mean its {close!r}, which names no connection "
+            "of the plan?")
+
+
+def _require_a_route(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None) -> None:
+    """Refuse an export in which no connection of the plan has a route: it would deploy an
+    empty group, which fails every request, however full the plan's pool is. A plan with an
+    empty pool has nothing to route and is exported empty, as planned."""
+    wanted = list(dict.fromkeys(cid for entry in plan.entries for cid in entry.allowed))
+    if not wanted or (routes is not None and not routes.keys().isdisjoint(wanted)):
+        return
+    named = ", ".join(wanted[:3]) + (f" and {len(wanted) - 3} more" if len(wanted) > 3 else "")
+    if routes is None:
+        raise UsageError(
+            f"export litellm needs --map: no connection of the plan ({named}) has a route, "
+            f"so the model group {plan.name} would be empty and fail every request; give "
+            "--map FILE saying where LiteLLM reaches each connection "
+            "(docs/gateways.md#export-litellm)", field="--map")
+    guesses = [f"{given!r} for {close!r}" for given in routes
+               if (close := close_match(given, wanted)) is not None]
+    hint = f" (a typo? the map has {', '.join(guesses[:3])})" if guesses else ""
+    raise UsageError(
+        f"the map routes no connection of the plan ({named}){hint}, so the model group "
+        f"{plan.name} would be empty and fail every request; name the plan's connection "
+        "ids in --map", field="--map")
 
 
 def _deployment(name: str, cid: str, provider: str, model: str, route: ConnectionRoute,
@@ -128,7 +217,42 @@ def _deployment(name: str, cid: str, provider: str, model: str, route: Connectio
         params["api_key"] = f"os.environ/{route.api_key_env}"
     params["order"] = order
     return {"model_name": name, "litellm_params": params,
-            "model_info": {"id": f"{name}:{cid}:{provider}/{model}"}}
+            "model_info": {"id": deployment_id(name, cid, provider, model)}}
+
+
+ID_SEPARATOR = "~"
+_ID_SAFE = re.compile(r"[A-Za-z0-9._-]")
+
+
+def _id_part(text: str) -> str:
+    """``text`` with every character but letters, digits, ``.``, ``_`` and ``-`` written as
+    ``%XX`` (its UTF-8 bytes): no ``:``, no ``~`` and no ``/`` is left raw."""
+    return "".join(char if _ID_SAFE.fullmatch(char) else "".join(
+        f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass")) for char in text)
+
+
+def deployment_id(name: str, cid: str, provider: str, model: str) -> str:
+    """A deployment's ``model_info.id``: ``<group>~<connection>~<provider>~<model>``, each
+    part escaped by ``_id_part``, so no ``:`` ever reaches it.
+
+    LiteLLM's usage-based-routing-v2 takes the part of an id before its first ``:`` as the
+    deployment's id (the key of its usage counters), so a deployment whose id holds a ``:``
+    is never found; model names carry their own (``qwen2.5-coder:32b``,
+    ``deepseek-chat-v3.1:free``). The escape is reversible (``parse_deployment_id``)."""
+    return ID_SEPARATOR.join(_id_part(part) for part in (name, cid, provider, model))
+
+
+def parse_deployment_id(identity: str) -> tuple[str, str, str, str] | None:
+    """(group, connection, provider, model) of an id ``deployment_id`` wrote, or None."""
+    parts = identity.split(ID_SEPARATOR)
+    if len(parts) != 4:
+        return None
+    try:
+        group, cid, provider, model = (
+            unquote_to_bytes(part).decode("utf-8", "surrogatepass") for part in parts)
+    except UnicodeDecodeError:
+        return None
+    return group, cid, provider, model
 
 
 # --- the text -------------------------------------------------------------------------------
@@ -144,7 +268,9 @@ def document_text(plan: ExportPlan, document: dict[str, Any]) -> str:
     header = (
         f"# omniladder export litellm {plan.auto_id.text}: model group {plan.name}\n"
         f"# Planned for {plan.now}. Generated: re-export, never edit by hand; include it from\n"
-        "# your config.yaml (include: [this file]). JSON is YAML, so LiteLLM reads it as is.\n")
+        "# your config.yaml (include: [this file]). JSON is YAML, so LiteLLM reads it as is.\n"
+        f"# Routes as planned on LiteLLM {VERIFIED_ON} or later; older versions do not follow\n"
+        "# litellm_params.order as the ladder needs (docs/gateways.md#export-litellm).\n")
     body = json.dumps(document, indent=2, ensure_ascii=False)
     return header + _NOT_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", body) + "\n"
 
@@ -188,25 +314,31 @@ def parse_current(text: str, shown: str) -> dict[str, Any]:
     return data
 
 
-def differences(name: str, exported: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """How the deployed fragment's group differs from the export's; [] when it does not.
+def differences(name: str, exported: dict[str, Any], current: dict[str, Any]
+                ) -> tuple[list[str], int]:
+    """How the deployed fragment's group differs from the export's ([] when it does not),
+    and how many deployments of the group are deployed.
 
-    Only what routes is compared: the group's deployments in order (every field of each),
-    any alias that sends a request for the group to another name before the router picks
-    deployments, and any fallbacks the router reads (``router_settings``, else
-    ``litellm_settings``) that would lead the group's requests elsewhere; the comment
-    header (with the plan's instant) is not.
+    Only what routes is compared: the group's deployments, matched by ``model_info.id``
+    (every field of each, and their order), any alias that sends a request for the group
+    to another name before the router picks deployments, and any fallbacks the router
+    reads (``router_settings``, else ``litellm_settings``) that would lead the group's
+    requests elsewhere; the comment header (with the plan's instant) is not.
     """
     ours = [d for d in exported["model_list"] if d["model_name"] == name]
     theirs = [d for d in current.get("model_list", []) if d.get("model_name") == name]
     found: list[str] = []
-    if len(ours) != len(theirs):
-        found.append(f"{len(ours)} deployments of {name} in the export, {len(theirs)} "
-                     "deployed")
-    for index, (mine, deployed) in enumerate(zip(ours, theirs, strict=False)):
-        if mine != deployed:
-            found.append(f"deployment {index + 1}: the export has {_brief(mine)}, deployed "
-                         f"is {_brief(deployed)}")
+    if ours and not theirs:
+        found.append(f"the model group {name} is not deployed: the export's {len(ours)} "
+                     f"deployment{'' if len(ours) == 1 else 's'} "
+                     f"{'is' if len(ours) == 1 else 'are'} to apply")
+    elif theirs and not ours:
+        found.append(f"the export empties the deployed model group {name}: its "
+                     f"{len(theirs)} deployment{'' if len(theirs) == 1 else 's'} go, and a "
+                     f"request for {name} then finds no deployment and fails")
+    else:
+        found += by_identity(ours, theirs, key=_identity, name=_identity, show=_brief,
+                             same=lambda mine, deployed: mine == deployed, noun="deployment")
     hops, requested = _aliases_applied(name, current)
     if requested != name:
         found.append(f"{', then '.join(hops)} sends {name}'s requests to "
@@ -218,7 +350,15 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any]) ->
                 for rule in (value if isinstance(value, list) else ())):
             found.append(f"{where}.{key} routes {name}'s failed requests to other groups; "
                          "the export has none")
-    return found
+    return found, len(theirs)
+
+
+def _identity(deployment: Any) -> str:
+    """What names a deployment: its ``model_info.id``, else the deployment itself."""
+    info = deployment.get("model_info") if isinstance(deployment, dict) else None
+    if isinstance(info, dict) and isinstance(info.get("id"), str):
+        return json.dumps(info["id"], ensure_ascii=False)
+    return _brief(deployment)
 
 
 FALLBACK_KEYS = ("fallbacks", "context_window_fallbacks", "content_policy_fallbacks",

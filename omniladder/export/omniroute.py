@@ -33,7 +33,9 @@ import math
 import re
 from typing import Any
 
+from omniladder import timefmt
 from omniladder.errors import InputError
+from omniladder.export.compare import by_identity
 from omniladder.export.fidelity import Fidelity, Tally, item
 from omniladder.export.litellm import redacted
 from omniladder.export.source import ExportPlan
@@ -79,10 +81,15 @@ def build(plan: ExportPlan, *, verified_only: bool
         steps.append(step)
     items += tally.items() + dropped
     if not steps:
-        items.append(item("empty-export", f"no step: the combo {plan.name} fails every "
-                          "request, as the plan says"))
+        items.append(item("empty-export", f"no step: do not apply it. OmniRoute ignores an "
+                          f"empty combo and resolves {plan.name} through its model mappings "
+                          "(newer releases refuse to create one), so it is no refusal: take "
+                          "a deployed combo out of service instead (DELETE "
+                          "/api/combos/{id}), which leaves the name unresolved, as the "
+                          "empty plan says"))
     if any(step.get("fallbackOnlyOnQuotaExhaustion") for step in steps):
         items.append(item("omniroute-quota-only-steps"))
+    items += divergences(plan, steps)
     items.append(item("omniroute-call-combo-name",
                       f"clients must call {plan.name}, not {plan.auto_id.text}: OmniRoute "
                       "builds auto/… as a virtual combo whose filtering falls back to the "
@@ -96,6 +103,77 @@ def build(plan: ExportPlan, *, verified_only: bool
         "models": steps,
     }
     return document, items, len(steps)
+
+
+QUOTA_OUT = frozenset({"quota-exhausted", "quota-below-cutoff", "quota-below-reentry"})
+"""The reasons of an exhausted quota verdict (R6, R7)."""
+PAID = ("cheap", "premium")
+
+
+def divergences(plan: ExportPlan, steps: list[dict[str, Any]]) -> list[Fidelity]:
+    """The items of SPEC §5 that change what the exported combo does on OmniRoute, whose
+    own ladder lacks the rule: each named where this plan meets it."""
+    found: list[Fidelity] = []
+    seen: dict[str, int] = {}
+    for index, step in enumerate(steps, start=1):
+        first = seen.setdefault(step["model"], index)
+        if first != index:
+            found.append(item("omniroute-split-candidate", (
+                f"{step['model']} is split by rung into steps {first} and {index} (R11): "
+                "OmniRoute's own ladder keeps a mixed candidate's metered key at the "
+                "subscription rung (SPEC §5), so the split holds only while each step keeps "
+                "its allowedConnectionIds"), provider=step["providerId"],
+                model=step["model"].split("/", 1)[1]))
+    in_steps = {cid: step["model"] for step in steps for cid in step["allowedConnectionIds"]}
+    spent = {(e.connection_id, e.model) for e in plan.excluded if e.reason in QUOTA_OUT
+             and e.model is not None and e.connection_id in in_steps}
+    for cid in dict.fromkeys(cid for cid, _ in spent):
+        models = sorted(model for one, model in spent if one == cid and model is not None)
+        found.append(item("omniroute-per-model-window", (
+            f"{cid} is spent for {', '.join(models)} only and still routes "
+            f"{in_steps[cid]}: OmniRoute reads one exhausted per-model window as the whole "
+            "connection spent (SPEC §5), so it skips the connection on that step and the "
+            "request moves on to the next step"), connection_id=cid))
+    for cid in dict.fromkeys(e.connection_id for e in plan.excluded
+                             if e.reason == "quota-below-reentry"):
+        found.append(item("omniroute-hysteresis-hold", connection_id=cid))
+    for clamp in plan.clamps:
+        if clamp.connection_id in in_steps and not clamp.cooling \
+                and _after(clamp.rate_limited_until, plan.now):
+            found.append(item("omniroute-cooldown-not-clamped", (
+                f"the plan ended {clamp.connection_id}'s cooldown at its reset (R9), but "
+                f"OmniRoute never clamps (SPEC §5) and holds it until "
+                f"{clamp.rate_limited_until}: it skips the connection on its step, and the "
+                "request moves on to the next step"), connection_id=clamp.connection_id))
+    rungs = {step["label"].removesuffix(" rung") for step in steps}
+    for rung in PAID:
+        if rung in rungs:
+            note = plan.rung_notes.get(rung, "")
+            found.append(item("omniroute-budget-not-enforced", (
+                f"{rung}: {note or 'budget checked when planned'}; OmniRoute enforces no "
+                "positive rung budget (SPEC §5): spend past it is stopped only by the next "
+                "export")))
+    for rung in PAID:
+        if rung not in rungs and any(e.reason == "budget-spent" and e.rung == rung
+                                     for e in plan.excluded):
+            found.append(item("omniroute-budget-spent", (
+                f"{rung}: its budget is spent, so the combo has no {rung} step; OmniRoute's "
+                "own ladder enforces no positive budget (SPEC §5) and would still route to "
+                "it: call the combo, not an auto id")))
+    if plan.auto_id.category == "coding":
+        found.append(item("omniroute-coding-filter"))
+    providers = [step["providerId"] for step in steps]
+    if providers != sorted(providers, key=providers.index):
+        found.append(item("omniroute-provider-order"))
+    return found
+
+
+def _after(instant: str, now: str) -> bool:
+    """Whether an RFC 3339 instant lies after ``now``; False when either cannot be read."""
+    try:
+        return timefmt.from_rfc3339(instant) > timefmt.from_rfc3339(now)
+    except ValueError:
+        return False
 
 
 def document_text(document: dict[str, Any]) -> str:
@@ -124,10 +202,10 @@ def parse_current(text: str, shown: str) -> Any:
     return data
 
 
-def find_combo(data: Any, name: str, shown: str) -> dict[str, Any] | None:
-    """The combo named ``name`` in a deployed document: a combo itself (the export, or
-    ``GET /api/combos/{id}``), ``{"combos": [...]}`` (``GET /api/combos``) or a list of
-    combos. None when no combo has that name: it is not deployed yet."""
+def find_combos(data: Any, name: str, shown: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every combo named ``name`` in a deployed document, with where it sits: a combo itself
+    (the export, or ``GET /api/combos/{id}``), ``{"combos": [...]}`` (``GET /api/combos``)
+    or a list of combos. [] when no combo has that name: it is not deployed yet."""
     if isinstance(data, dict) and "combos" in data:
         listed, field = data["combos"], "combos"
     elif isinstance(data, list):
@@ -139,6 +217,7 @@ def find_combo(data: Any, name: str, shown: str) -> dict[str, Any] | None:
                          file=shown)
     if not isinstance(listed, list):
         raise InputError("must be a list of combos", file=shown, field=field or None)
+    found: list[tuple[str, dict[str, Any]]] = []
     for index, combo in enumerate(listed):
         where = f"{field}[{index}]" if field else (f"[{index}]" if isinstance(data, list)
                                                      else None)
@@ -149,8 +228,26 @@ def find_combo(data: Any, name: str, shown: str) -> dict[str, Any] | None:
             if not isinstance(combo.get("models", []), list):
                 raise InputError("must be a list of steps", file=shown,
                                  field=f"{where}.models" if where else "models")
-            return combo
-    return None
+            found.append((where or "the combo", combo))
+    return found
+
+
+def differences_of(name: str, exported: dict[str, Any],
+                   combos: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], int]:
+    """How what is deployed under the managed name differs from the export, and how many
+    steps the deployed combos hold. Two combos of the name are a difference of their own,
+    whatever their order: which one a request meets is the gateway's choice, so each is
+    compared and each difference names its combo."""
+    if len(combos) < 2:
+        combo = combos[0][1] if combos else None
+        steps = len(combo.get("models", [])) if combo is not None else 0
+        return differences(name, exported, combo), steps
+    found = [f"{len(combos)} combos named {name} are deployed ("
+             + ", ".join(where for where, _ in combos) + "): keep one, and delete the others "
+             "(DELETE /api/combos/{id}), since a request for the name meets only one of them"]
+    for where, combo in combos:
+        found += [f"{where}: {line}" for line in differences(name, exported, combo)]
+    return found, sum(len(combo.get("models", [])) for _, combo in combos)
 
 
 def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | None
@@ -194,12 +291,23 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
         found.append("config.evalRouting runs the deployed steps in the order of the "
                      "gateway's eval scores, best first, once it holds eval runs for their "
                      "models, not in the plan's order" + _stays("evalRouting"))
-    if len(ours) != len(theirs):
-        found.append(f"{len(ours)} steps in the export, {len(theirs)} deployed")
-    for index, (mine, deployed) in enumerate(zip(ours, theirs, strict=False)):
-        if mine != deployed:
-            found.append(f"step {index + 1}: the export has {_show(mine)}, deployed is "
-                         f"{_show(deployed)}")
+    if ours and not theirs:
+        found.append(f"the deployed combo {name} has no step: the export's {len(ours)} "
+                     f"step{'' if len(ours) == 1 else 's'} "
+                     f"{'is' if len(ours) == 1 else 'are'} to apply")
+    elif theirs and not ours:
+        found.append(f"the export empties the deployed combo {name}: its {len(theirs)} "
+                     f"step{'' if len(theirs) == 1 else 's'} go (see empty-export: do not "
+                     "apply it, take the combo out of service)")
+    else:
+        found += by_identity(ours, theirs, key=_step_name, name=_step_name, show=_show,
+                             same=lambda mine, deployed: mine == deployed, noun="step")
+    if _connection_aware(current.get("config")):
+        found.append("config.connectionAwareExpansion expands each step into one target per "
+                     "account of its provider before the attempt loop, and skips an account "
+                     "with a persisted cooldown without the quota-only protection, so a "
+                     "subscription step's 429 or 5xx can move the request on to a paid step"
+                     + _stays("connectionAwareExpansion"))
     copied = _shadow_targets(current.get("config"))
     if copied:
         found.append("config.shadowRouting copies requests to "
@@ -207,6 +315,15 @@ def differences(name: str, exported: dict[str, Any], current: dict[str, Any] | N
                      "request of its own, which spends its target's quota or bills its "
                      "rung beyond what the plan routes" + _stays("shadowRouting", "; "))
     return found
+
+
+def _step_name(routing: dict[str, Any]) -> str:
+    """What names a step in a difference: its ``provider/model`` (or the combo it refers
+    to), else the step itself."""
+    target = routing.get("model", routing.get("comboName"))
+    if isinstance(target, str):
+        return json.dumps(target, ensure_ascii=False)
+    return _show(routing)
 
 
 def _stays(key: str, joint: str = ": ") -> str:
@@ -253,6 +370,16 @@ def _js_number(value: Any, default: float) -> float:
     except (ValueError, OverflowError):
         return default
     return number if math.isfinite(number) else default
+
+
+def _connection_aware(config: Any) -> bool:
+    """Whether the combo's own ``config.connectionAwareExpansion`` is the boolean true: it
+    then expands each provider-level step into per-account targets for every strategy of
+    OmniRoute's group B, ``priority`` among them (``shouldApplyConnectionAwareExpansion``
+    in OmniRoute's ``open-sse/services/combo/connectionAwareExpansion.ts``; the combo's
+    value wins over the settings' ``connectionAwareExpansion``, default false). The
+    settings' value is the gateway's, never in the combo."""
+    return isinstance(config, dict) and config.get("connectionAwareExpansion") is True
 
 
 def _eval_ordered(config: Any) -> bool:

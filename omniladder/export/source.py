@@ -58,6 +58,24 @@ class ExportEntry(NamedTuple):
 
 
 
+class ExportExclusion(NamedTuple):
+    """One refusal of the plan, as the OmniRoute report reads it (SPEC §5's items)."""
+
+    connection_id: str
+    provider: str
+    model: str | None
+    rung: str | None
+    reason: str
+
+
+class ExportClamp(NamedTuple):
+    """A cooldown R9 ended at the connection's reset: ``cooling`` when it still runs."""
+
+    connection_id: str
+    rate_limited_until: str
+    cooling: bool
+
+
 class ExportPlan(NamedTuple):
     auto_id: AutoId
     now: str
@@ -69,6 +87,8 @@ class ExportPlan(NamedTuple):
     warnings: tuple[str, ...]
     plan_file: str | None
     """The saved plan read, or None for a plan made from the inputs."""
+    excluded: tuple[ExportExclusion, ...] = ()
+    clamps: tuple[ExportClamp, ...] = ()
 
     @property
     def name(self) -> str:
@@ -87,8 +107,13 @@ def from_plan(plan: Plan) -> ExportPlan:
         for entry in plan.pool)
     notes: dict[str, str] = {status.rung: budget_part(status.note) for status in plan.rungs
              if status.rung in ("cheap", "premium")}
-    result = ExportPlan(plan.auto_id, timefmt.iso(plan.now), plan.now_source, entries, notes,
-                        plan.warnings, None)
+    result = ExportPlan(
+        plan.auto_id, timefmt.iso(plan.now), plan.now_source, entries, notes, plan.warnings,
+        None,
+        tuple(ExportExclusion(e.connection_id, e.provider, e.model, e.rung, e.reason)
+              for e in plan.excluded),
+        tuple(ExportClamp(c.connection_id, timefmt.iso(c.rate_limited_until), c.cooling)
+              for c in plan.clamps))
     check(result, None)
     return result
 
@@ -112,8 +137,12 @@ def from_saved(saved: PlanDocument, name: str) -> ExportPlan:
         entries.append(ExportEntry(entry.position, rung, entry.provider, entry.model,
                                    entry.allowed_connection_ids, marks))
     notes = {r.rung: budget_part(r.note) for r in saved.rungs if r.rung in ("cheap", "premium")}
-    result = ExportPlan(auto_id, saved.now, saved.now_source, tuple(entries), notes,
-                        saved.warnings, name)
+    result = ExportPlan(
+        auto_id, saved.now, saved.now_source, tuple(entries), notes, saved.warnings, name,
+        tuple(ExportExclusion(e.connection_id, e.provider, e.model, e.rung, e.reason)
+              for e in saved.excluded),
+        tuple(ExportClamp(c.connection_id, c.rate_limited_until, c.cooling)
+              for c in saved.clamps))
     check(result, name)
     return result
 

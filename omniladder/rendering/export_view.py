@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple, TextIO
 
+from omniladder import timefmt
 from omniladder.export.core import Comparison, Export, Target
 from omniladder.export.fidelity import LEVELS, Fidelity
 from omniladder.rendering import Format
@@ -86,7 +87,8 @@ def report_document(report: ExportReport) -> dict[str, Any]:
         "counts": export.counts(),
         "current": None if report.current is None else {
             "file": report.current.file, "equal": report.current.equal,
-            "differences": list(report.current.differences)},
+            "differences": list(report.current.differences),
+            "empties": report.current.empties, "first_run": report.current.first_run},
         "out": report.out,
         "document": export.document,
         "warnings": list(plan.warnings),
@@ -110,7 +112,8 @@ def _header(report: ExportReport) -> tuple[str, str]:
     plan = export.plan
     what = "model group" if export.target is Target.LITELLM else "combo"
     source = f"saved plan {plan.plan_file}" if plan.plan_file else (
-        f"planned for {plan.now}" + (f" ({plan.now_source})" if plan.now_source else ""))
+        f"planned for {plan.now}"
+        + (f" ({timefmt.now_source(plan.now_source)})" if plan.now_source else ""))
     where = f"written to {report.out}" if report.out else "document on standard output"
     return (f"omniladder export {export.target.value} {plan.auto_id.text} → {what} "
             f"{export.name}", f"{source} · {where}")
