@@ -487,6 +487,39 @@ def test_a_printable_identifier_with_spaces_and_unicode_still_loads(fleet: Path)
     assert "claude max wörk\u00a0✓" in result.stdout
 
 
+@pytest.mark.parametrize(("source", "connection", "document", "field"), [
+    ("claude-usage", "claude-max-work",
+     {"five_hour": {"utilization": 10}, "bad\x1b[2Jkey": {"utilization": 5}},
+     "bad\\x1b[2Jkey: the window name \"bad\\u001b[2Jkey\" contains a control character"),
+    ("claude-usage", "claude-max-work",
+     {"limits": [{"kind": "weekly\nall", "percent": 5}]},
+     'limits[0].kind: the window name "weekly\\nall" contains a control character'),
+    ("copilot-user", "copilot-seat",
+     {"quota_snapshots": {"pre\u0007mium": {"percent_remaining": 5}}},
+     "quota_snapshots.pre\\x07mium: the window name"),
+    ("copilot-user", "copilot-seat",
+     {"limited_user_quotas": {"chat\x1f": 5}, "monthly_quotas": {"chat\x1f": 50}},
+     "limited_user_quotas.chat\\x1f: the window name"),
+    ("gemini-quota", "gemini-free",
+     {"buckets": [{"modelId": "gemini\u009b-pro", "remainingFraction": 0.5}]},
+     "buckets[0].modelId: the window name"),
+], ids=["claude-key", "claude-limit-kind", "copilot-key", "copilot-free-key", "gemini-model"])
+def test_a_control_character_in_a_payload_key_or_name_is_one_error_line(
+        fleet: Path, source: str, connection: str, document: dict[str, Any],
+        field: str) -> None:
+    """A key (or a value) an importer turns into a window name was a 40-line traceback,
+    exit 1, when it held a control character: it is exit 2 naming the file and the field,
+    the name escaped, and nothing is written."""
+    (fleet / "payload.json").write_text(json.dumps(document))
+    result = runner.invoke(app, ["import", source, "payload.json", "--connection", connection,
+                                 "--config", "omniladder.toml", "--quota", "fresh.json",
+                                 "--at", "2026-11-29T11:59:30Z"])
+    line = one_error(result, f"payload.json: {field}")
+    assert not CONTROL.search(line)
+    assert "\u2028" not in line
+    assert not (fleet / "fresh.json").exists()
+
+
 def shows(output: str, markdown: bool, expected: str) -> bool:
     """Whether a reader sees ``expected``: in markdown, a code span shows its text as it is
     and other text with its backslash escapes undone; a table view has no escapes."""

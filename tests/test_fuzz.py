@@ -957,3 +957,122 @@ def test_every_string_field_of_a_document_refuses_a_lone_surrogate_and_escapes_c
                 elif result.exit_code not in (0, 1, 2):
                     failures.append(f"{args[0]} {where} {extra!r}: exit {result.exit_code}")
     assert not failures, "\n".join(failures[:20])
+
+
+# Every key of every input kind and of every importer's payload: a control character or a
+# line break in a key is a clean run or one error line, with the key escaped.
+
+HOSTILE_KEYS = ("\x1b[2J", "a\nb", "\u2028", "\x85\x9b")
+"""A terminal escape, a newline, a Unicode line separator and C1 controls (one of which
+``str.splitlines`` breaks at)."""
+
+
+def key_places(document: Any) -> dict[str, tuple[str | int, ...]]:
+    """The first place of each key of a document, by its path with indices blanked: the
+    path of the object holding it, and the key itself last."""
+    found: dict[str, tuple[str | int, ...]] = {}
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), document)]
+    while stack:
+        path, value = stack.pop(0)
+        if isinstance(value, dict):
+            for key, item in value.items():
+                pattern = "".join(f"[{'' if isinstance(p, int) else p}]"
+                                  for p in (*path, key))
+                found.setdefault(pattern, (*path, key))
+                stack.append(((*path, key), item))
+        elif isinstance(value, list):
+            stack += [((*path, index), item) for index, item in enumerate(value)]
+    return found
+
+
+def with_key(document: Any, path: tuple[str | int, ...], extra: str) -> Any:
+    """The document with the key at ``path`` renamed (``extra`` appended), its place in
+    its object kept."""
+    changed = json.loads(json.dumps(document))
+    target = changed
+    for part in path[:-1]:
+        target = target[part]
+    key = path[-1]
+    assert isinstance(target, dict)
+    assert isinstance(key, str)
+    items = [(f"{name}{extra}" if name == key else name, item)
+             for name, item in target.items()]
+    target.clear()
+    target.update(items)
+    return changed
+
+
+def _key_documents() -> dict[str, tuple[Any, str, Callable[[str], list[list[str]]]]]:
+    """The documents read whole, the fleet's files and every importer's payload."""
+    cases = _document_cases()
+    importing = ["--connections", str(EXAMPLES / "connections.toml"), "--quota", "q.json",
+                 "--at", "2026-11-29T11:59:30Z"]
+
+    def snapshot(source: str, connection: str) -> Callable[[str], list[list[str]]]:
+        return lambda f: [["import", source, f, "--connection", connection, *importing]]
+
+    for source, fixture, connection in (("copilot-user", "copilot/user.json", "copilot-seat"),
+                                        ("gemini-quota", "gemini/quota.json", "gemini-free")):
+        cases[f"{source} snapshot"] = (_json(SOURCE_FIXTURES / fixture), "doc.json",
+                                       snapshot(source, connection))
+    cases["litellm map"] = (
+        tomllib.loads((EXAMPLES / "litellm-map.toml").read_text()), "doc.json",
+        lambda f: [["export", "litellm", "auto/thrifty", "--config",
+                    str(EXAMPLES / "omniladder.toml"), "--map", f]])
+    return cases
+
+
+def _check_key_run(result: Any, where: str, failures: list[str],
+                   files: tuple[str, ...]) -> None:
+    """A clean run, or exit 2 with one line per problem, each naming one of ``files``
+    first (a line break in a key that split a line would start a line with the rest of
+    the key)."""
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        failures.append(f"{where}: {result.exception!r}")
+    elif result.exit_code not in (0, 1, 2):
+        failures.append(f"{where}: exit {result.exit_code}")
+    elif CONTROL.search(result.output) or "\u2028" in result.output:
+        failures.append(f"{where}: a raw control character: {result.output[-300:]!r}")
+    elif result.exit_code == 2 and (not result.stderr or not all(
+            line.startswith(tuple(f"omniladder: error: {file}" for file in files))
+            for line in result.stderr.splitlines())):
+        failures.append(f"{where}: not one line per problem: {result.stderr!r}")
+
+
+@pytest.mark.parametrize("kind", list(_key_documents()))
+def test_every_key_of_a_document_reaches_the_error_wording_escaped(
+        kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    document, name, commands = _key_documents()[kind]
+    failures: list[str] = []
+    for path in key_places(document).values():
+        for extra in HOSTILE_KEYS:
+            text = json.dumps(with_key(document, path, extra))
+            (tmp_path / name).write_text(text + "\n")
+            for args in commands(name):
+                (tmp_path / "q.json").unlink(missing_ok=True)
+                _check_key_run(runner.invoke(app, args), f"{args[:2]} {_loc(path)} {extra!r}",
+                               failures, (name, "q.json"))
+    assert not failures, "\n".join(failures[:20])
+
+
+@pytest.mark.parametrize("name", sorted({name for name, _ in FLEET_FIELDS}))
+def test_every_key_of_the_fleet_reaches_the_error_wording_escaped(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unknown key is exit 2 in every input file; the message is one line whatever the
+    key holds."""
+    monkeypatch.chdir(tmp_path)
+    documents = json_fleet()
+    failures: list[str] = []
+    for path in key_places(documents[name]).values():
+        for extra in HOSTILE_KEYS:
+            for each, document in documents.items():
+                changed = with_key(document, path, extra) if each == name else document
+                (tmp_path / each).write_text(json.dumps(changed))
+            result = runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.json"])
+            where = f"{name}: {_loc(path)} {extra!r}"
+            _check_key_run(result, where, failures, tuple(documents))
+            if result.exit_code != 2 and not failures:
+                failures.append(f"{where}: an unknown key was accepted (exit "
+                                f"{result.exit_code})")
+    assert not failures, "\n".join(failures[:20])
