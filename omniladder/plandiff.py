@@ -8,7 +8,6 @@ identified by ``(rung, provider, model)``, exclusions by ``(connection_id, model
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +21,8 @@ from omniladder.loading import (
     as_tuples,
     decode_text,
     display_path,
-    long_number,
+    parse_json,
     read_bytes,
-    reject_lone_surrogates,
     validate,
 )
 from omniladder.models import StrictModel, first_repeat
@@ -188,17 +186,8 @@ def read_saved_plan(path: Path) -> tuple[SavedPlan, str]:
     """A saved plan validated, and its text as read; or one clear InputError."""
     name = display_path(path)
     text = decode_text(read_bytes(path, name), name)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno}); a saved plan is "
-                         "the JSON `omniladder plan --out` writes", file=name,
-                         line=exc.lineno) from None
-    except RecursionError:
-        raise InputError("invalid JSON: nested too deeply", file=name) from None
-    except ValueError:
-        raise long_number(text, name, "JSON") from None
-    reject_lone_surrogates(text, data, name)
+    data = parse_json(text, name,
+                      hint="a saved plan is the JSON `omniladder plan --out` writes")
     return parse_saved_plan(data, name), text
 
 

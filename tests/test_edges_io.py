@@ -22,6 +22,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -751,6 +752,82 @@ def test_a_rollout_is_read_a_line_at_a_time_within_its_caps(
     path.write_bytes(b"1234567890\n")
     with pytest.raises(InputError, match=r"^r:1: a line longer than 10 bytes"):
         list(loading.input_lines(path, "r"))
+
+
+# --- 5b. a key given twice ------------------------------------------------------------------
+
+_MAP_JSON = json.dumps(tomllib.loads((EXAMPLES / "litellm-map.toml").read_text()))
+
+
+@pytest.mark.parametrize(("make", "args", "fragment"), [
+    # one reading written with its keys in either order planned two ways
+    (lambda f: (f / "quota.json").write_text(_json_with(
+        (f / "quota.json").read_text(), '"remaining_percent": 81',
+        '"remaining_percent": 0, "remaining_percent": 81')),
+     ["plan", "auto/thrifty", "--config", "omniladder.toml"],
+     "quota.json: readings[0].windows[0].remaining_percent: key 'remaining_percent' is given "
+     "twice in one object"),
+    (lambda f: (f / "map.json").write_text(_json_with(
+        _MAP_JSON, '"model_prefix": "openai/"', '"model_prefix": "x/", "model_prefix": "openai/"')),
+     ["export", "litellm", "auto/thrifty", "--config", "omniladder.toml", "--map", "map.json"],
+     "map.json: connections[0].model_prefix: key 'model_prefix' is given twice"),
+    (lambda f: (f / "c.json").write_text(_json_with(
+        (f / "omniroute-candidates.json").read_text(), '"excluded": false',
+        '"excluded": true, "excluded": false')),
+     ["audit", "omniroute", "c.json", "--config", "omniladder.toml"],
+     "c.json: candidates[0].excluded: key 'excluded' is given twice"),
+    (lambda f: (f / "p.json").write_text(_json_with(
+        (f / "ci" / "plan-thrifty.json").read_text(), '"format_version"',
+        '"format_version": 0, "format_version"')),
+     ["show", "p.json"], "p.json:2: format_version: key 'format_version' is given twice"),
+    (lambda f: (f / "combo.json").write_text('{"name": "auto/thrifty", "name": "other"}'),
+     ["export", "omniroute", "auto/thrifty", "--config", "omniladder.toml", "--current",
+      "combo.json"], "combo.json:1: name: key 'name' is given twice"),
+    (lambda f: (f / "deployed.yaml").write_text('# written by omniladder\n'
+                                                '{"model_list": [], "model_list": []}'),
+     ["export", "litellm", "auto/thrifty", "--config", "omniladder.toml", "--map",
+      "litellm-map.toml", "--current", "deployed.yaml"],
+     "deployed.yaml:2: model_list: key 'model_list' is given twice"),
+    (lambda f: (f / "u.json").write_text(
+        '{"five_hour": {"utilization": 90, "utilization": 10}}'),
+     ["import", "claude-usage", "u.json", "--connection", "claude-max-work", "--config",
+      "omniladder.toml", "--quota", "new.json", "--at", "2026-11-29T11:59:30Z"],
+     "u.json:1: five_hour.utilization: key 'utilization' is given twice"),
+    (lambda f: (f / "rollout-1.jsonl").write_text(
+        '{"timestamp": "2026-11-29T11:00:00Z", "type": "event_msg", "payload": {"type": '
+        '"token_count", "rate_limits": {"primary": {"used_percent": 90, "used_percent": 10}'
+        '}}}\n'),
+     ["import", "codex-sessions", "rollout-1.jsonl", "--connection", "codex-plus", "--config",
+      "omniladder.toml", "--quota", "new.json"],
+     "rollout-1.jsonl:1: payload.rate_limits.primary.used_percent: key 'used_percent' is "
+     "given twice"),
+], ids=["quota", "map", "candidates", "saved-plan", "export-omniroute-current",
+        "export-litellm-current", "claude-snapshot", "codex-line"])
+def test_a_key_given_twice_in_a_json_input_is_refused(
+        fleet: Path, make: Callable[[Path], Any], args: list[str], fragment: str) -> None:
+    """JSON lets an object give a key twice and Python's parser keeps the last value, so a
+    reading written with its keys in either order planned two ways; TOML refuses it, and
+    now every JSON input does: exit 2 naming the file, the field and the key, nothing
+    written."""
+    make(fleet)
+    before = digests(fleet)
+    one_error(runner.invoke(app, args), fragment, "remove one")
+    assert digests(fleet) == before
+
+
+def test_a_key_given_twice_in_an_omniroute_raw_data_is_refused_naming_the_row(
+        tmp_path: Path) -> None:
+    """raw_data's fractionReported decides whether a row is a value or none: given twice,
+    which one counts is not defined. Nothing of raw_data is shown."""
+    from tests.omniroute_db import REAL_SNAPSHOTS_DDL, SNAPSHOTS, build_db
+
+    row = (*SNAPSHOTS[0][:6], '{"fractionReported": false, "fractionReported": true}')
+    db = build_db(tmp_path / "o.db", snapshots=[row, *SNAPSHOTS[1:]],
+                  snapshots_ddl=REAL_SNAPSHOTS_DDL)
+    result = runner.invoke(app, ["import", "omniroute", str(db), "--out", str(tmp_path / "f"),
+                                 "--now", "2026-11-29T12:00:00Z", "--since", "all"])
+    one_error(result, "o.db: quota_snapshots[id=1].raw_data: gives a key twice in one object")
+    assert not (tmp_path / "f").exists()
 
 
 # --- 6. numbers Python refuses to read ------------------------------------------------------

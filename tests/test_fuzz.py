@@ -962,8 +962,8 @@ def test_every_string_field_of_a_document_refuses_a_lone_surrogate_and_escapes_c
 # Every key of every input kind and of every importer's payload: a control character or a
 # line break in a key is a clean run or one error line, with the key escaped.
 
-HOSTILE_KEYS = ("\x1b[2J", "a\nb", "\u2028", "\x85\x9b")
-"""A terminal escape, a newline, a Unicode line separator and C1 controls (one of which
+HOSTILE_KEYS = ("\x1b[2Ja\nb", "\u2028\x85\x9b")
+"""A terminal escape and a newline; a Unicode line separator and C1 controls (one of which
 ``str.splitlines`` breaks at)."""
 
 
@@ -1039,6 +1039,7 @@ def _check_key_run(result: Any, where: str, failures: list[str],
         failures.append(f"{where}: not one line per problem: {result.stderr!r}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", list(_key_documents()))
 def test_every_key_of_a_document_reaches_the_error_wording_escaped(
         kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1075,4 +1076,72 @@ def test_every_key_of_the_fleet_reaches_the_error_wording_escaped(
             if result.exit_code != 2 and not failures:
                 failures.append(f"{where}: an unknown key was accepted (exit "
                                 f"{result.exit_code})")
+    assert not failures, "\n".join(failures[:20])
+
+
+# A key given twice in one object, at every place a key stands in every JSON input and every
+# importer's payload: exit 2 naming the file, the field and the key, never the last value.
+
+
+def with_key_twice(document: Any, path: tuple[str | int, ...]) -> str:
+    """The document as JSON text, the key at ``path`` given twice with its value."""
+
+    def dump(value: Any, at: tuple[str | int, ...]) -> str:
+        if isinstance(value, dict):
+            members = []
+            for key, item in value.items():
+                member = f"{json.dumps(key)}: {dump(item, (*at, key))}"
+                members.append(member)
+                if (*at, key) == path:
+                    members.append(member)
+            return "{" + ", ".join(members) + "}"
+        if isinstance(value, list):
+            return "[" + ", ".join(dump(item, (*at, index))
+                                   for index, item in enumerate(value)) + "]"
+        return json.dumps(value)
+
+    return dump(document, ())
+
+
+def _repeated(result: Any, where: str, file: str, path: tuple[str | int, ...],
+              failures: list[str]) -> None:
+    said = f"{_loc(path)}: key {path[-1]!r} is given twice in one object"
+    lines = result.stderr.splitlines()
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        failures.append(f"{where}: {result.exception!r}")
+    elif (result.exit_code != 2 or len(lines) != 1
+          or not lines[0].startswith(f"omniladder: error: {file}") or said not in lines[0]):
+        failures.append(f"{where}: exit {result.exit_code}: {result.output[-300:]!r}")
+
+
+@pytest.mark.parametrize("kind", list(_key_documents()))
+def test_a_key_given_twice_is_refused_in_every_document(
+        kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    document, name, commands = _key_documents()[kind]
+    failures: list[str] = []
+    for path in key_places(document).values():
+        (tmp_path / name).write_text(with_key_twice(document, path) + "\n")
+        for args in commands(name):
+            (tmp_path / "q.json").unlink(missing_ok=True)
+            _repeated(runner.invoke(app, args), f"{args[:2]} {_loc(path)}", name, path,
+                      failures)
+            assert not (tmp_path / "q.json").exists()
+    assert not failures, "\n".join(failures[:20])
+
+
+@pytest.mark.parametrize("name", sorted({name for name, _ in FLEET_FIELDS}))
+def test_a_key_given_twice_is_refused_in_every_input_file(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each file of the fleet, read by pydantic straight from its text or by the plain
+    path alike."""
+    monkeypatch.chdir(tmp_path)
+    documents = json_fleet()
+    for each, document in documents.items():
+        (tmp_path / each).write_text(json.dumps(document))
+    failures: list[str] = []
+    for path in key_places(documents[name]).values():
+        (tmp_path / name).write_text(with_key_twice(documents[name], path))
+        result = runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.json"])
+        _repeated(result, f"{name}: {_loc(path)}", name, path, failures)
     assert not failures, "\n".join(failures[:20])

@@ -47,7 +47,7 @@ from omniladder import timefmt
 from omniladder.engine.autoid import aware_instant
 from omniladder.engine.inputs import Catalogs
 from omniladder.errors import InputError, UsageError
-from omniladder.loading import check_input_file
+from omniladder.loading import RepeatedKey, check_input_file, unique_keys
 from omniladder.scopes import WindowScopes
 from omniladder.sources.common import (
     ScopeReport,
@@ -227,7 +227,9 @@ def fraction_unreported(raw: Any) -> bool:
     if not isinstance(raw, str) or "fractionReported" not in raw:
         return False
     try:
-        document = json.loads(raw)
+        document = json.loads(raw, object_pairs_hook=unique_keys)
+    except RepeatedKey:
+        raise  # the row's caller names it
     except (ValueError, RecursionError):
         return False
     return isinstance(document, dict) and document.get("fractionReported") is False
@@ -720,7 +722,7 @@ class _RowParser:
         remaining: float | None
         if _flag(row["is_exhausted"]):
             remaining = 0.0  # the writer's own verdict, in every generation
-        elif fraction_unreported(row[RAW_DATA]):
+        elif self._unreported(row[RAW_DATA], where):
             self.sentinels.unreported += 1
             remaining = None
         else:
@@ -731,6 +733,15 @@ class _RowParser:
                 self.sentinels.zero += 1
                 remaining = None
         return _Row(at, window, remaining, reset_at, row_id if isinstance(row_id, int) else 0)
+
+    def _unreported(self, raw: Any, where: str) -> bool:
+        try:
+            return fraction_unreported(raw)
+        except RepeatedKey:
+            raise InputError(
+                "gives a key twice in one object, so whether it says fractionReported false "
+                "is not defined (its content is never shown); fix the row or drop its "
+                "raw_data", file=self.shown, field=f"{where}.{RAW_DATA}") from None
 
     def _number(self, raw: Any, where: str) -> float | None:
         if raw is None or isinstance(raw, bool):
