@@ -30,7 +30,7 @@ from typing import IO, Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from omniladder import loading
+from omniladder import credentials, loading
 from omniladder.cli import app
 from omniladder.errors import InputError
 from tests.conftest import EXAMPLES, ROOT
@@ -828,6 +828,80 @@ def test_a_key_given_twice_in_an_omniroute_raw_data_is_refused_naming_the_row(
                                  "--now", "2026-11-29T12:00:00Z", "--since", "all"])
     one_error(result, "o.db: quota_snapshots[id=1].raw_data: gives a key twice in one object")
     assert not (tmp_path / "f").exists()
+
+
+# --- 5c. a key pasted where a name or a URL goes ---------------------------------------------
+
+_TAIL = "Zq7Xw2Lr9Tb4Nc8Vd1Mf5Kg3Hj6Ps0Ay"
+
+
+def _map_with(fleet: Path, field: str, value: str) -> list[str]:
+    (fleet / "map.json").write_text(json.dumps({"connections": [
+        {"id": "openai-key", "model_prefix": "openai/", field: value}]}))
+    return ["export", "litellm", "auto/thrifty", "--config", "omniladder.toml", "--map",
+            "map.json"]
+
+
+@pytest.mark.parametrize("field", ["api_key_env", "model_prefix"])
+@pytest.mark.parametrize(("prefix", "kind"), list(credentials.KEY_PREFIXES),
+                         ids=[prefix for prefix, _ in credentials.KEY_PREFIXES])
+def test_a_key_of_every_known_kind_in_a_map_field_is_refused_unseen(
+        fleet: Path, field: str, prefix: str, kind: str) -> None:
+    """``gsk_…``, ``ghp_…``, ``sk_live_…`` are valid variable names: pasted into api_key_env
+    they were written to the export and printed in its report, exit 0."""
+    value = prefix + _TAIL
+    line = one_error(runner.invoke(app, _map_with(fleet, field, value)),
+                     f"map.json: connections[0].{field}: {field} of connection 'openai-key' "
+                     f"looks like {kind}", "(the value is never shown)")
+    assert _TAIL not in line
+
+
+@pytest.mark.parametrize("value", ["3f9a0c7e1b2d4f6a8c0e1f2a3b4c5d6e", "a8Fj29dkLq0Zm3nB7xYtPq"])
+def test_a_long_random_value_in_api_key_env_is_refused_unseen(fleet: Path, value: str) -> None:
+    line = one_error(runner.invoke(app, _map_with(fleet, "api_key_env", value)),
+                     "api_key_env of connection 'openai-key' looks like a random string of "
+                     f"{len(value)} letters and digits (a key)")
+    assert value not in line
+
+
+@pytest.mark.parametrize(("url", "where"), [
+    (f"https://proxy.internal/v1;key={_TAIL}", "a path parameter (;…)"),
+    (f"https://proxy.internal/v1?key={_TAIL}", "a query"),
+    (f"https://proxy.internal/v1#{_TAIL}", "fragment"),
+    (f"https://{_TAIL}@proxy.internal/v1", "a user or password"),
+    (f"https://proxy.internal/gsk_{_TAIL}/v1", "a path segment that looks like a Groq API key"),
+], ids=["path-parameter", "query", "fragment", "userinfo", "path-segment"])
+def test_a_key_riding_in_api_base_is_refused_unseen(fleet: Path, url: str, where: str) -> None:
+    line = one_error(runner.invoke(app, _map_with(fleet, "api_base", url)),
+                     "map.json: connections[0].api_base: ", where)
+    assert _TAIL not in line
+
+
+@pytest.mark.parametrize("name", ["ANTHROPIC_API_KEY_WORK_2", "OPENAI_API_KEY", "GROQ_API_KEY",
+                                  "PROXY_CLAUDE_MAX_WORK_KEY", "SK_LIVE_KEY", "gh_token",
+                                  "hf_token", "AZURE_OPENAI_API_KEY_EASTUS2"])
+def test_real_variable_names_and_a_gateway_account_id_are_no_keys(fleet: Path,
+                                                                  name: str) -> None:
+    result = runner.invoke(app, _map_with(fleet, "api_key_env", name))
+    assert result.exit_code in (0, 1), result.output
+    url = "https://gateway.ai.cloudflare.com/v1/3f9a0c7e1b2d4f6a8c0e1f2a3b4c5d6e/gw/openai"
+    result = runner.invoke(app, _map_with(fleet, "api_base", url))
+    assert result.exit_code in (0, 1), result.output
+
+
+def test_an_omniroute_name_that_is_a_key_is_no_label(tmp_path: Path) -> None:
+    """A key pasted as a connection's name in the gateway is not written as its label, as an
+    e-mail address is not."""
+    from tests.omniroute_db import CONNECTIONS, build_db
+
+    first = CONNECTIONS[1]
+    row = (*first[:3], f"ghp_{_TAIL}", f"sk-ant-api03-{_TAIL}", *first[5:])
+    db = build_db(tmp_path / "o.db", connections=[CONNECTIONS[0], row, *CONNECTIONS[2:]])
+    result = runner.invoke(app, ["import", "omniroute", str(db), "--out", str(tmp_path / "f"),
+                                 "--now", "2026-11-29T12:00:00Z"])
+    assert result.exit_code == 0, result.output
+    assert _TAIL not in result.output
+    assert _TAIL not in (tmp_path / "f" / "connections.toml").read_text()
 
 
 # --- 6. numbers Python refuses to read ------------------------------------------------------

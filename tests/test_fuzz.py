@@ -32,6 +32,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from omniladder.cli import app
+from omniladder.credentials import KEY_PREFIXES, key_kind
+from tests import strategies
 from tests.conftest import EXAMPLES, ROOT
 
 runner = CliRunner()
@@ -1145,3 +1147,34 @@ def test_a_key_given_twice_is_refused_in_every_input_file(
         result = runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.json"])
         _repeated(result, f"{name}: {_loc(path)}", name, path, failures)
     assert not failures, "\n".join(failures[:20])
+
+
+# A key pasted into any map field: every kind of key, every field; real variable names pass.
+
+MAP_FIELDS = ("api_key_env", "model_prefix")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(key=strategies.pasted_keys(), field=st.sampled_from((*MAP_FIELDS, "api_base")))
+def test_a_key_pasted_into_any_map_field_is_refused_and_never_shown(key: str,
+                                                                   field: str) -> None:
+    value = f"https://proxy.internal/v1/{key}/chat" if field == "api_base" else key
+    with tempfile.TemporaryDirectory() as scratch:
+        routes = Path(scratch) / "map.json"
+        routes.write_text(json.dumps({"connections": [{"id": "openai-key", field: value}]}))
+        result = runner.invoke(app, ["export", "litellm", "auto/thrifty", "--config",
+                                     str(EXAMPLES / "omniladder.toml"), "--map", str(routes)])
+    if field == "api_base" and not key.startswith(tuple(
+            prefix for prefix, _ in KEY_PREFIXES)):
+        return  # a random-looking path segment may be an account id: only prefixes count
+    assert result.exit_code == 2, result.output
+    assert key not in result.output
+    (line,) = result.stderr.splitlines()
+    assert f"connections[0].{field}: {field} of connection 'openai-key' " in line, line
+    assert "(the value is never shown)" in line
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=strategies.ENV_NAMES)
+def test_a_variable_name_is_never_key_shaped(name: str) -> None:
+    assert key_kind(name) is None

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from omniladder import timefmt
+from omniladder.credentials import key_kind
 from omniladder.engine.autoid import aware_instant
 from omniladder.engine.inputs import Catalogs
 from omniladder.errors import InputError, UsageError
@@ -240,10 +241,11 @@ def looks_like_email(text: str) -> bool:
 
 
 def label_of(display_name: Any, name: Any) -> str | None:
-    """display_name, else name; never a value that looks like an e-mail address."""
+    """display_name, else name; never a value that looks like an e-mail address or a key
+    (omniladder.credentials: a key pasted as a name would be written and printed)."""
     for value in (display_name, name):
         text = _text(value)
-        if text is not None and not looks_like_email(text):
+        if text is not None and not looks_like_email(text) and key_kind(text) is None:
             return text
     return None
 
