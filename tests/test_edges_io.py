@@ -754,6 +754,44 @@ def test_a_rollout_is_read_a_line_at_a_time_within_its_caps(
         list(loading.input_lines(path, "r"))
 
 
+@pytest.mark.parametrize("hostile", ["\x1b[2J", "x\ny", "\x9b"], ids=["esc", "newline", "csi"])
+@pytest.mark.parametrize(("column", "field"), [
+    ("id", "provider_connections[id=conn-claude-work{h}].id"),
+    ("provider", "provider_connections[id=conn-claude-work].provider"),
+    ("auth_type", "provider_connections[id=conn-claude-work].auth_type"),
+    ("default_model", "provider_connections[id=conn-claude-work].default_model"),
+    ("window_key", "quota_snapshots[id=1].window_key"),
+])
+def test_an_omniroute_row_whose_identifier_holds_a_control_character_is_refused(
+        tmp_path: Path, column: str, field: str, hostile: str) -> None:
+    """The import exited 0 and wrote a fleet every later command refused; it is exit 2
+    naming the table, the row and the column, and nothing is written."""
+    from tests.omniroute_db import CONNECTIONS, SNAPSHOTS, build_db
+
+    names = ("id", "provider", "auth_type", "name", "display_name", "is_active", "test_status",
+             "rate_limited_until", "default_model", "priority")
+    connections = list(CONNECTIONS)
+    snapshots = list(SNAPSHOTS)
+    if column == "window_key":
+        snapshots[0] = (snapshots[0][0], f"5h{hostile}", *snapshots[0][2:])
+    else:
+        row = list(connections[1])
+        row[names.index(column)] = f"{row[names.index(column)] or 'model'}{hostile}"
+        connections[1] = tuple(row)
+        if column == "id":
+            snapshots = [(f"conn-claude-work{hostile}", *snapshot[1:])
+                         if snapshot[0] == "conn-claude-work" else snapshot
+                         for snapshot in snapshots]
+    db = build_db(tmp_path / "o.db", connections=connections, snapshots=snapshots)
+    result = runner.invoke(app, ["import", "omniroute", str(db), "--out", str(tmp_path / "f"),
+                                 "--now", "2026-11-29T12:00:00Z", "--since", "all"])
+    shown = repr(hostile)[1:-1]
+    line = one_error(result, f"o.db: {field.format(h=shown)}: contains a control character",
+                     "nothing was written")
+    assert not CONTROL.search(line)
+    assert not (tmp_path / "f").exists()
+
+
 # --- 5b. a key given twice ------------------------------------------------------------------
 
 _MAP_JSON = json.dumps(tomllib.loads((EXAMPLES / "litellm-map.toml").read_text()))

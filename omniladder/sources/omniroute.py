@@ -49,6 +49,7 @@ from omniladder.engine.autoid import aware_instant
 from omniladder.engine.inputs import Catalogs
 from omniladder.errors import InputError, UsageError
 from omniladder.loading import RepeatedKey, check_input_file, unique_keys
+from omniladder.models import identifier_problem
 from omniladder.scopes import WindowScopes
 from omniladder.sources.common import (
     ScopeReport,
@@ -608,9 +609,11 @@ def map_connections(rows: Iterable[Mapping[str, Any]], catalogs: Catalogs, shown
         if provider is None or auth_type is None:
             missing = "provider" if provider is None else "auth_type"
             raise InputError("is empty", file=shown, field=f"{where}.{missing}")
+        default_model = _text(row["default_model"])
+        _identifiers(shown, where, id=cid, provider=provider, auth_type=auth_type,
+                     default_model=default_model)
         table: dict[str, Any] = {"id": cid, "provider": provider, "auth_type": auth_type}
         models = catalogs.models_of(provider)
-        default_model = _text(row["default_model"])
         if models:
             table["models"] = list(models)
         elif default_model is not None:
@@ -650,6 +653,18 @@ def map_connections(rows: Iterable[Mapping[str, Any]], catalogs: Catalogs, shown
                      "or a model catalog overlay")
     mapped.sort()  # by priority, then id; ids are unique, so no table is ever compared
     return [table for _, _, table in mapped]
+
+
+def _identifiers(shown: str, where: str, **values: str | None) -> None:
+    """Exit 2 naming the table, the row and the column when a value that becomes an
+    identifier of the written fleet (an id, a provider, a model, a window's name) holds a
+    control character: every later command would refuse the files the import wrote."""
+    for column, value in values.items():
+        problem = None if value is None else identifier_problem(value)
+        if problem is not None:
+            raise InputError(f"{problem}; nothing was written (rename it in the gateway, or "
+                             "import from a copy of the database without the row)",
+                             file=shown, field=f"{where}.{column}")
 
 
 def _priority(value: Any) -> float:
@@ -720,6 +735,7 @@ class _RowParser:
         window = _text(row["window_key"])
         if at is None or window is None:
             return None
+        _identifiers(self.shown, where, window_key=window)
         reset_at = db_instant(row["next_reset_at"], f"{where}.next_reset_at", self.shown)
         remaining: float | None
         if _flag(row["is_exhausted"]):
