@@ -64,8 +64,10 @@ class ImportOutcome:
     def notes(self) -> list[str]:
         out = self.report.notes() + self.source_notes
         if self.empty:
-            out.append(f"{self.empty} reading{'s' if self.empty != 1 else ''} kept no window "
-                       "and no overage after scoping, and were not written")
+            out.append("1 reading kept no window and no overage after scoping, and was not "
+                       "written" if self.empty == 1 else
+                       f"{self.empty} readings kept no window and no overage after scoping, "
+                       "and were not written")
         return out
 
 
