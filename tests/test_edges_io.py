@@ -514,7 +514,7 @@ def test_a_control_character_in_a_payload_key_or_name_is_one_error_line(
     (fleet / "payload.json").write_text(json.dumps(document))
     result = runner.invoke(app, ["import", source, "payload.json", "--connection", connection,
                                  "--config", "omniladder.toml", "--quota", "fresh.json",
-                                 "--at", "2026-11-29T11:59:30Z"])
+                                 "--at", "2026-11-29T11:59:30Z", "--force"])
     line = one_error(result, f"payload.json: {field}")
     assert not CONTROL.search(line)
     assert "\u2028" not in line

@@ -508,9 +508,11 @@ def writing_commands(tmp_path: Path) -> dict[str, tuple[list[str], Path]]:
                              str(pruned)], pruned)
     for name, (fixture, connection) in IMPORTS.items():
         quota = tmp_path / f"{name.split()[1]}.json"
+        # --force: the example fleet's Gemini connection is an API key, which carries no
+        # Code Assist quota (the fit check refuses it unforced)
         found[name] = ([*name.split(), str(SOURCE_FIXTURES / fixture), "--connection",
                         connection, "--connections", str(EXAMPLES / "connections.toml"),
-                        "--quota", str(quota)], quota)
+                        "--quota", str(quota), "--force"], quota)
     return found
 
 
@@ -599,7 +601,8 @@ OUTPUT_OPTIONS: dict[str, tuple[list[str], str, str]] = {
     "import copilot-user --quota": (["import", "copilot-user", "copilot.json", "--connection",
                                      "copilot-seat", *_IMPORT_AT], "--quota", "fresh.json"),
     "import gemini-quota --quota": (["import", "gemini-quota", "gemini.json", "--connection",
-                                     "gemini-free", "--windows-catalog", "windows.toml",
+                                     "gemini-free", "--force", "--windows-catalog",
+                                     "windows.toml",
                                      *_IMPORT_AT], "--quota", "fresh.json"),
     "import codex-sessions --quota": (["import", "codex-sessions", "sessions", "--connection",
                                        "codex-plus", "--config", "omniladder.toml"], "--quota",
@@ -1011,7 +1014,8 @@ def _key_documents() -> dict[str, tuple[Any, str, Callable[[str], list[list[str]
                  "--at", "2026-11-29T11:59:30Z"]
 
     def snapshot(source: str, connection: str) -> Callable[[str], list[list[str]]]:
-        return lambda f: [["import", source, f, "--connection", connection, *importing]]
+        return lambda f: [["import", source, f, "--connection", connection, "--force",
+                           *importing]]
 
     for source, fixture, connection in (("copilot-user", "copilot/user.json", "copilot-seat"),
                                         ("gemini-quota", "gemini/quota.json", "gemini-free")):
