@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from enum import IntEnum
 
@@ -54,7 +55,26 @@ class OmniladderError(Exception):
         if self.field:
             parts.append(self.field)
         parts.append(self.message)
-        return ": ".join(parts)
+        return one_line(": ".join(parts))
+
+
+_LINE_BREAKS = "[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]"
+"""Every character ``str.splitlines`` breaks a line at (compiled by ``re``, which keeps it,
+only when a message holds an unprintable character)."""
+
+
+def one_line(text: str) -> str:
+    """``text`` with every character that would start a new line written as its escape
+    (``\\n``, ``\\u2028``).
+
+    A problem is one line whatever key, value or file name it quotes: a newline in a
+    payload's key would otherwise split it, and the second half would read as a message of
+    its own. The other control characters are the views' to escape
+    (omniladder.rendering.escape), as they are for every line on stderr.
+    """
+    if text.isprintable():  # a fast C test that every character escaped here fails
+        return text
+    return re.sub(_LINE_BREAKS, lambda match: repr(match.group())[1:-1], text)
 
 
 class InputError(OmniladderError):

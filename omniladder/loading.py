@@ -333,17 +333,97 @@ def parse_text(text: str, suffix: str, name: str) -> Any:
             raise InputError("invalid TOML: nested too deeply", file=name) from None
         except ValueError:
             raise long_number(text, name, "TOML") from None
+    return parse_json(text, name)
+
+
+def parse_json(text: str | bytes, name: str, *, what: str = "invalid JSON", hint: str = "",
+               first_line: int = 1) -> Any:
+    """A JSON document's plain data, or one InputError naming the file and the line: the
+    one reading of JSON text every input takes (the input files, snapshots, saved plans,
+    candidate lists, an export's ``--current``).
+
+    ``what`` starts the message of a document that is not JSON, ``hint`` ends it (what the
+    option reads); ``first_line`` is the line of the file ``text`` starts at. A key given
+    twice in one object is refused (``repeated_key``), as TOML refuses it, and so is a lone
+    surrogate (``reject_lone_surrogates``).
+    """
+    more = f"; {hint}" if hint else ""
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=unique_keys)
+    except RepeatedKey:
+        raise repeated_key(text, name, first_line) from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", file=name,
-                         line=exc.lineno) from None
+        raise InputError(f"{what}: {exc.msg} (column {exc.colno}){more}", file=name,
+                         line=exc.lineno + first_line - 1) from None
     except RecursionError:
-        raise InputError("invalid JSON: nested too deeply", file=name) from None
+        raise InputError(f"{what}: nested too deeply", file=name) from None
     except ValueError:
-        raise long_number(text, name, "JSON") from None
+        error = long_number(text, name, "JSON")
+        if error.line is not None:
+            error.line += first_line - 1
+        raise error from None
     reject_lone_surrogates(text, data, name)
     return data
+
+
+class RepeatedKey(Exception):
+    """An object of the document being read gives one key twice."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """One JSON object as a dict, or ``RepeatedKey`` when it gives a key twice.
+
+    Python's parser keeps the last of two values silently, so a reading written with its
+    keys in either order would plan two ways. Only a length is compared per object (about
+    a third more than a plain parse): the key and its place are found again, on a
+    refusal only, by ``repeated_key``."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise RepeatedKey
+    return found
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """An object's members as the parser gave them, repeats kept."""
+
+
+def repeated_key(text: str | bytes, name: str, first_line: int = 1,
+                 line: int | None = None) -> InputError:
+    """The InputError for JSON text one of whose objects gives a key twice: the first
+    such object in document order, its field path and key; the line of the second when
+    the key is spelled exactly twice in the whole text (``line`` when the caller knows
+    it: a line-oriented file)."""
+    document = json.loads(text, object_pairs_hook=_Pairs)
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), document)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, _Pairs):
+            seen: set[str] = set()
+            for key, _ in value:
+                if key in seen:
+                    if line is None:
+                        line = _second_spelling(text, key)
+                        line = None if line is None else line + first_line - 1
+                    return InputError(
+                        f"key {key!r} is given twice in one object; a JSON key is given once "
+                        "(which of the two values counts is not defined: remove one)",
+                        file=name, field=format_loc((*path, key)), line=line)
+                seen.add(key)
+            stack.extend(((*path, key), item) for key, item in reversed(value))
+        elif isinstance(value, list):
+            stack.extend(((*path, index), item)
+                         for index, item in reversed(list(enumerate(value))))
+    raise AssertionError("a repeated key was found, then not found")
+
+
+def _second_spelling(text: str | bytes, key: str) -> int | None:
+    """The line of the second of exactly two spellings of ``key`` as a member name."""
+    source = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    spelled = re.compile(re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:")
+    found = [match.start() for match in spelled.finditer(source)]
+    if len(found) != 2:
+        return None
+    return source.count("\n", 0, found[1]) + 1
 
 
 # The surrogate patterns are compiled when a JSON document first takes the plain path
@@ -730,8 +810,10 @@ def load_model(model: type[M], path: Path, shown: str | None = None) -> M:
     suffix, raw = _read_input(path, name)
     direct = forbids_unknown_keys_everywhere(model)
     if direct and suffix == ".json":
-        found = _from_json(model, raw.removeprefix(b"\xef\xbb\xbf"))
+        body = raw.removeprefix(b"\xef\xbb\xbf")
+        found = _from_json(model, body)
         if found is not None:
+            _refuse_repeated_keys(body, name)
             return found
     data = parse_text(decode_text(raw, name), suffix, name)
     if direct and suffix == ".toml" and isinstance(data, dict):
@@ -773,6 +855,18 @@ def _closed_annotation(annotation: Any) -> bool:
     if (typing.get_origin(annotation) or annotation) in (dict, typing.Any):
         return False
     return all(_closed_annotation(arg) for arg in typing.get_args(annotation))
+
+
+def _refuse_repeated_keys(text: bytes, name: str) -> None:
+    """The InputError ``parse_json`` raises for a key given twice, for a document pydantic
+    read straight from its text (its parser keeps the last value of a repeated key, as
+    Python's does)."""
+    try:
+        json.loads(text, object_pairs_hook=unique_keys)
+    except RepeatedKey:
+        raise repeated_key(text, name) from None
+    except (ValueError, RecursionError):  # read by pydantic, whose limits differ: its word
+        return
 
 
 def _from_json(model: type[M], text: str | bytes) -> M | None:

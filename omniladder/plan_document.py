@@ -13,7 +13,6 @@ ignored, so an older omniladder can still compare a newer plan.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,8 @@ from omniladder.loading import (
     as_tuples,
     decode_text,
     display_path,
-    long_number,
+    parse_json,
     read_bytes,
-    reject_lone_surrogates,
     validate,
 )
 from omniladder.models import StrictModel, first_repeat
@@ -213,15 +211,6 @@ def read_saved_plan(path: Path) -> tuple[PlanDocument, str]:
     """A saved plan validated, and its text as read; or one clear InputError."""
     name = display_path(path)
     text = decode_text(read_bytes(path, name), name)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno}); a saved plan is "
-                         "the JSON `omniladder plan --out` writes", file=name,
-                         line=exc.lineno) from None
-    except RecursionError:
-        raise InputError("invalid JSON: nested too deeply", file=name) from None
-    except ValueError:
-        raise long_number(text, name, "JSON") from None
-    reject_lone_surrogates(text, data, name)
+    data = parse_json(text, name,
+                      hint="a saved plan is the JSON `omniladder plan --out` writes")
     return parse_saved_plan(data, name), text

@@ -299,6 +299,10 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
             "Provider ids (exactly as in the connections file) whose connections this source's "
             "telemetry describes."
         ),
+        "auth_types": (
+            "Auth types (exactly as in the connections file) whose connections carry this "
+            "source's telemetry; absent: any. Importing onto another is refused unless --force."
+        ),
         "reason": "Why the source serves these providers.",
         "source": "Where the fact comes from (a URL or document).",
         "reviewed": "When the fact was last checked (YYYY-MM-DD).",

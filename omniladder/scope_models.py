@@ -72,6 +72,10 @@ class SourceProvidersEntry(StrictModel):
     importer: QuotaSource
     providers: Annotated[tuple[Identifier, ...], Field(min_length=1),
                          AfterValidator(_distinct_providers)]
+    auth_types: Annotated[tuple[Identifier, ...], Field(min_length=1),
+                          AfterValidator(_distinct_providers)] | None = None
+    """The auth types whose connections carry this telemetry (an OAuth login's plan
+    windows are no API key's); absent, any."""
     reason: str | None = None
     source: str | None = None
     reviewed: CalendarDate | None = None

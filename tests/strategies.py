@@ -276,3 +276,35 @@ def input_sets(draw: st.DrawFn, *, anchor: datetime = NOW, catalog: Catalog = SM
     table = dict(settings) if settings is not None else _settings(draw)
     return fleet(drawn, history, settings=table, spend=ledger, taken_at=taken_at,
                  catalog=catalog.catalogs)
+
+
+# --- hostile values: what a pasted key, a key with a control character look like ----------
+
+_KEY_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+@st.composite
+def pasted_keys(draw: st.DrawFn) -> str:
+    """A value shaped like a provider's key: one of the prefixes keys are issued with and a
+    random tail of 20-60 letters and digits (``omniladder.credentials.KEY_PREFIXES``), or a
+    bare random string of 24-64 that mixes lower-case letters and digits (the shape of a
+    key without a known prefix, a hex secret among them)."""
+    from omniladder.credentials import KEY_PREFIXES
+
+    tail = draw(st.text(_KEY_ALPHABET, min_size=20, max_size=60))
+    if draw(st.booleans()):
+        prefix = draw(st.sampled_from([prefix for prefix, _ in KEY_PREFIXES]))
+        return prefix + tail
+    body = draw(st.text(_KEY_ALPHABET.lower() if draw(st.booleans()) else _KEY_ALPHABET,
+                        min_size=22, max_size=62))
+    return f"a{body}7"  # one lower-case letter and one digit at the least
+
+
+ENV_NAMES = st.from_regex(r"[A-Z][A-Z0-9]{0,11}(_[A-Z0-9]{1,12}){0,5}", fullmatch=True)
+"""Variable names as operators write them: upper case, words joined by ``_``
+(``ANTHROPIC_API_KEY_WORK_2``); none of them is key-shaped."""
+
+HOSTILE_TEXT = st.text(st.characters(codec="utf-8", categories=("Cc", "Zl", "Zp")),
+                       min_size=1, max_size=3)
+"""Control characters and line or paragraph separators: what a key or a value must never
+carry raw into a message."""

@@ -22,6 +22,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -29,7 +30,7 @@ from typing import IO, Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from omniladder import loading
+from omniladder import credentials, loading
 from omniladder.cli import app
 from omniladder.errors import InputError
 from tests.conftest import EXAMPLES, ROOT
@@ -487,6 +488,39 @@ def test_a_printable_identifier_with_spaces_and_unicode_still_loads(fleet: Path)
     assert "claude max wörk\u00a0✓" in result.stdout
 
 
+@pytest.mark.parametrize(("source", "connection", "document", "field"), [
+    ("claude-usage", "claude-max-work",
+     {"five_hour": {"utilization": 10}, "bad\x1b[2Jkey": {"utilization": 5}},
+     "bad\\x1b[2Jkey: the window name \"bad\\u001b[2Jkey\" contains a control character"),
+    ("claude-usage", "claude-max-work",
+     {"limits": [{"kind": "weekly\nall", "percent": 5}]},
+     'limits[0].kind: the window name "weekly\\nall" contains a control character'),
+    ("copilot-user", "copilot-seat",
+     {"quota_snapshots": {"pre\u0007mium": {"percent_remaining": 5}}},
+     "quota_snapshots.pre\\x07mium: the window name"),
+    ("copilot-user", "copilot-seat",
+     {"limited_user_quotas": {"chat\x1f": 5}, "monthly_quotas": {"chat\x1f": 50}},
+     "limited_user_quotas.chat\\x1f: the window name"),
+    ("gemini-quota", "gemini-free",
+     {"buckets": [{"modelId": "gemini\u009b-pro", "remainingFraction": 0.5}]},
+     "buckets[0].modelId: the window name"),
+], ids=["claude-key", "claude-limit-kind", "copilot-key", "copilot-free-key", "gemini-model"])
+def test_a_control_character_in_a_payload_key_or_name_is_one_error_line(
+        fleet: Path, source: str, connection: str, document: dict[str, Any],
+        field: str) -> None:
+    """A key (or a value) an importer turns into a window name was a 40-line traceback,
+    exit 1, when it held a control character: it is exit 2 naming the file and the field,
+    the name escaped, and nothing is written."""
+    (fleet / "payload.json").write_text(json.dumps(document))
+    result = runner.invoke(app, ["import", source, "payload.json", "--connection", connection,
+                                 "--config", "omniladder.toml", "--quota", "fresh.json",
+                                 "--at", "2026-11-29T11:59:30Z", "--force"])
+    line = one_error(result, f"payload.json: {field}")
+    assert not CONTROL.search(line)
+    assert "\u2028" not in line
+    assert not (fleet / "fresh.json").exists()
+
+
 def shows(output: str, markdown: bool, expected: str) -> bool:
     """Whether a reader sees ``expected``: in markdown, a code span shows its text as it is
     and other text with its backslash escapes undone; a table view has no escapes."""
@@ -718,6 +752,194 @@ def test_a_rollout_is_read_a_line_at_a_time_within_its_caps(
     path.write_bytes(b"1234567890\n")
     with pytest.raises(InputError, match=r"^r:1: a line longer than 10 bytes"):
         list(loading.input_lines(path, "r"))
+
+
+@pytest.mark.parametrize("hostile", ["\x1b[2J", "x\ny", "\x9b"], ids=["esc", "newline", "csi"])
+@pytest.mark.parametrize(("column", "field"), [
+    ("id", "provider_connections[id=conn-claude-work{h}].id"),
+    ("provider", "provider_connections[id=conn-claude-work].provider"),
+    ("auth_type", "provider_connections[id=conn-claude-work].auth_type"),
+    ("default_model", "provider_connections[id=conn-claude-work].default_model"),
+    ("window_key", "quota_snapshots[id=1].window_key"),
+])
+def test_an_omniroute_row_whose_identifier_holds_a_control_character_is_refused(
+        tmp_path: Path, column: str, field: str, hostile: str) -> None:
+    """The import exited 0 and wrote a fleet every later command refused; it is exit 2
+    naming the table, the row and the column, and nothing is written."""
+    from tests.omniroute_db import CONNECTIONS, SNAPSHOTS, build_db
+
+    names = ("id", "provider", "auth_type", "name", "display_name", "is_active", "test_status",
+             "rate_limited_until", "default_model", "priority")
+    connections = list(CONNECTIONS)
+    snapshots = list(SNAPSHOTS)
+    if column == "window_key":
+        snapshots[0] = (snapshots[0][0], f"5h{hostile}", *snapshots[0][2:])
+    else:
+        row = list(connections[1])
+        row[names.index(column)] = f"{row[names.index(column)] or 'model'}{hostile}"
+        connections[1] = tuple(row)
+        if column == "id":
+            snapshots = [(f"conn-claude-work{hostile}", *snapshot[1:])
+                         if snapshot[0] == "conn-claude-work" else snapshot
+                         for snapshot in snapshots]
+    db = build_db(tmp_path / "o.db", connections=connections, snapshots=snapshots)
+    result = runner.invoke(app, ["import", "omniroute", str(db), "--out", str(tmp_path / "f"),
+                                 "--now", "2026-11-29T12:00:00Z", "--since", "all"])
+    shown = repr(hostile)[1:-1]
+    line = one_error(result, f"o.db: {field.format(h=shown)}: contains a control character",
+                     "nothing was written")
+    assert not CONTROL.search(line)
+    assert not (tmp_path / "f").exists()
+
+
+# --- 5b. a key given twice ------------------------------------------------------------------
+
+_MAP_JSON = json.dumps(tomllib.loads((EXAMPLES / "litellm-map.toml").read_text()))
+
+
+@pytest.mark.parametrize(("make", "args", "fragment"), [
+    # one reading written with its keys in either order planned two ways
+    (lambda f: (f / "quota.json").write_text(_json_with(
+        (f / "quota.json").read_text(), '"remaining_percent": 81',
+        '"remaining_percent": 0, "remaining_percent": 81')),
+     ["plan", "auto/thrifty", "--config", "omniladder.toml"],
+     "quota.json: readings[0].windows[0].remaining_percent: key 'remaining_percent' is given "
+     "twice in one object"),
+    (lambda f: (f / "map.json").write_text(_json_with(
+        _MAP_JSON, '"model_prefix": "openai/"', '"model_prefix": "x/", "model_prefix": "openai/"')),
+     ["export", "litellm", "auto/thrifty", "--config", "omniladder.toml", "--map", "map.json"],
+     "map.json: connections[0].model_prefix: key 'model_prefix' is given twice"),
+    (lambda f: (f / "c.json").write_text(_json_with(
+        (f / "omniroute-candidates.json").read_text(), '"excluded": false',
+        '"excluded": true, "excluded": false')),
+     ["audit", "omniroute", "c.json", "--config", "omniladder.toml"],
+     "c.json: candidates[0].excluded: key 'excluded' is given twice"),
+    (lambda f: (f / "p.json").write_text(_json_with(
+        (f / "ci" / "plan-thrifty.json").read_text(), '"format_version"',
+        '"format_version": 0, "format_version"')),
+     ["show", "p.json"], "p.json:2: format_version: key 'format_version' is given twice"),
+    (lambda f: (f / "combo.json").write_text('{"name": "auto/thrifty", "name": "other"}'),
+     ["export", "omniroute", "auto/thrifty", "--config", "omniladder.toml", "--current",
+      "combo.json"], "combo.json:1: name: key 'name' is given twice"),
+    (lambda f: (f / "deployed.yaml").write_text('# written by omniladder\n'
+                                                '{"model_list": [], "model_list": []}'),
+     ["export", "litellm", "auto/thrifty", "--config", "omniladder.toml", "--map",
+      "litellm-map.toml", "--current", "deployed.yaml"],
+     "deployed.yaml:2: model_list: key 'model_list' is given twice"),
+    (lambda f: (f / "u.json").write_text(
+        '{"five_hour": {"utilization": 90, "utilization": 10}}'),
+     ["import", "claude-usage", "u.json", "--connection", "claude-max-work", "--config",
+      "omniladder.toml", "--quota", "new.json", "--at", "2026-11-29T11:59:30Z"],
+     "u.json:1: five_hour.utilization: key 'utilization' is given twice"),
+    (lambda f: (f / "rollout-1.jsonl").write_text(
+        '{"timestamp": "2026-11-29T11:00:00Z", "type": "event_msg", "payload": {"type": '
+        '"token_count", "rate_limits": {"primary": {"used_percent": 90, "used_percent": 10}'
+        '}}}\n'),
+     ["import", "codex-sessions", "rollout-1.jsonl", "--connection", "codex-plus", "--config",
+      "omniladder.toml", "--quota", "new.json"],
+     "rollout-1.jsonl:1: payload.rate_limits.primary.used_percent: key 'used_percent' is "
+     "given twice"),
+], ids=["quota", "map", "candidates", "saved-plan", "export-omniroute-current",
+        "export-litellm-current", "claude-snapshot", "codex-line"])
+def test_a_key_given_twice_in_a_json_input_is_refused(
+        fleet: Path, make: Callable[[Path], Any], args: list[str], fragment: str) -> None:
+    """JSON lets an object give a key twice and Python's parser keeps the last value, so a
+    reading written with its keys in either order planned two ways; TOML refuses it, and
+    now every JSON input does: exit 2 naming the file, the field and the key, nothing
+    written."""
+    make(fleet)
+    before = digests(fleet)
+    one_error(runner.invoke(app, args), fragment, "remove one")
+    assert digests(fleet) == before
+
+
+def test_a_key_given_twice_in_an_omniroute_raw_data_is_refused_naming_the_row(
+        tmp_path: Path) -> None:
+    """raw_data's fractionReported decides whether a row is a value or none: given twice,
+    which one counts is not defined. Nothing of raw_data is shown."""
+    from tests.omniroute_db import REAL_SNAPSHOTS_DDL, SNAPSHOTS, build_db
+
+    row = (*SNAPSHOTS[0][:6], '{"fractionReported": false, "fractionReported": true}')
+    db = build_db(tmp_path / "o.db", snapshots=[row, *SNAPSHOTS[1:]],
+                  snapshots_ddl=REAL_SNAPSHOTS_DDL)
+    result = runner.invoke(app, ["import", "omniroute", str(db), "--out", str(tmp_path / "f"),
+                                 "--now", "2026-11-29T12:00:00Z", "--since", "all"])
+    one_error(result, "o.db: quota_snapshots[id=1].raw_data: gives a key twice in one object")
+    assert not (tmp_path / "f").exists()
+
+
+# --- 5c. a key pasted where a name or a URL goes ---------------------------------------------
+
+_TAIL = "Zq7Xw2Lr9Tb4Nc8Vd1Mf5Kg3Hj6Ps0Ay"
+
+
+def _map_with(fleet: Path, field: str, value: str) -> list[str]:
+    (fleet / "map.json").write_text(json.dumps({"connections": [
+        {"id": "openai-key", "model_prefix": "openai/", field: value}]}))
+    return ["export", "litellm", "auto/thrifty", "--config", "omniladder.toml", "--map",
+            "map.json"]
+
+
+@pytest.mark.parametrize("field", ["api_key_env", "model_prefix"])
+@pytest.mark.parametrize(("prefix", "kind"), list(credentials.KEY_PREFIXES),
+                         ids=[prefix for prefix, _ in credentials.KEY_PREFIXES])
+def test_a_key_of_every_known_kind_in_a_map_field_is_refused_unseen(
+        fleet: Path, field: str, prefix: str, kind: str) -> None:
+    """``gsk_…``, ``ghp_…``, ``sk_live_…`` are valid variable names: pasted into api_key_env
+    they were written to the export and printed in its report, exit 0."""
+    value = prefix + _TAIL
+    line = one_error(runner.invoke(app, _map_with(fleet, field, value)),
+                     f"map.json: connections[0].{field}: {field} of connection 'openai-key' "
+                     f"looks like {kind}", "(the value is never shown)")
+    assert _TAIL not in line
+
+
+@pytest.mark.parametrize("value", ["3f9a0c7e1b2d4f6a8c0e1f2a3b4c5d6e", "a8Fj29dkLq0Zm3nB7xYtPq"])
+def test_a_long_random_value_in_api_key_env_is_refused_unseen(fleet: Path, value: str) -> None:
+    line = one_error(runner.invoke(app, _map_with(fleet, "api_key_env", value)),
+                     "api_key_env of connection 'openai-key' looks like a random string of "
+                     f"{len(value)} letters and digits (a key)")
+    assert value not in line
+
+
+@pytest.mark.parametrize(("url", "where"), [
+    (f"https://proxy.internal/v1;key={_TAIL}", "a path parameter (;…)"),
+    (f"https://proxy.internal/v1?key={_TAIL}", "a query"),
+    (f"https://proxy.internal/v1#{_TAIL}", "fragment"),
+    (f"https://{_TAIL}@proxy.internal/v1", "a user or password"),
+    (f"https://proxy.internal/gsk_{_TAIL}/v1", "a path segment that looks like a Groq API key"),
+], ids=["path-parameter", "query", "fragment", "userinfo", "path-segment"])
+def test_a_key_riding_in_api_base_is_refused_unseen(fleet: Path, url: str, where: str) -> None:
+    line = one_error(runner.invoke(app, _map_with(fleet, "api_base", url)),
+                     "map.json: connections[0].api_base: ", where)
+    assert _TAIL not in line
+
+
+@pytest.mark.parametrize("name", ["ANTHROPIC_API_KEY_WORK_2", "OPENAI_API_KEY", "GROQ_API_KEY",
+                                  "PROXY_CLAUDE_MAX_WORK_KEY", "SK_LIVE_KEY", "gh_token",
+                                  "hf_token", "AZURE_OPENAI_API_KEY_EASTUS2"])
+def test_real_variable_names_and_a_gateway_account_id_are_no_keys(fleet: Path,
+                                                                  name: str) -> None:
+    result = runner.invoke(app, _map_with(fleet, "api_key_env", name))
+    assert result.exit_code in (0, 1), result.output
+    url = "https://gateway.ai.cloudflare.com/v1/3f9a0c7e1b2d4f6a8c0e1f2a3b4c5d6e/gw/openai"
+    result = runner.invoke(app, _map_with(fleet, "api_base", url))
+    assert result.exit_code in (0, 1), result.output
+
+
+def test_an_omniroute_name_that_is_a_key_is_no_label(tmp_path: Path) -> None:
+    """A key pasted as a connection's name in the gateway is not written as its label, as an
+    e-mail address is not."""
+    from tests.omniroute_db import CONNECTIONS, build_db
+
+    first = CONNECTIONS[1]
+    row = (*first[:3], f"ghp_{_TAIL}", f"sk-ant-api03-{_TAIL}", *first[5:])
+    db = build_db(tmp_path / "o.db", connections=[CONNECTIONS[0], row, *CONNECTIONS[2:]])
+    result = runner.invoke(app, ["import", "omniroute", str(db), "--out", str(tmp_path / "f"),
+                                 "--now", "2026-11-29T12:00:00Z"])
+    assert result.exit_code == 0, result.output
+    assert _TAIL not in result.output
+    assert _TAIL not in (tmp_path / "f" / "connections.toml").read_text()
 
 
 # --- 6. numbers Python refuses to read ------------------------------------------------------

@@ -32,6 +32,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from omniladder.cli import app
+from omniladder.credentials import KEY_PREFIXES, key_kind
+from tests import strategies
 from tests.conftest import EXAMPLES, ROOT
 
 runner = CliRunner()
@@ -506,9 +508,11 @@ def writing_commands(tmp_path: Path) -> dict[str, tuple[list[str], Path]]:
                              str(pruned)], pruned)
     for name, (fixture, connection) in IMPORTS.items():
         quota = tmp_path / f"{name.split()[1]}.json"
+        # --force: the example fleet's Gemini connection is an API key, which carries no
+        # Code Assist quota (the fit check refuses it unforced)
         found[name] = ([*name.split(), str(SOURCE_FIXTURES / fixture), "--connection",
                         connection, "--connections", str(EXAMPLES / "connections.toml"),
-                        "--quota", str(quota)], quota)
+                        "--quota", str(quota), "--force"], quota)
     return found
 
 
@@ -597,7 +601,8 @@ OUTPUT_OPTIONS: dict[str, tuple[list[str], str, str]] = {
     "import copilot-user --quota": (["import", "copilot-user", "copilot.json", "--connection",
                                      "copilot-seat", *_IMPORT_AT], "--quota", "fresh.json"),
     "import gemini-quota --quota": (["import", "gemini-quota", "gemini.json", "--connection",
-                                     "gemini-free", "--windows-catalog", "windows.toml",
+                                     "gemini-free", "--force", "--windows-catalog",
+                                     "windows.toml",
                                      *_IMPORT_AT], "--quota", "fresh.json"),
     "import codex-sessions --quota": (["import", "codex-sessions", "sessions", "--connection",
                                        "codex-plus", "--config", "omniladder.toml"], "--quota",
@@ -957,3 +962,223 @@ def test_every_string_field_of_a_document_refuses_a_lone_surrogate_and_escapes_c
                 elif result.exit_code not in (0, 1, 2):
                     failures.append(f"{args[0]} {where} {extra!r}: exit {result.exit_code}")
     assert not failures, "\n".join(failures[:20])
+
+
+# Every key of every input kind and of every importer's payload: a control character or a
+# line break in a key is a clean run or one error line, with the key escaped.
+
+HOSTILE_KEYS = ("\x1b[2Ja\nb", "\u2028\x85\x9b")
+"""A terminal escape and a newline; a Unicode line separator and C1 controls (one of which
+``str.splitlines`` breaks at)."""
+
+
+def key_places(document: Any) -> dict[str, tuple[str | int, ...]]:
+    """The first place of each key of a document, by its path with indices blanked: the
+    path of the object holding it, and the key itself last."""
+    found: dict[str, tuple[str | int, ...]] = {}
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), document)]
+    while stack:
+        path, value = stack.pop(0)
+        if isinstance(value, dict):
+            for key, item in value.items():
+                pattern = "".join(f"[{'' if isinstance(p, int) else p}]"
+                                  for p in (*path, key))
+                found.setdefault(pattern, (*path, key))
+                stack.append(((*path, key), item))
+        elif isinstance(value, list):
+            stack += [((*path, index), item) for index, item in enumerate(value)]
+    return found
+
+
+def with_key(document: Any, path: tuple[str | int, ...], extra: str) -> Any:
+    """The document with the key at ``path`` renamed (``extra`` appended), its place in
+    its object kept."""
+    changed = json.loads(json.dumps(document))
+    target = changed
+    for part in path[:-1]:
+        target = target[part]
+    key = path[-1]
+    assert isinstance(target, dict)
+    assert isinstance(key, str)
+    items = [(f"{name}{extra}" if name == key else name, item)
+             for name, item in target.items()]
+    target.clear()
+    target.update(items)
+    return changed
+
+
+def _key_documents() -> dict[str, tuple[Any, str, Callable[[str], list[list[str]]]]]:
+    """The documents read whole, the fleet's files and every importer's payload."""
+    cases = _document_cases()
+    importing = ["--connections", str(EXAMPLES / "connections.toml"), "--quota", "q.json",
+                 "--at", "2026-11-29T11:59:30Z"]
+
+    def snapshot(source: str, connection: str) -> Callable[[str], list[list[str]]]:
+        return lambda f: [["import", source, f, "--connection", connection, "--force",
+                           *importing]]
+
+    for source, fixture, connection in (("copilot-user", "copilot/user.json", "copilot-seat"),
+                                        ("gemini-quota", "gemini/quota.json", "gemini-free")):
+        cases[f"{source} snapshot"] = (_json(SOURCE_FIXTURES / fixture), "doc.json",
+                                       snapshot(source, connection))
+    cases["litellm map"] = (
+        tomllib.loads((EXAMPLES / "litellm-map.toml").read_text()), "doc.json",
+        lambda f: [["export", "litellm", "auto/thrifty", "--config",
+                    str(EXAMPLES / "omniladder.toml"), "--map", f]])
+    return cases
+
+
+def _check_key_run(result: Any, where: str, failures: list[str],
+                   files: tuple[str, ...]) -> None:
+    """A clean run, or exit 2 with one line per problem, each naming one of ``files``
+    first (a line break in a key that split a line would start a line with the rest of
+    the key)."""
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        failures.append(f"{where}: {result.exception!r}")
+    elif result.exit_code not in (0, 1, 2):
+        failures.append(f"{where}: exit {result.exit_code}")
+    elif CONTROL.search(result.output) or "\u2028" in result.output:
+        failures.append(f"{where}: a raw control character: {result.output[-300:]!r}")
+    elif result.exit_code == 2 and (not result.stderr or not all(
+            line.startswith(tuple(f"omniladder: error: {file}" for file in files))
+            for line in result.stderr.splitlines())):
+        failures.append(f"{where}: not one line per problem: {result.stderr!r}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", list(_key_documents()))
+def test_every_key_of_a_document_reaches_the_error_wording_escaped(
+        kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    document, name, commands = _key_documents()[kind]
+    failures: list[str] = []
+    for path in key_places(document).values():
+        for extra in HOSTILE_KEYS:
+            text = json.dumps(with_key(document, path, extra))
+            (tmp_path / name).write_text(text + "\n")
+            for args in commands(name):
+                (tmp_path / "q.json").unlink(missing_ok=True)
+                _check_key_run(runner.invoke(app, args), f"{args[:2]} {_loc(path)} {extra!r}",
+                               failures, (name, "q.json"))
+    assert not failures, "\n".join(failures[:20])
+
+
+@pytest.mark.parametrize("name", sorted({name for name, _ in FLEET_FIELDS}))
+def test_every_key_of_the_fleet_reaches_the_error_wording_escaped(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unknown key is exit 2 in every input file; the message is one line whatever the
+    key holds."""
+    monkeypatch.chdir(tmp_path)
+    documents = json_fleet()
+    failures: list[str] = []
+    for path in key_places(documents[name]).values():
+        for extra in HOSTILE_KEYS:
+            for each, document in documents.items():
+                changed = with_key(document, path, extra) if each == name else document
+                (tmp_path / each).write_text(json.dumps(changed))
+            result = runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.json"])
+            where = f"{name}: {_loc(path)} {extra!r}"
+            _check_key_run(result, where, failures, tuple(documents))
+            if result.exit_code != 2 and not failures:
+                failures.append(f"{where}: an unknown key was accepted (exit "
+                                f"{result.exit_code})")
+    assert not failures, "\n".join(failures[:20])
+
+
+# A key given twice in one object, at every place a key stands in every JSON input and every
+# importer's payload: exit 2 naming the file, the field and the key, never the last value.
+
+
+def with_key_twice(document: Any, path: tuple[str | int, ...]) -> str:
+    """The document as JSON text, the key at ``path`` given twice with its value."""
+
+    def dump(value: Any, at: tuple[str | int, ...]) -> str:
+        if isinstance(value, dict):
+            members = []
+            for key, item in value.items():
+                member = f"{json.dumps(key)}: {dump(item, (*at, key))}"
+                members.append(member)
+                if (*at, key) == path:
+                    members.append(member)
+            return "{" + ", ".join(members) + "}"
+        if isinstance(value, list):
+            return "[" + ", ".join(dump(item, (*at, index))
+                                   for index, item in enumerate(value)) + "]"
+        return json.dumps(value)
+
+    return dump(document, ())
+
+
+def _repeated(result: Any, where: str, file: str, path: tuple[str | int, ...],
+              failures: list[str]) -> None:
+    said = f"{_loc(path)}: key {path[-1]!r} is given twice in one object"
+    lines = result.stderr.splitlines()
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        failures.append(f"{where}: {result.exception!r}")
+    elif (result.exit_code != 2 or len(lines) != 1
+          or not lines[0].startswith(f"omniladder: error: {file}") or said not in lines[0]):
+        failures.append(f"{where}: exit {result.exit_code}: {result.output[-300:]!r}")
+
+
+@pytest.mark.parametrize("kind", list(_key_documents()))
+def test_a_key_given_twice_is_refused_in_every_document(
+        kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    document, name, commands = _key_documents()[kind]
+    failures: list[str] = []
+    for path in key_places(document).values():
+        (tmp_path / name).write_text(with_key_twice(document, path) + "\n")
+        for args in commands(name):
+            (tmp_path / "q.json").unlink(missing_ok=True)
+            _repeated(runner.invoke(app, args), f"{args[:2]} {_loc(path)}", name, path,
+                      failures)
+            assert not (tmp_path / "q.json").exists()
+    assert not failures, "\n".join(failures[:20])
+
+
+@pytest.mark.parametrize("name", sorted({name for name, _ in FLEET_FIELDS}))
+def test_a_key_given_twice_is_refused_in_every_input_file(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each file of the fleet, read by pydantic straight from its text or by the plain
+    path alike."""
+    monkeypatch.chdir(tmp_path)
+    documents = json_fleet()
+    for each, document in documents.items():
+        (tmp_path / each).write_text(json.dumps(document))
+    failures: list[str] = []
+    for path in key_places(documents[name]).values():
+        (tmp_path / name).write_text(with_key_twice(documents[name], path))
+        result = runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.json"])
+        _repeated(result, f"{name}: {_loc(path)}", name, path, failures)
+    assert not failures, "\n".join(failures[:20])
+
+
+# A key pasted into any map field: every kind of key, every field; real variable names pass.
+
+MAP_FIELDS = ("api_key_env", "model_prefix")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(key=strategies.pasted_keys(), field=st.sampled_from((*MAP_FIELDS, "api_base")))
+def test_a_key_pasted_into_any_map_field_is_refused_and_never_shown(key: str,
+                                                                   field: str) -> None:
+    value = f"https://proxy.internal/v1/{key}/chat" if field == "api_base" else key
+    with tempfile.TemporaryDirectory() as scratch:
+        routes = Path(scratch) / "map.json"
+        routes.write_text(json.dumps({"connections": [{"id": "openai-key", field: value}]}))
+        result = runner.invoke(app, ["export", "litellm", "auto/thrifty", "--config",
+                                     str(EXAMPLES / "omniladder.toml"), "--map", str(routes)])
+    if field == "api_base" and not key.startswith(tuple(
+            prefix for prefix, _ in KEY_PREFIXES)):
+        return  # a random-looking path segment may be an account id: only prefixes count
+    assert result.exit_code == 2, result.output
+    assert key not in result.output
+    (line,) = result.stderr.splitlines()
+    assert f"connections[0].{field}: {field} of connection 'openai-key' " in line, line
+    assert "(the value is never shown)" in line
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=strategies.ENV_NAMES)
+def test_a_variable_name_is_never_key_shaped(name: str) -> None:
+    assert key_kind(name) is None

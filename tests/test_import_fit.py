@@ -80,6 +80,24 @@ id = "anthropic-key"
 provider = "anthropic"
 auth_type = "apikey"
 models = ["claude-sonnet-4-5"]
+
+[[connections]]
+id = "claude-key"
+provider = "claude"
+auth_type = "apikey"
+models = ["claude-sonnet-4-5"]
+
+[[connections]]
+id = "codex-key"
+provider = "codex"
+auth_type = "apikey"
+models = ["gpt-5-codex"]
+
+[[connections]]
+id = "gemini-key"
+provider = "gemini"
+auth_type = "apikey"
+models = ["gemini-2.5-pro"]
 """
 
 SNAPSHOT_FIXTURES = {
@@ -582,3 +600,34 @@ def test_SPEC6_a_reading_dated_2030_never_moves_taken_at(fleet: Path) -> None:
                      "--connection", "claude-max", at="2030-01-01T00:00:00Z")
     _one_error(result, "2030-01-01T00:00:00Z")
     assert (fleet / "quota.json").read_bytes() == before
+
+
+@pytest.mark.parametrize(("source", "connection", "fitting"), [
+    ("claude-usage", "claude-key", "claude-max"),
+    ("codex-sessions", "codex-key", "codex-pro"),
+    ("gemini-quota", "gemini-key", "gemini-cli, gemini-free"),
+])
+def test_SPEC6_plan_telemetry_onto_an_api_key_of_a_served_provider_is_exit_2(
+        fleet: Path, source: str, connection: str, fitting: str) -> None:
+    """Claude's OAuth usage fitted a claude connection of auth_type apikey, and why then
+    showed a plan window on a key: the fit check reads the auth type too."""
+    given = FIXTURES / "codex" if source == "codex-sessions" else SNAPSHOT_FIXTURES[source]
+    result = _import(fleet, source, str(given), "--connection", connection)
+    _one_error(result, f"--connection: connection {connection!r} is auth_type 'apikey', whose "
+               f"connections carry no {source} telemetry (it describes",
+               "of auth_type oauth: <shipped>/quota-windows.toml [[sources]])",
+               f"that fit: {fitting};", "--force")
+    assert not (fleet / "quota.json").exists()
+    forced = _import(fleet, source, str(given), "--connection", connection, "--force")
+    assert forced.exit_code == 0, forced.output
+    assert f"connection {connection!r} is auth_type 'apikey'" in forced.stderr
+    assert "imported anyway (--force)" in forced.stderr
+
+
+def test_SPEC6_a_copilot_seat_token_still_fits(fleet: Path) -> None:
+    """copilot-web is reached with the seat's token (auth_type apikey, billed per seat):
+    the catalog lists both auth types for copilot-user."""
+    result = _import(fleet, "copilot-user", str(SNAPSHOT_FIXTURES["copilot-user"]),
+                     "--connection", "copilot-web")
+    assert result.exit_code == 0, result.output
+    assert "auth_type" not in result.stderr

@@ -21,7 +21,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "engine": ("omniladder.engine",),
     "io": ("omniladder.loading", "omniladder.writing", "omniladder.schemas",
            "omniladder.starter", "omniladder.stamp", "omniladder.scopes",
-           "omniladder.plan_document"),
+           "omniladder.plan_document", "omniladder.credentials"),
     "sources": ("omniladder.sources",),
     "analyses": ("omniladder.explain", "omniladder.who", "omniladder.simulate",
                  "omniladder.forecast", "omniladder.policy", "omniladder.plandiff",

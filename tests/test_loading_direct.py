@@ -117,11 +117,11 @@ def _connections(extra: str = "") -> str:
 GOOD_JSON = [
     _connections(),
     _connections(', "label": "caf\\u00e9 \u00e9"'),
-    _connections(', "id": "b"'),  # a repeated key: the last one wins, as json.loads has it
     "\ufeff" + _connections(),  # a byte-order mark
     "  \n" + _connections() + "\n\n",
 ]
 BAD_JSON = [
+    _connections(', "id": "b"'),  # a repeated key: refused both ways, as TOML refuses it
     _connections(', "api_key": "sk-live-123"'),
     _connections(', "label": {"token": "sk-live-123"}'),
     '{"connections": {"Password": "x"}}',

@@ -466,3 +466,17 @@ def test_every_served_provider_scopes_a_published_payload_alike(
         windows, stderr = _windows_on(tmp_path, source, fixture, provider, models)
         assert windows == expected, provider
         assert "not in the window-scope catalog" not in stderr, provider
+
+
+@pytest.mark.parametrize(("empty", "said"), [
+    (1, "1 reading kept no window and no overage after scoping, and was not written"),
+    (2, "2 readings kept no window and no overage after scoping, and were not written"),
+])
+def test_readings_not_written_are_counted_in_good_grammar(empty: int, said: str) -> None:
+    """One reading "were not written" read as a typo of a count."""
+    from omniladder.sources.merge import MergeOutcome
+    from omniladder.sources.run import ImportOutcome
+
+    merged = MergeOutcome(Path("q.json"), created=False, added=0, skipped=0, written=False,
+                          taken_at=None)
+    assert ImportOutcome(merged, parsed=3, empty=empty).notes() == [said]

@@ -285,22 +285,12 @@ def parse_current(text: str, shown: str) -> dict[str, Any]:
     while skipped < len(lines) and (not lines[skipped].strip()
                                     or lines[skipped].lstrip().startswith("#")):
         skipped += 1
-    try:
-        data = json.loads("\n".join(lines[skipped:]))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not a fragment `omniladder export litellm` writes: {exc.msg} "
-                         f"(column {exc.colno}); --current reads the file the export wrote "
-                         "(JSON after # comment lines), not a hand-written config.yaml",
-                         file=shown, line=exc.lineno + skipped) from None
-    except RecursionError:
-        raise InputError("nested too deeply", file=shown) from None
-    except ValueError:
-        from omniladder.loading import long_number
+    from omniladder.loading import parse_json
 
-        raise long_number(text, shown, "JSON") from None
-    from omniladder.loading import reject_lone_surrogates
-
-    reject_lone_surrogates(text, data, shown)
+    data = parse_json("\n".join(lines[skipped:]), shown,
+                      what="not a fragment `omniladder export litellm` writes",
+                      hint="--current reads the file the export wrote (JSON after # comment "
+                      "lines), not a hand-written config.yaml", first_line=skipped + 1)
     if not isinstance(data, dict):
         raise InputError("the top level must be an object", file=shown)
     listed = data.get("model_list", [])

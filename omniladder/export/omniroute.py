@@ -186,20 +186,10 @@ def document_text(document: dict[str, Any]) -> str:
 
 def parse_current(text: str, shown: str) -> Any:
     """A deployed combo document: JSON, any of the shapes ``find_combo`` takes."""
-    from omniladder.loading import long_number, reject_lone_surrogates
+    from omniladder.loading import parse_json
 
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno}); --current reads "
-                         "the export's combo or OmniRoute's GET /api/combos answer",
-                         file=shown, line=exc.lineno) from None
-    except RecursionError:
-        raise InputError("nested too deeply", file=shown) from None
-    except ValueError:
-        raise long_number(text, shown, "JSON") from None
-    reject_lone_surrogates(text, data, shown)
-    return data
+    return parse_json(text, shown, hint="--current reads the export's combo or OmniRoute's "
+                      "GET /api/combos answer")
 
 
 def find_combos(data: Any, name: str, shown: str) -> list[tuple[str, dict[str, Any]]]:

@@ -26,8 +26,9 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pydantic import field_validator
+from pydantic import ValidationInfo, field_validator
 
+from omniladder.credentials import pasted_key, pasted_url_key
 from omniladder.errors import InputError
 from omniladder.loading import display_path, load_model, toml_line
 from omniladder.models import StrictModel, first_repeat
@@ -51,9 +52,15 @@ class ConnectionRoute(StrictModel):
             raise ValueError("must not be empty")
         return value
 
+    @field_validator("model_prefix")
+    @classmethod
+    def _prefix(cls, value: str, info: ValidationInfo) -> str:
+        return _no_key(pasted_key(value, "model_prefix", info.data.get("id")), value)
+
     @field_validator("api_key_env")
     @classmethod
-    def _env_name(cls, value: str) -> str:
+    def _env_name(cls, value: str, info: ValidationInfo) -> str:
+        _no_key(pasted_key(value, "api_key_env", info.data.get("id")), value)
         if value.startswith("os.environ/"):
             raise ValueError("give the variable's name alone; the export writes "
                              "os.environ/NAME itself (the value is never shown)")
@@ -65,7 +72,7 @@ class ConnectionRoute(StrictModel):
 
     @field_validator("api_base")
     @classmethod
-    def _url(cls, value: str) -> str:
+    def _url(cls, value: str, info: ValidationInfo) -> str:
         try:
             parts = urlsplit(value)
             port_ok = parts.port is None or parts.port > 0
@@ -82,7 +89,14 @@ class ConnectionRoute(StrictModel):
             raise ValueError("must not carry a query or fragment, where a key could hide: "
                              "give the key's variable in api_key_env (the value is never "
                              "shown)")
-        return value
+        return _no_key(pasted_url_key(value, "api_base", info.data.get("id")), value)
+
+
+def _no_key(problem: str | None, value: str) -> str:
+    """``value``, or the ValueError saying what key it looks like (omniladder.credentials)."""
+    if problem is not None:
+        raise ValueError(problem)
+    return value
 
 
 class RoutesFile(StrictModel):

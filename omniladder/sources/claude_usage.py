@@ -66,7 +66,7 @@ def parse(document: Any, file: str, checked_at: datetime) -> SourceReading:
                          "not a plan window; not read as a quota window")
             continue
         _keep(windows, SourceWindow(
-            name=key,
+            name=fields.name(key, file, key),
             remaining_percent=fields.remaining_from_used(
                 value.get("utilization"), file, f"{key}.utilization"),
             reset_at=fields.instant(value.get("resets_at"), file, f"{key}.resets_at"),
@@ -94,7 +94,8 @@ def _limit_window(entry: Any, file: str, path: str) -> SourceWindow | None:
     if kind is None:
         raise fields.fail(file, f"{path}.kind", "a non-empty string", None)
     return SourceWindow(
-        name=limit_window_name(kind, _scope_key(limit.get("scope"), file, f"{path}.scope")),
+        name=limit_window_name(fields.name(kind, file, f"{path}.kind"),
+                               _scope_key(limit.get("scope"), file, f"{path}.scope")),
         remaining_percent=fields.remaining_from_used(limit.get("percent"), file,
                                                      f"{path}.percent"),
         reset_at=fields.instant(limit.get("resets_at"), file, f"{path}.resets_at"))
@@ -120,7 +121,8 @@ def _name(value: Any, file: str, path: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise fields.fail(file, path, "a string", value)
-    return " ".join(value.split()) or None
+    joined = " ".join(value.split())
+    return fields.name(joined, file, path) if joined else None
 
 
 def _money_cap(window: dict[str, Any], file: str, key: str) -> bool:

@@ -51,10 +51,13 @@ from typing import Any, NamedTuple
 
 from omniladder.errors import InputError
 from omniladder.loading import (
+    RepeatedKey,
     check_input_file,
     input_lines,
     long_number,
     reject_lone_surrogates,
+    repeated_key,
+    unique_keys,
 )
 from omniladder.models import MAX_WINDOW_SECONDS, ObservedOverage
 from omniladder.sources import fields
@@ -169,7 +172,9 @@ class RolloutReader:
         if not raw.strip():
             return None
         try:
-            line = json.loads(raw)
+            line = json.loads(raw, object_pairs_hook=unique_keys)
+        except RepeatedKey:
+            raise repeated_key(raw, shown, line=number) from None
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
             if last:
                 self.notes.append(

@@ -69,6 +69,7 @@ def parse(document: Any, file: str, checked_at: datetime) -> SourceReading:
     overage: ObservedOverage | None = None
     for key, value in snapshots.items():
         path = f"{SNAPSHOTS}.{key}"
+        fields.name(key, file, path)
         snapshot = fields.obj(value, file, path)
         if snapshot is None:
             continue
@@ -101,6 +102,7 @@ def _free_windows(top: dict[str, Any], file: str,
     windows: list[SourceWindow] = []
     for key, value in left_counts.items():
         path = f"{FREE_LEFT}.{key}"
+        fields.name(key, file, path)
         left = _count(value, file, path)
         allowance = _count(allowances.get(key), file, f"{FREE_ALLOWANCE}.{key}")
         windows.append(_share_left(key, left, allowance, "monthly quota", reset_at, file,

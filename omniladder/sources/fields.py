@@ -59,6 +59,20 @@ def obj(value: Any, file: str, path: str) -> dict[str, Any] | None:
     return value
 
 
+def name(value: str, file: str, path: str) -> str:
+    """A name a source gives a window (a key of its payload, or a value such as a model
+    id): one the quota file can hold, or the InputError naming the field. A control
+    character or a blank is refused here, where the file and the field are known, not by
+    the quota file's check after scoping (the name is escaped in the message)."""
+    from omniladder.models import identifier_problem
+
+    problem = identifier_problem(value)
+    if problem is not None:
+        raise InputError(f"the window name {shown_value(value)} {problem}", file=file,
+                         field=path)
+    return value
+
+
 def top_object(value: Any, file: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise fail(file, "the top level", "an object", value)

@@ -6,8 +6,9 @@ quota source and before anything is written.
   the source's own keys (each source module declares them as ``OWN_KEYS``): a Claude usage
   body given to ``copilot-user`` is named as the ``claude-usage`` document it is.
 * **The connection.** The window-scope catalog's ``[[sources]]`` table says which providers
-  each source serves; a connection of another provider is exit 2 naming the connections that
-  would fit, unless forced.
+  each source serves, and of which auth types (an OAuth login's plan windows are no API
+  key's); a connection of another provider or auth type is exit 2 naming the connections
+  that would fit, unless forced.
 * **The instants.** A reading later than the clock by more than ``FUTURE_TOLERANCE`` is exit
   2: it would move the quota file's ``taken_at`` into the future for good.
 
@@ -228,11 +229,17 @@ def _whole_document(path: Path) -> Any:
 
 @dataclass(frozen=True)
 class SourceFit:
-    """The providers one source serves, and the catalog file that says so."""
+    """The providers (and auth types) one source serves, and the catalog file that says so."""
 
     importer: str
     providers: tuple[str, ...]
     file: str
+    auth_types: tuple[str, ...] | None = None
+    """None: connections of any auth type."""
+
+    def serves(self, connection: FleetConnection) -> bool:
+        return connection.provider in self.providers and (
+            self.auth_types is None or connection.auth_type in self.auth_types)
 
 
 def load_source_fit(window_files: Iterable[Path] = (),
@@ -249,7 +256,8 @@ def load_source_fit(window_files: Iterable[Path] = (),
     fits: dict[str, SourceFit] = {}
     for path, shown in window_catalog_paths(window_files, include_shipped):
         for entry in load_model(WindowScopeCatalog, path, shown).sources:
-            fits[entry.importer] = SourceFit(entry.importer, tuple(entry.providers), shown)
+            fits[entry.importer] = SourceFit(entry.importer, tuple(entry.providers), shown,
+                                             entry.auth_types)
     return fits
 
 
@@ -257,32 +265,44 @@ def load_source_fit(window_files: Iterable[Path] = (),
 class FleetConnection:
     id: str
     provider: str
+    auth_type: str = ""
 
 
 def check_connection(source: str, connection: FleetConnection,
                      fleet: Sequence[FleetConnection], fits: Mapping[str, SourceFit],
                      connections_file: str, *, force: bool = False) -> list[str]:
     """Exit 2 (UsageError on ``--connection``) when ``source`` does not serve the
-    connection's provider, unless ``force``; the notes to print otherwise."""
+    connection's provider, or its auth type (an API key carries no plan windows), unless
+    ``force``; the notes to print otherwise."""
     fit = fits.get(source)
     if fit is None:
         return [f"no window catalog says which providers {source} serves ([[sources]]): "
                 f"the provider of connection {connection.id!r} was not checked"]
-    if connection.provider in fit.providers:
+    if fit.serves(connection):
         return []
-    served = ", ".join(fit.providers)
-    misfit = (f"connection {connection.id!r} is provider {connection.provider!r}, which "
-              f"{source} does not serve (it serves {served}: {fit.file} [[sources]])")
+    if connection.provider not in fit.providers:
+        served = ", ".join(fit.providers)
+        misfit = (f"connection {connection.id!r} is provider {connection.provider!r}, which "
+                  f"{source} does not serve (it serves {served}: {fit.file} [[sources]])")
+    else:
+        served = ", ".join(fit.auth_types or ())
+        misfit = (f"connection {connection.id!r} is auth_type {connection.auth_type!r}, "
+                  f"whose connections carry no {source} telemetry (it describes "
+                  f"{connection.provider} connections of auth_type {served}: {fit.file} "
+                  "[[sources]])")
     if force:
         return [f"{misfit}; imported anyway (--force)"]
-    fitting = [other.id for other in fleet if other.provider in fit.providers]
+    fitting = [other.id for other in fleet if fit.serves(other)]
     if fitting:
         shown = ", ".join(fitting[:_SHOWN_KEYS])
         more = len(fitting) - _SHOWN_KEYS
         hint = (f"connections of {connections_file} that fit: {shown}"
                 + (f" and {more} more" if more > 0 else ""))
     else:
-        hint = f"no connection of {connections_file} is of a provider {source} serves"
+        hint = (f"no connection of {connections_file} is of a provider {source} serves"
+                if not any(other.provider in fit.providers for other in fleet) else
+                f"no connection of {connections_file} is of a provider and auth_type "
+                f"{source} serves")
     raise UsageError(f"{misfit}; {hint}; {_NOTHING_WRITTEN} (--force imports anyway)",
                      field="--connection")
 

@@ -64,10 +64,13 @@ def parse(document: Any, file: str, checked_at: datetime) -> SourceReading:
         if model_id is None:
             raise InputError("a bucket without a modelId cannot be scoped to a model",
                              file=file, field=f"{path}.modelId")
+        fields.name(model_id, file, f"{path}.modelId")
         model, route = model_id, None
         if model_id.endswith(VERTEX_SUFFIX) and len(model_id) > len(VERTEX_SUFFIX):
             model, route = model_id[:-len(VERTEX_SUFFIX)], VERTEX_ROUTE
         token_type = fields.text(bucket.get("tokenType"), file, f"{path}.tokenType")
+        if token_type is not None:
+            fields.name(token_type, file, f"{path}.tokenType")
         reset_at = fields.instant(bucket.get("resetTime"), file, f"{path}.resetTime")
         if reset_at is not None and reset_at <= _EPOCH:
             reset_at = None

@@ -44,10 +44,12 @@ from pathlib import Path
 from typing import Any
 
 from omniladder import timefmt
+from omniladder.credentials import key_kind
 from omniladder.engine.autoid import aware_instant
 from omniladder.engine.inputs import Catalogs
 from omniladder.errors import InputError, UsageError
-from omniladder.loading import check_input_file
+from omniladder.loading import RepeatedKey, check_input_file, unique_keys
+from omniladder.models import identifier_problem
 from omniladder.scopes import WindowScopes
 from omniladder.sources.common import (
     ScopeReport,
@@ -227,7 +229,9 @@ def fraction_unreported(raw: Any) -> bool:
     if not isinstance(raw, str) or "fractionReported" not in raw:
         return False
     try:
-        document = json.loads(raw)
+        document = json.loads(raw, object_pairs_hook=unique_keys)
+    except RepeatedKey:
+        raise  # the row's caller names it
     except (ValueError, RecursionError):
         return False
     return isinstance(document, dict) and document.get("fractionReported") is False
@@ -238,10 +242,11 @@ def looks_like_email(text: str) -> bool:
 
 
 def label_of(display_name: Any, name: Any) -> str | None:
-    """display_name, else name; never a value that looks like an e-mail address."""
+    """display_name, else name; never a value that looks like an e-mail address or a key
+    (omniladder.credentials: a key pasted as a name would be written and printed)."""
     for value in (display_name, name):
         text = _text(value)
-        if text is not None and not looks_like_email(text):
+        if text is not None and not looks_like_email(text) and key_kind(text) is None:
             return text
     return None
 
@@ -604,9 +609,11 @@ def map_connections(rows: Iterable[Mapping[str, Any]], catalogs: Catalogs, shown
         if provider is None or auth_type is None:
             missing = "provider" if provider is None else "auth_type"
             raise InputError("is empty", file=shown, field=f"{where}.{missing}")
+        default_model = _text(row["default_model"])
+        _identifiers(shown, where, id=cid, provider=provider, auth_type=auth_type,
+                     default_model=default_model)
         table: dict[str, Any] = {"id": cid, "provider": provider, "auth_type": auth_type}
         models = catalogs.models_of(provider)
-        default_model = _text(row["default_model"])
         if models:
             table["models"] = list(models)
         elif default_model is not None:
@@ -646,6 +653,18 @@ def map_connections(rows: Iterable[Mapping[str, Any]], catalogs: Catalogs, shown
                      "or a model catalog overlay")
     mapped.sort()  # by priority, then id; ids are unique, so no table is ever compared
     return [table for _, _, table in mapped]
+
+
+def _identifiers(shown: str, where: str, **values: str | None) -> None:
+    """Exit 2 naming the table, the row and the column when a value that becomes an
+    identifier of the written fleet (an id, a provider, a model, a window's name) holds a
+    control character: every later command would refuse the files the import wrote."""
+    for column, value in values.items():
+        problem = None if value is None else identifier_problem(value)
+        if problem is not None:
+            raise InputError(f"{problem}; nothing was written (rename it in the gateway, or "
+                             "import from a copy of the database without the row)",
+                             file=shown, field=f"{where}.{column}")
 
 
 def _priority(value: Any) -> float:
@@ -716,11 +735,12 @@ class _RowParser:
         window = _text(row["window_key"])
         if at is None or window is None:
             return None
+        _identifiers(self.shown, where, window_key=window)
         reset_at = db_instant(row["next_reset_at"], f"{where}.next_reset_at", self.shown)
         remaining: float | None
         if _flag(row["is_exhausted"]):
             remaining = 0.0  # the writer's own verdict, in every generation
-        elif fraction_unreported(row[RAW_DATA]):
+        elif self._unreported(row[RAW_DATA], where):
             self.sentinels.unreported += 1
             remaining = None
         else:
@@ -731,6 +751,15 @@ class _RowParser:
                 self.sentinels.zero += 1
                 remaining = None
         return _Row(at, window, remaining, reset_at, row_id if isinstance(row_id, int) else 0)
+
+    def _unreported(self, raw: Any, where: str) -> bool:
+        try:
+            return fraction_unreported(raw)
+        except RepeatedKey:
+            raise InputError(
+                "gives a key twice in one object, so whether it says fractionReported false "
+                "is not defined (its content is never shown); fix the row or drop its "
+                "raw_data", file=self.shown, field=f"{where}.{RAW_DATA}") from None
 
     def _number(self, raw: Any, where: str) -> float | None:
         if raw is None or isinstance(raw, bool):

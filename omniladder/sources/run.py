@@ -64,8 +64,10 @@ class ImportOutcome:
     def notes(self) -> list[str]:
         out = self.report.notes() + self.source_notes
         if self.empty:
-            out.append(f"{self.empty} reading{'s' if self.empty != 1 else ''} kept no window "
-                       "and no overage after scoping, and were not written")
+            out.append("1 reading kept no window and no overage after scoping, and was not "
+                       "written" if self.empty == 1 else
+                       f"{self.empty} readings kept no window and no overage after scoping, "
+                       "and were not written")
         return out
 
 
@@ -114,8 +116,9 @@ def resolve_target(request: ImportRequest, source: str | None = None) -> Target:
         fits = fit.load_source_fit(files.window_catalogs,
                                    include_shipped=not files.no_shipped_catalogs)
         notes = fit.check_connection(
-            source, fit.FleetConnection(connection.id, connection.provider),
-            [fit.FleetConnection(c.id, c.provider) for c in fleet], fits, shown,
+            source, fit.FleetConnection(connection.id, connection.provider,
+                                        connection.auth_type),
+            [fit.FleetConnection(c.id, c.provider, c.auth_type) for c in fleet], fits, shown,
             force=request.force)
     if connection.models is not None:
         models = tuple(dict.fromkeys(connection.models))
