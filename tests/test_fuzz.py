@@ -501,8 +501,8 @@ def writing_commands(tmp_path: Path) -> dict[str, tuple[list[str], Path]]:
     }
     pruned = tmp_path / "pruned.json"
     pruned.write_bytes((EXAMPLES / "quota.json").read_bytes())
-    found["quota prune"] = (["quota", "prune", "--before", "2026-11-29T11:00:00Z", "--quota",
-                             str(pruned)], pruned)
+    found["quota prune"] = (["quota", "prune", "--before", "2026-11-29T11:00:00Z", "--all",
+                             "--quota", str(pruned)], pruned)
     for name, (fixture, connection) in IMPORTS.items():
         quota = tmp_path / f"{name.split()[1]}.json"
         found[name] = ([*name.split(), str(SOURCE_FIXTURES / fixture), "--connection",

@@ -108,7 +108,7 @@ CASES: dict[str, list[list[str]]] = {
     "import omniroute": [["import", "omniroute", "omniroute.db", "--models-catalog",
                           "models-overlay.json", "--windows-catalog", "windows.toml", "--now",
                           "2026-11-29T12:00:00Z", "--force"]],
-    "quota prune": [["quota", "prune", "--before", "2026-11-29T11:00:00Z", "--config",
+    "quota prune": [["quota", "prune", "--before", "2026-11-29T11:00:00Z", "--all", "--config",
                      "omniladder.toml"]],
     "init": [["init", "starter"]],
 }

@@ -28,19 +28,23 @@ def prune(
         "more); default: every connection's.", show_default=False)] = None,
     before: Annotated[str | None, typer.Option(
         "--before", metavar="RFC3339|now",
-        help="Remove the readings checked before this instant.", show_default=False)] = None,
+        help="Remove the readings checked before this instant (with --after: between the "
+        "two).", show_default=False)] = None,
     after: Annotated[str | None, typer.Option(
         "--after", metavar="RFC3339|now",
-        help="Remove the readings checked after this instant (a clock that ran ahead).",
-        show_default=False)] = None,
+        help="Remove the readings checked after this instant (a clock that ran ahead; with "
+        "--before: between the two).", show_default=False)] = None,
     quota: Annotated[Path | None, typer.Option(
         "--quota", metavar="FILE", help="The quota file; default: the settings file's "
         "[inputs] quota.", show_default=False)] = None,
     config: ConfigOpt = None,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print what would be removed; write nothing.")] = False,
+    emptying: Annotated[bool, typer.Option(
+        "--all", help="Allow removing every reading of a connection (it then plans as quota "
+        "unknown); without it such a prune is exit 2 naming each connection.")] = False,
 ) -> None:
-    """Remove a connection's readings before (or after) an instant from a quota file."""
+    """Remove a connection's readings before, after or between instants from a quota file."""
     with user_errors():
         from datetime import datetime
 
@@ -68,7 +72,8 @@ def prune(
             raise UsageError("no quota file: pass --quota FILE, or --config with [inputs] "
                              "quota", field="--quota")
         outcome = prune_readings(path, tuple(connection or ()), instant(before, "--before"),
-                                 instant(after, "--after"), dry_run=dry_run)
+                                 instant(after, "--after"), dry_run=dry_run,
+                                 emptying=emptying)
         shown = display_path(path)
         verb = "would remove" if dry_run else "removed"
         for item in outcome.removed:

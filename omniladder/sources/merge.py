@@ -211,9 +211,15 @@ class PruneOutcome:
 
 
 def prune_readings(path: Path, connections: Sequence[str], before: datetime | None,
-                   after: datetime | None, *, dry_run: bool = False) -> PruneOutcome:
+                   after: datetime | None, *, dry_run: bool = False,
+                   emptying: bool = False) -> PruneOutcome:
     """Remove the readings of ``connections`` (every connection when empty) checked before
-    ``before`` or after ``after``; the other readings keep their bytes' meaning and order.
+    ``before``, after ``after``, or with both, between them; the other readings keep their
+    bytes' meaning and order.
+
+    A prune that would leave a connection with no reading is a usage error naming each such
+    connection, unless ``emptying`` (``--all``): a connection without readings plans as
+    quota unknown, which an operator should choose, not stumble into.
 
     ``taken_at`` follows the readings back only when it came from a removed one (it was the
     removed reading's instant, later than every kept reading): a snapshot instant the
@@ -222,6 +228,11 @@ def prune_readings(path: Path, connections: Sequence[str], before: datetime | No
     if before is None and after is None:
         raise UsageError("say which readings go: --before T, --after T or both",
                          field="--before")
+    if before is not None and after is not None and after >= before:
+        raise UsageError(f"{timefmt.iso(after)} is not earlier than --before "
+                         f"{timefmt.iso(before)}: together they remove the readings between "
+                         "the two instants (to remove those outside a span, prune twice)",
+                         field="--after")
     shown = display_path(path)
     suffix = _format(path, shown)
     raw = read_document(path, shown)
@@ -239,11 +250,12 @@ def prune_readings(path: Path, connections: Sequence[str], before: datetime | No
     kept: list[tuple[Any, Reading]] = []
     for index, (item, reading) in enumerate(zip(documents, quota.readings, strict=True)):
         chosen = not wanted or reading.connection in wanted
-        if chosen and ((before is not None and reading.checked_at < before)
-                       or (after is not None and reading.checked_at > after)):
+        if chosen and _in_span(reading.checked_at, before, after):
             removed.append(Pruned(index, reading.connection, reading.checked_at))
         else:
             kept.append((item, reading))
+    if not emptying:
+        _refuse_emptying(shown, removed, {reading.connection for _, reading in kept})
     taken_at = quota.taken_at
     latest = max((reading.checked_at for _, reading in kept), default=None)
     if (taken_at is not None and any(item.checked_at == taken_at for item in removed)
@@ -253,3 +265,27 @@ def prune_readings(path: Path, connections: Sequence[str], before: datetime | No
         return PruneOutcome(path, tuple(removed), len(kept), False, taken_at)
     _write(path, suffix, taken_at, [_thaw(item) for item, _ in kept])
     return PruneOutcome(path, tuple(removed), len(kept), True, taken_at)
+
+
+def _in_span(instant: datetime, before: datetime | None, after: datetime | None) -> bool:
+    """Whether a reading checked at ``instant`` goes: strictly before ``before`` and strictly
+    after ``after``, each bound only when given."""
+    return ((before is None or instant < before)
+            and (after is None or instant > after))
+
+
+def _refuse_emptying(shown: str, removed: Sequence[Pruned], left: set[str]) -> None:
+    """The usage error for a prune that takes every reading of a connection, naming each."""
+    emptied: dict[str, int] = {}
+    for item in removed:
+        if item.connection not in left:
+            emptied[item.connection] = emptied.get(item.connection, 0) + 1
+    if not emptied:
+        return
+    named = ", ".join(f"{connection!r} ({count} reading{'' if count == 1 else 's'})"
+                      for connection, count in emptied.items())
+    which = "connection" if len(emptied) == 1 else "connections"
+    raise UsageError(f"the prune would remove every reading of {which} {named}, which would "
+                     "then plan as quota unknown (quota-missing); pass --all to remove them "
+                     "all, or narrow --before/--after/--connection; nothing written",
+                     file=shown, field="--all")
