@@ -153,8 +153,15 @@ def _text(families: Sequence[Family], samples: Mapping[str, list[Sample]]) -> st
 
 def models_label(models: Sequence[str] | None) -> str:
     """The ``models`` label of a window: the models it is scoped to, comma-separated; empty
-    for a window that applies to every model (an empty label is no label to Prometheus)."""
-    return "" if models is None else ",".join(models)
+    for a window that applies to every model (an empty label is no label to Prometheus).
+
+    A comma or a backslash inside a model name is escaped with a backslash (``a\\,b`` is
+    the one model ``a,b``), so the label tells every scope apart: joined bare, the window
+    of the model ``a,b`` and the window of the models ``a`` and ``b`` were one series
+    written twice, which the textfile collector refuses whole."""
+    if models is None:
+        return ""
+    return ",".join(model.replace("\\", "\\\\").replace(",", "\\,") for model in models)
 
 
 def _lowest_per_series(items: Iterable[_Item], series: Callable[[_Item], _Series],
