@@ -43,6 +43,10 @@ def prune(
     emptying: Annotated[bool, typer.Option(
         "--all", help="Allow removing every reading of a connection (it then plans as quota "
         "unknown); without it such a prune is exit 2 naming each connection.")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Rewrite a TOML quota file even though its comments and its own "
+        "spelling are lost (without it such a prune is exit 2 saying what would be "
+        "lost).")] = False,
 ) -> None:
     """Remove a connection's readings before, after or between instants from a quota file."""
     with user_errors():
@@ -73,7 +77,7 @@ def prune(
                              "quota", field="--quota")
         outcome = prune_readings(path, tuple(connection or ()), instant(before, "--before"),
                                  instant(after, "--after"), dry_run=dry_run,
-                                 emptying=emptying)
+                                 emptying=emptying, force=force)
         shown = display_path(path)
         verb = "would remove" if dry_run else "removed"
         for item in outcome.removed:
@@ -82,11 +86,11 @@ def prune(
         count = len(outcome.removed)
         noun = "reading" if count == 1 else "readings"
         if not count:
-            say(f"{shown}: no reading matched; nothing written")
+            say(f"omniladder: {shown}: no reading matched; nothing written")
         elif dry_run:
-            say(f"{shown}: {count} {noun} would be removed, {outcome.kept} kept; nothing "
-                "written (--dry-run)")
+            say(f"omniladder: {shown}: {count} {noun} would be removed, {outcome.kept} kept; "
+                "nothing written (--dry-run)")
         else:
             taken = (f"; taken_at {timefmt.iso(outcome.taken_at)}"
                      if outcome.taken_at is not None else "")
-            say(f"{shown}: {count} {noun} removed, {outcome.kept} kept{taken}")
+            say(f"omniladder: {shown}: {count} {noun} removed, {outcome.kept} kept{taken}")
