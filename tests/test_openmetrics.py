@@ -32,6 +32,7 @@ from omniladder.engine.quota import in_force, resolved
 from omniladder.forecast import Forecast, forecast
 from omniladder.models import RUNGS, Reading
 from omniladder.rendering.openmetrics import (
+    DEPRECATED_FAMILIES,
     FORECAST_FAMILIES,
     PLAN_FAMILIES,
     escape_label,
@@ -212,6 +213,13 @@ def check_forecast_series(result: Forecast, found: Series) -> None:
     assert empty == round(result.hours_by_head.get("empty", 0.0), 4)
     horizon = (result.end - result.now).total_seconds() / 3600
     assert sum(hours.values()) + empty == pytest.approx(horizon, abs=1e-3)
+    head_seconds = named(found, "omniladder_forecast_head_seconds")
+    assert head_seconds.keys() == hours.keys()
+    for rung_labels, spent in head_seconds.items():
+        assert spent == pytest.approx(hours[rung_labels] * 3600, abs=0.5)
+    empty_seconds = value(found, "omniladder_forecast_empty_pool_seconds", auto_id=auto_id)
+    assert empty_seconds == pytest.approx(empty * 3600, abs=0.5)
+    assert sum(head_seconds.values()) + empty_seconds == pytest.approx(horizon * 3600, abs=1)
     cutoffs = named(found, "omniladder_forecast_window_cutoff_timestamp_seconds")
     paces = {(p.connection_id, p.window, p.models): p
              for o in result.outlooks for p in o.paces}
@@ -257,6 +265,8 @@ def test_the_forecast_families_are_pinned_in_full() -> None:
         ("omniladder_forecast_escalations", ("auto_id",)),
         ("omniladder_forecast_head_hours", ("auto_id", "rung")),
         ("omniladder_forecast_empty_pool_hours", ("auto_id",)),
+        ("omniladder_forecast_head_seconds", ("auto_id", "rung")),
+        ("omniladder_forecast_empty_pool_seconds", ("auto_id",)),
         ("omniladder_forecast_window_burn_percent_per_hour", window),
         ("omniladder_forecast_window_cutoff_timestamp_seconds", window),
     ]
@@ -276,6 +286,50 @@ def test_the_families_follow_the_naming_rules_and_never_collide() -> None:
     for family in FORECAST_FAMILIES:
         assert family.name.startswith("omniladder_forecast_")
     assert all(not f.name.startswith("omniladder_forecast_") for f in PLAN_FAMILIES)
+
+
+# promlint's unit rules (prometheus/client_golang prometheus/testutil/promlint/validations/
+# units.go and generic_name_validations.go, commit 61d2041642d37398a2804a5481ce0ffa00925599):
+# a name's first "_"-separated word naming a unit (or a prefixed unit) must name the base
+# unit, and no word may be a unit abbreviation.
+NON_BASE_UNITS = {"minutes", "hours", "days", "weeks", "kelvins", "fahrenheit", "rankine",
+                  "inches", "yards", "miles", "bits", "calories", "pounds", "ounces"}
+BASE_UNITS = {"amperes", "bytes", "celsius", "grams", "joules", "kelvin", "meters", "metres",
+              "seconds", "volts"}
+UNIT_PREFIXES = ("pico", "nano", "micro", "milli", "centi", "deci", "deca", "hecto", "kilo",
+                 "kibi", "mega", "mibi", "giga", "gibi", "tera", "tebi", "peta", "pebi")
+UNIT_ABBREVIATIONS = {"s", "ms", "us", "ns", "sec", "b", "kb", "mb", "gb", "tb", "pb", "m",
+                      "h", "d"}
+
+
+def unit_problems(name: str) -> list[str]:
+    words = name.split("_")
+    problems = [f"abbreviated unit {word!r}" for word in words if word in UNIT_ABBREVIATIONS]
+    for word in words:
+        bare = next((word[len(p):] for p in UNIT_PREFIXES if word.startswith(p)
+                     and word[len(p):] in BASE_UNITS | NON_BASE_UNITS), word)
+        if bare in BASE_UNITS | NON_BASE_UNITS:
+            if word != bare or bare in NON_BASE_UNITS:
+                problems.append(f"non-base unit {word!r}")
+            break
+    return problems
+
+
+def test_every_family_but_the_deprecated_passes_the_unit_rules() -> None:
+    """promlint flagged the _hours gauges; each has a _seconds twin, and the _hours ones stay
+    one release, listed as deprecated."""
+    assert unit_problems("omniladder_forecast_head_hours") == ["non-base unit 'hours'"]
+    assert unit_problems("x_request_milliseconds") == ["non-base unit 'milliseconds'"]
+    assert unit_problems("x_latency_ms") == ["abbreviated unit 'ms'"]
+    names = {f.name for f in (*PLAN_FAMILIES, *FORECAST_FAMILIES)}
+    assert set(DEPRECATED_FAMILIES) <= names
+    assert set(DEPRECATED_FAMILIES.values()) <= names
+    for name in sorted(names - set(DEPRECATED_FAMILIES)):
+        assert unit_problems(name) == [], name
+    page = (EXAMPLES.parent / "docs" / "metrics.md").read_text(encoding="utf-8")
+    deprecated = page.split('<a id="deprecated"></a>', 1)[1]
+    for old, new in DEPRECATED_FAMILIES.items():
+        assert f"`{old}` | `{new}`" in deprecated, old
 
 
 def test_docs_list_every_family() -> None:

@@ -88,9 +88,15 @@ FORECAST_FAMILIES: tuple[Family, ...] = (
     Family("omniladder_forecast_escalations", ("auto_id",),
            "Steps up the ladder within the horizon."),
     Family("omniladder_forecast_head_hours", ("auto_id", "rung"),
-           "Hours each rung heads the pool over the horizon, all five rungs listed."),
+           "Hours each rung heads the pool over the horizon, all five rungs listed "
+           "(deprecated: omniladder_forecast_head_seconds)."),
     Family("omniladder_forecast_empty_pool_hours", ("auto_id",),
-           "Hours the pool is empty over the horizon."),
+           "Hours the pool is empty over the horizon (deprecated: "
+           "omniladder_forecast_empty_pool_seconds)."),
+    Family("omniladder_forecast_head_seconds", ("auto_id", "rung"),
+           "Seconds each rung heads the pool over the horizon, all five rungs listed."),
+    Family("omniladder_forecast_empty_pool_seconds", ("auto_id",),
+           "Seconds the pool is empty over the horizon."),
     Family("omniladder_forecast_window_burn_percent_per_hour", _WINDOW,
            "Each window's burn rate over its current cycle; NaN when the pace gives none."),
     Family("omniladder_forecast_window_cutoff_timestamp_seconds", _WINDOW,
@@ -98,6 +104,14 @@ FORECAST_FAMILIES: tuple[Family, ...] = (
            "when it lasts to its reset or has no rate."),
 )
 """The families ``forecast --format openmetrics`` writes, in the order it writes them."""
+
+DEPRECATED_FAMILIES: Mapping[str, str] = {
+    "omniladder_forecast_head_hours": "omniladder_forecast_head_seconds",
+    "omniladder_forecast_empty_pool_hours": "omniladder_forecast_empty_pool_seconds",
+}
+"""Families kept for one more release beside the one that replaces them (docs/metrics.md
+#deprecated): their names are a contract, but their unit is not the base unit Prometheus
+asks for (promlint's unit rule)."""
 
 Sample = tuple[tuple[str, ...], float]
 """A sample: its label values (in the family's label order) and its value."""
@@ -271,6 +285,11 @@ def forecast_samples(result: Forecast) -> dict[str, list[Sample]]:
             ((*auto_id, rung), round(result.hours_by_head.get(rung, 0.0), 4)))
     out["omniladder_forecast_empty_pool_hours"].append(
         (auto_id, round(result.hours_by_head.get("empty", 0.0), 4)))
+    for rung in RUNGS:
+        out["omniladder_forecast_head_seconds"].append(
+            ((*auto_id, rung), round(result.hours_by_head.get(rung, 0.0) * 3600, 3)))
+    out["omniladder_forecast_empty_pool_seconds"].append(
+        (auto_id, round(result.hours_by_head.get("empty", 0.0) * 3600, 3)))
     for outlook in result.outlooks:
         for pace in _binding_paces(outlook.paces):
             labels = (*auto_id, pace.connection_id, pace.window, models_label(pace.models))
