@@ -3,6 +3,7 @@
 # No `from __future__ import annotations`: typer reads the root callback's annotations when it
 # runs, and as values they need no compiling from text first (docs/performance.md#start-up).
 
+import codecs
 import contextlib
 import gc
 import importlib
@@ -120,15 +121,49 @@ class _GuardedStdout:
 
     Any other write error (``> /dev/full``, a disk gone): the same, and the error is kept in
     ``failure``; ``main`` then says it in one line and exits 2, as the answer never arrived.
+
+    A stream declared in an encoding other than UTF-8 (``PYTHONIOENCODING=latin-1``, a
+    Windows code page on a redirect) gets the answer whole: a machine format as UTF-8 bytes,
+    a human view (``human_view``) spelled in the declared encoding (docs/contract.md).
     """
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         self.failure: OSError | None = None
+        declared = getattr(stream, "encoding", None) or "utf-8"
+        self._bytes = getattr(stream, "buffer", None)
+        self._declared: str | None = None  # None: UTF-8, or no byte layer to write to
+        if self._bytes is not None and codecs.lookup(declared).name != "utf-8":
+            self._declared = declared
+        self._human = False
+
+    @property
+    def encoding(self) -> str:
+        """What the views may write: any text. A stream declared otherwise still gets the
+        answer whole (``write``), so rich draws the same table whatever the locale."""
+        return "utf-8"
+
+    def human_view(self) -> None:
+        """The answer from now on is a human view: on a stream declared in an encoding other
+        than UTF-8 it is spelled in that encoding (omniladder.rendering.escape.for_encoding)
+        instead of written as UTF-8 bytes."""
+        self._human = True
 
     def write(self, text: str) -> int:
         try:
-            return self._stream.write(text)
+            if self._declared is None:
+                return self._stream.write(text)
+            if self._human:
+                from omniladder.rendering.escape import for_encoding
+
+                return self._stream.write(for_encoding(text, self._declared))
+            # A machine format (JSON, markdown, OpenMetrics, a gateway document) is UTF-8
+            # whatever the stream declares (PYTHONIOENCODING, a Windows code page): written
+            # in another encoding it would fail part-way, or be respelled.
+            self._stream.flush()
+            assert self._bytes is not None
+            self._bytes.write(text.encode("utf-8", "backslashreplace"))
+            return len(text)
         except (OSError, ValueError) as exc:
             self._discard(exc)
             return len(text)
@@ -140,6 +175,11 @@ class _GuardedStdout:
             self._discard(exc)
 
     def _discard(self, exc: OSError | ValueError) -> None:
+        if self.failure is None and isinstance(exc, UnicodeEncodeError):
+            # not a reader gone: the answer would be cut where the character was
+            self.failure = OSError(f"its encoding {exc.encoding} cannot hold "
+                                   f"{exc.object[exc.start:exc.end]!r}; set "
+                                   "PYTHONIOENCODING=utf-8")
         if (self.failure is None and isinstance(exc, OSError)
                 and not isinstance(exc, BrokenPipeError)):
             self.failure = exc

@@ -27,7 +27,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -53,12 +53,16 @@ class Result(NamedTuple):
     """The exit status, or minus the signal that ended the child."""
     stdout: str
     stderr: str
+    stdout_bytes: str = ""
+    """What the child wrote on stdout, byte for byte, in hexadecimal (``stdout`` is it read
+    as UTF-8)."""
 
 
-def run_cases(cases: Sequence[Case]) -> list[Result]:
-    """Run every case in forked children of one driver process."""
+def run_cases(cases: Sequence[Case], env: Mapping[str, str] | None = None) -> list[Result]:
+    """Run every case in forked children of one driver process, started with ``env`` added
+    to the environment (``PYTHONIOENCODING``: every child's streams are the driver's)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120", "NO_COLOR": "1",
-           "TERM": "dumb"}
+           "TERM": "dumb", **(env or {})}
     done = subprocess.run([sys.executable, "-m", "tests.forked"], cwd=ROOT, env=env,
                           input=json.dumps([case._asdict() for case in cases]),
                           capture_output=True, text=True, check=False,
@@ -121,7 +125,8 @@ def _drive(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     os._exit(70)
             _, status = os.waitpid(pid, 0)
             results.append({"code": os.waitstatus_to_exitcode(status),
-                            "stdout": _read(out), "stderr": _read(err)})
+                            "stdout": _read(out), "stderr": _read(err),
+                            "stdout_bytes": _raw(out)})
     return results
 
 
@@ -129,6 +134,14 @@ def _read(path: str) -> str:
     try:
         with open(path, encoding="utf-8", errors="backslashreplace") as stream:
             return stream.read()
+    except FileNotFoundError:
+        return ""
+
+
+def _raw(path: str) -> str:
+    try:
+        with open(path, "rb") as stream:
+            return stream.read().hex()
     except FileNotFoundError:
         return ""
 

@@ -386,7 +386,7 @@ def test_prune_after_takes_a_future_reading_and_taken_at_back(tmp_path: Path) ->
 def test_prune_dry_run_and_no_match_write_nothing(tmp_path: Path) -> None:
     path = _quota(tmp_path)
     before = path.read_bytes()
-    dry = runner.invoke(app, ["quota", "prune", "--before", "2026-11-29T11:00:00Z",
+    dry = runner.invoke(app, ["quota", "prune", "--before", "2026-11-29T11:00:00Z", "--all",
                               "--quota", str(path), "--dry-run"])
     assert dry.exit_code == 0
     assert dry.stdout.count("would remove") == 2
@@ -395,6 +395,141 @@ def test_prune_dry_run_and_no_match_write_nothing(tmp_path: Path) -> None:
     assert none.exit_code == 0
     assert "nothing written" in none.output
     assert path.read_bytes() == before
+
+
+def _left(path: Path) -> list[tuple[str, str]]:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    return [(r["connection"], r["checked_at"]) for r in document["readings"]]
+
+
+def test_prune_after_and_before_together_remove_the_readings_between(tmp_path: Path) -> None:
+    """Together the two bounds are a span (the readings after T1 and before T2); OR-ed, as
+    they were, --after T1 --before T2 removed every reading."""
+    path = _quota(tmp_path)
+    result = runner.invoke(app, ["quota", "prune", "--after", "2026-11-29T10:30:00Z",
+                                 "--before", "2027-01-01T00:00:00Z", "--quota", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "removed readings[1]: a at 2026-11-29T11:00:00Z\n"
+    assert _left(path) == [("a", "2026-11-29T10:00:00Z"), ("b", "2026-11-29T10:00:00Z"),
+                           ("a", "2030-01-01T00:00:00Z")]
+
+
+@pytest.mark.parametrize("bounds", [
+    ["--after", "2026-11-29T11:00:00Z", "--before", "2026-11-29T11:00:00Z"],
+    ["--after", "2026-11-29T12:00:00Z", "--before", "2026-11-29T11:00:00Z"],
+], ids=["equal", "reversed"])
+def test_prune_bounds_that_hold_no_span_are_a_usage_error(tmp_path: Path,
+                                                          bounds: list[str]) -> None:
+    path = _quota(tmp_path)
+    before = path.read_bytes()
+    result = runner.invoke(app, ["quota", "prune", *bounds, "--quota", str(path), "--all"])
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("omniladder: error: --after: ")
+    assert "is not earlier than --before" in line
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("dry", [[], ["--dry-run"]], ids=["write", "dry-run"])
+def test_prune_that_empties_a_connection_needs_all_and_names_each(tmp_path: Path,
+                                                                  dry: list[str]) -> None:
+    path = _quota(tmp_path)
+    before = path.read_bytes()
+    prune = ["quota", "prune", "--quota", str(path), *dry]
+    every = runner.invoke(app, [*prune, "--before", "2031-01-01T00:00:00Z"])
+    assert every.exit_code == 2, every.output
+    assert every.stdout == ""
+    (line,) = every.stderr.splitlines()
+    assert line == (f"omniladder: error: {path}: --all: the prune would remove every reading "
+                    "of connections 'a' (3 readings), 'b' (1 reading), which would then plan "
+                    "as quota unknown (quota-missing); pass --all to remove them all, or narrow "
+                    "--before/--after/--connection; nothing written")
+    one = runner.invoke(app, [*prune, "--before", "2026-11-29T10:30:00Z"])
+    assert one.exit_code == 2, one.output
+    assert "every reading of connection 'b' (1 reading), which" in one.stderr  # a keeps two
+    assert path.read_bytes() == before
+    allowed = runner.invoke(app, [*prune, "--before", "2026-11-29T10:30:00Z", "--all"])
+    assert allowed.exit_code == 0, allowed.output
+    assert allowed.stdout.count(" readings[") == 2
+    if dry:
+        assert path.read_bytes() == before
+    else:
+        assert _left(path) == [("a", "2026-11-29T11:00:00Z"), ("a", "2030-01-01T00:00:00Z")]
+
+
+TOML_QUOTA = """# quota of the lab fleet, kept by hand
+taken_at = 2026-11-29T13:00:00+01:00
+
+[[readings]]
+connection = "a"  # the work seat
+checked_at = 2026-11-29T10:00:00Z
+remaining_percent = 10
+
+[[readings]]
+connection = "a"
+checked_at = "2026-11-29T11:00:00Z"
+remaining_percent = 90
+"""
+
+
+def test_prune_of_a_toml_quota_file_it_would_respell_needs_force(tmp_path: Path) -> None:
+    """The rewrite dropped the comments and respelled the instants silently; it now says
+    what would be lost and writes nothing, unless --force."""
+    path = tmp_path / "quota.toml"
+    path.write_text(TOML_QUOTA, encoding="utf-8")
+    prune = ["quota", "prune", "--before", "2026-11-29T10:30:00Z", "--quota", str(path)]
+    for dry in ([], ["--dry-run"]):
+        refused = runner.invoke(app, [*prune, *dry])
+        assert refused.exit_code == 2, refused.output
+        assert refused.stdout == ""
+        (line,) = refused.stderr.splitlines()
+        assert line == (f"omniladder: error: {path}: --force: the prune rewrites a TOML quota "
+                        "file whole, losing its 2 comment lines and the spelling of what it "
+                        "holds (instants in UTC, its layout and quoting); pass --force to "
+                        "rewrite it anyway; nothing written")
+        assert path.read_text(encoding="utf-8") == TOML_QUOTA
+    forced = runner.invoke(app, [*prune, "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert "#" not in path.read_text(encoding="utf-8")
+    # written as omniladder writes TOML, the file loses nothing to the next prune
+    again = runner.invoke(app, ["quota", "prune", "--before", "2026-11-29T11:30:00Z", "--all",
+                                "--quota", str(path)])
+    assert again.exit_code == 0, again.output
+
+
+def test_prune_counts_only_real_comments() -> None:
+    from omniladder.sources.merge import toml_comment_lines
+
+    assert toml_comment_lines('a = "#x"\nb = \'#\'\nc = """\n# in a string\n"""\n') == 0
+    assert toml_comment_lines('a = "\\"#" # one\n#two\n# three') == 3
+
+
+def test_prune_never_replaces_a_read_only_quota_file(tmp_path: Path) -> None:
+    path = _quota(tmp_path)
+    before = path.read_bytes()
+    path.chmod(0o444)
+    try:
+        result = runner.invoke(app, ["quota", "prune", "--connection", "a", "--before",
+                                     "2026-11-29T11:00:00Z", "--quota", str(path)])
+        assert result.exit_code == 2, result.output
+        (line,) = result.stderr.splitlines()
+        assert line == (f"omniladder: error: {path}: is read-only; the prune would replace it "
+                        "(make it writable first); nothing written")
+        assert path.read_bytes() == before
+        assert path.stat().st_mode & 0o777 == 0o444
+    finally:
+        path.chmod(0o644)
+
+
+def test_prune_summaries_carry_the_prefix_of_every_note(tmp_path: Path) -> None:
+    path = _quota(tmp_path)
+    args = ["quota", "prune", "--connection", "a", "--before", "2026-11-29T11:00:00Z",
+            "--quota", str(path)]
+    for extra in (["--dry-run"], [], []):  # would remove; removed; nothing matched
+        result = runner.invoke(app, [*args, *extra])
+        assert result.exit_code == 0, result.output
+        (line,) = result.stderr.splitlines()
+        assert line.startswith(f"omniladder: {path}: "), line
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -504,8 +503,8 @@ def writing_commands(tmp_path: Path) -> dict[str, tuple[list[str], Path]]:
     }
     pruned = tmp_path / "pruned.json"
     pruned.write_bytes((EXAMPLES / "quota.json").read_bytes())
-    found["quota prune"] = (["quota", "prune", "--before", "2026-11-29T11:00:00Z", "--quota",
-                             str(pruned)], pruned)
+    found["quota prune"] = (["quota", "prune", "--before", "2026-11-29T11:00:00Z", "--all",
+                             "--quota", str(pruned)], pruned)
     for name, (fixture, connection) in IMPORTS.items():
         quota = tmp_path / f"{name.split()[1]}.json"
         # --force: the example fleet's Gemini connection is an API key, which carries no
@@ -528,12 +527,12 @@ def test_every_command_meets_a_closed_stdout(tmp_path: Path) -> None:
 
 
 # --- the process edges (docs/contract.md#edges) ---------------------------------------------
-# Every output option pointed at every file its command reads; every command path with
-# stdout closed, stdout on a full disk and stderr closed; a lone surrogate and control
-# characters in every string field of every input kind; /dev/zero and a named pipe as every
-# input path. Runs that could hang or exhaust memory on a regression (devices, pipes, closed
-# streams) go through tests/forked.py: one interpreter, a forked child per command line,
-# each with an alarm and a memory limit.
+# Every command path with stdout closed, stdout on a full disk and stderr closed (every output
+# option pointed at every file its run reads is tests/test_outputs_onto_inputs.py); a lone
+# surrogate and control characters in every string field of every input kind; /dev/zero and
+# a named pipe as every input path. Runs that could hang or exhaust memory on a regression
+# (devices, pipes, closed streams) go through tests/forked.py: one interpreter, a forked child
+# per command line, each with an alarm and a memory limit.
 
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -543,156 +542,6 @@ def _one_error_line(stderr: str, *fragments: str) -> None:
     assert line.startswith("omniladder: error: "), line
     for fragment in fragments:
         assert fragment in line, line
-
-
-@pytest.fixture
-def edge_fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The examples, overlays of every catalog kind, a baseline, telemetry snapshots and a
-    copy of the shipped catalogs (an output that wrongly replaced one hits the copy), as
-    the working directory."""
-    from omniladder import loading
-
-    for item in EXAMPLES.iterdir():
-        if item.is_file():
-            shutil.copy(item, tmp_path / item.name)
-    shutil.copytree(EXAMPLES / "ci", tmp_path / "ci")
-    shipped = tmp_path / "shipped"
-    shutil.copytree(loading.shipped_catalog_dir(), shipped)
-    monkeypatch.setattr(loading, "shipped_catalog_dir", lambda: shipped)
-    (tmp_path / "models-overlay.json").write_text(json.dumps(MODELS_OVERLAY))
-    (tmp_path / "windows.toml").write_text('[[windows]]\nprovider = "acme"\nwindow = "x"\n'
-                                           'ignore = true\n')
-    (tmp_path / "accepted.toml").write_text("accepted = []\n")
-    for source, fixture in (("claude", "usage.json"), ("copilot", "user.json"),
-                            ("gemini", "quota.json")):
-        shutil.copy(SOURCE_FIXTURES / source / fixture, tmp_path / f"{source}.json")
-    shutil.copytree(SOURCE_FIXTURES / "codex" / "sessions", tmp_path / "sessions")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def every_file(folder: Path) -> dict[str, str]:
-    return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted(folder.rglob("*")) if path.is_file() and not path.is_symlink()}
-
-
-_IMPORT_AT = ["--config", "omniladder.toml", "--at", "2026-11-29T11:59:30Z"]
-OUTPUT_OPTIONS: dict[str, tuple[list[str], str, str]] = {
-    # name: (command line, output option, a fresh file for it)
-    "plan --out": (["plan", "auto/thrifty", "--config", "omniladder.toml", "--compare",
-                    "ci/plan-thrifty.json", "--models-catalog", "models-overlay.json"],
-                   "--out", "fresh.json"),
-    "check --junit": (["check", "policy-gateway.toml"], "--junit", "fresh.xml"),
-    "simulate --svg": (["simulate", "auto/thrifty", "--config", "omniladder.toml", "--from",
-                        "2026-11-29T11:00:00Z", "--to", "2026-11-29T11:30:00Z"], "--svg",
-                       "fresh.svg"),
-    "forecast --svg": (["forecast", "auto/thrifty", "--config", "omniladder.toml", "--now",
-                        "2026-11-29T11:30:00Z", "--horizon", "1h"], "--svg", "fresh.svg"),
-    "catalog check --write-baseline": (["catalog", "check", "--config", "omniladder.toml",
-                                        "--windows-catalog", "windows.toml",
-                                        "--models-catalog", "models-overlay.json",
-                                        "--baseline", "accepted.toml"],
-                                       "--write-baseline", "fresh.toml"),
-    "export --out": (["export", "litellm", "auto/thrifty", "--config", "omniladder.toml",
-                      "--map", "litellm-map.toml", "--models-catalog", "models-overlay.json"],
-                     "--out", "fresh.yaml"),
-    "import claude-usage --quota": (["import", "claude-usage", "claude.json", "--connection",
-                                     "claude-max-work", *_IMPORT_AT], "--quota", "fresh.json"),
-    "import copilot-user --quota": (["import", "copilot-user", "copilot.json", "--connection",
-                                     "copilot-seat", *_IMPORT_AT], "--quota", "fresh.json"),
-    "import gemini-quota --quota": (["import", "gemini-quota", "gemini.json", "--connection",
-                                     "gemini-free", "--force", "--windows-catalog",
-                                     "windows.toml",
-                                     *_IMPORT_AT], "--quota", "fresh.json"),
-    "import codex-sessions --quota": (["import", "codex-sessions", "sessions", "--connection",
-                                       "codex-plus", "--config", "omniladder.toml"], "--quota",
-                                      "fresh.json"),
-}
-UPDATED_ON_PURPOSE = {"catalog check --write-baseline": "accepted.toml",
-                      "plan --out": "plan-thrifty.json"}
-"""The inputs an output may replace: --write-baseline rewrites its own --baseline, and
-plan --out the saved plan its --compare read (compare, then replace)."""
-
-
-def files_opened(args: list[str], monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """Every file a successful run reads, in order, as the one reading function sees them."""
-    from omniladder import loading
-
-    opened: list[Path] = []
-    original = loading.open_input
-
-    def recording(path: Path, shown: str) -> Any:
-        opened.append(Path(path).resolve())
-        return original(path, shown)
-
-    with monkeypatch.context() as patched:
-        patched.setattr(loading, "open_input", recording)
-        result = runner.invoke(app, args)
-    assert result.exit_code in (0, 1), result.output
-    return list(dict.fromkeys(opened))
-
-
-@pytest.mark.parametrize("name", list(OUTPUT_OPTIONS))
-def test_every_output_option_refuses_every_file_its_run_reads(
-        name: str, edge_fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    args, option, fresh = OUTPUT_OPTIONS[name]
-    read = files_opened([*args, option, fresh], monkeypatch)
-    assert len(read) >= 3, read
-    (edge_fleet / fresh).unlink()
-    before = every_file(edge_fleet)
-    for path in read:
-        if path.name == UPDATED_ON_PURPOSE.get(name) or path == (edge_fleet / fresh).resolve():
-            continue
-        for spelled in (str(path), os.path.relpath(path)):
-            result = runner.invoke(app, [*args, option, spelled])
-            assert result.exit_code == 2, (spelled, result.output)
-            assert result.stdout == ""
-            _one_error_line(result.stderr, f"{option}: this run reads it as ",
-                            "an output never replaces an input")
-        assert every_file(edge_fleet) == before, path
-
-
-def test_every_import_omniroute_output_refuses_every_file_it_reads(
-        edge_fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from omniladder.sources.omniroute import CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME
-    from tests.omniroute_db import build_db
-
-    db = build_db(edge_fleet / "omniroute.db")
-    args = ["import", "omniroute", str(db), "--models-catalog", "models-overlay.json",
-            "--windows-catalog", "windows.toml", "--now", "2026-11-29T12:00:00Z", "--force"]
-    read = [db.resolve(), *files_opened([*args, "--out", "fresh"], monkeypatch)]
-    assert len(read) >= 4, read
-    before = every_file(edge_fleet)
-    for index, path in enumerate(read):
-        for name in (CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME):
-            out = edge_fleet / f"out-{index}-{name}"
-            out.mkdir()
-            (out / name).symlink_to(path)
-            result = runner.invoke(app, [*args, "--out", str(out)])
-            assert result.exit_code == 2, result.output
-            _one_error_line(result.stderr, f"{out.name}/{name}: --out: this run reads it as ")
-    assert every_file(edge_fleet) == before
-
-
-def test_every_output_option_is_covered() -> None:
-    """Each output option of the application is one of the cases above."""
-    from typer.main import get_command
-
-    def options(command: Any, path: str) -> set[str]:
-        found: set[str] = set()
-        for sub_name, sub in getattr(command, "commands", {}).items():
-            found |= options(sub, f"{path} {sub_name}".strip())
-        for parameter in getattr(command, "params", ()):
-            for flag in parameter.opts:
-                if flag in {"--out", "--junit", "--svg", "--write-baseline", "--quota"}:
-                    found.add(f"{path} {flag}")
-        return found
-
-    writers = options(get_command(app), "")
-    covered = set(OUTPUT_OPTIONS) | {"import omniroute --out"}
-    # --quota is an output only for imports (elsewhere it names the quota file to read);
-    # quota prune rewrites the one file it reads (tests/test_edges_io.py holds its settings)
-    assert {w for w in writers if "--quota" not in w or w.startswith("import")} == covered
 
 
 def _stream_cases(tmp_path: Path) -> dict[str, tuple[list[str], Path | None]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -31,12 +32,14 @@ from omniladder.engine.quota import in_force, resolved
 from omniladder.forecast import Forecast, forecast
 from omniladder.models import RUNGS, Reading
 from omniladder.rendering.openmetrics import (
+    DEPRECATED_FAMILIES,
     FORECAST_FAMILIES,
     PLAN_FAMILIES,
     escape_label,
     forecast_metrics,
     number,
     plan_metrics,
+    plan_samples,
 )
 from tests.builders import NOW, at, fleet, plan
 from tests.conftest import EXAMPLES
@@ -93,6 +96,33 @@ def named(found: Series, name: str) -> dict[frozenset[tuple[str, str]], float]:
     return {labels: v for (family, labels), v in found.items() if family == name}
 
 
+def joined(models: tuple[str, ...] | None) -> str:
+    """The ``models`` label as docs/metrics.md spells it: comma-separated, a comma or a
+    backslash inside a model name escaped with a backslash; empty for every model."""
+    if models is None:
+        return ""
+    return ",".join(re.sub(r"([\\,])", r"\\\1", model) for model in models)
+
+
+def split_models(label: str) -> tuple[str, ...] | None:
+    """A ``models`` label read back into the models it names."""
+    if label == "":
+        return None
+    found, current, escaped = [], "", False
+    for char in label:
+        if escaped:
+            current, escaped = current + char, False
+        elif char == "\\":
+            escaped = True
+        elif char == ",":
+            found.append(current)
+            current = ""
+        else:
+            current += char
+    assert not escaped, label
+    return (*found, current)
+
+
 def same(left: float, right: float) -> bool:
     return left == right or (math.isnan(left) and math.isnan(right))
 
@@ -146,7 +176,7 @@ def check_plan_series(inputs: LoadedInputs, result: Plan, found: Series) -> None
         expected_windows += len(keys)
         for name, models in keys:
             labels = {"auto_id": auto_id, "connection": cid, "window": name,
-                          "models": "" if models is None else ",".join(models)}
+                      "models": joined(models)}
             shown = [w for w in latest.all_windows() if (w.name, w.models) == (name, models)]
             low = min(shown, key=lambda w: w.figure)
             assert value(found, "omniladder_quota_window_remaining_percent", **labels) == (
@@ -183,13 +213,20 @@ def check_forecast_series(result: Forecast, found: Series) -> None:
     assert empty == round(result.hours_by_head.get("empty", 0.0), 4)
     horizon = (result.end - result.now).total_seconds() / 3600
     assert sum(hours.values()) + empty == pytest.approx(horizon, abs=1e-3)
+    head_seconds = named(found, "omniladder_forecast_head_seconds")
+    assert head_seconds.keys() == hours.keys()
+    for rung_labels, spent in head_seconds.items():
+        assert spent == pytest.approx(hours[rung_labels] * 3600, abs=0.5)
+    empty_seconds = value(found, "omniladder_forecast_empty_pool_seconds", auto_id=auto_id)
+    assert empty_seconds == pytest.approx(empty * 3600, abs=0.5)
+    assert sum(head_seconds.values()) + empty_seconds == pytest.approx(horizon * 3600, abs=1)
     cutoffs = named(found, "omniladder_forecast_window_cutoff_timestamp_seconds")
     paces = {(p.connection_id, p.window, p.models): p
              for o in result.outlooks for p in o.paces}
     assert len(cutoffs) == len(paces)
     for (cid, window, models), pace in paces.items():
         labels = {"auto_id": auto_id, "connection": cid, "window": window,
-                      "models": "" if models is None else ",".join(models)}
+                  "models": joined(models)}
         if sum(1 for o in result.outlooks for p in o.paces
                if (p.connection_id, p.window, p.models) == (cid, window, models)) == 1:
             assert same(value(found, "omniladder_forecast_window_cutoff_timestamp_seconds",
@@ -228,6 +265,8 @@ def test_the_forecast_families_are_pinned_in_full() -> None:
         ("omniladder_forecast_escalations", ("auto_id",)),
         ("omniladder_forecast_head_hours", ("auto_id", "rung")),
         ("omniladder_forecast_empty_pool_hours", ("auto_id",)),
+        ("omniladder_forecast_head_seconds", ("auto_id", "rung")),
+        ("omniladder_forecast_empty_pool_seconds", ("auto_id",)),
         ("omniladder_forecast_window_burn_percent_per_hour", window),
         ("omniladder_forecast_window_cutoff_timestamp_seconds", window),
     ]
@@ -247,6 +286,50 @@ def test_the_families_follow_the_naming_rules_and_never_collide() -> None:
     for family in FORECAST_FAMILIES:
         assert family.name.startswith("omniladder_forecast_")
     assert all(not f.name.startswith("omniladder_forecast_") for f in PLAN_FAMILIES)
+
+
+# promlint's unit rules (prometheus/client_golang prometheus/testutil/promlint/validations/
+# units.go and generic_name_validations.go, commit 61d2041642d37398a2804a5481ce0ffa00925599):
+# a name's first "_"-separated word naming a unit (or a prefixed unit) must name the base
+# unit, and no word may be a unit abbreviation.
+NON_BASE_UNITS = {"minutes", "hours", "days", "weeks", "kelvins", "fahrenheit", "rankine",
+                  "inches", "yards", "miles", "bits", "calories", "pounds", "ounces"}
+BASE_UNITS = {"amperes", "bytes", "celsius", "grams", "joules", "kelvin", "meters", "metres",
+              "seconds", "volts"}
+UNIT_PREFIXES = ("pico", "nano", "micro", "milli", "centi", "deci", "deca", "hecto", "kilo",
+                 "kibi", "mega", "mibi", "giga", "gibi", "tera", "tebi", "peta", "pebi")
+UNIT_ABBREVIATIONS = {"s", "ms", "us", "ns", "sec", "b", "kb", "mb", "gb", "tb", "pb", "m",
+                      "h", "d"}
+
+
+def unit_problems(name: str) -> list[str]:
+    words = name.split("_")
+    problems = [f"abbreviated unit {word!r}" for word in words if word in UNIT_ABBREVIATIONS]
+    for word in words:
+        bare = next((word[len(p):] for p in UNIT_PREFIXES if word.startswith(p)
+                     and word[len(p):] in BASE_UNITS | NON_BASE_UNITS), word)
+        if bare in BASE_UNITS | NON_BASE_UNITS:
+            if word != bare or bare in NON_BASE_UNITS:
+                problems.append(f"non-base unit {word!r}")
+            break
+    return problems
+
+
+def test_every_family_but_the_deprecated_passes_the_unit_rules() -> None:
+    """promlint flagged the _hours gauges; each has a _seconds twin, and the _hours ones stay
+    one release, listed as deprecated."""
+    assert unit_problems("omniladder_forecast_head_hours") == ["non-base unit 'hours'"]
+    assert unit_problems("x_request_milliseconds") == ["non-base unit 'milliseconds'"]
+    assert unit_problems("x_latency_ms") == ["abbreviated unit 'ms'"]
+    names = {f.name for f in (*PLAN_FAMILIES, *FORECAST_FAMILIES)}
+    assert set(DEPRECATED_FAMILIES) <= names
+    assert set(DEPRECATED_FAMILIES.values()) <= names
+    for name in sorted(names - set(DEPRECATED_FAMILIES)):
+        assert unit_problems(name) == [], name
+    page = (EXAMPLES.parent / "docs" / "metrics.md").read_text(encoding="utf-8")
+    deprecated = page.split('<a id="deprecated"></a>', 1)[1]
+    for old, new in DEPRECATED_FAMILIES.items():
+        assert f"`{old}` | `{new}`" in deprecated, old
 
 
 def test_docs_list_every_family() -> None:
@@ -456,6 +539,62 @@ def test_two_windows_of_one_name_and_scope_are_one_series_the_lower() -> None:
     assert value(found, "omniladder_quota_window_reset_timestamp_seconds",
                  auto_id="auto/thrifty", connection="c", window="weekly", models="") == (
         (NOW + timedelta(hours=8)).timestamp())
+
+
+@pytest.mark.parametrize("scopes", [
+    (["a,b"], ["a", "b"]),
+    (["a\\", "b"], ["a\\,b"]),
+    (["a\\,", "b"], ["a\\", ",b"]),
+    (['a"=b', "c"], ['a"', "=b,c"]),
+], ids=["comma", "backslash-comma", "trailing", "quote-equals"])
+def test_windows_whose_models_join_alike_stay_distinct_series(scopes: tuple[list[str],
+                                                                            list[str]]) -> None:
+    """A comma in a model name merged two windows into one series written twice (the
+    textfile collector refuses the whole file); each scope is now its own label value,
+    and reads back as the models it names."""
+    models = sorted({m for scope in scopes for m in scope})
+    inputs = fleet([{"id": "c", "provider": "claude", "auth_type": "oauth", "models": models}],
+                   [{"connection": "c", "checked_at": at(minutes=-1), "windows": [
+                       {"name": "weekly", "remaining_percent": 40.0 + i, "reset_at": at(hours=9),
+                        "models": scope} for i, scope in enumerate(scopes)]}])
+    result = plan(inputs)
+    found = parse_both(plan_metrics(result, inputs.readings))
+    remaining = named(found, "omniladder_quota_window_remaining_percent")
+    assert {split_models(dict(labels)["models"]): v for labels, v in remaining.items()} == {
+        tuple(scope): 40.0 + i for i, scope in enumerate(scopes)}
+    check_plan_series(inputs, result, found)
+
+
+HOSTILE = st.text(alphabet=st.sampled_from(list('ab,="\\ {}#')), min_size=1, max_size=4).filter(
+    lambda name: name.strip() != "")
+"""Names built of what a label join could merge on: a comma, an equals sign, a quote, a
+backslash, a brace (newlines and other control characters are refused at load)."""
+
+
+@settings(max_examples=80, deadline=None)
+@given(connections=st.lists(st.tuples(HOSTILE, st.lists(st.tuples(
+    HOSTILE, st.none() | st.lists(HOSTILE, min_size=1, max_size=3)), min_size=1, max_size=4)),
+    min_size=1, max_size=3, unique_by=lambda c: c[0]))
+def test_no_two_samples_of_a_family_share_a_label_set(
+        connections: list[tuple[str, list[tuple[str, list[str] | None]]]]) -> None:
+    """For any fleet whose ids, window names and models hold the characters a label join
+    could merge on, every family's samples have distinct label sets, and both parsers read
+    the same series back."""
+    rows, readings = [], []
+    for cid, windows in connections:
+        named_models = sorted({m for _, scope in windows for m in scope or ()} | {"m"})
+        rows.append({"id": cid, "provider": "claude", "auth_type": "oauth",
+                     "models": named_models})
+        readings.append({"connection": cid, "checked_at": at(minutes=-1), "windows": [
+            {"name": name, "remaining_percent": 50, "reset_at": at(hours=2),
+             **({"models": list(dict.fromkeys(scope))} if scope else {})}
+            for name, scope in windows]})
+    inputs = fleet(rows, readings)
+    result = plan(inputs)
+    for family, samples in plan_samples(result, inputs.readings).items():
+        labels = [values for values, _ in samples]
+        assert len(labels) == len(set(labels)), family
+    check_plan_series(inputs, result, parse_both(plan_metrics(result, inputs.readings)))
 
 
 def test_an_empty_fleet_still_parses() -> None:

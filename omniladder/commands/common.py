@@ -78,7 +78,19 @@ def plan_output_format(chosen: PlanFormat | None, json_flag: bool) -> Format | N
             raise UsageError("--json asks for json and --format asks for openmetrics; "
                              "pass one of them", field="--format")
         return None
-    return output_format(None if chosen is None else Format(chosen.value), json_flag)
+    found = output_format(None if chosen is None else Format(chosen.value), json_flag)
+    if found is Format.TABLE:
+        human_view()
+    return found
+
+
+def human_view() -> None:
+    """The answer on standard output is a human view (the table of plan and forecast): on
+    a stream not declared UTF-8 it is spelled in the declared encoding; anything else is
+    written as UTF-8 bytes (omniladder.cli, docs/contract.md#encodings)."""
+    human = getattr(sys.stdout, "human_view", None)
+    if callable(human):
+        human()
 
 
 def output_format(chosen: Format | None, json_flag: bool) -> Format:

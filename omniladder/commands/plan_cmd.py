@@ -83,8 +83,12 @@ def plan(
             inputs = options.load()
         # --compare F --out F is the update workflow (compare, then replace), as export's
         # --current F --out F: the saved plan is read whole before anything is written.
+        # Only --out may replace it: the metrics text is no plan.
         refuse_overwriting([("--out", out), ("--metrics-out", metrics_out)],
                            files_read(inputs))
+        if compare is not None:
+            refuse_overwriting([("--metrics-out", metrics_out)],
+                               [("the saved plan of --compare", compare)])
         instant, source, inputs = now_for(now, inputs)
         result = make_plan(inputs, parsed, instant, source)
         hold(result)

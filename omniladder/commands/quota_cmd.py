@@ -28,19 +28,27 @@ def prune(
         "more); default: every connection's.", show_default=False)] = None,
     before: Annotated[str | None, typer.Option(
         "--before", metavar="RFC3339|now",
-        help="Remove the readings checked before this instant.", show_default=False)] = None,
+        help="Remove the readings checked before this instant (with --after: between the "
+        "two).", show_default=False)] = None,
     after: Annotated[str | None, typer.Option(
         "--after", metavar="RFC3339|now",
-        help="Remove the readings checked after this instant (a clock that ran ahead).",
-        show_default=False)] = None,
+        help="Remove the readings checked after this instant (a clock that ran ahead; with "
+        "--before: between the two).", show_default=False)] = None,
     quota: Annotated[Path | None, typer.Option(
         "--quota", metavar="FILE", help="The quota file; default: the settings file's "
         "[inputs] quota.", show_default=False)] = None,
     config: ConfigOpt = None,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print what would be removed; write nothing.")] = False,
+    emptying: Annotated[bool, typer.Option(
+        "--all", help="Allow removing every reading of a connection (it then plans as quota "
+        "unknown); without it such a prune is exit 2 naming each connection.")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Rewrite a TOML quota file even though its comments and its own "
+        "spelling are lost (without it such a prune is exit 2 saying what would be "
+        "lost).")] = False,
 ) -> None:
-    """Remove a connection's readings before (or after) an instant from a quota file."""
+    """Remove a connection's readings before, after or between instants from a quota file."""
     with user_errors():
         from datetime import datetime
 
@@ -68,7 +76,8 @@ def prune(
             raise UsageError("no quota file: pass --quota FILE, or --config with [inputs] "
                              "quota", field="--quota")
         outcome = prune_readings(path, tuple(connection or ()), instant(before, "--before"),
-                                 instant(after, "--after"), dry_run=dry_run)
+                                 instant(after, "--after"), dry_run=dry_run,
+                                 emptying=emptying, force=force)
         shown = display_path(path)
         verb = "would remove" if dry_run else "removed"
         for item in outcome.removed:
@@ -77,11 +86,11 @@ def prune(
         count = len(outcome.removed)
         noun = "reading" if count == 1 else "readings"
         if not count:
-            say(f"{shown}: no reading matched; nothing written")
+            say(f"omniladder: {shown}: no reading matched; nothing written")
         elif dry_run:
-            say(f"{shown}: {count} {noun} would be removed, {outcome.kept} kept; nothing "
-                "written (--dry-run)")
+            say(f"omniladder: {shown}: {count} {noun} would be removed, {outcome.kept} kept; "
+                "nothing written (--dry-run)")
         else:
             taken = (f"; taken_at {timefmt.iso(outcome.taken_at)}"
                      if outcome.taken_at is not None else "")
-            say(f"{shown}: {count} {noun} removed, {outcome.kept} kept{taken}")
+            say(f"omniladder: {shown}: {count} {noun} removed, {outcome.kept} kept{taken}")

@@ -65,3 +65,56 @@ def printable_text(text: Text) -> Text:
     escaped.spans = [span._replace(start=starts[min(span.start, last)],
                                    end=starts[min(span.end, last)]) for span in text.spans]
     return escaped
+
+
+# --- a human view on a standard output that is not UTF-8 -----------------------------------
+# (docs/contract.md#encodings) The machine formats are written as UTF-8 bytes whatever the
+# stream declares; a human view is spelled in the declared encoding instead: the views' own
+# symbols as ASCII, anything else the encoding lacks as its Python escape.
+
+SPELLED = {
+    "→": "->", "←": "<-", "—": "--", "–": "-", "−": "-", "…": "...", "·": "-",
+    "×": "x", "÷": "/", "±": "+/-", "≥": ">=", "≤": "<=", "§": "S", "✓": "v", "✗": "x",
+    "✅": "[ok]", "❌": "[x]", "△": "^", "█": "#", "▇": "#", "▆": "=", "▅": "=", "▄": "-",
+    "▃": "-", "▂": "_", "▁": "_", "•": "*", "“": '"', "”": '"', "‘": "'", "’": "'",
+}
+"""ASCII spellings of the symbols the views print, where the encoding lacks them."""
+
+
+def _box(char: str) -> str | None:
+    """An ASCII stand-in for a box-drawing character (rich's table rules), one column wide."""
+    import unicodedata
+
+    name = unicodedata.name(char, "")
+    if not name.startswith("BOX DRAWINGS"):
+        return None
+    horizontal, vertical = "HORIZONTAL" in name, "VERTICAL" in name
+    if horizontal and not vertical and not any(w in name for w in ("DOWN", "UP")):
+        return "-"
+    if vertical and not horizontal and not any(w in name for w in ("LEFT", "RIGHT")):
+        return "|"
+    return "+"
+
+
+def for_encoding(text: str, encoding: str) -> str:
+    """``text`` as a human view writes it to a stream of ``encoding``: every character the
+    encoding holds as it is, a view's symbol or a box-drawing character it lacks in ASCII
+    (``SPELLED``), and any other character as its escape (``\\xe9``, ``\\u4e2d``): nothing
+    of the answer is dropped or replaced by ``?``."""
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        pass
+    else:
+        return text
+    pieces = []
+    for char in text:
+        try:
+            char.encode(encoding)
+        except UnicodeEncodeError:
+            spelled = SPELLED.get(char) or _box(char)
+            pieces.append(spelled if spelled is not None
+                          else char.encode("ascii", "backslashreplace").decode("ascii"))
+        else:
+            pieces.append(char)
+    return "".join(pieces)

@@ -88,9 +88,15 @@ FORECAST_FAMILIES: tuple[Family, ...] = (
     Family("omniladder_forecast_escalations", ("auto_id",),
            "Steps up the ladder within the horizon."),
     Family("omniladder_forecast_head_hours", ("auto_id", "rung"),
-           "Hours each rung heads the pool over the horizon, all five rungs listed."),
+           "Hours each rung heads the pool over the horizon, all five rungs listed "
+           "(deprecated: omniladder_forecast_head_seconds)."),
     Family("omniladder_forecast_empty_pool_hours", ("auto_id",),
-           "Hours the pool is empty over the horizon."),
+           "Hours the pool is empty over the horizon (deprecated: "
+           "omniladder_forecast_empty_pool_seconds)."),
+    Family("omniladder_forecast_head_seconds", ("auto_id", "rung"),
+           "Seconds each rung heads the pool over the horizon, all five rungs listed."),
+    Family("omniladder_forecast_empty_pool_seconds", ("auto_id",),
+           "Seconds the pool is empty over the horizon."),
     Family("omniladder_forecast_window_burn_percent_per_hour", _WINDOW,
            "Each window's burn rate over its current cycle; NaN when the pace gives none."),
     Family("omniladder_forecast_window_cutoff_timestamp_seconds", _WINDOW,
@@ -98,6 +104,14 @@ FORECAST_FAMILIES: tuple[Family, ...] = (
            "when it lasts to its reset or has no rate."),
 )
 """The families ``forecast --format openmetrics`` writes, in the order it writes them."""
+
+DEPRECATED_FAMILIES: Mapping[str, str] = {
+    "omniladder_forecast_head_hours": "omniladder_forecast_head_seconds",
+    "omniladder_forecast_empty_pool_hours": "omniladder_forecast_empty_pool_seconds",
+}
+"""Families kept for one more release beside the one that replaces them (docs/metrics.md
+#deprecated): their names are a contract, but their unit is not the base unit Prometheus
+asks for (promlint's unit rule)."""
 
 Sample = tuple[tuple[str, ...], float]
 """A sample: its label values (in the family's label order) and its value."""
@@ -153,8 +167,15 @@ def _text(families: Sequence[Family], samples: Mapping[str, list[Sample]]) -> st
 
 def models_label(models: Sequence[str] | None) -> str:
     """The ``models`` label of a window: the models it is scoped to, comma-separated; empty
-    for a window that applies to every model (an empty label is no label to Prometheus)."""
-    return "" if models is None else ",".join(models)
+    for a window that applies to every model (an empty label is no label to Prometheus).
+
+    A comma or a backslash inside a model name is escaped with a backslash (``a\\,b`` is
+    the one model ``a,b``), so the label tells every scope apart: joined bare, the window
+    of the model ``a,b`` and the window of the models ``a`` and ``b`` were one series
+    written twice, which the textfile collector refuses whole."""
+    if models is None:
+        return ""
+    return ",".join(model.replace("\\", "\\\\").replace(",", "\\,") for model in models)
 
 
 def _lowest_per_series(items: Iterable[_Item], series: Callable[[_Item], _Series],
@@ -264,6 +285,11 @@ def forecast_samples(result: Forecast) -> dict[str, list[Sample]]:
             ((*auto_id, rung), round(result.hours_by_head.get(rung, 0.0), 4)))
     out["omniladder_forecast_empty_pool_hours"].append(
         (auto_id, round(result.hours_by_head.get("empty", 0.0), 4)))
+    for rung in RUNGS:
+        out["omniladder_forecast_head_seconds"].append(
+            ((*auto_id, rung), round(result.hours_by_head.get(rung, 0.0) * 3600, 3)))
+    out["omniladder_forecast_empty_pool_seconds"].append(
+        (auto_id, round(result.hours_by_head.get("empty", 0.0) * 3600, 3)))
     for outlook in result.outlooks:
         for pace in _binding_paces(outlook.paces):
             labels = (*auto_id, pace.connection_id, pace.window, models_label(pace.models))

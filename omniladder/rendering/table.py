@@ -50,7 +50,13 @@ class _PrintableConsole(Console):
 
 
 def make_console(out: TextIO) -> Console:
-    """A console for ``out``: its terminal width on a tty, COLUMNS if set, else fixed."""
+    """A console for ``out``: its terminal width on a tty, COLUMNS if set, else fixed.
+
+    What a console prints is a human view: standard output is told so, to spell it in the
+    stream's declared encoding (omniladder.cli, docs/contract.md#encodings)."""
+    human = getattr(out, "human_view", None)
+    if callable(human):
+        human()
     columns = os.environ.get("COLUMNS", "")
     width: int | None = int(columns) if columns.isdigit() and int(columns) > 0 else None
     is_tty = hasattr(out, "isatty") and out.isatty()

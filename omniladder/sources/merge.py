@@ -211,9 +211,17 @@ class PruneOutcome:
 
 
 def prune_readings(path: Path, connections: Sequence[str], before: datetime | None,
-                   after: datetime | None, *, dry_run: bool = False) -> PruneOutcome:
+                   after: datetime | None, *, dry_run: bool = False,
+                   emptying: bool = False, force: bool = False) -> PruneOutcome:
     """Remove the readings of ``connections`` (every connection when empty) checked before
-    ``before`` or after ``after``; the other readings keep their bytes' meaning and order.
+    ``before``, after ``after``, or with both, between them; the other readings keep their
+    bytes' meaning and order.
+
+    A prune that would leave a connection with no reading is a usage error naming each such
+    connection, unless ``emptying`` (``--all``): a connection without readings plans as
+    quota unknown, which an operator should choose, not stumble into. A TOML file the
+    rewrite would lose something of (its comments, its own spelling) is a usage error saying
+    what, unless ``force``; a read-only file is an input error naming it, never replaced.
 
     ``taken_at`` follows the readings back only when it came from a removed one (it was the
     removed reading's instant, later than every kept reading): a snapshot instant the
@@ -222,6 +230,11 @@ def prune_readings(path: Path, connections: Sequence[str], before: datetime | No
     if before is None and after is None:
         raise UsageError("say which readings go: --before T, --after T or both",
                          field="--before")
+    if before is not None and after is not None and after >= before:
+        raise UsageError(f"{timefmt.iso(after)} is not earlier than --before "
+                         f"{timefmt.iso(before)}: together they remove the readings between "
+                         "the two instants (to remove those outside a span, prune twice)",
+                         field="--after")
     shown = display_path(path)
     suffix = _format(path, shown)
     raw = read_document(path, shown)
@@ -239,11 +252,16 @@ def prune_readings(path: Path, connections: Sequence[str], before: datetime | No
     kept: list[tuple[Any, Reading]] = []
     for index, (item, reading) in enumerate(zip(documents, quota.readings, strict=True)):
         chosen = not wanted or reading.connection in wanted
-        if chosen and ((before is not None and reading.checked_at < before)
-                       or (after is not None and reading.checked_at > after)):
+        if chosen and _in_span(reading.checked_at, before, after):
             removed.append(Pruned(index, reading.connection, reading.checked_at))
         else:
             kept.append((item, reading))
+    if not emptying:
+        _refuse_emptying(shown, removed, {reading.connection for _, reading in kept})
+    if removed:
+        _refuse_read_only(path, shown)
+        if suffix == ".toml" and not force:
+            _refuse_losing(path, shown, quota.taken_at, [_thaw(item) for item in documents])
     taken_at = quota.taken_at
     latest = max((reading.checked_at for _, reading in kept), default=None)
     if (taken_at is not None and any(item.checked_at == taken_at for item in removed)
@@ -253,3 +271,100 @@ def prune_readings(path: Path, connections: Sequence[str], before: datetime | No
         return PruneOutcome(path, tuple(removed), len(kept), False, taken_at)
     _write(path, suffix, taken_at, [_thaw(item) for item, _ in kept])
     return PruneOutcome(path, tuple(removed), len(kept), True, taken_at)
+
+
+def _refuse_read_only(path: Path, shown: str) -> None:
+    """The input error for a quota file marked read-only: the rename that rewrites a file
+    whole would replace it regardless of its mode (and root may write anything), so the
+    mode is asked first."""
+    import os
+    import stat
+
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(path, os.W_OK):
+        raise InputError("is read-only; the prune would replace it (make it writable first); "
+                         "nothing written", file=shown)
+
+
+def _refuse_losing(path: Path, shown: str, taken_at: datetime | None,
+                   readings: list[Any]) -> None:
+    """The usage error for a TOML quota file the rewrite would lose something of.
+
+    A pruned file is written whole, as omniladder writes TOML: a file already in that
+    spelling loses nothing; any other loses its comments, and the spelling of what it holds
+    (instants in UTC with ``Z``, its own layout and quoting)."""
+    from omniladder.loading import decode_text, read_bytes
+
+    text = decode_text(read_bytes(path, shown), shown)
+    document: dict[str, Any] = {}
+    if taken_at is not None:
+        document["taken_at"] = timefmt.iso(taken_at)
+    document["readings"] = readings
+    if _render(document, ".toml") == text:
+        return
+    comments = toml_comment_lines(text)
+    lost = (f"its {comments} comment line{'' if comments == 1 else 's'} and " if comments
+            else "")
+    raise UsageError(f"the prune rewrites a TOML quota file whole, losing {lost}the spelling "
+                     "of what it holds (instants in UTC, its layout and quoting); pass "
+                     "--force to rewrite it anyway; nothing written", file=shown,
+                     field="--force")
+
+
+def toml_comment_lines(text: str) -> int:
+    """How many lines of a TOML text hold a comment (a ``#`` outside every string)."""
+    count = 0
+    quote: str | None = None  # the delimiter of the string being read: ", ', \"\"\" or '''
+    at = 0
+    commented = False
+    while at < len(text):
+        char = text[at]
+        if quote is None:
+            if char == "#":
+                commented = True
+                at = text.find("\n", at)
+                if at < 0:
+                    break
+                continue
+            if char == "\n":
+                count += commented
+                commented = False
+            elif char in "\"'":
+                quote = char * 3 if text.startswith(char * 3, at) else char
+                at += len(quote)
+                continue
+        elif quote[0] == '"' and char == "\\":
+            at += 2  # an escape in a basic string, an escaped quote included
+            continue
+        elif text.startswith(quote, at):
+            at += len(quote)
+            quote = None
+            continue
+        elif char == "\n" and len(quote) == 1:
+            quote = None  # an unclosed one-line string: TOML refused it at load already
+        at += 1
+    return count + commented
+
+
+def _in_span(instant: datetime, before: datetime | None, after: datetime | None) -> bool:
+    """Whether a reading checked at ``instant`` goes: strictly before ``before`` and strictly
+    after ``after``, each bound only when given."""
+    return ((before is None or instant < before)
+            and (after is None or instant > after))
+
+
+def _refuse_emptying(shown: str, removed: Sequence[Pruned], left: set[str]) -> None:
+    """The usage error for a prune that takes every reading of a connection, naming each."""
+    emptied: dict[str, int] = {}
+    for item in removed:
+        if item.connection not in left:
+            emptied[item.connection] = emptied.get(item.connection, 0) + 1
+    if not emptied:
+        return
+    named = ", ".join(f"{connection!r} ({count} reading{'' if count == 1 else 's'})"
+                      for connection, count in emptied.items())
+    which = "connection" if len(emptied) == 1 else "connections"
+    raise UsageError(f"the prune would remove every reading of {which} {named}, which would "
+                     "then plan as quota unknown (quota-missing); pass --all to remove them "
+                     "all, or narrow --before/--after/--connection; nothing written",
+                     file=shown, field="--all")
