@@ -48,6 +48,7 @@ from omniladder.engine.budgets import (
     total_usd,
 )
 from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.plan import empty_fleet_warning
 from omniladder.engine.quota import HeldWindow, in_force, readings_until
 from omniladder.engine.stepping import Stepper, budget_steps, change_steps
 from omniladder.models import (
@@ -146,6 +147,9 @@ class Pace:
     lasts_to_reset: bool | None
     note: str
     """Why a figure is missing (a guardrail), or what holds the window; empty otherwise."""
+    past_reset: bool = False
+    """The window's reset lies at or before now: its figure is of a past cycle (the row
+    says so instead of looking current)."""
 
     @property
     def rate(self) -> float:
@@ -217,6 +221,13 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
             blank, lasts_to_reset=False,
             note=f"held at {timefmt.pct(window.figure)} until {until}: no regain before a "
                  "reset (R6.4)")
+    if reset_at is not None and reset_at <= now:
+        ago = timefmt.duration((now - reset_at).total_seconds())
+        return dataclasses.replace(
+            blank, elapsed_fraction=None, expected_used_percent=None, ahead_percent=None,
+            past_reset=True,
+            note=f"reset at {timefmt.short(reset_at, now)}, {ago} before now: the figure is "
+                 "of a past cycle and no longer counts; no newer reading, no forecast")
     if window.figure <= cutoff:
         until = timefmt.short(reset_at, now) if reset_at is not None else "a higher reading"
         return dataclasses.replace(
@@ -289,7 +300,7 @@ def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: 
                  f"{timefmt.duration(ladder.max_reading_age_seconds)}): stale, no forecast")
         paces = tuple(dataclasses.replace(
             pace, burn_percent_per_hour=None, cutoff_at=None, lasts_to_reset=None,
-            note=stale) for pace in paces)
+            note=f"{stale}; {pace.note}" if pace.past_reset else stale) for pace in paces)
         return ConnectionOutlook(connection_id, False, stale, paces)
     return ConnectionOutlook(connection_id, True, "", paces)
 
@@ -583,6 +594,9 @@ def forecast(inputs: LoadedInputs, auto_id: AutoId, now: datetime, horizon: time
     heads = [(point.at, point.head) for point in points]
     paid = _paid(inputs, stepper, hours, now, heads)
     warnings = tuple(inputs.warnings)
+    if not inputs.connections:
+        warnings = (empty_fleet_warning(inputs.files.get("connections",
+                                                         "the connections file")), *warnings)
     return Forecast(auto_id, now, now_source, horizon, step, outlooks, points, transitions,
                     escalations, first_paid, empty, hours, paid,
                     sum(len(r) for r in added.values()), warnings)
@@ -695,6 +709,11 @@ def _period_end(at: datetime, period: str) -> datetime:
         return next_period_start(at, period)
     except (OverflowError, ValueError):
         return datetime.max.replace(tzinfo=at.tzinfo)
+
+
+def hours_text(hours: float) -> str:
+    """``2.92h``: hours as the forecast's views and ``check``'s gates both word them."""
+    return f"{hours:.2f}h"
 
 
 def wait_text(escalation: Escalation, now: datetime) -> str:

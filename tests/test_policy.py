@@ -309,7 +309,7 @@ def test_the_horizon_bounds_what_max_paid_hours_counts() -> None:
      "max_paid_hours"),
     ({"no_paid_within": "25h"}, "no_paid_within (25h) looks past the horizon (24h)"),
     ({"no_paid_within": "4 hours"}, "not a duration: '4 hours'"),
-    ({"no_paid_within": "0h"}, "not a duration: '0h'"),
+    ({"max_paid_hours": 1, "horizon": "0h"}, "not a duration: '0h'"),
     ({"max_paid_hours": -1}, "greater than or equal to 0"),
     ({"max_paid_hours": 1, "horizon": "soon"}, "not a duration: 'soon'"),
 ])
