@@ -673,7 +673,7 @@ def _no_paid_within(value: str, ahead: Forecast) -> CheckResult:
     actual = f"first paid at {timefmt.short(first, ahead.now)} ({after} after now)"
     if first > limit:
         return CheckResult("no_paid_within", expected, True, actual)
-    head = next(p.head for p in ahead.points if p.at == first)
+    head = next(p.head for p in ahead.timeline if p.at == first)
     evidence = (f"{head} heads the pool at {timefmt.iso(first)}, {after} after now, within "
                 f"{value} ({_over(ahead)})", *_paid_escalations(ahead, limit))
     return CheckResult("no_paid_within", expected, False, actual, evidence)
@@ -686,7 +686,7 @@ def _max_paid_hours(value: float, ahead: Forecast) -> CheckResult:
     # Whole seconds from the steps, so that a bound equal to the paid time passes (the
     # forecast's float hours add up 5-minute twelfths with rounding errors).
     seconds = dict.fromkeys(PAID_RUNGS, 0.0)
-    for here, after in pairwise(ahead.points):
+    for here, after in pairwise(ahead.timeline):
         if here.head in seconds:
             seconds[here.head] += (after.at - here.at).total_seconds()
     hours = {rung: paid / 3600.0 for rung, paid in seconds.items()}
