@@ -35,7 +35,7 @@ import dataclasses
 from calendar import monthrange
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
 from omniladder import timefmt
@@ -165,6 +165,9 @@ class ConnectionOutlook:
     projected: bool
     note: str
     paces: tuple[Pace, ...]
+    unknown: bool = False
+    """Not projected because what it holds is unknown at now (a stale reading, a status of
+    unknown, no figure): its windows are unprojected (docs/forecast.md#unknown)."""
 
 
 def _same_window(a: Window, b: Window) -> bool:
@@ -235,29 +238,34 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
             note=f"at or below the cutoff {timefmt.pct(cutoff)} until {until}")
     cycle = cycle_readings(readings, window)
     blank = dataclasses.replace(blank, readings=len(cycle))
-    if reset_at is None:
-        return dataclasses.replace(blank, note="no reset instant: the elapsed part of the "
-                                               "window is unknown, no forecast")
-    if length is None:
-        return dataclasses.replace(blank, note="window length unknown (no window_seconds, "
-                                               "no catalog duration): no forecast")
-    assert elapsed is not None
-    if elapsed < MIN_ELAPSED_FRACTION:
+    hours = (cycle[-1][0] - cycle[0][0]).total_seconds() / 3600.0 if cycle else 0.0
+    if len(cycle) < MIN_CYCLE_READINGS or hours <= 0:
         return dataclasses.replace(
-            blank, note=f"{elapsed * 100:.0f}% of the window elapsed: no forecast before "
-                        f"{MIN_ELAPSED_FRACTION * 100:.0f}%")
-    if len(cycle) < MIN_CYCLE_READINGS:
-        return dataclasses.replace(
-            blank, note=f"{len(cycle)} reading in this cycle: no forecast before "
+            blank, note=f"{len(cycle)} reading in this cycle: no burn rate before "
                         f"{MIN_CYCLE_READINGS}")
-    (first_at, first), (last_at, last) = cycle[0], cycle[-1]
-    hours = (last_at - first_at).total_seconds() / 3600.0
+    if elapsed is not None and elapsed < MIN_ELAPSED_FRACTION:
+        return dataclasses.replace(
+            blank, note=f"{elapsed * 100:.0f}% of the window elapsed: no burn rate before "
+                        f"{MIN_ELAPSED_FRACTION * 100:.0f}%")
+    # A burn rate needs two readings of one cycle and nothing else; without the window's
+    # length (or its reset) only the early-cycle guardrail is skipped, and the note says so.
+    assumed = ""
+    if reset_at is None:
+        assumed = (f"no reset instant: burn from {len(cycle)} readings of this cycle, "
+                   "projected with no reset and without the early-cycle guardrail")
+    elif length is None:
+        assumed = (f"window length unknown (no window_seconds, no catalog duration): burn "
+                   f"from {len(cycle)} readings of this cycle without the early-cycle "
+                   "guardrail; full at its reset, which does not recur")
+    (_, first), (last_at, last) = cycle[0], cycle[-1]
     rate = max(first - last, 0.0) / hours
+    blank = dataclasses.replace(blank, note=assumed)
     paced = dataclasses.replace(blank, burn_percent_per_hour=rate, lasts_to_reset=True)
     # The reset always wins; a crossing past it is never placed on the calendar (a burn of
     # a sliver an hour puts it past year 9999). The instant is the one the projection shows.
     first_cycle = dataclasses.replace(paced, window_seconds=None)
-    found = crossings(window, first_cycle, last_at, cutoff, reset_at)
+    found = crossings(window, first_cycle, last_at, cutoff,
+                      reset_at or datetime.max.replace(tzinfo=UTC))
     if found:
         return dataclasses.replace(paced, cutoff_at=found[0], lasts_to_reset=False)
     return paced
@@ -279,7 +287,8 @@ def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: 
     seen = timefmt.short(latest.checked_at, now)
     if latest.status == "unknown":
         return ConnectionOutlook(connection_id, False, f"reading at {seen} has status unknown:"
-                                 " unknown remaining is never headroom, no projection", ())
+                                 " unknown remaining is never headroom, no projection", (),
+                                 unknown=True)
     if latest.status == "exhausted":
         resets = (f" until {timefmt.short(latest.reset_at, now)}"
                   if latest.reset_at is not None else "")
@@ -287,7 +296,7 @@ def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: 
                                  f"reading at {seen} says exhausted{resets}: no projection", ())
     if not latest.all_windows():
         return ConnectionOutlook(connection_id, False, f"reading at {seen} has no window and "
-                                 "no figure: nothing to project", ())
+                                 "no figure: nothing to project", (), unknown=True)
     age = (now - latest.checked_at).total_seconds()
     paces = tuple(window_pace(connection_id, provider, readings, window, now,
                               ladder.exit_cutoff_percent, lengths)
@@ -299,7 +308,7 @@ def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: 
         paces = tuple(dataclasses.replace(
             pace, burn_percent_per_hour=None, cutoff_at=None, lasts_to_reset=None,
             note=f"{stale}; {pace.note}" if pace.past_reset else stale) for pace in paces)
-        return ConnectionOutlook(connection_id, False, stale, paces)
+        return ConnectionOutlook(connection_id, False, stale, paces, unknown=True)
     return ConnectionOutlook(connection_id, True, "", paces)
 
 
@@ -345,6 +354,8 @@ def _resets(window: Window, pace: Pace, end: datetime) -> list[datetime]:
 
 
 _TICK = timedelta(microseconds=1)
+_CALENDAR_HOURS = 3_652_058 * 24
+"""Year 1 to year 9999: a crossing further off is never on the calendar."""
 
 
 def whole_second(at: datetime) -> datetime:
@@ -373,8 +384,11 @@ def crossings(window: Window, pace: Pace, origin: datetime, threshold: float,
     start, figure, reset_at = origin, window.figure, window.reset_at
     while start <= end:
         hours = (figure - threshold) / rate
-        if figure > threshold and _before_reset(start, hours, reset_at):
-            at = start + timedelta(hours=hours)
+        reached = (timefmt.shifted(start, timedelta(hours=hours))
+                   if figure > threshold and hours < _CALENDAR_HOURS
+                   and _before_reset(start, hours, reset_at) else None)
+        if reached is not None:
+            at = reached
 
             def low(instant: datetime) -> bool:
                 return _projected_window(window, pace, origin, instant).figure <= threshold
@@ -578,6 +592,64 @@ def with_projection(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutlook],
 
 
 @dataclass(frozen=True)
+class Unprojected:
+    """A window whose burn cannot be projected, on a connection whose decisions it could
+    move: every answer is unknown from now (docs/forecast.md#unknown)."""
+
+    connection_id: str
+    window: str | None
+    """None for a reading with no window (a status alone)."""
+    reason: str
+
+
+FIXED_REASONS = frozenset({
+    "inactive", "terminal-status", "billing-not-subscription", "billing-uncurated",
+    "keyless-not-subscription", "not-in-category", "no-models", "budget-disabled"})
+"""Exclusions no reading changes over the horizon: a connection whose every pair of the
+auto id is excluded for one of them moves no answer, whatever its windows do."""
+
+
+def _can_move(stepper: Stepper, index: int, now: datetime, projected: bool) -> bool:
+    """Whether a connection's decisions could move the auto id's answers: some pair of it
+    lands on a rung of the id, and is not excluded for a reason no reading changes (nor,
+    for a projected connection, whose readings carry R2a's observation over the horizon,
+    for its overage)."""
+    fixed = FIXED_REASONS | {"overage-not-hard-stop"} if projected else FIXED_REASONS
+    tier_subscription = stepper.auto_id.tier == "subscription"
+    decisions = stepper.decide(index, now, stepper.budgets(now))
+    for pair, decision in zip(stepper.pairs[index], decisions, strict=True):
+        if not stepper.in_category[pair.candidate]:
+            continue
+        if tier_subscription and pair.rung != "subscription":
+            continue
+        if decision.admitted or decision.reason not in fixed:
+            return True
+    return False
+
+
+def unprojected_windows(outlooks: Sequence[ConnectionOutlook], stepper: Stepper,
+                        now: datetime) -> tuple[Unprojected, ...]:
+    """The windows whose burn cannot be projected (no burn rate, a stale reading, a reading
+    whose status is unknown) on connections that could move the answers."""
+    index_of = {c.id: i for i, c in enumerate(stepper.fleet.connections)}
+    found: list[Unprojected] = []
+    for item in outlooks:
+        if item.projected:
+            missing = [Unprojected(item.connection_id, p.window, p.note) for p in item.paces
+                       if p.burn_percent_per_hour is None and p.lasts_to_reset is None]
+        elif item.unknown:
+            missing = [Unprojected(item.connection_id, p.window, item.note)
+                       for p in item.paces] or [
+                Unprojected(item.connection_id, None, item.note)]
+        else:
+            continue
+        index = index_of.get(item.connection_id)
+        if missing and index is not None and _can_move(stepper, index, now, item.projected):
+            found += missing
+    return tuple(found)
+
+
+@dataclass(frozen=True)
 class Escalation:
     """One step up the ladder and when the head comes back down (within the horizon)."""
 
@@ -646,10 +718,21 @@ class Forecast:
     """None without a spend ledger: hours only."""
     projected_readings: int
     warnings: tuple[str, ...]
+    unprojected: tuple[Unprojected, ...] = ()
+    """Windows that cannot be projected; when any, ``first_paid_at`` and ``pool_empty_at``
+    are None and ``answers_known`` is False."""
+    projected_first_paid_at: datetime | None = None
+    """What the projection shows, holding the unprojected windows at their figures (the
+    same as ``first_paid_at`` when the answers are known)."""
+    projected_pool_empty_at: datetime | None = None
 
     @property
     def end(self) -> datetime:
         return self.points[-1].at
+
+    @property
+    def answers_known(self) -> bool:
+        return not self.unprojected
 
 
 def _rank(rung: str | None) -> int:
@@ -705,9 +788,11 @@ def forecast(inputs: LoadedInputs, auto_id: AutoId, now: datetime, horizon: time
     if not inputs.connections:
         warnings = (empty_fleet_warning(inputs.files.get("connections",
                                                          "the connections file")), *warnings)
+    unknown = unprojected_windows(outlooks, stepper, now)
     return Forecast(auto_id, now, now_source, horizon, step, outlooks, points, timeline,
-                    transitions, escalations, first_paid, empty, hours, paid,
-                    sum(len(r) for r in added.values()), warnings)
+                    transitions, escalations, None if unknown else first_paid,
+                    None if unknown else empty, hours, paid,
+                    sum(len(r) for r in added.values()), warnings, unknown, first_paid, empty)
 
 
 def _escalations(points: Sequence[Point], transitions: Sequence[Transition]

@@ -662,9 +662,21 @@ def _over(ahead: Forecast) -> str:
             f"{timefmt.duration(ahead.horizon.total_seconds())}")
 
 
+def _unknown(key: str, expected: str, ahead: Forecast) -> CheckResult:
+    """A gate on an unknown answer fails, saying which windows make it unknown."""
+    return CheckResult(key, expected, False, "unknown", (
+        f"{_over(ahead)} cannot answer: {len(ahead.unprojected)} window"
+        f"{'' if len(ahead.unprojected) == 1 else 's'} cannot be projected, so the answer is "
+        "unknown from now (docs/forecast.md#unknown)",
+        *(f"{u.connection_id}{'' if u.window is None else ' ' + u.window}: {u.reason}"
+          for u in ahead.unprojected)))
+
+
 def _no_paid_within(value: str, ahead: Forecast) -> CheckResult:
     limit = ahead.now + span(value)
     expected = f"no paid rung heads the pool within {value}"
+    if not ahead.answers_known:
+        return _unknown("no_paid_within", expected, ahead)
     first = ahead.first_paid_at
     if first is None:
         return CheckResult("no_paid_within", expected, True,
@@ -693,6 +705,8 @@ def _max_paid_hours(value: float, ahead: Forecast) -> CheckResult:
     total = sum(hours.values())
     expected = (f"at most {value:g}h with a paid rung at the head over "
                 f"{timefmt.duration(ahead.horizon.total_seconds())}")
+    if not ahead.answers_known:
+        return _unknown("max_paid_hours", expected, ahead)
     actual = f"{hours_text(total)} paid"
     if sum(seconds.values()) <= value * 3600.0 + 1e-6:
         return CheckResult("max_paid_hours", expected, True, actual)

@@ -299,8 +299,10 @@ def test_guardrails_hold_on_generated_histories(inputs: LoadedInputs, start: int
             assert item.projected
             assert (now - pace.checked_at).total_seconds() <= max_age
             assert pace.readings >= MIN_CYCLE_READINGS
-            assert pace.elapsed_fraction is not None
-            assert pace.elapsed_fraction >= MIN_ELAPSED_FRACTION
+            if pace.elapsed_fraction is not None:  # else: the note says it was skipped
+                assert pace.elapsed_fraction >= MIN_ELAPSED_FRACTION
+            else:
+                assert "without the early-cycle guardrail" in pace.note
             if pace.cutoff_at is not None:
                 assert pace.reset_at is not None
                 assert pace.cutoff_at < pace.reset_at
@@ -391,8 +393,9 @@ def test_a_reset_between_the_reading_and_now_is_projected_from_now(tmp_path: Pat
             {"name": "5h", "remaining_percent": 50, "reset_at": "2026-11-30T22:00:00Z",
              "window_seconds": 18000}]},
     ], "auto/subscription", "2026-11-30T22:00:00Z")
-    assert document["pool_empty_at"] is None
     assert document["transitions"] == []
+    # the new cycle's burn is unknown: one reading of it (none, at now)
+    assert document["answers_known"] is False
 
 
 def test_a_stale_reading_gets_no_projection_and_stays_unknown() -> None:
@@ -410,7 +413,15 @@ def test_a_stale_reading_gets_no_projection_and_stays_unknown() -> None:
     assert not item.projected
     assert "stale" in item.note
     assert result.projected_readings == 0
-    assert result.pool_empty_at == T0
+    # docs/forecast.md#unknown: the engine reads the stale reading (the pool is empty), and
+    # the answers are unknown from now, never "the empty pool throughout"
+    assert result.projected_pool_empty_at == T0
+    assert not result.answers_known
+    assert result.pool_empty_at is None
+    ((cid, window, reason),) = [(u.connection_id, u.window, u.reason)
+                                for u in result.unprojected]
+    assert (cid, window) == ("c", "5h")
+    assert "stale" in reason
 
 
 @pytest.mark.parametrize("status", ["ok", None])
@@ -446,7 +457,7 @@ def test_no_forecast_before_five_percent_of_the_window(elapsed_minutes: int,
     (pace,) = item.paces
     assert (pace.burn_percent_per_hour is not None) is forecasts
     if not forecasts:
-        assert "no forecast before 5%" in pace.note
+        assert "no burn rate before 5%" in pace.note
 
 
 def test_one_reading_in_the_cycle_gives_no_forecast() -> None:
@@ -467,7 +478,11 @@ def test_one_reading_in_the_cycle_gives_no_forecast() -> None:
     assert "1 reading in this cycle" in pace.note
 
 
-def test_without_a_window_length_there_is_no_forecast() -> None:
+def test_without_a_window_length_two_readings_still_give_a_burn_rate() -> None:
+    """docs/forecast.md#unknown: a burn rate needs two readings of one cycle and nothing
+    else; the window's length only gates the early-cycle guardrail, and the note says the
+    guardrail was skipped. 60% then 50% ten minutes later burns 60%/h: the 2% cutoff falls
+    48 minutes after the latest reading, before the reset an hour on."""
     history = tuple(Reading(connection="c", checked_at=T0 - timedelta(minutes=m),
                             windows=(Window(name="5h", remaining_percent=50.0 + m,
                                             reset_at=T0 + timedelta(hours=1)),))
@@ -476,10 +491,13 @@ def test_without_a_window_length_there_is_no_forecast() -> None:
         settings=Settings(), connections=(Connection(id="c", provider="claude",
                                                      auth_type="oauth"),),
         readings={"c": history}, quota=None, spend=None, catalogs=CATALOGS, files={})
-    (item,) = run(inputs, "auto/thrifty", T0, hours=1, lengths=no_lengths).outlooks
-    (pace,) = item.paces
-    assert pace.burn_percent_per_hour is None
+    result = run(inputs, "auto/thrifty", T0, hours=1, lengths=no_lengths)
+    (pace,) = result.outlooks[0].paces
+    assert pace.burn_percent_per_hour == pytest.approx(60.0)
     assert "window length unknown" in pace.note
+    assert "without the early-cycle guardrail" in pace.note
+    assert pace.cutoff_at == T0 + timedelta(minutes=48)
+    assert result.answers_known
 
 
 def test_a_budget_period_start_re_decides_a_projected_connection_on_its_own_reading(

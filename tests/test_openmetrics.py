@@ -230,6 +230,7 @@ def test_the_forecast_families_are_pinned_in_full() -> None:
         ("omniladder_forecast_empty_pool_hours", ("auto_id",)),
         ("omniladder_forecast_window_burn_percent_per_hour", window),
         ("omniladder_forecast_window_cutoff_timestamp_seconds", window),
+        ("omniladder_forecast_unprojected_windows", ("auto_id",)),
     ]
 
 

@@ -44,9 +44,23 @@ def pace_document(pace: Pace) -> dict[str, Any]:
     }
 
 
+def unknown_text(result: Forecast) -> str:
+    """``claude-max-work 5h has no burn rate (…), and 2 more windows``: why the answers
+    are unknown (the first unprojected window, and how many more)."""
+    first = result.unprojected[0]
+    what = (first.connection_id if first.window is None
+            else f"{first.connection_id} {first.window}")
+    more = len(result.unprojected) - 1
+    tail = f", and {more} more window{'' if more == 1 else 's'}" if more else ""
+    return f"{what} has no burn rate ({first.reason}){tail}"
+
+
 def summary_line(result: Forecast) -> str:
     now = result.now
     span = timefmt.duration(result.horizon.total_seconds())
+    if not result.answers_known:
+        return (f"{result.auto_id.text} over {span}: first paid: unknown — "
+                f"{unknown_text(result)}; pool empty: unknown")
     parts = [f"{result.auto_id.text} over {span}:"]
     if result.first_paid_at is None:
         parts.append("no paid rung")
@@ -95,6 +109,10 @@ def forecast_document(result: Forecast) -> dict[str, Any]:
              "text": wait_text(e, now)} for e in result.escalations],
         "first_paid_at": _at(result.first_paid_at),
         "pool_empty_at": _at(result.pool_empty_at),
+        "answers_known": result.answers_known,
+        "unprojected_windows": [
+            {"connection": u.connection_id, "window": u.window, "reason": u.reason}
+            for u in result.unprojected],
         "hours_by_head": {k: round(v, 4) for k, v in result.hours_by_head.items()},
         "paid_estimate": paid,
         "projected_readings": result.projected_readings,
@@ -247,6 +265,8 @@ def forecast_lines(result: Forecast, width: int = 80) -> list[str]:
                     f"{timefmt.duration(result.step.total_seconds())}; "
                     f"{result.projected_readings} projected reading"
                     f"{'' if result.projected_readings == 1 else 's'}", "", width), ""]
+    if not result.answers_known:
+        lines += [*_wrap(summary_line(result), "", width), ""]
     lines += _wrap("Pace per window (use at an even pace vs. actual; cutoff at that burn)", "",
                    width)
     notes: list[str] = []
@@ -266,6 +286,12 @@ def forecast_lines(result: Forecast, width: int = 80) -> list[str]:
     for note in notes:
         lines += _wrap(note, "  - ", width)
     lines.append("")
+    if not result.answers_known:
+        count = len(result.unprojected)
+        lines += _wrap(f"Head rung: unknown from now: {count} window"
+                       f"{'' if count == 1 else 's'} cannot be projected (docs/forecast.md"
+                       "#unknown); what follows holds "
+                       f"{'it' if count == 1 else 'them'} at the figure read", "", width)
     if result.transitions:
         lines.append("Head rung (projected)")
         first = result.points[0]
@@ -274,9 +300,13 @@ def forecast_lines(result: Forecast, width: int = 80) -> list[str]:
             lines += _wrap(f"{timefmt.short(transition.at, now):<8} "
                            f"{transition.head or 'empty pool'}: {transition.cause}", "  ",
                            width)
-    else:
+    elif result.answers_known:
         head = result.points[0].head or "the empty pool"
         lines += _wrap(f"Head rung (projected): {head} throughout, no transition", "", width)
+    else:
+        head = result.points[0].head or "the empty pool"
+        lines += _wrap(f"  {timefmt.short(result.now, now):<8} {head}, no projected "
+                       "transition", "", width)
     if result.escalations:
         lines.append("")
         lines.append("Escalations")
