@@ -31,12 +31,11 @@ test holds the two to the same transitions).
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 from calendar import monthrange
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
 from omniladder import timefmt
@@ -47,9 +46,11 @@ from omniladder.engine.budgets import (
     period_start,
     total_usd,
 )
+from omniladder.engine.changes import connection_changes
 from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.plan import empty_fleet_warning
 from omniladder.engine.quota import HeldWindow, in_force, readings_until
-from omniladder.engine.stepping import Stepper, budget_steps, change_steps
+from omniladder.engine.stepping import Stepper
 from omniladder.models import (
     CALENDAR_MONTH,
     PAID_RUNGS,
@@ -146,6 +147,9 @@ class Pace:
     lasts_to_reset: bool | None
     note: str
     """Why a figure is missing (a guardrail), or what holds the window; empty otherwise."""
+    past_reset: bool = False
+    """The window's reset lies at or before now: its figure is of a past cycle (the row
+    says so instead of looking current)."""
 
     @property
     def rate(self) -> float:
@@ -161,6 +165,9 @@ class ConnectionOutlook:
     projected: bool
     note: str
     paces: tuple[Pace, ...]
+    unknown: bool = False
+    """Not projected because what it holds is unknown at now (a stale reading, a status of
+    unknown, no figure): its windows are unprojected (docs/forecast.md#unknown)."""
 
 
 def _same_window(a: Window, b: Window) -> bool:
@@ -217,6 +224,13 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
             blank, lasts_to_reset=False,
             note=f"held at {timefmt.pct(window.figure)} until {until}: no regain before a "
                  "reset (R6.4)")
+    if reset_at is not None and reset_at <= now:
+        ago = timefmt.duration((now - reset_at).total_seconds())
+        return dataclasses.replace(
+            blank, elapsed_fraction=None, expected_used_percent=None, ahead_percent=None,
+            past_reset=True,
+            note=f"reset at {timefmt.short(reset_at, now)}, {ago} before now: the figure is "
+                 "of a past cycle and no longer counts; no newer reading, no forecast")
     if window.figure <= cutoff:
         until = timefmt.short(reset_at, now) if reset_at is not None else "a higher reading"
         return dataclasses.replace(
@@ -224,34 +238,37 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
             note=f"at or below the cutoff {timefmt.pct(cutoff)} until {until}")
     cycle = cycle_readings(readings, window)
     blank = dataclasses.replace(blank, readings=len(cycle))
-    if reset_at is None:
-        return dataclasses.replace(blank, note="no reset instant: the elapsed part of the "
-                                               "window is unknown, no forecast")
-    if length is None:
-        return dataclasses.replace(blank, note="window length unknown (no window_seconds, "
-                                               "no catalog duration): no forecast")
-    assert elapsed is not None
-    if elapsed < MIN_ELAPSED_FRACTION:
+    hours = (cycle[-1][0] - cycle[0][0]).total_seconds() / 3600.0 if cycle else 0.0
+    if len(cycle) < MIN_CYCLE_READINGS or hours <= 0:
         return dataclasses.replace(
-            blank, note=f"{elapsed * 100:.0f}% of the window elapsed: no forecast before "
-                        f"{MIN_ELAPSED_FRACTION * 100:.0f}%")
-    if len(cycle) < MIN_CYCLE_READINGS:
-        return dataclasses.replace(
-            blank, note=f"{len(cycle)} reading in this cycle: no forecast before "
+            blank, note=f"{len(cycle)} reading in this cycle: no burn rate before "
                         f"{MIN_CYCLE_READINGS}")
-    (first_at, first), (last_at, last) = cycle[0], cycle[-1]
-    hours = (last_at - first_at).total_seconds() / 3600.0
+    if elapsed is not None and elapsed < MIN_ELAPSED_FRACTION:
+        return dataclasses.replace(
+            blank, note=f"{elapsed * 100:.0f}% of the window elapsed: no burn rate before "
+                        f"{MIN_ELAPSED_FRACTION * 100:.0f}%")
+    # A burn rate needs two readings of one cycle and nothing else; without the window's
+    # length (or its reset) only the early-cycle guardrail is skipped, and the note says so.
+    assumed = ""
+    if reset_at is None:
+        assumed = (f"no reset instant: burn from {len(cycle)} readings of this cycle, "
+                   "projected with no reset and without the early-cycle guardrail")
+    elif length is None:
+        assumed = (f"window length unknown (no window_seconds, no catalog duration): burn "
+                   f"from {len(cycle)} readings of this cycle without the early-cycle "
+                   "guardrail; full at its reset, which does not recur")
+    (_, first), (last_at, last) = cycle[0], cycle[-1]
     rate = max(first - last, 0.0) / hours
-    cutoff_at: datetime | None = None
-    lasts = True
+    blank = dataclasses.replace(blank, note=assumed)
+    paced = dataclasses.replace(blank, burn_percent_per_hour=rate, lasts_to_reset=True)
     # The reset always wins; a crossing past it is never placed on the calendar (a burn of
-    # a sliver an hour puts it past year 9999).
-    if rate > 0 and _before_reset(last_at, (last - cutoff) / rate, reset_at):
-        reaches = last_at + timedelta(hours=(last - cutoff) / rate)
-        if reaches < reset_at:
-            cutoff_at, lasts = reaches, False
-    return dataclasses.replace(blank, burn_percent_per_hour=rate, cutoff_at=cutoff_at,
-                               lasts_to_reset=lasts)
+    # a sliver an hour puts it past year 9999). The instant is the one the projection shows.
+    first_cycle = dataclasses.replace(paced, window_seconds=None)
+    found = crossings(window, first_cycle, last_at, cutoff,
+                      reset_at or datetime.max.replace(tzinfo=UTC))
+    if found:
+        return dataclasses.replace(paced, cutoff_at=found[0], lasts_to_reset=False)
+    return paced
 
 
 def _before_reset(start: datetime, hours: float, reset_at: datetime | None) -> bool:
@@ -270,7 +287,8 @@ def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: 
     seen = timefmt.short(latest.checked_at, now)
     if latest.status == "unknown":
         return ConnectionOutlook(connection_id, False, f"reading at {seen} has status unknown:"
-                                 " unknown remaining is never headroom, no projection", ())
+                                 " unknown remaining is never headroom, no projection", (),
+                                 unknown=True)
     if latest.status == "exhausted":
         resets = (f" until {timefmt.short(latest.reset_at, now)}"
                   if latest.reset_at is not None else "")
@@ -278,7 +296,7 @@ def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: 
                                  f"reading at {seen} says exhausted{resets}: no projection", ())
     if not latest.all_windows():
         return ConnectionOutlook(connection_id, False, f"reading at {seen} has no window and "
-                                 "no figure: nothing to project", ())
+                                 "no figure: nothing to project", (), unknown=True)
     age = (now - latest.checked_at).total_seconds()
     paces = tuple(window_pace(connection_id, provider, readings, window, now,
                               ladder.exit_cutoff_percent, lengths)
@@ -289,8 +307,8 @@ def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: 
                  f"{timefmt.duration(ladder.max_reading_age_seconds)}): stale, no forecast")
         paces = tuple(dataclasses.replace(
             pace, burn_percent_per_hour=None, cutoff_at=None, lasts_to_reset=None,
-            note=stale) for pace in paces)
-        return ConnectionOutlook(connection_id, False, stale, paces)
+            note=f"{stale}; {pace.note}" if pace.past_reset else stale) for pace in paces)
+        return ConnectionOutlook(connection_id, False, stale, paces, unknown=True)
     return ConnectionOutlook(connection_id, True, "", paces)
 
 
@@ -335,20 +353,141 @@ def _resets(window: Window, pace: Pace, end: datetime) -> list[datetime]:
     return found
 
 
+_TICK = timedelta(microseconds=1)
+_CALENDAR_HOURS = 3_652_058 * 24
+"""Year 1 to year 9999: a crossing further off is never on the calendar."""
+
+
+def whole_second(at: datetime) -> datetime:
+    """The first whole second at or after ``at``: the forecast's instants are given to the
+    second (readings are), the first second at which the decision has changed."""
+    if not at.microsecond:
+        return at
+    return timefmt.shifted(at, timedelta(microseconds=1_000_000 - at.microsecond)) or at
+
+
+def crossings(window: Window, pace: Pace, origin: datetime, threshold: float,
+              end: datetime) -> list[datetime]:
+    """Every instant, to the microsecond, at which the projected window first shows a
+    figure at or below ``threshold`` in a cycle (the first cycle burnt from the reading at
+    ``origin``, each later one from 100% at its start), up to ``end``.
+
+    The instant is the one the projection itself shows first at or below the threshold:
+    the arithmetic instant is rounded to the microsecond and the projected figure is float
+    arithmetic, so it is moved a microsecond at a time until the figure there is at or below
+    the threshold and the figure a microsecond earlier is not; then given to the second
+    (``whole_second``). A crossing that lands on the reset is none."""
+    rate = pace.rate
+    if rate <= 0 or window.unlimited:
+        return []
+    found: list[datetime] = []
+    start, figure, reset_at = origin, window.figure, window.reset_at
+    while start <= end:
+        hours = (figure - threshold) / rate
+        reached = (timefmt.shifted(start, timedelta(hours=hours))
+                   if figure > threshold and hours < _CALENDAR_HOURS
+                   and _before_reset(start, hours, reset_at) else None)
+        if reached is not None:
+            at = reached
+
+            def low(instant: datetime) -> bool:
+                return _projected_window(window, pace, origin, instant).figure <= threshold
+
+            while not low(at):
+                at += _TICK
+            while at - _TICK > start and low(at - _TICK):
+                at -= _TICK
+            at = whole_second(at)
+            if at <= end and (reset_at is None or at < reset_at):
+                found.append(at)
+        if reset_at is None or pace.window_seconds is None:
+            break
+        start, figure = reset_at, 100.0
+        reset_at = reset_at + timedelta(seconds=pace.window_seconds)
+    return found
+
+
+def projection_instants(connection_id: str, history: Sequence[Reading],
+                        outlook_: ConnectionOutlook, now: datetime, end: datetime,
+                        inputs: LoadedInputs, rate_limited_until: datetime | None
+                        ) -> set[datetime]:
+    """The instants after now at which a projected connection's decisions can change: each
+    projected reset, each crossing of the exit cutoff and of the re-entry floor, and each
+    instant its recorded history alone re-decides it (an earlier window's reset R6.4 holds,
+    the end of its cooldown). A projected reading is written at each (and at now)."""
+    ladder = inputs.settings.ladder
+    readings = in_force(history, now, ladder.exit_cutoff_percent)
+    if not outlook_.projected or not readings:
+        return set()
+    latest = readings[-1]
+    origin = latest.checked_at
+    found: set[datetime] = set()
+    for window, pace in zip(latest.all_windows(), outlook_.paces, strict=True):
+        found.update(_resets(window, pace, end))
+        for threshold in {ladder.exit_cutoff_percent, ladder.reentry_floor}:
+            found.update(crossings(window, pace, origin, threshold, end))
+    for change in connection_changes(history, rate_limited_until,
+                                     ladder.max_reading_age_seconds,
+                                     ladder.exit_cutoff_percent):
+        if change.counts() and not change.exclusive:
+            found.add(change.at)
+    return {at for at in found if now < at <= end}
+
+
+def recorded_instants(inputs: LoadedInputs, connection_ids: Collection[str], now: datetime,
+                      end: datetime) -> set[datetime]:
+    """The instants after now at which the recorded inputs alone change a decision: for
+    each connection not projected, its readings' resets, their turning stale (the
+    microsecond after their last fresh one) and its cooldown's end; for the fleet, each
+    budget period start and each spend event (R8)."""
+    ladder = inputs.settings.ladder
+    found: set[datetime] = set()
+    for connection in inputs.connections:
+        if connection.id not in connection_ids:
+            continue
+        for change in connection_changes(inputs.readings.get(connection.id, ()),
+                                         connection.rate_limited_until,
+                                         ladder.max_reading_age_seconds,
+                                         ladder.exit_cutoff_percent):
+            if change.counts():
+                at = change.at
+                if change.exclusive:
+                    at = whole_second(timefmt.shifted(at, _TICK) or at)
+                found.add(at)
+    found.update(budget_instants(inputs, now, end))
+    return {at for at in found if now < at <= end}
+
+
+def budget_instants(inputs: LoadedInputs, now: datetime, end: datetime) -> set[datetime]:
+    """Each budget period start after now up to ``end``, and each spend event there."""
+    period = inputs.settings.budgets.period
+    found = {e.at for e in inputs.spend or () if now < e.at <= end}
+    at = now
+    while True:
+        try:
+            at = next_period_start(at, period)
+        except (OverflowError, ValueError):
+            break
+        if at > end:
+            break
+        found.add(at)
+    return found
+
+
 def projected_readings(connection_id: str, history: Sequence[Reading],
                        outlook_: ConnectionOutlook, instants: Sequence[datetime],
                        inputs: LoadedInputs, dense: bool = False,
-                       kept_fresh: Collection[int] | None = None,
-                       rate_limited_until: datetime | None = None) -> list[Reading]:
-    """The readings the projection adds after now (``instants[0]``) for one connection.
+                       wanted: Collection[datetime] = (), kept_fresh: bool = False
+                       ) -> list[Reading]:
+    """The readings the projection adds for one connection: one at now (``instants[0]``,
+    the burn carried from the reading to now) unless the reading was taken at now, and one
+    at each of the ``wanted`` instants (where a decision can change).
 
-    ``dense`` writes one at every step (what the sparse choice is tested against).
-    ``kept_fresh`` is for an engine told that this connection's telemetry keeps arriving
-    (``Stepper(kept_fresh=...)``): no keep-alive reading, but one at each of these further
-    steps where the engine may re-decide the connection (a budget step), and at the end of
-    its cooldown (``rate_limited_until``).
+    ``dense`` writes one at every instant (what the sparse choice is tested against).
+    Without ``kept_fresh`` the readings stand on their own, as if recorded: one also at
+    each instant at which the previous one would have turned stale (keep-alive).
     """
-    if not outlook_.projected or len(instants) < 2:
+    if not outlook_.projected or not instants:
         return []
     ladder = inputs.settings.ladder
     now = instants[0]
@@ -357,39 +496,18 @@ def projected_readings(connection_id: str, history: Sequence[Reading],
     windows = latest.all_windows()
     paces = outlook_.paces
     origin = latest.checked_at
-    end = instants[-1]
-    cutoff = ladder.exit_cutoff_percent
     max_age = ladder.max_reading_age_seconds
     overage = _overage_in_force(history, now, max_age)
-
-    wanted: set[int] = set()
-    if not dense:
-        count = len(instants)
-        # The first step after now: a reset or a cutoff crossing between the reading and now
-        # (at or before the step at now, which reads the recorded reading) shows there first.
-        if count > 1:
-            wanted.add(1)
-        if kept_fresh is not None:
-            wanted.update(kept_fresh)
-            # Every step at which the engine re-decides the connection from its recorded
-            # history (the latest reading's resets, the end of its cooldown, and the reset of
-            # an earlier window R6.4 held): there it must read a projected reading, not the
-            # recorded one, which the engine is told never turns stale.
-            wanted.update(change_steps(history, rate_limited_until, max_age, instants,
-                                       cutoff, ages=False))
-        for window, pace in zip(windows, paces, strict=True):
-            for reset in _resets(window, pace, end):
-                index = bisect.bisect_left(instants, reset)
-                if 0 < index < count:
-                    wanted.add(index)
-            if pace.rate > 0 and not window.unlimited:
-                wanted.update(_cutoff_steps(window, pace, origin, cutoff, instants))
     out: list[Reading] = []
     last = origin
-    for index in range(1, len(instants)):
-        at = instants[index]
-        if not dense and index not in wanted and (
-                kept_fresh is not None or (at - last).total_seconds() <= max_age):
+    # Kept fresh, only now and the wanted instants can get a reading: the loop need not
+    # visit the others (the fleet's instants are many times a connection's own).
+    visit = sorted({now, *wanted}) if kept_fresh and not dense else instants
+    for at in visit:
+        if at <= origin:
+            continue
+        if not dense and at != now and at not in wanted and (
+                kept_fresh or (at - last).total_seconds() <= max_age):
             continue
         projected = tuple(_projected_window(window, pace, origin, at)
                           for window, pace in zip(windows, paces, strict=True))
@@ -406,42 +524,6 @@ def projected_readings(connection_id: str, history: Sequence[Reading],
     return out
 
 
-def _cutoff_steps(window: Window, pace: Pace, origin: datetime, cutoff: float,
-                  instants: Sequence[datetime]) -> set[int]:
-    """The first step of each cycle at which the projected window is at or below the cutoff
-    (the step at now excepted)."""
-    rate = pace.rate
-    found: set[int] = set()
-    count = len(instants)
-    start, figure = origin, window.figure
-    reset_at = window.reset_at
-    while start <= instants[-1]:
-        if figure > cutoff and _before_reset(start, (figure - cutoff) / rate, reset_at):
-            at = start + timedelta(hours=(figure - cutoff) / rate)
-            index = bisect.bisect_left(instants, at)
-            # The crossing instant is rounded to the microsecond and the projected figure is
-            # float arithmetic: on a crossing that falls on a step, the projection may show
-            # the window a hair above the cutoff there (the next step is then the first at
-            # or below it) or already at it a step earlier. The step written is the one
-            # the projection itself shows first at or below the cutoff.
-            if (1 < index <= count and instants[index - 1] >= start
-                    and _low(window, pace, origin, instants[index - 1], cutoff)):
-                index -= 1
-            elif index < count and not _low(window, pace, origin, instants[index], cutoff):
-                index += 1
-            if 0 < index < count and (reset_at is None or instants[index] < reset_at):
-                found.add(index)
-        if reset_at is None or pace.window_seconds is None:
-            break
-        start, figure = reset_at, 100.0
-        reset_at = reset_at + timedelta(seconds=pace.window_seconds)
-    return found
-
-
-def _low(window: Window, pace: Pace, origin: datetime, at: datetime, cutoff: float) -> bool:
-    return _projected_window(window, pace, origin, at).figure <= cutoff
-
-
 def _overage_in_force(history: Sequence[Reading], now: datetime,
                       max_age: float) -> ObservedOverage | None:
     """R2a's observation at now, carried by the projected readings while it is fresh (the
@@ -453,20 +535,42 @@ def _overage_in_force(history: Sequence[Reading], now: datetime,
     return None
 
 
+def projections_wanted(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutlook],
+                       now: datetime, end: datetime) -> dict[str, set[datetime]]:
+    """Per projected connection, the instants after now that need a projected reading: its
+    own (``projection_instants``) and the budget instants, where the engine re-decides a
+    whole rung."""
+    by_id = {o.connection_id: o for o in outlooks}
+    budgets = budget_instants(inputs, now, end)
+    out: dict[str, set[datetime]] = {}
+    for connection in inputs.connections:
+        found = by_id.get(connection.id)
+        if found is None or not found.projected:
+            continue
+        history = readings_until(inputs.readings.get(connection.id, ()), now)
+        out[connection.id] = projection_instants(
+            connection.id, history, found, now, end, inputs,
+            connection.rate_limited_until) | budgets
+    return out
+
+
 def with_projection(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutlook],
                     instants: Sequence[datetime], dense: bool = False,
-                    kept_fresh: bool = False
+                    kept_fresh: bool = False,
+                    wanted: dict[str, set[datetime]] | None = None
                     ) -> tuple[LoadedInputs, dict[str, list[Reading]]]:
     """The inputs with every projected reading added to its connection's history.
 
-    By default the readings stand on their own, as if recorded: a keep-alive reading
-    whenever the previous one would turn stale. ``kept_fresh`` writes them for an engine
-    told that the projected connections keep reporting (what ``forecast`` steps): a reading
-    only where a decision can change.
+    ``instants`` starts at now. By default the readings stand on their own, as if
+    recorded: a keep-alive reading at each instant where the previous one would have
+    turned stale. ``kept_fresh`` writes them for an engine told that the projected
+    connections keep reporting (what ``forecast`` steps): a reading only where a decision
+    can change (``projection_instants`` and the budget instants).
     """
     by_id = {o.connection_id: o for o in outlooks}
-    also = budget_steps(inputs, instants) if kept_fresh and not dense else None
-    now = instants[0]
+    now, end = instants[0], instants[-1]
+    if wanted is None:
+        wanted = projections_wanted(inputs, outlooks, now, end)
     # Only what was recorded at or before now counts: the rest is what the forecast projects.
     readings = {cid: tuple(readings_until(history, now))
                 for cid, history in inputs.readings.items()}
@@ -476,8 +580,8 @@ def with_projection(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutlook],
         if found is None or not found.projected:
             continue
         history = readings.get(connection.id, ())
-        projected = projected_readings(connection.id, history, found, instants, inputs, dense,
-                                       also, connection.rate_limited_until)
+        projected = projected_readings(connection.id, history, found, instants, inputs,
+                                       dense, wanted.get(connection.id, ()), kept_fresh)
         if projected:
             readings[connection.id] = (*history, *projected)
             added[connection.id] = projected
@@ -485,6 +589,64 @@ def with_projection(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutlook],
 
 
 # --- the forecast ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Unprojected:
+    """A window whose burn cannot be projected, on a connection whose decisions it could
+    move: every answer is unknown from now (docs/forecast.md#unknown)."""
+
+    connection_id: str
+    window: str | None
+    """None for a reading with no window (a status alone)."""
+    reason: str
+
+
+FIXED_REASONS = frozenset({
+    "inactive", "terminal-status", "billing-not-subscription", "billing-uncurated",
+    "keyless-not-subscription", "not-in-category", "no-models", "budget-disabled"})
+"""Exclusions no reading changes over the horizon: a connection whose every pair of the
+auto id is excluded for one of them moves no answer, whatever its windows do."""
+
+
+def _can_move(stepper: Stepper, index: int, now: datetime, projected: bool) -> bool:
+    """Whether a connection's decisions could move the auto id's answers: some pair of it
+    lands on a rung of the id, and is not excluded for a reason no reading changes (nor,
+    for a projected connection, whose readings carry R2a's observation over the horizon,
+    for its overage)."""
+    fixed = FIXED_REASONS | {"overage-not-hard-stop"} if projected else FIXED_REASONS
+    tier_subscription = stepper.auto_id.tier == "subscription"
+    decisions = stepper.decide(index, now, stepper.budgets(now))
+    for pair, decision in zip(stepper.pairs[index], decisions, strict=True):
+        if not stepper.in_category[pair.candidate]:
+            continue
+        if tier_subscription and pair.rung != "subscription":
+            continue
+        if decision.admitted or decision.reason not in fixed:
+            return True
+    return False
+
+
+def unprojected_windows(outlooks: Sequence[ConnectionOutlook], stepper: Stepper,
+                        now: datetime) -> tuple[Unprojected, ...]:
+    """The windows whose burn cannot be projected (no burn rate, a stale reading, a reading
+    whose status is unknown) on connections that could move the answers."""
+    index_of = {c.id: i for i, c in enumerate(stepper.fleet.connections)}
+    found: list[Unprojected] = []
+    for item in outlooks:
+        if item.projected:
+            missing = [Unprojected(item.connection_id, p.window, p.note) for p in item.paces
+                       if p.burn_percent_per_hour is None and p.lasts_to_reset is None]
+        elif item.unknown:
+            missing = [Unprojected(item.connection_id, p.window, item.note)
+                       for p in item.paces] or [
+                Unprojected(item.connection_id, None, item.note)]
+        else:
+            continue
+        index = index_of.get(item.connection_id)
+        if missing and index is not None and _can_move(stepper, index, now, item.projected):
+            found += missing
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -541,6 +703,11 @@ class Forecast:
     step: timedelta
     outlooks: tuple[ConnectionOutlook, ...]
     points: tuple[Point, ...]
+    """The listed points: now, every ``step`` after it, and the horizon's end."""
+    timeline: tuple[Point, ...]
+    """Every point the plan was decided at: the listed ones and each instant a decision can
+    change (a crossing, a reset, a cooldown's end, a budget step). The head is the same
+    between two of them, so the answers read off it are exact, whatever the step."""
     transitions: tuple[Transition, ...]
     escalations: tuple[Escalation, ...]
     first_paid_at: datetime | None
@@ -551,41 +718,81 @@ class Forecast:
     """None without a spend ledger: hours only."""
     projected_readings: int
     warnings: tuple[str, ...]
+    unprojected: tuple[Unprojected, ...] = ()
+    """Windows that cannot be projected; when any, ``first_paid_at`` and ``pool_empty_at``
+    are None and ``answers_known`` is False."""
+    projected_first_paid_at: datetime | None = None
+    """What the projection shows, holding the unprojected windows at their figures (the
+    same as ``first_paid_at`` when the answers are known)."""
+    projected_pool_empty_at: datetime | None = None
 
     @property
     def end(self) -> datetime:
         return self.points[-1].at
+
+    @property
+    def answers_known(self) -> bool:
+        return not self.unprojected
 
 
 def _rank(rung: str | None) -> int:
     return RUNGS.index(rung) if rung in RUNGS else len(RUNGS)
 
 
+def listed_instants(now: datetime, end: datetime, step: timedelta) -> list[datetime]:
+    """Now, every ``step`` after it before ``end``, and ``end`` itself (the last interval is
+    shorter when the step does not divide the horizon)."""
+    instants = step_instants(now, end, step)
+    if instants[-1] < end:
+        instants.append(end)
+    return instants
+
+
 def forecast(inputs: LoadedInputs, auto_id: AutoId, now: datetime, horizon: timedelta,
              step: timedelta, *, now_source: str = "flag",
              lengths: WindowLength = no_lengths, dense: bool = False) -> Forecast:
-    """Project every fresh connection's windows and step the plan over the horizon."""
-    instants = step_instants(now, now + horizon, step)
+    """Project every fresh connection's windows and decide the plan at every instant a
+    decision can change (docs/forecast.md#instants); ``step`` spaces the listed points
+    only."""
+    end = now + horizon
+    listed = listed_instants(now, end, step)
     outlooks = tuple(
         outlook(c.id, c.provider, inputs.readings.get(c.id, ()), now, inputs, lengths)
         for c in inputs.connections if inputs.readings.get(c.id))
-    projected, added = with_projection(inputs, outlooks, instants, dense, kept_fresh=True)
+    events = recorded_instants(
+        inputs, {o.connection_id for o in outlooks if not o.projected}
+        | {c.id for c in inputs.connections if not inputs.readings.get(c.id)}, now, end)
+    wanted = projections_wanted(inputs, outlooks, now, end)
+    for found in wanted.values():
+        events |= found
+    instants = sorted(events.union(listed))
+    projected, added = with_projection(inputs, outlooks, instants, dense, kept_fresh=True,
+                                       wanted=wanted)
     fresh = () if dense else [o.connection_id for o in outlooks if o.projected]
     stepper = Stepper(projected, auto_id, instants, kept_fresh=fresh)
-    points, transitions = walk(stepper)
-    escalations = _escalations(points, transitions)
-    first_paid = next((p.at for p in points if p.head in PAID_RUNGS), None)
-    empty = next((p.at for p in points if p.head is None), None)
+    timeline, transitions = walk(stepper)
+    on_list = set(listed)
+    points = tuple(p for p in timeline if p.at in on_list)
+    escalations = _escalations(timeline, transitions)
+    first_paid = next((p.at for p in timeline if p.head in PAID_RUNGS), None)
+    empty = next((p.at for p in timeline if p.head is None), None)
     hours: dict[str, float] = {}
-    for here, after in pairwise(points):
+    for here, after in pairwise(timeline):
         key = here.head or "empty"
         hours[key] = hours.get(key, 0.0) + (after.at - here.at).total_seconds() / 3600.0
-    heads = [(point.at, point.head) for point in points]
+    if len(timeline) == 1:
+        hours[timeline[0].head or "empty"] = 0.0
+    heads = [(point.at, point.head) for point in timeline]
     paid = _paid(inputs, stepper, hours, now, heads)
     warnings = tuple(inputs.warnings)
-    return Forecast(auto_id, now, now_source, horizon, step, outlooks, points, transitions,
-                    escalations, first_paid, empty, hours, paid,
-                    sum(len(r) for r in added.values()), warnings)
+    if not inputs.connections:
+        warnings = (empty_fleet_warning(inputs.files.get("connections",
+                                                         "the connections file")), *warnings)
+    unknown = unprojected_windows(outlooks, stepper, now)
+    return Forecast(auto_id, now, now_source, horizon, step, outlooks, points, timeline,
+                    transitions, escalations, None if unknown else first_paid,
+                    None if unknown else empty, hours, paid,
+                    sum(len(r) for r in added.values()), warnings, unknown, first_paid, empty)
 
 
 def _escalations(points: Sequence[Point], transitions: Sequence[Transition]
@@ -695,6 +902,11 @@ def _period_end(at: datetime, period: str) -> datetime:
         return next_period_start(at, period)
     except (OverflowError, ValueError):
         return datetime.max.replace(tzinfo=at.tzinfo)
+
+
+def hours_text(hours: float) -> str:
+    """``2.92h``: hours as the forecast's views and ``check``'s gates both word them."""
+    return f"{hours:.2f}h"
 
 
 def wait_text(escalation: Escalation, now: datetime) -> str:

@@ -82,6 +82,24 @@ def _valid_span(value: str) -> str:
     return value
 
 
+def _valid_span_or_zero(value: str) -> str:
+    """A duration that may be zero (``0s``, ``0m``): ``no_paid_within = "0s"`` asks that no
+    paid rung heads the pool at now."""
+    if _is_zero(value):
+        return value
+    try:
+        return _valid_span(value)
+    except ValueError:
+        raise ValueError(f"not a duration: {value!r} (expected e.g. 0s, 30m, 4h, 1d or "
+                         "1h30m)") from None
+
+
+def _is_zero(value: str) -> bool:
+    import re
+
+    return re.fullmatch(r"(0+[smhd])+", value.strip()) is not None
+
+
 def _not_empty(value: Any) -> Any:
     if value is not None and len(value) == 0:
         raise ValueError("must not be empty: an empty list checks nothing")
@@ -102,14 +120,16 @@ IdList = Annotated[tuple[NonBlank, ...], AfterValidator(_not_empty)]
 BillingList = Annotated[tuple[BillingClassName, ...], AfterValidator(_not_empty)]
 ReasonTable = Annotated[dict[NonBlank, ReasonCode], AfterValidator(_not_empty)]
 Span = Annotated[str, AfterValidator(_valid_span)]
+SpanOrZero = Annotated[str, AfterValidator(_valid_span_or_zero)]
 Hours = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
 def span(text: str) -> timedelta:
-    """A validated duration text (``4h``) as a timedelta."""
+    """A validated duration text (``4h``, or ``0s`` where zero is allowed) as a
+    timedelta."""
     from omniladder.simulate import parse_step
 
-    return parse_step(text)
+    return timedelta(0) if _is_zero(text) else parse_step(text)
 
 
 class Expectation(StrictModel):
@@ -130,7 +150,7 @@ class Expectation(StrictModel):
     expect_reason: ReasonTable | None = None
     audit: NonBlank | None = None
     """A gateway's saved candidate list (``audit omniroute``), relative to the policy file."""
-    no_paid_within: Span | None = None
+    no_paid_within: SpanOrZero | None = None
     """No paid rung heads the pool of the forecast at or before now plus this duration."""
     max_paid_hours: Hours | None = None
     """At most this many hours with a paid rung at the head of the pool over the horizon."""
@@ -351,10 +371,19 @@ def _within_calendar(shown: str, index: int, now: datetime,
                      expectation: Expectation) -> None:
     """Raise the InputError naming the expectation's horizon when its forecast would step
     past the end of the calendar (year 9999), as ``forecast --horizon`` says it."""
+    from omniladder.simulate import MAX_STEPS
+
+    horizon = expectation.horizon or DEFAULT_HORIZON
     if timefmt.shifted(now, expectation.forecast_horizon) is None:
-        horizon = expectation.horizon or DEFAULT_HORIZON
         raise InputError(f"the forecast horizon {horizon} from {timefmt.iso(now)} runs past "
                          "the end of the calendar (year 9999)", file=shown,
+                         field=f"expect[{index}].horizon")
+    steps = int(expectation.forecast_horizon / FORECAST_STEP) + 1
+    if steps > MAX_STEPS:
+        longest = timefmt.duration((MAX_STEPS - 1) * FORECAST_STEP.total_seconds())
+        raise InputError(f"the forecast horizon {horizon} is {steps:,} steps of "
+                         f"{timefmt.duration(FORECAST_STEP.total_seconds())}; at most "
+                         f"{MAX_STEPS:,} ({longest}): shorten horizon", file=shown,
                          field=f"expect[{index}].horizon")
 
 
@@ -633,9 +662,21 @@ def _over(ahead: Forecast) -> str:
             f"{timefmt.duration(ahead.horizon.total_seconds())}")
 
 
+def _unknown(key: str, expected: str, ahead: Forecast) -> CheckResult:
+    """A gate on an unknown answer fails, saying which windows make it unknown."""
+    return CheckResult(key, expected, False, "unknown", (
+        f"{_over(ahead)} cannot answer: {len(ahead.unprojected)} window"
+        f"{'' if len(ahead.unprojected) == 1 else 's'} cannot be projected, so the answer is "
+        "unknown from now (docs/forecast.md#unknown)",
+        *(f"{u.connection_id}{'' if u.window is None else ' ' + u.window}: {u.reason}"
+          for u in ahead.unprojected)))
+
+
 def _no_paid_within(value: str, ahead: Forecast) -> CheckResult:
     limit = ahead.now + span(value)
     expected = f"no paid rung heads the pool within {value}"
+    if not ahead.answers_known:
+        return _unknown("no_paid_within", expected, ahead)
     first = ahead.first_paid_at
     if first is None:
         return CheckResult("no_paid_within", expected, True,
@@ -644,30 +685,34 @@ def _no_paid_within(value: str, ahead: Forecast) -> CheckResult:
     actual = f"first paid at {timefmt.short(first, ahead.now)} ({after} after now)"
     if first > limit:
         return CheckResult("no_paid_within", expected, True, actual)
-    head = next(p.head for p in ahead.points if p.at == first)
+    head = next(p.head for p in ahead.timeline if p.at == first)
     evidence = (f"{head} heads the pool at {timefmt.iso(first)}, {after} after now, within "
                 f"{value} ({_over(ahead)})", *_paid_escalations(ahead, limit))
     return CheckResult("no_paid_within", expected, False, actual, evidence)
 
 
 def _max_paid_hours(value: float, ahead: Forecast) -> CheckResult:
+    from omniladder.forecast import hours_text
     from omniladder.models import PAID_RUNGS
 
     # Whole seconds from the steps, so that a bound equal to the paid time passes (the
     # forecast's float hours add up 5-minute twelfths with rounding errors).
     seconds = dict.fromkeys(PAID_RUNGS, 0.0)
-    for here, after in pairwise(ahead.points):
+    for here, after in pairwise(ahead.timeline):
         if here.head in seconds:
             seconds[here.head] += (after.at - here.at).total_seconds()
     hours = {rung: paid / 3600.0 for rung, paid in seconds.items()}
     total = sum(hours.values())
     expected = (f"at most {value:g}h with a paid rung at the head over "
                 f"{timefmt.duration(ahead.horizon.total_seconds())}")
-    actual = f"{total:.2f}h paid"
+    if not ahead.answers_known:
+        return _unknown("max_paid_hours", expected, ahead)
+    actual = f"{hours_text(total)} paid"
     if sum(seconds.values()) <= value * 3600.0 + 1e-6:
         return CheckResult("max_paid_hours", expected, True, actual)
-    evidence = (f"{_over(ahead)} has a paid rung at the head for {total:.2f}h ("
-                + ", ".join(f"{rung} {h:.2f}h" for rung, h in hours.items() if h) + ")",
+    evidence = (f"{_over(ahead)} has a paid rung at the head for {hours_text(total)} ("
+                + ", ".join(f"{rung} {hours_text(h)}" for rung, h in hours.items() if h)
+                + ")",
                 *_paid_escalations(ahead, ahead.end))
     return CheckResult("max_paid_hours", expected, False, actual, evidence)
 

@@ -50,7 +50,7 @@ from omniladder.models import (
 )
 from omniladder.rendering.forecast_view import budget_lines
 from omniladder.scopes import load_window_scopes
-from omniladder.simulate import simulate
+from omniladder.simulate import _walk as whole_fleet_walk
 from tests.conftest import EXAMPLES
 from tests.strategies import ONE_PLAN, input_sets
 from tests.test_simulate_stepping import CATALOGS, FLEETS, T0
@@ -84,22 +84,23 @@ def day_forecast(auto_id: str = "auto/thrifty") -> dict:  # type: ignore[type-ar
 
 def test_the_day_example_escalates_to_cheap_and_comes_back_at_the_reset() -> None:
     """R11 over the projection: 5h window at 51.5% burning 48.5%/h reaches the cutoff at
-    14:01, so 14:05 is the first step on cheap; the 17:00 reset brings it back."""
+    14:01:15 (the instant itself, whatever the step), when cheap heads the pool; the 17:00
+    reset brings it back."""
     document = day_forecast()
     (escalation,) = document["escalations"]
-    assert escalation["at"] == "2026-11-29T14:05:00Z"
+    assert escalation["at"] == "2026-11-29T14:01:15Z"
     assert (escalation["from"], escalation["to"]) == ("subscription", "cheap")
     assert escalation["back_at"] == "2026-11-29T17:00:00Z"
-    assert escalation["wait_seconds"] == 2 * 3600 + 55 * 60
-    assert escalation["text"] == "pay from 14:05Z until 17:00Z, or wait 2h55m"
-    assert document["first_paid_at"] == "2026-11-29T14:05:00Z"
+    assert escalation["wait_seconds"] == 2 * 3600 + 58 * 60 + 45
+    assert escalation["text"] == "pay from 14:01:15Z until 17:00Z, or wait 2h58m"
+    assert document["first_paid_at"] == "2026-11-29T14:01:15Z"
     assert document["pool_empty_at"] is None
     pace = next(p for p in document["pace"] if p["window"] == "5h")
     assert pace["burn_percent_per_hour"] == 48.5
-    assert pace["cutoff_at"].startswith("2026-11-29T14:01")
+    assert pace["cutoff_at"] == "2026-11-29T14:01:15Z"
     assert pace["elapsed_fraction"] == 0.2
     assert pace["lasts_to_reset"] is False
-    assert document["hours_by_head"]["cheap"] == pytest.approx(2 + 55 / 60, abs=1e-3)
+    assert document["hours_by_head"]["cheap"] == pytest.approx(2 + 58.75 / 60, abs=1e-3)
     cheap = next(p for p in document["paid_estimate"] if p["rung"] == "cheap")
     assert cheap["usd"] is not None
     assert "before now" in cheap["basis"]
@@ -108,7 +109,7 @@ def test_the_day_example_escalates_to_cheap_and_comes_back_at_the_reset() -> Non
 def test_the_day_example_empties_auto_subscription() -> None:
     """R10 fails closed: the exhausted Pro plan is not projected, so the pool is empty."""
     document = day_forecast("auto/subscription")
-    assert document["pool_empty_at"] == "2026-11-29T14:05:00Z"
+    assert document["pool_empty_at"] == "2026-11-29T14:01:15Z"
     assert document["first_paid_at"] is None
     personal = next(c for c in document["connections"]
                     if c["connection_id"] == "claude-pro-personal")
@@ -122,7 +123,7 @@ def test_the_table_fits_80_columns_and_names_the_wait() -> None:
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80
-    assert "  pay from 14:05Z until 17:00Z, or wait 2h55m" in lines
+    assert "  pay from 14:01:15Z until 17:00Z, or wait 2h58m" in lines
     assert any(line.startswith("  claude-max-work    5h        51.5%") for line in lines)
 
 
@@ -130,7 +131,7 @@ def test_markdown_lists_the_escalation() -> None:
     result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, "--now",
                                  "2026-11-29T13:00:00Z", "--format", "markdown"])
     assert result.exit_code == 0, result.output
-    assert "- pay from 14:05Z until 17:00Z, or wait 2h55m" in result.stdout
+    assert "- pay from 14:01:15Z until 17:00Z, or wait 2h58m" in result.stdout
 
 
 @pytest.mark.parametrize(("option", "value"), [("--horizon", "0m"), ("--step", "soon"),
@@ -175,7 +176,7 @@ def test_catalog_durations_give_the_window_lengths() -> None:
 
 
 def recorded_plus_projected(inputs: LoadedInputs, result: Forecast) -> LoadedInputs:
-    instants = [p.at for p in result.points]
+    instants = [p.at for p in result.timeline]
     projected, _ = with_projection(inputs, result.outlooks, instants)
     return projected
 
@@ -186,14 +187,79 @@ def recorded_plus_projected(inputs: LoadedInputs, result: Forecast) -> LoadedInp
        st.integers(-120, 60), st.sampled_from([5, 15]))
 def test_simulating_the_projected_readings_as_recorded_gives_the_same_transitions(
         inputs: LoadedInputs, auto_id: str, start: int, step: int) -> None:
-    """Issue "Done when": the projection fed to simulate's whole-fleet re-plan (the oracle
-    of the stepping engine) gives the forecast's head series and transitions."""
+    """docs/forecast.md#instants: the projection written as recorded readings and planned
+    whole at every instant of the forecast's timeline (simulate's re-plan, the oracle of
+    the stepping engine) gives the forecast's transitions at the same instants, and its
+    heads."""
     now = T0 + timedelta(minutes=start)
     result = run(inputs, auto_id, now, hours=4, step=timedelta(minutes=step))
-    series = simulate(recorded_plus_projected(inputs, result), parse_auto_id(auto_id), now,
-                      result.end, timedelta(minutes=step), replan=True)
-    assert series.transitions == result.transitions
-    assert [p.head for p in series.points] == [p.head for p in result.points]
+    instants = [p.at for p in result.timeline]
+    points, transitions = whole_fleet_walk(recorded_plus_projected(inputs, result),
+                                           parse_auto_id(auto_id), instants)
+    assert transitions == result.transitions
+    assert [p.head for p in points] == [p.head for p in result.timeline]
+
+
+def answers(result: Forecast) -> tuple[object, ...]:
+    return (result.first_paid_at, result.pool_empty_at,
+            [(e.at, e.previous, e.head, e.cause, e.back_at, e.back_cause)
+             for e in result.escalations],
+            [(t.at, t.previous, t.head, t.cause) for t in result.transitions],
+            {rung: round(hours, 9) for rung, hours in result.hours_by_head.items()})
+
+
+@pytest.mark.slow
+@settings(max_examples=100, deadline=None)
+@given(FLEETS, st.sampled_from(["auto/thrifty", "auto/subscription"]),
+       st.integers(-120, 60))
+def test_the_answers_are_the_same_whatever_the_step(inputs: LoadedInputs, auto_id: str,
+                                                    start: int) -> None:
+    """docs/forecast.md#instants: first_paid_at, pool_empty_at, every escalation and
+    comeback (and the hours per head) are the same at 1m, 5m, 1h and 4h steps, and each
+    instant is one the plan was decided at."""
+    now = T0 + timedelta(minutes=start)
+    results = [run(inputs, auto_id, now, hours=4, step=timedelta(minutes=minutes))
+               for minutes in (1, 5, 60, 240)]
+    first = answers(results[0])
+    for result in results[1:]:
+        assert answers(result) == first
+    decided = {p.at for p in results[0].timeline}
+    for at in (results[0].first_paid_at, results[0].pool_empty_at):
+        assert at is None or at in decided
+    assert sum(results[-1].hours_by_head.values()) == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize("step", ["5m", "1h", "3h", "4h"])
+def test_the_day_example_pays_from_the_cutoff_instant_at_every_step(step: str) -> None:
+    """At 13:00 the Max plan's 5h window reaches the cutoff at 14:01:15: the forecast
+    used to say 14:05 at 5m steps, 15:00 at 1h, 16:00 at 3h and "no paid rung" at 4h."""
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, "--now",
+                                 "2026-11-29T13:00:00Z", "--step", step, "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    pace = next(p for p in document["pace"] if p["window"] == "5h")
+    assert document["first_paid_at"] == pace["cutoff_at"] == "2026-11-29T14:01:15Z"
+    (escalation,) = document["escalations"]
+    assert escalation["back_at"] == "2026-11-29T17:00:00Z"
+
+
+@pytest.mark.parametrize(("horizon", "step", "listed"), [
+    ("5m", "7m", ["13:00", "13:05"]), ("1h", "25m", ["13:00", "13:25", "13:50", "14:00"])])
+def test_the_hours_add_up_to_the_horizon_when_the_step_does_not_divide_it(
+        horizon: str, step: str, listed: list[str]) -> None:
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, "--now",
+                                 "2026-11-29T13:00:00Z", "--horizon", horizon, "--step", step,
+                                 "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    seconds = timefmt.from_rfc3339(document["end"]) - timefmt.from_rfc3339(document["now"])
+    assert sum(document["hours_by_head"].values()) == pytest.approx(
+        seconds.total_seconds() / 3600, abs=1e-4)
+    assert document["end"][11:16] == listed[-1]
+    table = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, "--now",
+                                "2026-11-29T13:00:00Z", "--horizon", horizon, "--step", step])
+    (line,) = [ln for ln in table.stdout.splitlines() if ln.startswith("Hours heading")]
+    assert line.startswith("Hours heading the pool: subscription ")
 
 
 @pytest.mark.slow
@@ -233,8 +299,10 @@ def test_guardrails_hold_on_generated_histories(inputs: LoadedInputs, start: int
             assert item.projected
             assert (now - pace.checked_at).total_seconds() <= max_age
             assert pace.readings >= MIN_CYCLE_READINGS
-            assert pace.elapsed_fraction is not None
-            assert pace.elapsed_fraction >= MIN_ELAPSED_FRACTION
+            if pace.elapsed_fraction is not None:  # else: the note says it was skipped
+                assert pace.elapsed_fraction >= MIN_ELAPSED_FRACTION
+            else:
+                assert "without the early-cycle guardrail" in pace.note
             if pace.cutoff_at is not None:
                 assert pace.reset_at is not None
                 assert pace.cutoff_at < pace.reset_at
@@ -316,18 +384,18 @@ def test_a_held_reset_after_now_reads_a_projected_reading_not_a_stale_one(
     assert document["transitions"] == []
 
 
-def test_a_reset_between_the_reading_and_now_is_projected_at_the_next_step(
-        tmp_path: Path) -> None:
-    """R6.7 at now (the window reset after the reading), then the projection's new cycle at
-    100% from the first step after now, not from the window's next reset five hours on."""
+def test_a_reset_between_the_reading_and_now_is_projected_from_now(tmp_path: Path) -> None:
+    """The projection carries the reading to now: a window that reset between the reading
+    and now starts its new cycle at 100% at now, not at the window's next reset five hours
+    on (docs/forecast.md: the projection starts at now)."""
     document = forecast_cli(tmp_path, [
         {"connection": "c", "checked_at": "2026-11-30T21:59:00Z", "windows": [
             {"name": "5h", "remaining_percent": 50, "reset_at": "2026-11-30T22:00:00Z",
              "window_seconds": 18000}]},
     ], "auto/subscription", "2026-11-30T22:00:00Z")
-    assert document["pool_empty_at"] == "2026-11-30T22:00:00Z"
-    (back,) = document["transitions"]
-    assert (back["at"], back["to"]) == ("2026-11-30T22:05:00Z", "subscription")
+    assert document["transitions"] == []
+    # the new cycle's burn is unknown: one reading of it (none, at now)
+    assert document["answers_known"] is False
 
 
 def test_a_stale_reading_gets_no_projection_and_stays_unknown() -> None:
@@ -345,7 +413,15 @@ def test_a_stale_reading_gets_no_projection_and_stays_unknown() -> None:
     assert not item.projected
     assert "stale" in item.note
     assert result.projected_readings == 0
-    assert result.pool_empty_at == T0
+    # docs/forecast.md#unknown: the engine reads the stale reading (the pool is empty), and
+    # the answers are unknown from now, never "the empty pool throughout"
+    assert result.projected_pool_empty_at == T0
+    assert not result.answers_known
+    assert result.pool_empty_at is None
+    ((cid, window, reason),) = [(u.connection_id, u.window, u.reason)
+                                for u in result.unprojected]
+    assert (cid, window) == ("c", "5h")
+    assert "stale" in reason
 
 
 @pytest.mark.parametrize("status", ["ok", None])
@@ -381,7 +457,7 @@ def test_no_forecast_before_five_percent_of_the_window(elapsed_minutes: int,
     (pace,) = item.paces
     assert (pace.burn_percent_per_hour is not None) is forecasts
     if not forecasts:
-        assert "no forecast before 5%" in pace.note
+        assert "no burn rate before 5%" in pace.note
 
 
 def test_one_reading_in_the_cycle_gives_no_forecast() -> None:
@@ -402,7 +478,11 @@ def test_one_reading_in_the_cycle_gives_no_forecast() -> None:
     assert "1 reading in this cycle" in pace.note
 
 
-def test_without_a_window_length_there_is_no_forecast() -> None:
+def test_without_a_window_length_two_readings_still_give_a_burn_rate() -> None:
+    """docs/forecast.md#unknown: a burn rate needs two readings of one cycle and nothing
+    else; the window's length only gates the early-cycle guardrail, and the note says the
+    guardrail was skipped. 60% then 50% ten minutes later burns 60%/h: the 2% cutoff falls
+    48 minutes after the latest reading, before the reset an hour on."""
     history = tuple(Reading(connection="c", checked_at=T0 - timedelta(minutes=m),
                             windows=(Window(name="5h", remaining_percent=50.0 + m,
                                             reset_at=T0 + timedelta(hours=1)),))
@@ -411,10 +491,13 @@ def test_without_a_window_length_there_is_no_forecast() -> None:
         settings=Settings(), connections=(Connection(id="c", provider="claude",
                                                      auth_type="oauth"),),
         readings={"c": history}, quota=None, spend=None, catalogs=CATALOGS, files={})
-    (item,) = run(inputs, "auto/thrifty", T0, hours=1, lengths=no_lengths).outlooks
-    (pace,) = item.paces
-    assert pace.burn_percent_per_hour is None
+    result = run(inputs, "auto/thrifty", T0, hours=1, lengths=no_lengths)
+    (pace,) = result.outlooks[0].paces
+    assert pace.burn_percent_per_hour == pytest.approx(60.0)
     assert "window length unknown" in pace.note
+    assert "without the early-cycle guardrail" in pace.note
+    assert pace.cutoff_at == T0 + timedelta(minutes=48)
+    assert result.answers_known
 
 
 def test_a_budget_period_start_re_decides_a_projected_connection_on_its_own_reading(
@@ -496,9 +579,9 @@ def test_a_cutoff_crossing_on_a_step_is_written_where_the_projection_shows_it() 
     sparse = run(inputs, "auto/subscription", T0, step=minute)
     dense = run(inputs, "auto/subscription", T0, step=minute, dense=True)
     (pace,) = sparse.outlooks[0].paces
-    assert pace.cutoff_at == T0 + timedelta(minutes=78)
-    assert sparse.pool_empty_at is not None
-    assert pace.cutoff_at <= sparse.pool_empty_at <= pace.cutoff_at + minute
+    assert pace.cutoff_at is not None
+    assert T0 + timedelta(minutes=78) <= pace.cutoff_at <= T0 + timedelta(minutes=78, seconds=1)
+    assert sparse.pool_empty_at == pace.cutoff_at
     assert sparse.points == dense.points
     assert sparse.transitions == dense.transitions
 
@@ -549,8 +632,8 @@ def test_an_empty_pool_past_the_horizon_is_not_worded_as_paying(tmp_path: Path) 
     assert document["first_paid_at"] is None
     (escalation,) = document["escalations"]
     assert (escalation["at"], escalation["to"], escalation["back_at"]) == (
-        "2026-11-30T12:55:00Z", None, None)
-    assert escalation["text"] == "empty from 12:55Z past the horizon"
+        "2026-11-30T12:54:00Z", None, None)
+    assert escalation["text"] == "empty from 12:54Z past the horizon"
 
 
 def test_a_horizon_past_the_calendars_end_is_a_usage_error_naming_it() -> None:
@@ -626,19 +709,19 @@ def test_the_estimate_reaching_a_daily_budget_is_reported_with_its_instant(
         tmp_path: Path) -> None:
     """R8 closes a rung once the period's spend reaches its budget; the forecast does not
     project spend, so it reports where the estimate reaches it. Cheap heads the pool from
-    14:05 at $12/24h = $0.50/h; $12.25 - $12 = $0.25 is left today, spent in half an hour:
-    14:35Z. Premium has a budget but no spend in the basis: no instant."""
+    14:01:15 at $12/24h = $0.50/h; $12.25 - $12 = $0.25 is left today, spent in half an
+    hour: 14:31:15Z. Premium has a budget but no spend in the basis: no instant."""
     result = day_with_budget(tmp_path, TWELVE_TODAY,
                              'period = "day"\nrung_budget_usd = { cheap = 12.25, '
                              'premium = 20.0 }', "--json")
     document = json.loads(result.stdout)
-    assert document["first_paid_at"] == "2026-11-29T14:05:00Z"
+    assert document["first_paid_at"] == "2026-11-29T14:01:15Z"
     cheap, premium = document["paid_estimate"]
     assert cheap["usd_per_hour"] == 0.5
     assert cheap["budget_usd"] == 12.25
     assert cheap["budget_period"] == "day"
     assert cheap["budget_left_usd"] == 0.25
-    assert cheap["budget_reached_at"] == "2026-11-29T14:35:00Z"
+    assert cheap["budget_reached_at"] == "2026-11-29T14:31:15Z"
     assert premium["budget_left_usd"] == 20.0
     assert premium["budget_reached_at"] is None
     # the engine's plan is not changed: cheap still heads until the 17:00 reset
@@ -646,7 +729,7 @@ def test_the_estimate_reaching_a_daily_budget_is_reported_with_its_instant(
     assert escalation["back_at"] == "2026-11-29T17:00:00Z"
     table = day_with_budget(tmp_path, TWELVE_TODAY,
                             'period = "day"\nrung_budget_usd = { cheap = 12.25 }').stdout
-    assert ("Budget cheap: $0.25 of $12.25 left today; the estimate reaches it at 14:35Z; "
+    assert ("Budget cheap: $0.25 of $12.25 left today; the estimate reaches it at 14:31:15Z; "
             "spend is not projected, so the rung stays open after it") in " ".join(
                 line.strip() for line in table.splitlines())
     markdown = day_with_budget(tmp_path, TWELVE_TODAY,

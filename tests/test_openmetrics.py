@@ -269,6 +269,7 @@ def test_the_forecast_families_are_pinned_in_full() -> None:
         ("omniladder_forecast_empty_pool_seconds", ("auto_id",)),
         ("omniladder_forecast_window_burn_percent_per_hour", window),
         ("omniladder_forecast_window_cutoff_timestamp_seconds", window),
+        ("omniladder_forecast_unprojected_windows", ("auto_id",)),
     ]
 
 
@@ -417,15 +418,15 @@ def day_forecast(auto_id: str) -> tuple[Forecast, str]:
 
 
 def test_forecast_metrics_of_the_day_example() -> None:
-    """docs/forecast.md: the Max plan's 5h window runs out at 14:01, auto/thrifty pays from
-    14:05; no empty pool within the day (NaN)."""
+    """docs/forecast.md: the Max plan's 5h window runs out at 14:01:15, when auto/thrifty
+    starts paying; no empty pool within the day (NaN)."""
     result, text = day_forecast("auto/thrifty")
     found = parse_both(text)
     check_forecast_series(result, found)
     assert text == forecast_metrics(result)
     first = value(found, "omniladder_forecast_first_paid_timestamp_seconds",
                   auto_id="auto/thrifty")
-    assert first == datetime(2026, 11, 29, 14, 5, tzinfo=UTC).timestamp()
+    assert first == datetime(2026, 11, 29, 14, 1, 15, tzinfo=UTC).timestamp()
     assert math.isnan(value(found, "omniladder_forecast_pool_empty_timestamp_seconds",
                             auto_id="auto/thrifty"))
     cutoff = value(found, "omniladder_forecast_window_cutoff_timestamp_seconds",
@@ -438,14 +439,14 @@ def test_forecast_metrics_of_the_day_example() -> None:
 
 
 def test_forecast_metrics_of_a_subscription_pool_that_empties() -> None:
-    """auto/subscription never pays (NaN) and is empty from 14:05, when the Max plan's 5h
+    """auto/subscription never pays (NaN) and is empty from 14:01:15, when the Max plan's 5h
     window runs out."""
     result, text = day_forecast("auto/subscription")
     found = parse_both(text)
     check_forecast_series(result, found)
     assert value(found, "omniladder_forecast_pool_empty_timestamp_seconds",
                  auto_id="auto/subscription") == datetime(
-        2026, 11, 29, 14, 5, tzinfo=UTC).timestamp()
+        2026, 11, 29, 14, 1, 15, tzinfo=UTC).timestamp()
     assert math.isnan(value(found, "omniladder_forecast_first_paid_timestamp_seconds",
                             auto_id="auto/subscription"))
     assert value(found, "omniladder_forecast_empty_pool_hours", auto_id="auto/subscription") > 0

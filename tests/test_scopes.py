@@ -187,7 +187,7 @@ def test_catalog_show_lists_window_scopes_in_the_order_they_are_tried(tmp_path: 
     assert first["file"].endswith("windows.toml")
     codex = [w for w in document["windows"] if w["provider"] == "codex"]
     assert [w["window"] for w in codex] == ["code_review*", "*spark*", "codex_bengalfox_*",
-                                            "session", "weekly"]
+                                            "session", "5h", "weekly"]
     assert codex[3]["exclude_models"] == ["*spark*"]
     table = runner.invoke(app, ["catalog", "show"], env={"COLUMNS": "160"})
     assert table.exit_code == 0, table.output

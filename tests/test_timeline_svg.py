@@ -145,12 +145,14 @@ def test_the_day_forecast_is_projected_from_now_at_the_left_edge(tmp_path: Path)
 
 def test_the_day_forecast_shows_the_escalation_its_comeback_and_first_paid(
         tmp_path: Path) -> None:
-    """R11 over the projection: subscription until 14:05, cheap until the 17:00 reset, then
-    subscription again; first_paid_at marked at 14:05 and the wait listed."""
+    """R11 over the projection: subscription until the cutoff at 14:01:15, cheap until the
+    17:00 reset, then subscription again. The bands are drawn at the listed 5-minute steps
+    (cheap from the 14:05 step); first_paid_at is marked at its instant and the wait
+    listed."""
     root = day_svg(tmp_path)
     step_w = CHART / 289  # 24 hours every 5 minutes, both ends
 
-    def x_of(minutes: int) -> float:
+    def x_of(minutes: float) -> float:
         return LEFT + minutes * 60 / 86_400 * (CHART - step_w)
 
     heads = [(b.attrib["fill"], *span(b)) for b in head_bands(root)]
@@ -159,19 +161,20 @@ def test_the_day_forecast_shows_the_escalation_its_comeback_and_first_paid(
     assert heads[2][1] == pytest.approx(x_of(240), abs=EPS)  # 17:00
     assert heads[2][2] == pytest.approx(LEFT + CHART, abs=EPS)
     shown = texts(root)
-    assert "1. 14:05Z subscription → cheap: claude-max-work 5h window at 0%" in shown
+    assert "1. 14:01:15Z subscription → cheap: claude-max-work 5h window at 1.98958%" in shown
     assert "2. 17:00Z back to subscription: claude-max-work 5h window reset" in shown
-    assert "pay from 14:05Z until 17:00Z, or wait 2h55m" in shown
+    assert "pay from 14:01:15Z until 17:00Z, or wait 2h58m" in shown
     (marker,) = [e for e in root.iter(f"{NS}g") if e.attrib.get("id") == "markers"]
     (line,) = marker.iter(f"{NS}line")
-    assert float(line.attrib["x1"]) == pytest.approx(x_of(65), abs=EPS)
-    assert ["".join(t.itertext()) for t in marker.iter(f"{NS}text")] == ["first paid 14:05Z"]
+    assert float(line.attrib["x1"]) == pytest.approx(x_of(61.25), abs=EPS)
+    assert ["".join(t.itertext()) for t in marker.iter(f"{NS}text")] == [
+        "first paid 14:01:15Z"]
 
 
 def test_the_day_forecast_marks_the_pool_emptying(tmp_path: Path) -> None:
     root = day_svg(tmp_path, "auto/subscription")
     assert_inside_the_view_box(root)
-    assert "pool empty 14:05Z" in texts(root)
+    assert "pool empty 14:01:15Z" in texts(root)
     assert "first paid" not in " ".join(texts(root))
 
 
@@ -268,7 +271,8 @@ def test_generated_forecast_pictures_are_projected_from_now_and_inside(
     root = parse(forecast_svg(result))
     assert_inside_the_view_box(root)
     assert assert_split_at_now(root, recorded=False) == LEFT
-    shown = " ".join(texts(root))
+    markers = [e for e in root.iter(f"{NS}g") if e.attrib.get("id") == "markers"]
+    shown = " ".join("".join(t.itertext()) for g in markers for t in g.iter(f"{NS}text"))
     assert ("first paid" in shown) == (result.first_paid_at is not None)
     assert ("pool empty" in shown) == (result.pool_empty_at is not None)
     assert len(head_bands(root)) == 1 + len(result.transitions)

@@ -437,13 +437,13 @@ def test_why_shows_the_pace_of_each_window_of_the_latest_reading() -> None:
     text = " ".join(_why_day("claude-max-work").replace("│", " ").split())
     assert "pace (forecast): 2 windows of the latest reading" in text
     assert ("5h window at 51.5%, 20% of it elapsed (even pace 20.0% used, actual 48.5%: "
-            "+28.5 points); burning 48.5%/h, at the cutoff 2% 14:01:14Z, before its reset"
+            "+28.5 points); burning 48.5%/h, at the cutoff 2% 14:01:15Z, before its reset"
             in text)
     document = json.loads(_why_day("claude-max-work", "--json"))
     windows = {w["window"]: w for w in document["pace"]["windows"]}
     assert document["pace"]["projected"] is True
     assert windows["5h"]["burn_percent_per_hour"] == 48.5
-    assert windows["5h"]["cutoff_at"].startswith("2026-11-29T14:01:14")
+    assert windows["5h"]["cutoff_at"] == "2026-11-29T14:01:15Z"
     assert windows["5h"]["lasts_to_reset"] is False
 
 

@@ -42,6 +42,11 @@ def check(
 ) -> None:
     """Check a policy: every expectation, pass or fail with evidence; exit 1 if any fails.
 
+    Two checks look ahead on the auto id's forecast (the same as `omniladder forecast`)
+    over the expectation's horizon (default 24h): no_paid_within (no paid rung heads the
+    pool within a duration) and max_paid_hours (at most so many hours with a paid rung at
+    the head).
+
     The policy may name its settings file (top-level config, relative to the policy file);
     --config overrides it. An expectation's own now wins over --now.
     """

@@ -10,7 +10,6 @@ import typer
 
 from omniladder.commands.common import (
     InputOptions,
-    MetricsOutOpt,
     NowOpt,
     PlanFormatOpt,
     files_read,
@@ -23,6 +22,12 @@ from omniladder.commands.common import (
     write_atomic,
 )
 from omniladder.commands.lifetime import hold
+
+ForecastMetricsOutOpt = Annotated[Path | None, typer.Option(
+    "--metrics-out", show_default=False,
+    help="Also write the OpenMetrics text to this file, atomically (for the node_exporter "
+    "textfile collector: name it *.prom in its directory).")]
+"""--metrics-out as forecast words it: forecast has no --out."""
 
 
 @with_input_options
@@ -38,7 +43,7 @@ def forecast(
         "--json", help="Print the JSON forecast document (the same as --format json).")]
     = False,
     fmt: PlanFormatOpt = None,
-    metrics_out: MetricsOutOpt = None,
+    metrics_out: ForecastMetricsOutOpt = None,
     svg: Annotated[Path | None, typer.Option(
         "--svg", help="Also write the timeline as an SVG picture to FILE (projected after "
                       "now).", show_default=False)] = None,
@@ -54,7 +59,7 @@ def forecast(
         from omniladder.loading import find_settings, resolve_files
         from omniladder.rendering.forecast_view import RENDERERS
         from omniladder.scopes import load_window_scopes, window_catalog_paths
-        from omniladder.simulate import step_instants
+        from omniladder.simulate import MAX_STEPS
 
         chosen = plan_output_format(fmt, json_out)
         parsed = parse_auto_id(auto_id)
@@ -66,7 +71,11 @@ def forecast(
         if end is None:
             raise UsageError(f"{horizon!r} from {timefmt.iso(instant)} runs past the end of "
                              "the calendar (year 9999)", field="--horizon")
-        step_instants(instant, end, every)  # too many steps: a usage error
+        steps = int(ahead / every) + 1
+        if steps > MAX_STEPS:
+            raise UsageError(f"{horizon} every {step} (--step) is {steps:,} steps; at "
+                             f"most {MAX_STEPS:,}: shorten --horizon or lengthen --step",
+                             field="--horizon")
         files = resolve_files(find_settings(options.config), inputs.settings,
                               no_shipped_catalogs=options.no_shipped_catalogs)
         windows = window_catalog_paths(files.window_catalogs, not options.no_shipped_catalogs)

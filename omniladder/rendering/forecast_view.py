@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from omniladder import timefmt
 from omniladder.engine.budgets import period_start
 from omniladder.rendering import Format
+from omniladder.rendering.escape import printable
 from omniladder.rendering.json_text import write_json
 
 if TYPE_CHECKING:
@@ -43,9 +44,23 @@ def pace_document(pace: Pace) -> dict[str, Any]:
     }
 
 
+def unknown_text(result: Forecast) -> str:
+    """``claude-max-work 5h has no burn rate (…), and 2 more windows``: why the answers
+    are unknown (the first unprojected window, and how many more)."""
+    first = result.unprojected[0]
+    what = (first.connection_id if first.window is None
+            else f"{first.connection_id} {first.window}")
+    more = len(result.unprojected) - 1
+    tail = f", and {more} more window{'' if more == 1 else 's'}" if more else ""
+    return f"{what} has no burn rate ({first.reason}){tail}"
+
+
 def summary_line(result: Forecast) -> str:
     now = result.now
     span = timefmt.duration(result.horizon.total_seconds())
+    if not result.answers_known:
+        return (f"{result.auto_id.text} over {span}: first paid: unknown — "
+                f"{unknown_text(result)}; pool empty: unknown")
     parts = [f"{result.auto_id.text} over {span}:"]
     if result.first_paid_at is None:
         parts.append("no paid rung")
@@ -94,6 +109,10 @@ def forecast_document(result: Forecast) -> dict[str, Any]:
              "text": wait_text(e, now)} for e in result.escalations],
         "first_paid_at": _at(result.first_paid_at),
         "pool_empty_at": _at(result.pool_empty_at),
+        "answers_known": result.answers_known,
+        "unprojected_windows": [
+            {"connection": u.connection_id, "window": u.window, "reason": u.reason}
+            for u in result.unprojected],
         "hours_by_head": {k: round(v, 4) for k, v in result.hours_by_head.items()},
         "paid_estimate": paid,
         "projected_readings": result.projected_readings,
@@ -127,19 +146,23 @@ def budget_lines(result: Forecast) -> list[str]:
 
 
 def _pace_cells(pace: Pace, now: datetime) -> list[str]:
+    """The pace row's cells, whole: identifiers are never cut (``_pace_table`` lays them
+    out at the width there is)."""
     def pct(value: float | None) -> str:
         return "-" if value is None else f"{value:.1f}%"
 
     burn = ("-" if pace.burn_percent_per_hour is None
             else f"{pace.burn_percent_per_hour:.1f}%/h")
     runs = "-"
-    if pace.cutoff_at is not None:
+    if pace.past_reset:
+        runs = "reset"
+    elif pace.cutoff_at is not None:
         runs = _clock(pace.cutoff_at, now)
     elif pace.lasts_to_reset:
         runs = "lasts"
     left = "unlim." if pace.remaining_percent is None else pct(pace.remaining_percent)
     ahead = ("-" if pace.ahead_percent is None else f"{pace.ahead_percent:+.1f}")
-    return [pace.connection_id[:18], pace.window[:8], left,
+    return [pace.connection_id, pace.window, left,
             pct(None if pace.elapsed_fraction is None else pace.elapsed_fraction * 100),
             pct(pace.expected_used_percent), pct(pace.used_percent), ahead, burn, runs]
 
@@ -147,7 +170,8 @@ def _pace_cells(pace: Pace, now: datetime) -> list[str]:
 _PACE_HEAD = ["connection", "window", "left", "elap.", "even", "used", "ahead", "burn",
               "cutoff"]
 _PACE_WIDTHS = [18, 8, 6, 6, 6, 6, 6, 8, 6]
-"""Two columns of indent, eight spaces between: 80 columns."""
+"""The narrowest each column gets (two columns of indent and these fill 80 columns); a
+longer cell widens its column."""
 
 
 def _clock(at: datetime, now: datetime) -> str:
@@ -157,79 +181,153 @@ def _clock(at: datetime, now: datetime) -> str:
     return f"{at.hour:02d}:{at.minute:02d}Z" if days == 0 else f"+{days}d"
 
 
-def _row(cells: list[str]) -> str:
-    parts = [cell.ljust(width) if index < 2 else cell.rjust(width)
-             for index, (cell, width) in enumerate(zip(cells, _PACE_WIDTHS, strict=True))]
+def _row(cells: list[str], widths: list[int]) -> str:
+    parts = [_pad(cell, width, left=index < 2)
+             for index, (cell, width) in enumerate(zip(cells, widths, strict=True))]
     return " ".join(parts).rstrip()
+
+
+def cell_len(text: str) -> int:
+    """The terminal cells ``text`` takes (rich's measure, imported when a table is laid
+    out: the module stays importable without rich)."""
+    from rich.cells import cell_len as measured
+
+    return measured(text)
+
+
+def _pad(cell: str, width: int, *, left: bool) -> str:
+    room = " " * max(width - cell_len(cell), 0)
+    return cell + room if left else room + cell
+
+
+def _pace_table(rows: list[list[str]], width: int) -> list[str]:
+    """The pace rows under their header when they fit ``width`` columns (every column as
+    wide as its widest cell), else stacked: each row's connection and window on a line of
+    their own and its figures below, as the other views stack a table that does not fit.
+    Cells are escaped first, so widths are those printed."""
+    rows = [[printable(cell) for cell in row] for row in rows]
+    widths = [max(least, *(cell_len(row[index]) for row in rows))
+              for index, least in enumerate(_PACE_WIDTHS)]
+    if 2 + sum(widths) + len(widths) - 1 <= width:
+        return ["  " + _row(_PACE_HEAD, widths), *("  " + _row(row, widths) for row in rows)]
+    lines: list[str] = []
+    for row in rows:
+        lines += _wrap(f"{row[0]} {row[1]}", "  ", width)
+        line = "     "
+        for name, cell in zip(_PACE_HEAD[2:], row[2:], strict=True):
+            item = f" {name} {cell}"
+            if line.strip() and cell_len(line) + len(item) > width:
+                lines.append(line)
+                line = "     "
+            line += item
+        lines.append(line)
+    return lines
 
 
 def _wrap(text: str, indent: str, width: int = 80) -> list[str]:
     import textwrap
 
-    return textwrap.wrap(text, width=width, initial_indent=indent,
-                         subsequent_indent=" " * len(indent) + "  ",
-                         break_on_hyphens=False) or [indent]
+    return textwrap.wrap(printable(text), width=max(width, len(indent) + 8),
+                         initial_indent=indent, subsequent_indent=" " * len(indent) + "  ",
+                         break_on_hyphens=False, break_long_words=False) or [indent]
 
 
-def forecast_lines(result: Forecast) -> list[str]:
+def hours_line(result: Forecast) -> str:
+    from omniladder.forecast import hours_text
+
+    return "Hours heading the pool: " + ", ".join(
+        f"{rung} {hours_text(value)}" for rung, value in result.hours_by_head.items())
+
+
+def paid_lines(result: Forecast) -> list[str]:
+    """``Paid estimate cheap: 2.92h, $0.12 (…)`` per paid rung, then the budget lines."""
+    from omniladder.forecast import hours_text
+
+    if result.paid is None:
+        return ["Paid estimate: no spend ledger, hours only"]
+    lines = []
+    for estimate in result.paid:
+        usd = "-" if estimate.usd is None else timefmt.usd(estimate.usd)
+        lines.append(f"Paid estimate {estimate.rung}: {hours_text(estimate.hours)}, {usd} "
+                     f"({estimate.basis})")
+    return lines + budget_lines(result)
+
+
+def forecast_lines(result: Forecast, width: int = 80) -> list[str]:
+    """The table view's lines, ``width`` columns wide (an identifier longer than that is
+    printed whole on a line of its own)."""
     from omniladder.forecast import wait_text
 
     now = result.now
-    lines = [f"omniladder forecast {result.auto_id.text}",
+    lines = [printable(f"omniladder forecast {result.auto_id.text}"),
              *_wrap(f"from {timefmt.iso(now)} ({timefmt.now_source(result.now_source)}) over "
                     f"{timefmt.duration(result.horizon.total_seconds())} every "
                     f"{timefmt.duration(result.step.total_seconds())}; "
                     f"{result.projected_readings} projected reading"
-                    f"{'' if result.projected_readings == 1 else 's'}", ""), ""]
-    lines.append("Pace per window (use at an even pace vs. actual; cutoff at that burn)")
-    lines.append("  " + _row(_PACE_HEAD))
+                    f"{'' if result.projected_readings == 1 else 's'}", "", width), ""]
+    if not result.answers_known:
+        lines += [*_wrap(summary_line(result), "", width), ""]
+    lines += _wrap("Pace per window (use at an even pace vs. actual; cutoff at that burn)", "",
+                   width)
     notes: list[str] = []
+    rows: list[list[str]] = []
     for item in result.outlooks:
         for pace in item.paces:
-            lines.append("  " + _row(_pace_cells(pace, now)))
+            rows.append(_pace_cells(pace, now))
             if pace.note:
                 notes.append(f"{pace.connection_id} {pace.window}: {pace.note}")
         if not item.paces and item.note:
             notes.append(f"{item.connection_id}: {item.note}")
-    if not any(item.paces for item in result.outlooks):
-        lines.append("  (no reading at or before now has a window)")
+    if rows:
+        lines += _pace_table(rows, width)
+    else:
+        lines += ["  " + _row(_PACE_HEAD, _PACE_WIDTHS),
+                  "  (no reading at or before now has a window)"]
     for note in notes:
-        lines += _wrap(note, "  - ")
+        lines += _wrap(note, "  - ", width)
     lines.append("")
+    if not result.answers_known:
+        count = len(result.unprojected)
+        lines += _wrap(f"Head rung: unknown from now: {count} window"
+                       f"{'' if count == 1 else 's'} cannot be projected (docs/forecast.md"
+                       "#unknown); what follows holds "
+                       f"{'it' if count == 1 else 'them'} at the figure read", "", width)
     if result.transitions:
         lines.append("Head rung (projected)")
         first = result.points[0]
         lines.append(f"  {timefmt.short(first.at, now):<8} {first.head or 'empty pool'}")
         for transition in result.transitions:
             lines += _wrap(f"{timefmt.short(transition.at, now):<8} "
-                           f"{transition.head or 'empty pool'}: {transition.cause}", "  ")
+                           f"{transition.head or 'empty pool'}: {transition.cause}", "  ",
+                           width)
+    elif result.answers_known:
+        head = result.points[0].head or "the empty pool"
+        lines += _wrap(f"Head rung (projected): {head} throughout, no transition", "", width)
     else:
         head = result.points[0].head or "the empty pool"
-        lines.append(f"Head rung (projected): {head} throughout, no transition")
+        lines += _wrap(f"  {timefmt.short(result.now, now):<8} {head}, no projected "
+                       "transition", "", width)
     if result.escalations:
         lines.append("")
         lines.append("Escalations")
         for escalation in result.escalations:
-            lines += _wrap(wait_text(escalation, now), "  ")
+            lines += _wrap(wait_text(escalation, now), "  ", width)
     lines.append("")
-    hours = ", ".join(f"{rung} {value:.1f}h" for rung, value in result.hours_by_head.items())
-    lines.append(f"Hours heading the pool: {hours}")
-    if result.paid is None:
-        lines.append("Paid estimate: no spend ledger, hours only")
-    else:
-        for estimate in result.paid:
-            usd = "-" if estimate.usd is None else timefmt.usd(estimate.usd)
-            lines += _wrap(f"Paid estimate {estimate.rung}: {estimate.hours:.1f}h, {usd} "
-                           f"({estimate.basis})", "")
-        for line in budget_lines(result):
-            lines += _wrap(line, "")
+    lines += _wrap(hours_line(result), "", width)
+    for line in paid_lines(result):
+        lines += _wrap(line, "", width)
     lines.append("")
-    lines += _wrap(summary_line(result), "")
+    lines += _wrap(summary_line(result), "", width)
     return lines
 
 
 def render_table(result: Forecast, out: TextIO) -> None:
-    out.write("\n".join(forecast_lines(result)) + "\n")
+    """The table view at the width the other views print at (the terminal's, ``COLUMNS``,
+    or a fixed width when piped)."""
+    from omniladder.rendering.table import make_console
+
+    width = make_console(out).width
+    out.write("\n".join(forecast_lines(result, width)) + "\n")
 
 
 def render_json(result: Forecast, out: TextIO) -> None:
@@ -238,33 +336,32 @@ def render_json(result: Forecast, out: TextIO) -> None:
 
 def render_markdown(result: Forecast, out: TextIO) -> None:
     from omniladder.forecast import wait_text
+    from omniladder.rendering import markdown as md
 
     now = result.now
-    lines = [f"### omniladder forecast `{result.auto_id.text}`", "",
+    lines = [f"### omniladder forecast {md.code(result.auto_id.text)}", "",
              f"From {timefmt.iso(now)} over {timefmt.duration(result.horizon.total_seconds())}"
              f" every {timefmt.duration(result.step.total_seconds())}.", "",
-             f"**{summary_line(result)}**", "",
-             "| connection | window | left | elapsed | burn | cutoff at | note |",
-             "|---|---|---:|---:|---:|---|---|"]
+             f"**{md.text(summary_line(result))}**", ""]
+    rows: list[list[str]] = []
     for item in result.outlooks:
         for pace in item.paces:
             cells = _pace_cells(pace, now)
-            note = pace.note.replace("|", "\\|")
-            lines.append(f"| {pace.connection_id} | {pace.window} | {cells[2]} | {cells[3]} "
-                         f"| {cells[7]} | {cells[8]} | {note} |")
+            rows.append([md.code(pace.connection_id), md.code(pace.window),
+                         *(md.text(cells[i]) for i in (2, 3, 7, 8)), md.text(pace.note)])
         if not item.paces:
-            lines.append(f"| {item.connection_id} | | | | | | {item.note} |")
-    lines += ["", "| at | head | cause |", "|---|---|---|"]
-    for transition in result.transitions:
-        lines.append(f"| {timefmt.short(transition.at, now)} | "
-                     f"{transition.head or 'empty pool'} | {transition.cause} |")
+            rows.append([md.code(item.connection_id), "", "", "", "", "",
+                         md.text(item.note)])
+    lines += md.table(["connection", "window", "left", "elapsed", "burn", "cutoff at",
+                       "note"], rows, numeric=(2, 3, 4))
+    lines += ["", *md.table(["at", "head", "cause"], [
+        [md.text(timefmt.short(t.at, now)), md.text(t.head or "empty pool"), md.text(t.cause)]
+        for t in result.transitions])]
     if result.escalations:
         lines.append("")
-        lines += [f"- {wait_text(e, now)}" for e in result.escalations]
-    budgets = budget_lines(result)
-    if budgets:
-        lines.append("")
-        lines += [f"- {line}" for line in budgets]
+        lines += [f"- {md.text(wait_text(e, now))}" for e in result.escalations]
+    lines.append("")
+    lines += [f"- {md.text(line)}" for line in (hours_line(result), *paid_lines(result))]
     out.write("\n".join(lines) + "\n")
 
 

@@ -102,6 +102,9 @@ FORECAST_FAMILIES: tuple[Family, ...] = (
     Family("omniladder_forecast_window_cutoff_timestamp_seconds", _WINDOW,
            "When each window reaches the exit cutoff at its burn rate, in Unix seconds; NaN "
            "when it lasts to its reset or has no rate."),
+    Family("omniladder_forecast_unprojected_windows", ("auto_id",),
+           "Windows whose burn cannot be projected on connections that could move the "
+           "answers; above 0, first paid and pool empty are unknown (NaN)."),
 )
 """The families ``forecast --format openmetrics`` writes, in the order it writes them."""
 
@@ -298,6 +301,8 @@ def forecast_samples(result: Forecast) -> dict[str, list[Sample]]:
                 (labels, math.nan if burn is None else round(burn, 3)))
             out["omniladder_forecast_window_cutoff_timestamp_seconds"].append(
                 (labels, seconds(pace.cutoff_at)))
+    out["omniladder_forecast_unprojected_windows"].append(
+        (auto_id, float(len(result.unprojected))))
     return out
 
 
