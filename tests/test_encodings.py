@@ -92,6 +92,22 @@ def test_a_human_view_is_whole_in_the_declared_encoding(encoding: str) -> None:
     assert "v pass auto/subscription never bills " in shown
 
 
+def test_catalog_checks_plain_text_view_is_spelled_too(tmp_path: Path) -> None:
+    """catalog check's findings are lines, not a rich table: a human view all the same."""
+    (tmp_path / "m.toml").write_text(
+        '[[models]]\nprovider = "acm\u00e9"\nmodel = "acm\u00e9-1"\ninput_usd_per_mtok = 0.5\n'
+        'output_usd_per_mtok = 1.5\ncategories = ["coding"]\nas_of = "2020-01-01"\n',
+        encoding="utf-8")
+    args = ["catalog", "check", "--models-catalog", "m.toml", "--today", "2026-11-29"]
+    plain = _run(args, "utf-8", tmp_path)
+    declared = _run(args, "ascii", tmp_path)
+    assert declared.returncode == plain.returncode == 1
+    text = plain.stdout.decode("utf-8")
+    assert "acm\u00e9/acm\u00e9-1" in text
+    assert declared.stdout.decode("ascii") == for_encoding(text, "ascii")
+    assert "acm\\xe9/acm\\xe9-1" in declared.stdout.decode("ascii")
+
+
 def test_the_spelling_keeps_what_the_encoding_holds_and_escapes_the_rest() -> None:
     text = "café → ok — 中 ─│┼ \udcff"
     assert for_encoding(text, "utf-8") == "café → ok — 中 ─│┼ \\udcff"

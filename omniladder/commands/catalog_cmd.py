@@ -16,6 +16,7 @@ from omniladder.commands.common import (
     NoShippedOpt,
     WindowsCatalogOpt,
     answer_is_no,
+    human_view,
     refuse_overwriting,
     say,
     user_errors,
@@ -183,6 +184,7 @@ def check(
                     "matches no finding any more (stale); remove it from the baseline")
             from omniladder.rendering.escape import printable
 
+            human_view()
             sys.stdout.write(printable("\n".join(lint_lines(problems, shown, fleet, judged,
                                                              against, notes))) + "\n")
         failing = judged.new if judged is not None else problems
