@@ -1,0 +1,134 @@
+"""`omniladder audit traffic` on the command line: the worked example of docs/traffic.md,
+the formats and their schema, and the exits of SPEC §7.6."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from omniladder.cli import app
+from tests.conftest import EXAMPLES, ROOT
+from tests.test_init_schema import _valid
+
+runner = CliRunner()
+DOC = ROOT / "docs" / "traffic.md"
+
+
+def audit(*args: str, exit_code: int | None = None) -> Any:
+    result = runner.invoke(app, ["audit", "traffic", *args])
+    if exit_code is not None:
+        assert result.exit_code == exit_code, result.output
+    return result
+
+
+@pytest.fixture
+def in_examples(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(EXAMPLES)
+
+
+def worked_example() -> str:
+    text = DOC.read_text(encoding="utf-8")
+    section = text.split('<a id="worked-example"></a>', 1)[1]
+    found = re.search(r"```text\n(.*?)```", section, re.S)
+    assert found is not None
+    return found.group(1)
+
+
+@pytest.mark.usefixtures("in_examples")
+def test_the_worked_example_is_what_the_command_prints() -> None:
+    result = audit("auto/thrifty", "--traffic", "traffic.jsonl", exit_code=1)
+    assert result.stdout == worked_example()
+    assert "exit 1: $3.00 paid on cheap/premium while the subscription rung had quota" \
+        in result.stderr
+
+
+@pytest.mark.usefixtures("in_examples")
+def test_the_example_json_fits_its_schema_and_carries_the_figures() -> None:
+    schema = json.loads((ROOT / "schemas" / "audit-traffic.schema.json").read_text())
+    result = audit("auto/thrifty", "--traffic", "traffic.jsonl", "--json", exit_code=1)
+    document = json.loads(result.stdout)
+    assert _valid(document, schema, schema)
+    assert document["counts"] == {"unknown-connection": 1, "off-plan-billed": 0,
+                                  "served-excluded": 2, "early-paid": 5, "above-head": 1,
+                                  "on-plan": 8}
+    assert document["leak_usd"] == pytest.approx(3.0, abs=0.01)
+    assert document["expired_unused"] == [{
+        "connection": "claude-pro-personal", "window": "5h", "models": None,
+        "reset_at": "2026-11-29T09:30:00Z", "percent": 30.0,
+        "checked_at": "2026-11-29T09:00:00Z"}]
+    assert document["events"]["duplicates"] == 1
+    assert document["unattributed"] == [{"connection": "anthropic-old-key", "events": 1}]
+    assert [leak["cost_usd"] for leak in document["top_leaks"]] == sorted(
+        (leak["cost_usd"] for leak in document["top_leaks"]), reverse=True)
+    assert set(schema["required"]) == set(document)
+
+
+@pytest.mark.usefixtures("in_examples")
+def test_markdown_and_openmetrics_carry_the_same_figures() -> None:
+    markdown = audit("auto/thrifty", "--traffic", "traffic.jsonl", "--format", "markdown",
+                     exit_code=1).stdout
+    assert markdown.startswith("**$3.00 paid on cheap/premium")
+    assert "| `early-paid` | 5 | $3.00 |" in markdown
+    metrics = audit("auto/thrifty", "--traffic", "traffic.jsonl", "--format", "openmetrics",
+                    exit_code=1).stdout
+    assert 'omniladder_traffic_events{auto_id="auto/thrifty",finding="early-paid"} 5\n' \
+        in metrics
+    assert 'omniladder_traffic_passed{auto_id="auto/thrifty"} 0\n' in metrics
+    assert metrics.endswith("# EOF\n")
+    for line in metrics.splitlines():
+        if line.startswith("omniladder_"):
+            assert re.fullmatch(r'omniladder_traffic_[a-z_]+\{[^}]*\} \S+', line), line
+
+
+@pytest.mark.usefixtures("in_examples")
+def test_the_allowance_and_the_span() -> None:
+    audit("auto/thrifty", "--traffic", "traffic.jsonl", "--max-leak-usd", "5", exit_code=0)
+    morning = audit("auto/thrifty", "--traffic", "traffic.jsonl", "--to",
+                    "2026-11-29T09:50:00Z", "--json", exit_code=0)
+    document = json.loads(morning.stdout)
+    assert document["to"] == "2026-11-29T09:50:00Z"
+    assert document["counts"]["early-paid"] == 0
+
+
+@pytest.mark.usefixtures("in_examples")
+@pytest.mark.parametrize(("args", "words"), [
+    (["--from", "2026-11-29T12:00:00Z", "--to", "2026-11-29T09:00:00Z"], "--from"),
+    (["--from", "2026-11-29T12:00:00"], "no offset"),
+    (["--max-leak-usd", "-1"], "--max-leak-usd"),
+    (["--max-leak-usd", "nan"], "--max-leak-usd"),
+])
+def test_usage_errors_are_exit_2(args: list[str], words: str) -> None:
+    result = audit("auto/thrifty", "--traffic", "traffic.jsonl", *args, exit_code=2)
+    assert words in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_a_bad_line_is_exit_2_naming_file_line_and_field(tmp_path: Path) -> None:
+    ledger = tmp_path / "traffic.jsonl"
+    ledger.write_text('{"at": "2026-11-29T11:00:00Z", "connection": "a", "model": "m"}\n'
+                      '{"at": "2026-11-29T11:00:00Z", "connection": "a", "model": "m", '
+                      '"status": "done"}\n')
+    result = audit("auto/thrifty", "--config", str(EXAMPLES / "omniladder.toml"),
+                   "--traffic", str(ledger), exit_code=2)
+    assert result.stdout == ""
+    assert re.search(r"traffic\.jsonl:2: status: must be served or failed", result.stderr)
+
+
+def test_no_ledger_is_a_usage_error(tmp_path: Path) -> None:
+    result = audit("auto/thrifty", "--config", str(EXAMPLES / "omniladder.toml"),
+                   exit_code=2)
+    assert "--traffic" in result.stderr
+
+
+def test_the_ledger_is_never_modified(tmp_path: Path) -> None:
+    ledger = tmp_path / "traffic.jsonl"
+    original = (EXAMPLES / "traffic.jsonl").read_bytes()
+    ledger.write_bytes(original)
+    audit("auto/thrifty", "--config", str(EXAMPLES / "omniladder.toml"), "--traffic",
+          str(ledger), exit_code=1)
+    assert ledger.read_bytes() == original
