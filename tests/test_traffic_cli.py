@@ -132,3 +132,49 @@ def test_the_ledger_is_never_modified(tmp_path: Path) -> None:
     audit("auto/thrifty", "--config", str(EXAMPLES / "omniladder.toml"), "--traffic",
           str(ledger), exit_code=1)
     assert ledger.read_bytes() == original
+
+
+# --- the check gate ------------------------------------------------------------------------
+
+
+def policy(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "policy.toml"
+    path.write_text(f'config = "{EXAMPLES / "omniladder.toml"}"\n'
+                    '[[expect]]\nname = "traffic"\nauto_id = "auto/thrifty"\n' + body)
+    return path
+
+
+def check(path: Path, exit_code: int) -> Any:
+    result = runner.invoke(app, ["check", str(path), "--json"])
+    assert result.exit_code == exit_code, result.output
+    return result
+
+
+LEDGER = str(EXAMPLES / "traffic.jsonl")
+
+
+def test_the_gate_fails_on_the_leak_and_passes_within_it(tmp_path: Path) -> None:
+    failed = check(policy(tmp_path, f'max_leak_usd = 2.5\ntraffic = "{LEDGER}"\n'), 1)
+    [result] = json.loads(failed.stdout)["expectations"]
+    [judged] = result["checks"]
+    assert judged["check"] == "max_leak_usd"
+    assert judged["actual"].startswith("$3.00 leaked over 17 audited events")
+    check(policy(tmp_path, f'max_leak_usd = 3.5\ntraffic = "{LEDGER}"\n'), 0)
+
+
+def test_the_gate_looks_back_over_its_span(tmp_path: Path) -> None:
+    """From the expectation's instant (11:00) back 2h: only the 09:58 leak ($0.22) counts."""
+    body = (f'now = 2026-11-29T10:00:00Z\nmax_leak_usd = 0.5\ntraffic = "{LEDGER}"\n'
+            'traffic_span = "2h"\n')
+    check(policy(tmp_path, body), 0)
+    check(policy(tmp_path, body.replace("0.5", "0.2")), 1)
+
+
+@pytest.mark.parametrize(("body", "words"), [
+    ('max_pool = 30\ntraffic = "x.jsonl"\n', "traffic is read only by max_leak_usd"),
+    ("max_leak_usd = 1\n", "needs a traffic ledger"),
+    ("max_leak_usd = -1\n", "max_leak_usd"),
+])
+def test_the_gate_refuses_what_it_cannot_judge(tmp_path: Path, body: str, words: str) -> None:
+    result = check(policy(tmp_path, body), 2)
+    assert words in result.stderr
