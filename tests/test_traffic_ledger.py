@@ -192,3 +192,15 @@ def test_settings_name_the_traffic_ledger(tmp_path: Path) -> None:
                                   str(settings), "--json", "--max-leak-usd", "100"])
     assert audited.exit_code == 0, audited.output
     assert json.loads(audited.stdout)["events"]["read"] == 1
+
+
+def test_a_line_changed_between_the_two_reads_is_checked_again(tmp_path: Path) -> None:
+    """The second read trusts what the scan validated; a line rewritten in between (a
+    gateway rewriting its log) is validated again, not trusted."""
+    path = write(tmp_path, [json.dumps(GOOD), json.dumps({**GOOD, "request_id": "r2"})])
+    ledger = Ledger(path)
+    ledger.scan()
+    path.write_text(json.dumps(GOOD) + "\n" + '{"at": "2026-11-29T11:00:00Z"}\n')
+    with pytest.raises(InputError) as caught:
+        list(ledger.events())
+    assert (caught.value.line, caught.value.field) == (2, "connection")

@@ -45,6 +45,7 @@ TOP_LEAKS = 10
 LISTED = 20
 """How many unpriced events and unattributed connections are listed (all are counted)."""
 _MICROSECOND = timedelta(microseconds=1)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _RANK: dict[str, int] = {rung: index for index, rung in enumerate(RUNGS)}
 
 
@@ -329,7 +330,8 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
     not_audited = {"other-request": 0, "no-request": 0, "outside-span": 0}
     leak_split = dict.fromkeys(LEAK_FINDINGS, 0.0)
     by_connection: dict[str, ConnectionTally] = {}
-    by_hour: dict[datetime, HourTally] = {}
+    by_hour: dict[int, HourTally] = {}
+    """Per hour since the epoch (UTC hours are whole hours of Unix time)."""
     unattributed: dict[str, int] = {}
     unpriced_events: list[Judged] = []
     top: list[tuple[float, int, Judged]] = []
@@ -401,7 +403,7 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
         counts[finding] += 1
         tally.served += 1
         tally.counts[finding] += 1
-        hour_key = at.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+        hour_key = int(at.timestamp()) // 3600
         hour = by_hour.get(hour_key)
         if hour is None:
             hour = by_hour[hour_key] = HourTally()
@@ -453,7 +455,8 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
         unpriced_events=tuple(unpriced_events), unattributed=unattributed,
         failed=tallies["failed"], expired_unused=expired,
         by_connection=dict(sorted(by_connection.items())),
-        by_hour=dict(sorted(by_hour.items())), top_leaks=leaks,
+        by_hour={_EPOCH + timedelta(hours=hour): tally
+                 for hour, tally in sorted(by_hour.items())}, top_leaks=leaks,
         plan_steps=len(plan.instants) if plan is not None else 0,
         warnings=tuple(inputs.warnings), notes=tuple(ledger.notes))
 

@@ -154,6 +154,22 @@ def _kind(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+_CHECKED: dict[str, None] = {}
+"""Connection, model and requested texts already found valid: a ledger repeats a few
+thousand of them millions of times (request ids, each new, are not kept)."""
+_CHECKED_MAX = 1 << 16
+
+
+def _known_text(value: Any, field: str, place: _Place) -> str:
+    """``_text`` for the values a ledger repeats, remembered once valid."""
+    if type(value) is str and value in _CHECKED:
+        return value
+    found = _text(value, field, place)
+    if len(_CHECKED) < _CHECKED_MAX:
+        _CHECKED[found] = None
+    return found
+
+
 def _text(value: Any, field: str, place: _Place) -> str:
     if type(value) is not str:
         raise place.error(field, f"must be a string, got {_kind(value)}")
@@ -214,9 +230,9 @@ def event_from(data: Any, place: _Place, line: int) -> LedgerEvent:
     requested = get("requested")
     request_id = get("request_id")
     return LedgerEvent(
-        _instant(data["at"], place), _text(data["connection"], "connection", place),
-        _text(data["model"], "model", place),
-        None if requested is None else _text(requested, "requested", place),
+        _instant(data["at"], place), _known_text(data["connection"], "connection", place),
+        _known_text(data["model"], "model", place),
+        None if requested is None else _known_text(requested, "requested", place),
         status, counts[0], counts[1], counts[2], counts[3],
         None if cost is None else _cost(cost, place),
         None if request_id is None else _text(request_id, "request_id", place),
@@ -224,6 +240,18 @@ def event_from(data: Any, place: _Place, line: int) -> LedgerEvent:
 
 
 _KNOWN = frozenset(FIELDS)
+
+
+def _trusted(data: dict[str, Any], line: int) -> LedgerEvent:
+    """An event ``event_from`` already accepted, built again without its checks."""
+    get = data.get
+    cost = get("cost_usd")
+    return LedgerEvent(
+        timefmt.from_rfc3339(data["at"]), data["connection"], data["model"],
+        get("requested"), get("status") or "served", get("tokens_in"), get("tokens_out"),
+        get("tokens_cache_read"), get("tokens_cache_write"),
+        None if cost is None else float(cost), get("request_id"), get("attempts_before"),
+        line)
 
 
 # --- the ledger ---------------------------------------------------------------------------
@@ -265,6 +293,8 @@ class Ledger:
         self._document: list[LedgerEvent] | None = None
         self._maybe_repeated: set[int] = set()
         self._scan: Scan | None = None
+        self._lines_seen = 0
+        """The last line of an event the scan read."""
 
     # --- reading ------------------------------------------------------------------------
 
@@ -329,6 +359,26 @@ class Ledger:
                            -index - 1)
                 for index, item in enumerate(events)]
 
+    def _again(self) -> Iterator[LedgerEvent]:
+        """A JSONL ledger's events once more, after ``scan`` validated every line: the same
+        events ``event_from`` built, without checking each field again. A ledger changed
+        between the two reads (a gateway still appending) is validated where it differs:
+        any line the first read did not see (past its last line) goes through
+        ``event_from``."""
+        from omniladder.loading import input_lines
+
+        seen = self._lines_seen
+        for number, raw in input_lines(self.path, self.shown):
+            if number > seen:
+                break
+            if raw.isspace():
+                continue
+            try:
+                event = _trusted(json.loads(raw), number)
+            except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+                event = self._line(number, raw)  # changed since the scan: the full check
+            yield event
+
     def _all(self) -> Iterator[LedgerEvent]:
         if self.by_line:
             return self._lines()
@@ -348,8 +398,10 @@ class Ledger:
         first: datetime | None = None
         last: datetime | None = None
         count = 0
+        last_line = 0
         for event in self._all():
             count += 1
+            last_line = event.line
             at = event.at
             if first is None or at < first:
                 first = at
@@ -370,6 +422,7 @@ class Ledger:
             if seen:
                 maybe.add(key)
         self._maybe_repeated = maybe
+        self._lines_seen = last_line
         self._scan = Scan(first, last, count)
         return self._scan
 
@@ -379,7 +432,7 @@ class Ledger:
         maybe = self._maybe_repeated
         seen: set[tuple[str, str, str]] = set()
         duplicates = 0
-        for event in self._all():
+        for event in (self._again() if self.by_line else self._all()):
             request = event.request_id
             if request is not None and maybe:
                 exact = (request, event.connection, event.status)
