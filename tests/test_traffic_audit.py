@@ -402,3 +402,14 @@ def test_an_empty_ledger_answers(tmp_path: Path) -> None:
     assert result.start is None
 
 
+
+
+def test_the_calendars_last_budget_period_has_no_next(tmp_path: Path) -> None:
+    """A ledger in December 9999 with a positive budget: the walk's period starts stop at
+    the calendar's end instead of failing."""
+    inputs = fleet([conn("openai-key", "openai", "apikey", models=["gpt-mini"])], [],
+                   settings={"budgets": {"rung_budget_usd": {"cheap": 5.0}}})
+    result = run(inputs, tmp_path, [
+        event("openai-key", "gpt-mini", "9999-12-01T00:00:00Z", cost_usd=1.0),
+        event("openai-key", "gpt-mini", "9999-12-31T23:59:59Z", cost_usd=1.0)])
+    assert result.counts["on-plan"] == 2

@@ -178,3 +178,30 @@ def test_the_gate_looks_back_over_its_span(tmp_path: Path) -> None:
 def test_the_gate_refuses_what_it_cannot_judge(tmp_path: Path, body: str, words: str) -> None:
     result = check(policy(tmp_path, body), 2)
     assert words in result.stderr
+
+
+# --- why --traffic --------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("in_examples")
+def test_why_says_what_a_connection_served_and_what_the_plan_held() -> None:
+    result = runner.invoke(app, ["why", "claude-pro-personal", "auto/thrifty", "--traffic",
+                                 "traffic.jsonl"])
+    assert result.exit_code == 0, result.output
+    assert ("traffic under auto/thrifty (traffic.jsonl): claude-pro-personal served 1 "
+            "request(s) from 2026-11-29T10:41:17Z to 2026-11-29T10:41:17Z: "
+            "served-excluded 1") in result.stdout
+    assert "the plan in force held it: quota-below-cutoff 1" in result.stdout
+    assert "1 failed attempt(s)" in result.stdout
+    document = json.loads(runner.invoke(app, [
+        "why", "claude-api", "--traffic", "traffic.jsonl", "--json"]).stdout)
+    assert [(t["auto_id"], t["counts"]["off-plan-billed"], t["counts"]["early-paid"],
+             t["held"]) for t in document["traffic"]] == [
+        ("auto/subscription", 1, 0, {"billing-uncurated": 1}),
+        ("auto/thrifty", 0, 2, {"in the pool on premium": 2})]
+
+
+@pytest.mark.usefixtures("in_examples")
+def test_why_without_traffic_keeps_its_document() -> None:
+    document = json.loads(runner.invoke(app, ["why", "claude-api", "--json"]).stdout)
+    assert "traffic" not in document

@@ -46,6 +46,7 @@ LISTED = 20
 """How many unpriced events and unattributed connections are listed (all are counted)."""
 _MICROSECOND = timedelta(microseconds=1)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_NOT_LISTED = "not in the connections file"
 _RANK: dict[str, int] = {rung: index for index, rung in enumerate(RUNGS)}
 
 
@@ -81,14 +82,23 @@ def change_instants(fleet: Fleet, start: datetime, end: datetime) -> list[dateti
     if any((budgets.rung_budget_usd.for_rung(rung) or 0) > 0 for rung in PAID_RUNGS):
         # R8: a positive budget moves with the spend counted and the period
         period = budgets.period
-        at = next_period_start(start, period)
-        while at <= end:
+        at = _next_period(start, period)
+        while at is not None and at <= end:
             found.add(at)
-            at = next_period_start(at, period)
+            at = _next_period(at, period)
         for event in inputs.spend or ():
             if start < event.at <= end:
                 found.add(event.at)
     return sorted(found)
+
+
+def _next_period(instant: datetime, period: str) -> datetime | None:
+    """The start of the budget period after the one holding ``instant``; None in the
+    calendar's last period (December 9999 has no next month)."""
+    try:
+        return next_period_start(instant, period)
+    except (ValueError, OverflowError):
+        return None
 
 
 class PlanInForce:
@@ -197,6 +207,11 @@ class ConnectionTally:
     leak_usd: float = 0.0
     unpriced: int = 0
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FINDINGS, 0))
+    held: dict[str, int] = field(default_factory=dict)
+    """What the plan in force held for the served pair, by served events: its reason code,
+    or ``in the pool on RUNG``; ``not in the connections file`` for an unknown one."""
+    first: datetime | None = None
+    last: datetime | None = None
 
 
 @dataclass
@@ -403,6 +418,13 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
         counts[finding] += 1
         tally.served += 1
         tally.counts[finding] += 1
+        held = (_NOT_LISTED if decision is None else decision.reason
+                or f"in the pool on {decision.rung}")
+        tally.held[held] = tally.held.get(held, 0) + 1
+        if tally.first is None or at < tally.first:
+            tally.first = at
+        if tally.last is None or at > tally.last:
+            tally.last = at
         hour_key = int(at.timestamp()) // 3600
         hour = by_hour.get(hour_key)
         if hour is None:

@@ -357,3 +357,42 @@ def traffic_metrics(audit: TrafficAudit) -> str:
            "priced, else 0.", [("", 1 if audit.passed else 0)])
     lines.append("# EOF\n")
     return "".join(lines)
+
+
+# --- one connection, for `why --traffic` ------------------------------------------------------
+
+
+def connection_document(audit: TrafficAudit, connection: str) -> dict[str, Any]:
+    """What one connection served of the audited id, and what the plan held at those
+    instants (``why CONNECTION --traffic FILE``)."""
+    tally = audit.by_connection.get(connection)
+    return {
+        "auto_id": audit.auto_id.text,
+        "ledger": audit.ledger,
+        "served": tally.served if tally else 0,
+        "failed": tally.failed if tally else 0,
+        "first": _instant(tally.first) if tally else None,
+        "last": _instant(tally.last) if tally else None,
+        "counts": dict(tally.counts) if tally else dict.fromkeys(FINDINGS, 0),
+        "held": dict(sorted(tally.held.items(), key=lambda kv: -kv[1])) if tally else {},
+        "cost_usd": money(tally.cost_usd) if tally else 0.0,
+        "leak_usd": money(tally.leak_usd) if tally else 0.0,
+        "unpriced": tally.unpriced if tally else 0,
+    }
+
+
+def connection_lines(audit: TrafficAudit, connection: str) -> list[str]:
+    """The same, as the lines the human view of ``why`` ends with."""
+    found = connection_document(audit, connection)
+    head = f"traffic under {found['auto_id']} ({found['ledger']}): "
+    if not found["served"]:
+        return [head + f"{connection} served no audited request"
+                + (f"; {found['failed']} failed attempt(s)" if found["failed"] else "")]
+    findings = ", ".join(f"{name} {n}" for name, n in found["counts"].items() if n)
+    held = ", ".join(f"{name} {n}" for name, n in found["held"].items())
+    return [head + f"{connection} served {found['served']} request(s) from "
+             f"{found['first']} to {found['last']}: {findings}",
+             f"  the plan in force held it: {held}",
+             f"  cost {timefmt.usd(found['cost_usd'])}, leak {timefmt.usd(found['leak_usd'])}"
+             + (f", {found['unpriced']} unpriced" if found["unpriced"] else "")
+             + (f"; {found['failed']} failed attempt(s)" if found["failed"] else "")]
