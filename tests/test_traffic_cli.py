@@ -205,3 +205,24 @@ def test_why_says_what_a_connection_served_and_what_the_plan_held() -> None:
 def test_why_without_traffic_keeps_its_document() -> None:
     document = json.loads(runner.invoke(app, ["why", "claude-api", "--json"]).stdout)
     assert "traffic" not in document
+
+
+# --- simulate --traffic ---------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("in_examples")
+def test_simulate_marks_the_leak_events(tmp_path: Path) -> None:
+    picture = tmp_path / "day.svg"
+    args = ["simulate", "auto/thrifty", "--from", "2026-11-29T09:00:00Z", "--to",
+            "2026-11-29T12:00:00Z", "--traffic", "traffic.jsonl"]
+    result = runner.invoke(app, [*args, "--svg", str(picture)])
+    assert result.exit_code == 0, result.output
+    assert "Leak events (traffic.jsonl): $3.01 in 6 event(s); the costliest:" in result.stdout
+    assert ("2026-11-29T11:12:14Z openai-key gpt-5.1 early-paid $1.93: the pool's head rung "
+            "was subscription, led by claude-max-work") in result.stdout
+    svg = picture.read_text()
+    assert svg.count(">$1.93 early-paid openai-key</text>") == 1
+    document = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
+    assert [e["cost_usd"] for e in document["traffic"]["events"]][3] == 1.925
+    plain = runner.invoke(app, args[:6])
+    assert "Leak events" not in plain.stdout

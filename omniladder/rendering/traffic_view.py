@@ -396,3 +396,42 @@ def connection_lines(audit: TrafficAudit, connection: str) -> list[str]:
              f"  cost {timefmt.usd(found['cost_usd'])}, leak {timefmt.usd(found['leak_usd'])}"
              + (f", {found['unpriced']} unpriced" if found["unpriced"] else "")
              + (f"; {found['failed']} failed attempt(s)" if found["failed"] else "")]
+
+
+# --- leak events on a timeline, for `simulate --traffic` ------------------------------------
+
+LEAK_COLOUR = "#b71c1c"
+
+
+def leak_events(audit: TrafficAudit) -> list[Judged]:
+    """The costliest leak events, then the unpriced ones: what a timeline marks."""
+    unpriced = [j for j in audit.unpriced_events if j.finding in LEAK_FINDINGS]
+    return [*audit.top_leaks, *unpriced]
+
+
+def leak_markers(audit: TrafficAudit) -> tuple[tuple[datetime, str, str], ...]:
+    """(instant, label, colour) of each leak event, in time order, for the SVG."""
+    return tuple(
+        (j.at, f"{'unpriced' if j.cost_usd is None else timefmt.usd(j.cost_usd)} "
+               f"{j.finding} {j.connection}", LEAK_COLOUR)
+        for j in sorted(leak_events(audit), key=lambda j: j.at))
+
+
+def leak_lines(audit: TrafficAudit) -> list[str]:
+    """The lines the text timeline ends with."""
+    events = sorted(leak_events(audit), key=lambda j: j.at)
+    lines = [f"Leak events ({audit.ledger}): {timefmt.usd(audit.leak_usd)} in "
+             f"{audit.counts['early-paid'] + audit.counts['off-plan-billed']} event(s)"
+             + (f", {audit.leak_unpriced} unpriced" if audit.leak_unpriced else "")
+             + ("; the costliest:" if events else "")]
+    lines += [f"  {timefmt.iso(j.at)} {j.connection} {j.model} {j.finding} "
+              f"{'unpriced' if j.cost_usd is None else timefmt.usd(j.cost_usd)}: {j.detail}"
+              for j in events]
+    return lines
+
+
+def leaks_document(audit: TrafficAudit) -> dict[str, Any]:
+    return {"ledger": audit.ledger, "counts": dict(audit.counts),
+            "leak_usd": money(audit.leak_usd), "leak_unpriced": audit.leak_unpriced,
+            "events": [judged_document(j) for j in
+                       sorted(leak_events(audit), key=lambda j: j.at)]}
