@@ -204,3 +204,16 @@ def test_a_line_changed_between_the_two_reads_is_checked_again(tmp_path: Path) -
     with pytest.raises(InputError) as caught:
         list(ledger.events())
     assert (caught.value.line, caught.value.field) == (2, "connection")
+
+
+def test_a_toml_ledger_takes_toml_date_times(tmp_path: Path) -> None:
+    """TOML writes instants as its own date-times; one without an offset is refused as a
+    string without one is."""
+    toml = tmp_path / "traffic.toml"
+    toml.write_text('[[events]]\nat = 2026-11-29T11:00:00Z\nconnection = "a"\nmodel = "m"\n')
+    [found] = read(toml)
+    assert found.at.isoformat() == "2026-11-29T11:00:00+00:00"
+    toml.write_text('[[events]]\nat = 2026-11-29T11:00:00\nconnection = "a"\nmodel = "m"\n')
+    with pytest.raises(InputError, match="no offset") as caught:
+        read(toml)
+    assert caught.value.field == "events[0].at"

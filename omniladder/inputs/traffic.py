@@ -134,13 +134,16 @@ class _Place(NamedTuple):
 
 
 def _instant(value: Any, place: _Place) -> datetime:
-    if type(value) is not str:
+    if type(value) is datetime:
+        parsed = value  # a TOML document's own date-time
+    elif type(value) is not str:
         raise place.error("at", f"must be an RFC 3339 timestamp string, got {_kind(value)}")
-    try:
-        parsed = timefmt.from_rfc3339(value)
-    except ValueError:
-        raise place.error("at", f"not an RFC 3339 timestamp: {value!r} "
-                                "(expected e.g. 2026-11-29T12:00:00Z)") from None
+    else:
+        try:
+            parsed = timefmt.from_rfc3339(value)
+        except ValueError:
+            raise place.error("at", f"not an RFC 3339 timestamp: {value!r} "
+                                    "(expected e.g. 2026-11-29T12:00:00Z)") from None
     if parsed.tzinfo is None:
         raise place.error("at", NO_OFFSET)
     if not timefmt.in_utc_range(parsed):
