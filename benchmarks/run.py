@@ -5,6 +5,7 @@
     python benchmarks/run.py --repeats 7  # more runs per row (default 5; 3 for long rows)
     python benchmarks/run.py --ratios     # only the two ratio rows (start-up and 10,000)
     python benchmarks/run.py --instructions  # the same two, as instructions (valgrind)
+    python benchmarks/run.py --traffic    # audit traffic on 1M and 2M events (traffic_bench.py)
 
 Every figure is the median wall time of repeated runs of the whole process (a subprocess,
 output discarded), as an operator runs it; memory is the child's peak ``ru_maxrss``.
@@ -312,7 +313,14 @@ def main() -> None:
                         help="only the two ratio rows (start-up and 10,000 connections)")
     parser.add_argument("--instructions", action="store_true",
                         help="count the two ratios' instructions with valgrind instead")
+    parser.add_argument("--traffic", action="store_true",
+                        help="only audit traffic on 1,000,000 and 2,000,000 events against "
+                        "the json.loads floor (benchmarks/traffic_bench.py)")
     args = parser.parse_args()
+    if args.traffic:
+        done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "traffic_bench.py")],
+                              check=False)
+        raise SystemExit(done.returncode)
     repeats, long_repeats = args.repeats, max(1, min(args.repeats, 3))
     rows: list[Row] = []
     notes: list[str] = []

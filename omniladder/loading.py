@@ -945,7 +945,7 @@ def resolve_files(settings_path: Path | None, settings: Settings, *,
         settings_file=settings_path,
         connections=connections or from_settings(settings.inputs.connections),
         quota=quota or from_settings(settings.inputs.quota),
-        spend=spend or from_settings(settings.inputs.spend),
+        spend=spend or from_settings(settings.inputs.spend or settings.inputs.traffic),
         billing_catalogs=tuple(base / p for p in settings.catalogs.billing) + tuple(catalogs),
         model_catalogs=tuple(base / p for p in settings.catalogs.models) + tuple(models_catalogs),
         no_shipped_catalogs=no_shipped_catalogs or not settings.catalogs.include_shipped,
@@ -1153,7 +1153,13 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
     spend: tuple[SpendEvent, ...] | None = None
     if files.spend is not None:
         shown["spend"] = display_path(files.spend)
-        spend = load_model(SpendFile, files.spend).events
+        from omniladder.inputs.traffic import is_traffic, spend_events
+
+        if is_traffic(files.spend, shown["spend"]):  # SPEC §7.1: a traffic ledger is one
+            spend, notes = spend_events(files.spend, shown["spend"])
+            warnings.extend(notes)
+        else:
+            spend = load_model(SpendFile, files.spend).events
         if not math.isfinite(sum(event.cost_usd for event in spend)):
             raise InputError("the events' cost_usd add up to more than a number can hold; "
                              "a ledger of real spend never does (check the units)",

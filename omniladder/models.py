@@ -479,6 +479,7 @@ class InputsSettings(StrictModel):
     connections: NonBlank | None = None
     quota: NonBlank | None = None
     spend: NonBlank | None = None
+    traffic: NonBlank | None = None
 
 
 class LadderSettings(StrictModel):

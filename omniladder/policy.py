@@ -34,6 +34,7 @@ from omniladder.loading import display_path, load_model, toml_line
 from omniladder.models import RUNGS, NonBlank, Rung, StrictModel, Timestamp, first_repeat
 
 if TYPE_CHECKING:
+    from omniladder.analyses.traffic import TrafficAudit
     from omniladder.audit import CandidatesDocument
     from omniladder.forecast import Forecast, WindowLength
 
@@ -43,10 +44,12 @@ BILLING_CLASSES: tuple[BillingClassName, ...] = ("subscription", "metered", "unk
 CHECK_KEYS: tuple[str, ...] = (
     "min_pool", "max_pool", "head_rung", "allowed_rungs", "forbidden_rungs", "must_include",
     "must_exclude", "forbid_billing", "max_unverified", "expect_reason", "audit",
-    "no_paid_within", "max_paid_hours",
+    "no_paid_within", "max_paid_hours", "max_leak_usd",
 )
 """Every kind of check an expectation can make, in the order they are judged and shown."""
 FORECAST_KEYS: tuple[str, ...] = ("no_paid_within", "max_paid_hours")
+TRAFFIC_KEYS: tuple[str, ...] = ("max_leak_usd",)
+"""The checks judged on the traffic audit of a ledger (SPEC §7) rather than on a plan."""
 """The checks judged on the auto id's forecast rather than on its plan at now."""
 DEFAULT_HORIZON = "24h"
 FORECAST_STEP = timedelta(minutes=5)
@@ -156,6 +159,14 @@ class Expectation(StrictModel):
     """At most this many hours with a paid rung at the head of the pool over the horizon."""
     horizon: Span | None = None
     """How far the forecast of ``no_paid_within`` and ``max_paid_hours`` looks (24h)."""
+    max_leak_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    """At most this many US dollars paid off plan or early in the traffic ledger (SPEC §7.3)."""
+    traffic: NonBlank | None = None
+    """The traffic ledger ``max_leak_usd`` reads, relative to the policy file; default: the
+    settings' ``[inputs] traffic``."""
+    traffic_span: Span | None = None
+    """How far back from the expectation's instant ``max_leak_usd`` looks; default: the
+    whole ledger."""
 
     @property
     def forecast_horizon(self) -> timedelta:
@@ -184,6 +195,9 @@ class Expectation(StrictModel):
         if self.horizon is not None and not self.needs_forecast:
             raise ValueError(f"horizon is read only by {' and '.join(FORECAST_KEYS)}; give "
                              "one of them or drop it")
+        for key in ("traffic", "traffic_span"):
+            if getattr(self, key) is not None and self.max_leak_usd is None:
+                raise ValueError(f"{key} is read only by max_leak_usd; give it or drop {key}")
         if (self.no_paid_within is not None
                 and span(self.no_paid_within) > self.forecast_horizon):
             raise ValueError(f"no_paid_within ({self.no_paid_within}) looks past the horizon "
@@ -358,9 +372,11 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
             ahead = forecast(inputs, auto_id, now, expectation.forecast_horizon,
                              FORECAST_STEP, now_source="flag" if source == "policy" else source,
                              lengths=lengths or no_lengths)
+        audited = (traffic_audit(loaded, index, expectation, inputs, fleet, now)
+                   if expectation.max_leak_usd is not None else None)
         results.append(ExpectationResult(
             index, expectation.name, expectation.auto_id, now, source,
-            judge(expectation, plan, document, ahead), plan.summary,
+            judge(expectation, plan, document, ahead, audited), plan.summary,
             time.perf_counter() - started))
     if not inputs.connections:
         results.insert(0, empty_fleet_result(inputs, default_now, default_source))
@@ -424,11 +440,13 @@ def load_audits(loaded: LoadedPolicy) -> dict[int, CandidatesDocument]:
 
 def judge(expectation: Expectation, plan: Plan,
           document: CandidatesDocument | None = None,
-          ahead: Forecast | None = None) -> tuple[CheckResult, ...]:
+          ahead: Forecast | None = None,
+          traffic: TrafficAudit | None = None) -> tuple[CheckResult, ...]:
     """Judge every check the expectation makes against one plan, in CHECK_KEYS order.
 
     ``document`` is the gateway candidate list its ``audit`` names, already read; ``ahead``
-    the auto id's forecast over the expectation's horizon, for ``FORECAST_KEYS``.
+    the auto id's forecast over the expectation's horizon, for ``FORECAST_KEYS``;
+    ``traffic`` the traffic audit of its ledger, for ``TRAFFIC_KEYS``.
     """
     out: list[CheckResult] = []
     for key in CHECK_KEYS:
@@ -439,6 +457,10 @@ def judge(expectation: Expectation, plan: Plan,
             if document is None:
                 raise ValueError(f"expectation {expectation.name!r}: audit file not read")
             out.append(_audit(document, plan))
+        elif key in TRAFFIC_KEYS:
+            if traffic is None:
+                raise ValueError(f"expectation {expectation.name!r}: no traffic audited")
+            out.append(_max_leak_usd(value, traffic))
         elif key in FORECAST_KEYS:
             if ahead is None:
                 raise ValueError(f"expectation {expectation.name!r}: no forecast made")
@@ -721,6 +743,56 @@ _FORECAST_JUDGES: dict[str, Callable[[Any, Forecast], CheckResult]] = {
     "no_paid_within": _no_paid_within,
     "max_paid_hours": _max_paid_hours,
 }
+
+
+# --- traffic checks -------------------------------------------------------------------------
+
+
+def traffic_audit(loaded: LoadedPolicy, index: int, expectation: Expectation,
+                  inputs: LoadedInputs, fleet: Fleet, now: datetime) -> TrafficAudit:
+    """The traffic audit ``max_leak_usd`` judges: the expectation's ledger (else the
+    settings' ``[inputs] traffic``) over ``traffic_span`` up to now (else the whole
+    ledger)."""
+    from omniladder.analyses.traffic import audit_traffic
+    from omniladder.inputs.traffic import Ledger
+
+    if expectation.traffic is not None:
+        path = loaded.path.parent / expectation.traffic
+    else:
+        named = inputs.settings.inputs.traffic
+        settings = next((p for role, _, p in inputs.read if role == "settings"), None)
+        if named is None:
+            raise InputError("max_leak_usd needs a traffic ledger: give traffic, or "
+                             "[inputs] traffic in the settings file", file=loaded.shown,
+                             field=f"expect[{index}].traffic")
+        path = (settings.parent if settings is not None else Path(".")) / named
+    start = None
+    if expectation.traffic_span is not None:
+        start = timefmt.shifted(now, -span(expectation.traffic_span))
+        if start is None:
+            raise InputError(f"traffic_span {expectation.traffic_span} before "
+                             f"{timefmt.iso(now)} runs past the start of the calendar",
+                             file=loaded.shown, field=f"expect[{index}].traffic_span")
+    return audit_traffic(inputs, parse_auto_id(expectation.auto_id), Ledger(path),
+                         start=start, end=now if start is not None else None,
+                         max_leak_usd=expectation.max_leak_usd or 0.0, fleet=fleet)
+
+
+def _max_leak_usd(value: float, audited: TrafficAudit) -> CheckResult:
+    over = ("an empty ledger" if audited.start is None or audited.end is None else
+            f"{timefmt.iso(audited.start)} to {timefmt.iso(audited.end)}")
+    expected = f"at most {timefmt.usd(value)} of leak in {audited.ledger} ({over})"
+    actual = (f"{timefmt.usd(audited.leak_usd)} leaked over {audited.audited} audited "
+              f"events, {audited.leak_unpriced} leak events unpriced")
+    if audited.leak_usd <= value and not audited.leak_unpriced:
+        return CheckResult("max_leak_usd", expected, True, actual)
+    evidence = [audited.verdict]
+    evidence += [f"{timefmt.iso(j.at)} {j.connection} {j.model} {j.finding} "
+                 f"{timefmt.usd(j.cost_usd or 0.0)}: {j.detail}" for j in audited.top_leaks]
+    evidence += [f"{timefmt.iso(j.at)} {j.connection} {j.model} {j.finding}: unpriced "
+                 f"({j.where})" for j in audited.unpriced_events if j.finding in
+                 ("off-plan-billed", "early-paid")]
+    return CheckResult("max_leak_usd", expected, False, actual, tuple(evidence))
 
 
 def describe_now(result: ExpectationResult) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from omniladder.inputs.traffic import TrafficFile
 from omniladder.models import (
     BillingCatalog,
     ConnectionsFile,
@@ -25,6 +26,7 @@ KINDS: dict[str, type[BaseModel]] = {
     "quota": QuotaFile,
     "settings": Settings,
     "spend": SpendFile,
+    "traffic": TrafficFile,
     "billing-catalog": BillingCatalog,
     "model-catalog": ModelCatalog,
     "window-catalog": WindowScopeCatalog,
@@ -42,6 +44,7 @@ _TITLES = {
     "quota": "omniladder quota snapshot",
     "settings": "omniladder settings (omniladder.toml)",
     "spend": "omniladder spend ledger",
+    "traffic": "omniladder traffic ledger (a JSONL ledger holds one of its events per line)",
     "billing-catalog": "omniladder billing catalog",
     "model-catalog": "omniladder model catalog",
     "window-catalog": "omniladder quota-window scope catalog",
@@ -145,6 +148,32 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
     "SpendFile": {
         "events": "Paid spend events; those in the current budget period count.",
     },
+    "TrafficEvent": {
+        "at": "When the request was served, or the attempt ended (RFC 3339 with offset).",
+        "connection": "Connection that served it, an id of the connections file.",
+        "model": "Model that served it, as the plan names it.",
+        "requested": (
+            "What the client asked for: an auto id, or the gateway name an export gave one "
+            "(omniladder-thrifty)."
+        ),
+        "status": "served (the default) or failed (an attempt that did not answer).",
+        "tokens_in": "Input tokens, not counting cache reads and writes.",
+        "tokens_out": "Output tokens.",
+        "tokens_cache_read": "Input tokens read from the provider's prompt cache.",
+        "tokens_cache_write": "Input tokens written to the provider's prompt cache.",
+        "cost_usd": (
+            "What the gateway recorded as billed, in US dollars; absent or null: priced from "
+            "the tokens (SPEC 7.4)."
+        ),
+        "request_id": (
+            "The request this event belongs to; its failed attempts share it. Events with the "
+            "same request_id, connection and status are one."
+        ),
+        "attempts_before": "Failed attempts on other connections before this one served it.",
+    },
+    "TrafficFile": {
+        "events": "What served each request, one event per request and per failed attempt.",
+    },
     "InputsSettings": {
         "connections": (
             "Connections file, relative to the settings file; --connections overrides it."
@@ -156,6 +185,10 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "spend": (
             "Spend ledger, relative to the settings file; --spend overrides it. Without one "
             "budgets are not enforced."
+        ),
+        "traffic": (
+            "Traffic ledger, relative to the settings file, for audit traffic (--traffic "
+            "overrides it); without a spend ledger it is the spend ledger too."
         ),
     },
     "LadderSettings": {

@@ -43,6 +43,8 @@ SECTION_ANCHORS = {
     "s1": "rules", "s2": "inputs", "s2-1": "inputs", "s2-2": "inputs", "s2-3": "inputs",
     "s2-4": "inputs", "s2-5": "inputs", "s3": "rules", "s4": "contract", "s4-1": "contract",
     "s4-2": "contract", "s4-3": "contract", "s5": "rules", "s6": "sources",
+    "s7": "traffic", "s7-1": "traffic", "s7-2": "traffic", "s7-3": "traffic",
+    "s7-4": "traffic", "s7-5": "traffic", "s7-6": "traffic",
 }
 """Each spec section and the page that restates it."""
 
@@ -168,7 +170,7 @@ def test_readme_section_citations_name_a_readme_heading() -> None:
     ("R15 is no rule", ["R15"]),
     ("R6.10 is no step", ["R6.10"]),
     ("R2b is no rule", ["R2b"]),
-    ("SPEC §7 is no section", ["§7"]),
+    ("SPEC §12 is no section", ["§12"]),
     ("see docs/rules.md#r6-4 and docs/sources.md#claude-usage", []),
     ("see docs/rules.md#r6-10", ["docs/rules.md#r6-10"]),
     ("see docs/sources.md#r6-4 (an anchor of another page)", ["docs/sources.md#r6-4"]),

@@ -454,6 +454,8 @@ CLOSED_STDOUT = {
     "check": ["check", POLICY],
     "audit omniroute": ["audit", "omniroute", CANDIDATES, "--config", CONFIG],
     "audit omniroute --json": ["audit", "omniroute", CANDIDATES, "--config", CONFIG, "--json"],
+    "audit traffic": ["audit", "traffic", "auto/thrifty", "--config", CONFIG, "--traffic",
+                      str(ROOT / "examples" / "traffic.jsonl")],
     "diff": ["diff", str(EXAMPLES / "ci" / "plan-thrifty.json"),
              str(EXAMPLES / "ci" / "plan-thrifty.json")],
     "diff --format markdown": ["diff", str(EXAMPLES / "ci" / "plan-thrifty.json"),

@@ -90,7 +90,7 @@ def test_the_readme_exit_code_table_is_the_one_the_help_prints() -> None:
 
 def test_schema_help_lists_every_kind() -> None:
     text = flat(runner.invoke(app, ["schema", "-h"]).stdout)
-    assert "connections, quota, settings, spend, billing-catalog, model-catalog, " \
+    assert "connections, quota, settings, spend, traffic, billing-catalog, model-catalog, " \
         "window-catalog, plan." in text
     for kind in KINDS:
         assert kind in text
@@ -124,6 +124,7 @@ def test_every_schema_property_has_a_description(kind: str) -> None:
 def test_the_description_table_names_exactly_the_models_fields() -> None:
     """No description for a field that is gone, none missing for a new one."""
     from omniladder import models, plan_document, scope_models
+    from omniladder.inputs import traffic
     from omniladder.schemas import DESCRIPTIONS
 
     names = set()
@@ -132,7 +133,7 @@ def test_the_description_table_names_exactly_the_models_fields() -> None:
     assert set(DESCRIPTIONS) == names
     for name in names:
         model = (getattr(models, name, None) or getattr(scope_models, name, None)
-                 or getattr(plan_document, name))
+                 or getattr(plan_document, name, None) or getattr(traffic, name))
         assert set(DESCRIPTIONS[name]) == set(models.field_types(model)), name
         assert all(text.strip().endswith(".") for text in DESCRIPTIONS[name].values()), name
 

@@ -81,9 +81,10 @@ def test_every_kind_has_a_command_choice_and_a_committed_file() -> None:
     assert [kind.value for kind in Kind] == list(KINDS)
     # export*.schema.json describe export's output and its targets' documents, written by
     # hand from the gateways' facts; tests/test_export.py checks them. forecast.schema.json
-    # describes forecast's output; tests/test_forecast.py checks it.
+    # describes forecast's output; tests/test_forecast.py checks it; audit-traffic.schema.json
+    # describes audit traffic's output; tests/test_traffic_cli.py checks it.
     assert sorted(p.name for p in SCHEMAS.iterdir()
-                  if not p.name.startswith(("export", "forecast"))) == sorted(
+                  if not p.name.startswith(("export", "forecast", "audit-traffic"))) == sorted(
         schema_file_name(kind) for kind in KINDS)
 
 

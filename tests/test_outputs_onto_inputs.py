@@ -75,10 +75,10 @@ _AT = ["--at", "2026-11-29T11:59:30Z"]
 CASES: dict[str, list[list[str]]] = {
     # command: command lines giving every input (outputs are added by the tests)
     "plan": [["plan", "auto/thrifty", *_SHARED, "--compare", "saved.json"]],
-    "why": [["why", "claude-max-work", *_SHARED]],
+    "why": [["why", "claude-max-work", *_SHARED, "--traffic", "traffic.jsonl"]],
     "who": [["who", "claude/claude-sonnet-4-5", *_SHARED]],
     "simulate": [["simulate", "auto/thrifty", *_SHARED, "--from", "2026-11-29T11:00:00Z",
-                  "--to", "2026-11-29T11:30:00Z"]],
+                  "--to", "2026-11-29T11:30:00Z", "--traffic", "traffic.jsonl"]],
     "forecast": [["forecast", "auto/thrifty", *_SHARED, *_NOW, "--horizon", "1h"]],
     "check": [["check", "policy-gateway.toml", *_SHARED]],
     "diff": [["diff", "saved.json", "ci/plan-thrifty.json"]],
@@ -97,6 +97,8 @@ CASES: dict[str, list[list[str]]] = {
                        "2026-11-29"]],
     "audit omniroute": [["audit", "omniroute", "omniroute-candidates.json", "auto/thrifty",
                          *_SHARED]],
+    "audit traffic": [["audit", "traffic", "auto/thrifty", *_SHARED, "--traffic",
+                       "traffic.jsonl"]],
     "import claude-usage": [["import", "claude-usage", "claude.json", "--connection",
                              "claude-max-work", *_IMPORT, *_AT]],
     "import copilot-user": [["import", "copilot-user", "copilot.json", "--connection",

@@ -20,6 +20,7 @@ from omniladder.policy import (
     CHECK_KEYS,
     FORECAST_KEYS,
     FORECAST_STEP,
+    TRAFFIC_KEYS,
     Expectation,
     check_connection_ids,
     judge,
@@ -123,6 +124,14 @@ CASES += [
 ]
 DAY_NOW = "2026-11-29T13:00:00Z"
 
+# The traffic check reads examples/traffic.jsonl (docs/traffic.md): $3.00 of early-paid leak
+# under auto/thrifty, $0.075 off-plan-billed under auto/subscription.
+CASES += [
+    ("max_leak_usd-pass", "auto/thrifty", "max_leak_usd", 3.01, True, ""),
+    ("max_leak_usd-fail", "auto/thrifty", "max_leak_usd", 2.99, False,
+     "2026-11-29T11:12:14Z openai-key gpt-5.1 early-paid $1.93"),
+]
+
 
 @cache
 def day_forecast(auto_id: str, horizon: str = "24h") -> Forecast:
@@ -136,6 +145,16 @@ def day_forecast(auto_id: str, horizon: str = "24h") -> Forecast:
 
 def _forecast(key: str, auto_id: str) -> Forecast | None:
     return day_forecast(auto_id) if key in FORECAST_KEYS else None
+
+
+def _traffic(key: str, auto_id: str, value: Any) -> Any:
+    if key not in TRAFFIC_KEYS:
+        return None
+    from omniladder.analyses.traffic import audit_traffic
+    from omniladder.inputs.traffic import Ledger
+
+    return audit_traffic(_inputs(), parse_auto_id(auto_id),
+                         Ledger(EXAMPLES / "traffic.jsonl"), max_leak_usd=value)
 
 
 def _audit_document(key: str, value: Any) -> Any:
@@ -152,7 +171,8 @@ def _audit_document(key: str, value: Any) -> Any:
 def test_each_check_kind(auto_id: str, key: str, value: Any, passes: bool,
                          evidence: str) -> None:
     (result,) = judge(expectation(auto_id=auto_id, **{key: value}), example_plan(auto_id),
-                      _audit_document(key, value), _forecast(key, auto_id))
+                      _audit_document(key, value), _forecast(key, auto_id),
+                      _traffic(key, auto_id, value))
     assert result.check == key
     assert result.passed is passes, result
     if passes:

@@ -333,7 +333,8 @@ def test_every_format_has_a_renderer_for_every_command_taking_format() -> None:
     """CONVENTIONS 9: one renderer per format behind one interface, for every command."""
     taking = commands_taking_format()
     assert set(taking) == set(FORMAT_RENDERERS) == {"plan", "show", "check", "diff",
-                                                    "audit omniroute", "export", "forecast"}
+                                                    "audit omniroute", "audit traffic",
+                                                    "export", "forecast"}
     for name, param in taking.items():
         if name in METRICS_RENDERERS:  # plan and forecast also write openmetrics
             assert list(param.type.choices) == [f.value for f in PlanFormat], name
@@ -343,7 +344,7 @@ def test_every_format_has_a_renderer_for_every_command_taking_format() -> None:
             assert list(param.type.choices) == [f.value for f in Format], name
         renderers = importlib.import_module(FORMAT_RENDERERS[name]).RENDERERS
         assert set(renderers) == set(Format), name
-    assert set(METRICS_RENDERERS) == {"plan", "forecast"}
+    assert set(METRICS_RENDERERS) == {"plan", "forecast", "audit traffic"}
     assert [f.value for f in PlanFormat] == [*(f.value for f in Format), "openmetrics"]
 
 

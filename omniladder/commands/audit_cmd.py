@@ -98,3 +98,12 @@ def omniroute(
                          f"against {parsed.text}: {counts['would-bill']} would-bill, "
                          f"{counts['would-dispatch-exhausted']} would-dispatch-exhausted, "
                          f"{counts['would-dispatch-unknown']} would-dispatch-unknown")
+
+
+def _register_traffic() -> None:
+    from omniladder.commands.traffic_cmd import traffic
+
+    audit_app.command("traffic")(traffic)
+
+
+_register_traffic()

@@ -63,7 +63,9 @@ def check(
         refuse_overwriting([("--junit", junit)], [
             ("the policy", loaded.path), *files_read(inputs),
             *(("a gateway candidate list the policy names", loaded.path.parent / e.audit)
-              for e in loaded.policy.expect if e.audit is not None)])
+              for e in loaded.policy.expect if e.audit is not None),
+            *(("a traffic ledger the policy names", loaded.path.parent / e.traffic)
+              for e in loaded.policy.expect if e.traffic is not None)])
         if inputs.connections:
             # With no connection at all, every id would be unknown: the empty file is the
             # answer ("no", exit 1), reported as a failed item by evaluate.

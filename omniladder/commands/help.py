@@ -91,6 +91,13 @@ COMMAND_HELP: dict[str, CommandHelp] = {
          "omniladder audit omniroute candidates.json --config fleet/omniladder.toml",
          "omniladder audit omniroute - auto/thrifty --json < candidates.json"),
         "a row the gateway would use is would-bill or would-dispatch-exhausted"),
+    "audit traffic": CommandHelp(
+        ("omniladder audit traffic auto/thrifty --traffic traffic.jsonl \\\n"
+         "  --config fleet/omniladder.toml",
+         "omniladder audit traffic auto/subscription --from 2026-11-23T00:00:00Z \\\n"
+         "  --to 2026-11-30T00:00:00Z --max-leak-usd 5 --json",
+         "omniladder audit traffic auto/thrifty --format openmetrics > traffic.prom"),
+        "the leak is more than --max-leak-usd, or a leak event cannot be priced"),
     "export": CommandHelp(
         ("omniladder export omniroute auto/thrifty --config fleet/omniladder.toml \\\n"
          "  --out combo.json",

@@ -97,9 +97,11 @@ def omniroute(
         from omniladder.loading import catalog_paths
         from omniladder.scopes import window_catalog_paths
         from omniladder.sources.omniroute import CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME
+        from omniladder.sources.omniroute_traffic import TRAFFIC_NAME
 
         refuse_overwriting([("--out", out / name)
-                            for name in (CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME)], [
+                            for name in (CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME,
+                                         TRAFFIC_NAME)], [
             ("the OmniRoute database", db),
             *((what, path) for what, paths in zip(
                 ("a billing catalog", "a model catalog"),
@@ -110,14 +112,23 @@ def omniroute(
             makes_directories=True)
         shown = display_path(db)
         result = import_omniroute(db, shown, catalogs, scopes, options)
-        written = write_files(out, render_files(result, shown), force=force)
-        for note in result.notes:
+        traffic = result.traffic
+        found = traffic is not None and traffic.found
+        files = render_files(result, shown, TRAFFIC_NAME if found else None)
+        if traffic is not None and found:
+            files[TRAFFIC_NAME] = traffic.text()
+        written = write_files(out, files, force=force)
+        for note in (*result.notes, *(traffic.notes if traffic is not None else ())):
             say(f"omniladder: note: {note}")
         counts = result.counts
         say(f"omniladder: imported {_count(counts['connections'], 'connection')} and "
             f"{_count(counts['readings'], 'reading')} "
             f"({_count(counts['connections_with_readings'], 'connection')} with quota history, "
             f"from {_count(counts['snapshot_rows'], 'snapshot row')})")
+        if traffic is not None and found:
+            say(f"omniladder: imported {_count(traffic.served, 'served event')} and "
+                f"{_count(traffic.failed, 'failed attempt')} from "
+                f"{_count(traffic.rows, 'call_logs row')}")
         for path in written:
             typer.echo(display_path(path))
 

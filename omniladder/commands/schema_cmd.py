@@ -15,6 +15,7 @@ class Kind(StrEnum):
     QUOTA = "quota"
     SETTINGS = "settings"
     SPEND = "spend"
+    TRAFFIC = "traffic"
     BILLING_CATALOG = "billing-catalog"
     MODEL_CATALOG = "model-catalog"
     WINDOW_CATALOG = "window-catalog"

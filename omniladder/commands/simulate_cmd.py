@@ -37,6 +37,10 @@ def simulate(
     = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the series as JSON.")]
     = False,
+    traffic: Annotated[Path | None, typer.Option(
+        "--traffic", help="Traffic ledger: mark its leak events (paid while quota was left, "
+        "billed off plan) on the timeline and in the SVG (docs/traffic.md).",
+        show_default=False)] = None,
     *,
     options: InputOptions,
 ) -> None:
@@ -54,24 +58,48 @@ def simulate(
         every = parse_step(step)
         step_instants(first, last, every)  # usage errors before any file is read
         inputs = options.load()
-        refuse_overwriting([("--svg", svg)], files_read(inputs))
+        read = files_read(inputs)
+        if traffic is not None:
+            read.append(("the traffic ledger (--traffic)", traffic))
+        refuse_overwriting([("--svg", svg)], read)
         series = simulate(inputs, parsed, first, last, every)
         hold(series)
+        audit = None
+        if traffic is not None:
+            from omniladder.analyses.traffic import audit_traffic
+            from omniladder.inputs.traffic import Ledger
+
+            audit = audit_traffic(inputs, parsed, Ledger(traffic), start=first, end=last,
+                                  all_requests=True)
         if svg is not None:
             from omniladder.rendering.timeline import timeline_svg
 
-            write_atomic(svg, timeline_svg(series))
+            markers: tuple[tuple[datetime, str, str], ...] = ()
+            if audit is not None:
+                from omniladder.rendering.traffic_view import leak_markers
+
+                markers = leak_markers(audit)
+            write_atomic(svg, timeline_svg(series, markers=markers))
         if json_out:
             from omniladder.rendering.json_text import write_json
             from omniladder.rendering.timeline import series_document
 
-            write_json(series_document(series), sys.stdout)
+            document = series_document(series)
+            if audit is not None:
+                from omniladder.rendering.traffic_view import leaks_document
+
+                document["traffic"] = leaks_document(audit)
+            write_json(document, sys.stdout)
         else:
             from omniladder.rendering.timeline import render_timeline
 
             for warning in series.warnings:
                 say(f"omniladder: warning: {warning}")
             render_timeline(series, sys.stdout)
+            if audit is not None:
+                from omniladder.rendering.traffic_view import leak_lines
+
+                sys.stdout.write("\n" + "\n".join(leak_lines(audit)) + "\n")
             sys.stdout.flush()
             if svg is not None:
                 say(f"omniladder: wrote {svg}")

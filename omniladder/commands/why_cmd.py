@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -30,6 +31,10 @@ def why(
     = None,
     now: NowOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the JSON trace.")] = False,
+    traffic: Annotated[Path | None, typer.Option(
+        "--traffic", help="Traffic ledger: also say what the connection served and what the "
+        "plan in force held at those instants (docs/traffic.md).", show_default=False)]
+    = None,
     *,
     options: InputOptions,
 ) -> None:
@@ -58,13 +63,35 @@ def why(
         lengths = catalog_lengths(load_window_scopes(
             files.window_catalogs, include_shipped=not options.no_shipped_catalogs))
         trace = explain(inputs, plans, connection_id, model, lengths, fleet)
-        if json_out:
-            from omniladder.rendering.why_view import why_json
+        audits = []
+        if traffic is not None:
+            from omniladder.analyses.traffic import audit_traffic
+            from omniladder.inputs.traffic import Ledger
 
-            sys.stdout.write(why_json(trace) + "\n")
+            ledger = Ledger(traffic)
+            audits = [audit_traffic(inputs, parsed, ledger, all_requests=True, fleet=fleet)
+                      for parsed in ids]
+        if json_out:
+            from omniladder.rendering.why_view import why_document, why_json
+
+            if not audits:
+                sys.stdout.write(why_json(trace) + "\n")
+                return
+            from omniladder.rendering.json_text import dumps
+            from omniladder.rendering.traffic_view import connection_document
+
+            document = why_document(trace)
+            document["traffic"] = [connection_document(a, connection_id) for a in audits]
+            sys.stdout.write(dumps(document) + "\n")
         else:
             from omniladder.rendering.why_view import render_why
 
             for warning in plans[0].warnings:
                 say(f"omniladder: warning: {warning}")
             render_why(trace, sys.stdout)
+            if audits:
+                from omniladder.rendering.traffic_view import connection_lines
+
+                for audit in audits:
+                    for line in connection_lines(audit, connection_id):
+                        sys.stdout.write(line + "\n")

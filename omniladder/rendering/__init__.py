@@ -39,6 +39,7 @@ FORMAT_RENDERERS: dict[str, str] = {
     "check": "omniladder.rendering.check_view",
     "diff": "omniladder.rendering.diff_view",
     "audit omniroute": "omniladder.rendering.audit_view",
+    "audit traffic": "omniladder.rendering.traffic_view",
     "export": "omniladder.rendering.export_view",
     "forecast": "omniladder.rendering.forecast_view",
 }
@@ -47,6 +48,7 @@ FORMAT_RENDERERS: dict[str, str] = {
 METRICS_RENDERERS: dict[str, str] = {
     "plan": "omniladder.rendering.openmetrics:plan_metrics",
     "forecast": "omniladder.rendering.openmetrics:forecast_metrics",
+    "audit traffic": "omniladder.rendering.traffic_view:traffic_metrics",
 }
 """Each command that takes ``--format openmetrics`` (``PlanFormat``), and its renderer."""
 

@@ -244,9 +244,11 @@ _PROJECTED_OPACITY = "0.4"
 _HATCH = "projected-hatch"
 
 
-def timeline_svg(series: Series, projected_from: datetime | None = None) -> str:
+def timeline_svg(series: Series, projected_from: datetime | None = None,
+                 markers: tuple[tuple[datetime, str, str], ...] = ()) -> str:
     """The chart as a standalone SVG picture (stdlib only), with the transitions listed;
-    the steps at or after ``projected_from`` drawn as projected."""
+    the steps at or after ``projected_from`` drawn as projected; ``markers`` are labelled
+    lines across it (``simulate --traffic``: the leak events)."""
     flaps = series.flaps
     floor = series.settings["reentry_min_remaining_percent"]
     return picture_svg(Picture(
@@ -264,7 +266,7 @@ def timeline_svg(series: Series, projected_from: datetime | None = None) -> str:
                  f"threshold, {flaps.with_floor} with the floor)"),
         after=tuple((f"△ suppressed: {transition_text(t, series)}", "#6a1b9a")
                     for t in flaps.suppressed),
-        suppressed=flaps.suppressed, projected_from=projected_from))
+        suppressed=flaps.suppressed, projected_from=projected_from, markers=markers))
 
 
 def forecast_svg(result: Forecast) -> str:

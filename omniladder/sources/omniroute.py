@@ -41,7 +41,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omniladder import timefmt
 from omniladder.credentials import key_kind
@@ -59,6 +59,9 @@ from omniladder.sources.common import (
     scope_windows,
 )
 
+if TYPE_CHECKING:
+    from omniladder.sources.omniroute_traffic import TrafficImport
+
 CONNECTIONS_TABLE = "provider_connections"
 SNAPSHOTS_TABLE = "quota_snapshots"
 
@@ -73,9 +76,18 @@ SNAPSHOT_COLUMNS: tuple[str, ...] = (
 RAW_DATA = "raw_data"
 """Optional (databases older than the third writer generation may lack it). Only its key
 ``fractionReported`` is ever looked at; its content is never printed or written."""
+CALL_LOGS_TABLE = "call_logs"
+CALL_LOG_COLUMNS: tuple[str, ...] = (
+    "id", "timestamp", "status", "model", "provider", "connection_id", "correlation_id",
+    "requested_model", "combo_name", "tokens_in", "tokens_out", "tokens_cache_read",
+    "tokens_cache_creation",
+)
+"""What the traffic ledger reads of call_logs (``omniroute_traffic``): never a body, an
+error text or an API key column."""
 READABLE: Mapping[str, frozenset[str]] = {
     CONNECTIONS_TABLE: frozenset(CONNECTION_COLUMNS),
     SNAPSHOTS_TABLE: frozenset((*SNAPSHOT_COLUMNS, RAW_DATA)),
+    CALL_LOGS_TABLE: frozenset(CALL_LOG_COLUMNS),
 }
 """The only (table, column) pairs the importer may read; the authorizer enforces it."""
 
@@ -128,6 +140,8 @@ class ImportResult:
     notes: tuple[str, ...] = field(default=())
     """What an operator should know about the import (stderr talk)."""
     counts: dict[str, int] = field(default_factory=dict)
+    traffic: TrafficImport | None = None
+    """The traffic ledger read from call_logs in the same transaction (omniroute_traffic)."""
 
 
 # --- parsing helpers -----------------------------------------------------------------------
@@ -925,6 +939,10 @@ def import_omniroute(path: Path, shown: str, catalogs: Catalogs, scopes: WindowS
         connections = map_connections(reader.connections(), catalogs, shown, notes)
         readings, rows = map_snapshots(reader.snapshots(options.since),
                                        connections, options, scopes, shown, notes)
+        from omniladder.sources.omniroute_traffic import read_call_logs
+
+        traffic = read_call_logs(reader.db, shown, {c["id"]: None for c in connections},
+                                 options.since, options.now)
     if options.since is not None:
         notes.append(f"history before --since {timefmt.iso(options.since)}: only the value in "
                      "force at that instant was read, for every window")
@@ -932,7 +950,7 @@ def import_omniroute(path: Path, shown: str, catalogs: Catalogs, scopes: WindowS
     with_history = len({reading["connection"] for reading in readings})
     counts = {"connections": len(connections), "readings": len(readings),
               "connections_with_readings": with_history, "snapshot_rows": rows}
-    return ImportResult({"connections": connections}, quota, tuple(notes), counts)
+    return ImportResult({"connections": connections}, quota, tuple(notes), counts, traffic)
 
 
 # --- writing -------------------------------------------------------------------------------
@@ -956,8 +974,10 @@ def quota_text(quota: Mapping[str, Any]) -> str:
     return f'{{"taken_at": {head}, "readings": [\n{lines}\n]}}\n'
 
 
-def render_files(result: ImportResult, source: str) -> dict[str, str]:
-    """The three files' text, by file name: connections, quota, then the settings naming them."""
+def render_files(result: ImportResult, source: str, traffic: str | None = None
+                 ) -> dict[str, str]:
+    """The three files' text, by file name: connections, quota, then the settings naming them
+    (and the traffic ledger, when one is given: ``[inputs] traffic``)."""
     import tomli_w
 
     header = (f"# Imported by `omniladder import omniroute` from {source}\n"
@@ -968,5 +988,6 @@ def render_files(result: ImportResult, source: str) -> dict[str, str]:
         "# Readings keep their real created_at. The gateway writes a row only when a value\n"
         "# changes, so an unchanged window looks old: re-import with --confirmed-at now, or\n"
         "# raise [ladder] max_reading_age_seconds, if you trust the gateway to keep polling.\n\n"
-    ) + tomli_w.dumps({"inputs": {"connections": CONNECTIONS_NAME, "quota": QUOTA_NAME}})
+    ) + tomli_w.dumps({"inputs": {"connections": CONNECTIONS_NAME, "quota": QUOTA_NAME,
+                                  **({"traffic": traffic} if traffic is not None else {})}})
     return {CONNECTIONS_NAME: connections, QUOTA_NAME: quota, SETTINGS_NAME: settings}

@@ -1,0 +1,539 @@
+"""`audit traffic`: each served event held against the plan in force at its instant (SPEC §7).
+
+The plan in force (§7.2) is walked with the engine's ``Stepper`` over the instants where a
+decision can change — every connection's change instants (``engine.changes``), and, when a
+rung has a budget, the budget periods' starts and the spend events — never over a sampling
+grid and never one plan per event: the events between two such instants share one plan.
+The walk keeps, per (connection, model) pair, the steps at which its admission or reason
+changed, and per step the head rung; an event reads both by bisection, so the ledger may come
+in any order and is streamed (``inputs.traffic.Ledger``).
+
+Each audited served event gets the first matching finding of §7.3; its money follows §7.4;
+quota windows that reset inside the span with quota left are §7.5.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import partial
+
+from omniladder import timefmt
+from omniladder.engine.autoid import AutoId
+from omniladder.engine.budgets import next_period_start
+from omniladder.engine.changes import connection_changes
+from omniladder.engine.fleet import Fleet
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.plan import PairDecision, facts_at
+from omniladder.engine.stepping import Stepper
+from omniladder.inputs.traffic import Ledger, LedgerEvent
+from omniladder.models import PAID_RUNGS, QUOTA_RUNGS, RUNGS, Reading, Rung
+
+FINDINGS = ("unknown-connection", "off-plan-billed", "served-excluded", "early-paid",
+            "above-head", "on-plan")
+"""SPEC §7.3, in the order they are tried."""
+LEAK_FINDINGS = ("off-plan-billed", "early-paid")
+"""The findings whose cost is the leak (§7.3)."""
+BILLING_REASONS = frozenset({"keyless-not-subscription", "overage-not-hard-stop"})
+BILLING_PREFIXES = ("billing-", "budget-")
+"""Exclusion reasons that make a served pair ``off-plan-billed``; any other reason (quota,
+cooldown, gates, category) makes it ``served-excluded``."""
+TOP_LEAKS = 10
+LISTED = 20
+"""How many unpriced events and unattributed connections are listed (all are counted)."""
+_MICROSECOND = timedelta(microseconds=1)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_NOT_LISTED = "not in the connections file"
+_RANK: dict[str, int] = {rung: index for index, rung in enumerate(RUNGS)}
+
+
+def billing_reason(reason: str | None) -> bool:
+    """Whether an exclusion reason is a billing one (§7.3 rule 2)."""
+    return reason is not None and (reason in BILLING_REASONS
+                                   or reason.startswith(BILLING_PREFIXES))
+
+
+# --- the plan in force ---------------------------------------------------------------------
+
+
+def change_instants(fleet: Fleet, start: datetime, end: datetime) -> list[datetime]:
+    """``start`` and every instant in (start, end] at which some decision of the auto id can
+    change (SPEC §7.2), sorted. An exclusive change (a reading turning stale once *older*
+    than the max age) is placed one microsecond after its instant, the first at which it
+    holds."""
+    found = {start}
+    ladder = fleet.ladder
+    for index, connection in enumerate(fleet.connections):
+        for change in connection_changes(fleet.histories[index], connection.rate_limited_until,
+                                         ladder.max_reading_age_seconds,
+                                         ladder.exit_cutoff_percent):
+            if not change.counts():
+                continue
+            at: datetime | None = change.at
+            if change.exclusive:
+                at = timefmt.shifted(change.at, _MICROSECOND)
+            if at is not None and start < at <= end:
+                found.add(at)
+    inputs = fleet.inputs
+    budgets = inputs.settings.budgets
+    if any((budgets.rung_budget_usd.for_rung(rung) or 0) > 0 for rung in PAID_RUNGS):
+        # R8: a positive budget moves with the spend counted and the period
+        period = budgets.period
+        at = _next_period(start, period)
+        while at is not None and at <= end:
+            found.add(at)
+            at = _next_period(at, period)
+        for event in inputs.spend or ():
+            if start < event.at <= end:
+                found.add(event.at)
+    return sorted(found)
+
+
+def _next_period(instant: datetime, period: str) -> datetime | None:
+    """The start of the budget period after the one holding ``instant``; None in the
+    calendar's last period (December 9999 has no next month)."""
+    try:
+        return next_period_start(instant, period)
+    except (ValueError, OverflowError):
+        return None
+
+
+class PlanInForce:
+    """The plan of one auto id over [start, end], as ``Stepper`` walks it: per pair the
+    steps where its decision changed, per step the head rung."""
+
+    def __init__(self, inputs: LoadedInputs, auto_id: AutoId, start: datetime,
+                 end: datetime, fleet: Fleet | None = None) -> None:
+        fleet = fleet if fleet is not None else Fleet(inputs)
+        self.fleet = fleet
+        self.instants = change_instants(fleet, start, end)
+        stepper = Stepper(inputs, auto_id, self.instants, fleet=fleet)
+        self.pair_index: dict[tuple[int, str], int] = {}
+        """(connection index, model) → the pair's position in ``steps`` / ``decisions``."""
+        self.steps: list[list[int]] = []
+        self.decisions: list[list[PairDecision]] = []
+        first = self.instants[0]
+        budgets = stepper.budgets(first)
+        for index, pairs in enumerate(fleet.pairs):
+            for pair, decision in zip(pairs, stepper.decide(index, first, budgets),
+                                      strict=True):
+                self.pair_index[(index, pair.model)] = len(self.steps)
+                self.steps.append([0])
+                self.decisions.append([decision])
+        self.heads: list[Rung | None] = []
+        self.leaders: list[str | None] = []
+        """Per step, the connection seated first in the pool (the head entry's first)."""
+        index_of = fleet.index
+        for step, state in enumerate(stepper.steps()):
+            self.heads.append(state.head)
+            self.leaders.append(state.eligible[0] if state.eligible else None)
+            for _, new in state.changed:
+                position = self.pair_index[(index_of[new.connection_id], new.model)]
+                last = self.decisions[position][-1]
+                if (last.admitted, last.reason, last.unverified) != (
+                        new.admitted, new.reason, new.unverified):
+                    self.steps[position].append(step)
+                    self.decisions[position].append(new)
+
+    def step_at(self, at: datetime) -> int:
+        """The step in force at ``at`` (at or after the first instant)."""
+        return bisect.bisect_right(self.instants, at) - 1
+
+    def decision(self, position: int, step: int) -> PairDecision:
+        steps = self.steps[position]
+        return self.decisions[position][bisect.bisect_right(steps, step) - 1]
+
+
+def _had(decision: PairDecision | None, head: Rung | None, leader: str | None) -> str:
+    """What the plan had at the event's instant, in words: why it held the pair out, or,
+    for a pair it admitted, which rung and connection led its pool."""
+    if decision is None:
+        return "the connections file has no such connection and model"
+    if not decision.admitted:
+        return decision.refusal
+    if head is None:
+        return "the pool was empty"
+    led = f", led by {leader}" if leader is not None else ""
+    return f"the pool's head rung was {head}{led}; this pair was on {decision.rung}"
+
+
+# --- money (§7.4) --------------------------------------------------------------------------
+
+
+def token_price(fleet: Fleet, provider: str, event: LedgerEvent) -> float | None:
+    """The event's tokens at the model catalog's prices, or None when it cannot be priced:
+    the model is not in the catalog, or input or output tokens are not given. Cache reads
+    and writes are priced at the input price (the catalog has no cache prices; an upper
+    bound, docs/traffic.md)."""
+    sourced = fleet.inputs.catalogs.models.get((provider, event.model))
+    if sourced is None or event.tokens_in is None or event.tokens_out is None:
+        return None
+    entry = sourced.entry
+    tokens_in = (event.tokens_in + (event.tokens_cache_read or 0)
+                 + (event.tokens_cache_write or 0))
+    return (tokens_in * entry.input_usd_per_mtok
+            + event.tokens_out * entry.output_usd_per_mtok) / 1_000_000
+
+
+# --- the result ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One audited served event with its finding and what the plan had at its instant."""
+
+    at: datetime
+    connection: str
+    model: str
+    finding: str
+    cost_usd: float | None
+    rung: Rung | None
+    head: Rung | None
+    reason: str | None
+    detail: str
+    failed_attempts: int
+    request_id: str | None
+    where: str
+
+
+@dataclass
+class ConnectionTally:
+    served: int = 0
+    failed: int = 0
+    cost_usd: float = 0.0
+    leak_usd: float = 0.0
+    unpriced: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FINDINGS, 0))
+    held: dict[str, int] = field(default_factory=dict)
+    """What the plan in force held for the served pair, by served events: its reason code,
+    or ``in the pool on RUNG``; ``not in the connections file`` for an unknown one."""
+    first: datetime | None = None
+    last: datetime | None = None
+
+
+@dataclass
+class HourTally:
+    served: int = 0
+    leak_usd: float = 0.0
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FINDINGS, 0))
+
+
+@dataclass(frozen=True)
+class ExpiredUnused:
+    """§7.5: a window that reset inside the span with this share left."""
+
+    connection: str
+    window: str
+    models: tuple[str, ...] | None
+    reset_at: datetime
+    percent: float
+    checked_at: datetime
+
+
+@dataclass(frozen=True)
+class TrafficAudit:
+    auto_id: AutoId
+    start: datetime | None
+    end: datetime | None
+    ledger: str
+    files: dict[str, str]
+    all_requests: bool
+    max_leak_usd: float
+    events_read: int
+    duplicates: int
+    counts: dict[str, int]
+    not_audited: dict[str, int]
+    leak_usd: float
+    leak_split: dict[str, float]
+    """The leak of each of LEAK_FINDINGS."""
+    cost_usd: float
+    leak_unpriced: int
+    unpriced: int
+    unpriced_events: tuple[Judged, ...]
+    unattributed: dict[str, int]
+    failed: int
+    expired_unused: tuple[ExpiredUnused, ...]
+    by_connection: dict[str, ConnectionTally]
+    by_hour: dict[datetime, HourTally]
+    top_leaks: tuple[Judged, ...]
+    plan_steps: int
+    warnings: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def audited(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def passed(self) -> bool:
+        """§7.6: the leak is within the allowance and no leak event is unpriced."""
+        return self.leak_usd <= self.max_leak_usd and self.leak_unpriced == 0
+
+    @property
+    def verdict(self) -> str:
+        return verdict_line(self)
+
+
+def verdict_line(audit: TrafficAudit) -> str:
+    """The one line the human view leads with."""
+    parts: list[str] = []
+    early = [j for j in audit.top_leaks if j.finding == "early-paid"]
+    leak_paid = audit.leak_split
+    if leak_paid["early-paid"] > 0 or audit.counts["early-paid"]:
+        rungs: list[str] = sorted({j.rung for j in early if j.rung},
+                                  key=_RANK.__getitem__) or ["paid rungs"]
+        heads = sorted({j.head for j in early if j.head}, key=_RANK.__getitem__)
+        had = f"the {heads[0]} rung" if heads else "a quota rung"
+        parts.append(f"{timefmt.usd(leak_paid['early-paid'])} paid on {'/'.join(rungs)} "
+                     f"while {had} had quota")
+    if audit.counts["off-plan-billed"]:
+        parts.append(f"{timefmt.usd(leak_paid['off-plan-billed'])} billed on pairs the plan "
+                     "excluded for billing")
+    if audit.leak_unpriced:
+        parts.append(f"{audit.leak_unpriced} leak event"
+                     f"{'s' if audit.leak_unpriced != 1 else ''} could not be priced")
+    if not parts:
+        parts.append(f"no leak: {audit.audited} served event"
+                     f"{'s' if audit.audited != 1 else ''} of {audit.auto_id.text} audited, "
+                     "none paid while quota was left")
+    if audit.expired_unused:
+        top = max(audit.expired_unused, key=lambda e: e.percent)
+        parts.append(f"{timefmt.pct(top.percent)} of {top.connection}'s {top.window} window "
+                     "expired unused")
+    return "; ".join(parts)
+
+
+# --- the audit -----------------------------------------------------------------------------
+
+
+def _requested_ids(auto_id: AutoId) -> frozenset[str]:
+    """The ``requested`` values that name the audited id: the id, and the name an export
+    gives it on a gateway."""
+    from omniladder.export.source import managed_name
+
+    return frozenset({auto_id.text, managed_name(auto_id)})
+
+
+def _other_id(requested: str) -> bool:
+    from omniladder.engine.autoid import parse_auto_id
+    from omniladder.errors import OmniladderError
+    from omniladder.export.source import MANAGED_PREFIX
+
+    if requested.startswith(MANAGED_PREFIX):
+        return True
+    try:
+        parse_auto_id(requested)
+    except OmniladderError:
+        return False
+    return True
+
+
+def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
+                  start: datetime | None = None, end: datetime | None = None,
+                  all_requests: bool = False, max_leak_usd: float = 0.0,
+                  fleet: Fleet | None = None) -> TrafficAudit:
+    """SPEC §7: every served event of ``auto_id`` in [start, end] (default: the ledger's
+    span) classified against the plan in force at its instant, priced, and summed."""
+    scan = ledger.scan()
+    start = start if start is not None else scan.first
+    end = end if end is not None else scan.last
+    fleet = fleet if fleet is not None else Fleet(inputs)
+    counts = dict.fromkeys(FINDINGS, 0)
+    not_audited = {"other-request": 0, "no-request": 0, "outside-span": 0}
+    leak_split = dict.fromkeys(LEAK_FINDINGS, 0.0)
+    by_connection: dict[str, ConnectionTally] = {}
+    by_hour: dict[int, HourTally] = {}
+    """Per hour since the epoch (UTC hours are whole hours of Unix time)."""
+    unattributed: dict[str, int] = {}
+    unpriced_events: list[Judged] = []
+    top: list[tuple[float, int, Judged]] = []
+    totals = {"leak": 0.0, "cost": 0.0}
+    tallies = {"unpriced": 0, "leak_unpriced": 0, "failed": 0, "order": 0}
+    plan: PlanInForce | None = None
+    if start is not None and end is not None and start <= end:
+        plan = PlanInForce(inputs, auto_id, start, end, fleet)
+    ours = _requested_ids(auto_id)
+    connections = fleet.connections
+    index_of = fleet.index
+    failed_by_request = ledger.failed_by_request
+    overage_memo: dict[tuple[int, int], str] = {}
+
+    def overage(index: int, step: int, at: datetime) -> str:
+        key = (index, step)
+        found = overage_memo.get(key)
+        if found is None:
+            found = overage_memo[key] = facts_at(fleet, index, at).billing.overage
+        return found
+
+    for event in ledger.events():
+        at = event.at
+        if plan is None or not start <= at <= end:  # type: ignore[operator]
+            not_audited["outside-span"] += 1
+            continue
+        if event.status != "served":
+            tally = by_connection.get(event.connection)
+            if tally is None:
+                tally = by_connection[event.connection] = ConnectionTally()
+            tally.failed += 1
+            tallies["failed"] += 1
+            continue
+        requested = event.requested
+        if requested is None:
+            if not all_requests:
+                not_audited["no-request"] += 1
+                continue
+        elif requested not in ours and _other_id(requested):
+            not_audited["other-request"] += 1
+            continue
+        tally = by_connection.get(event.connection)
+        if tally is None:
+            tally = by_connection[event.connection] = ConnectionTally()
+        step = plan.step_at(at)
+        head = plan.heads[step]
+        index = index_of.get(event.connection)
+        position = None if index is None else plan.pair_index.get((index, event.model))
+        cost: float | None
+        decision: PairDecision | None = None
+        if position is None or index is None:
+            finding = "unknown-connection"
+            cost = event.cost_usd
+            unattributed[event.connection] = unattributed.get(event.connection, 0) + 1
+        else:
+            decision = plan.decision(position, step)
+            rung = decision.rung
+            if not decision.admitted:
+                finding = ("off-plan-billed" if billing_reason(decision.reason)
+                           else "served-excluded")
+            elif rung in PAID_RUNGS and head in QUOTA_RUNGS:
+                finding = "early-paid"
+            elif head is not None and _RANK[rung] > _RANK[head]:
+                finding = "above-head"
+            else:
+                finding = "on-plan"
+            cost = _cost(event, decision, partial(overage, index, step, at),
+                         connections[index].provider, fleet)
+        counts[finding] += 1
+        tally.served += 1
+        tally.counts[finding] += 1
+        held = (_NOT_LISTED if decision is None else decision.reason
+                or f"in the pool on {decision.rung}")
+        tally.held[held] = tally.held.get(held, 0) + 1
+        if tally.first is None or at < tally.first:
+            tally.first = at
+        if tally.last is None or at > tally.last:
+            tally.last = at
+        hour_key = int(at.timestamp()) // 3600
+        hour = by_hour.get(hour_key)
+        if hour is None:
+            hour = by_hour[hour_key] = HourTally()
+        hour.served += 1
+        hour.counts[finding] += 1
+        must_price = cost is None and finding != "unknown-connection"
+        judged: Judged | None = None
+        if must_price or (finding in LEAK_FINDINGS and cost):
+            failed = (failed_by_request.get(hash(event.request_id), 0)
+                      if event.request_id is not None else 0)
+            judged = Judged(
+                at=at, connection=event.connection, model=event.model, finding=finding,
+                cost_usd=cost, rung=decision.rung if decision else None, head=head,
+                reason=decision.reason if decision else None,
+                detail=_had(decision, head, plan.leaders[step]), failed_attempts=failed,
+                request_id=event.request_id, where=event.where)
+        if cost is None:
+            if must_price:
+                tally.unpriced += 1
+                tallies["unpriced"] += 1
+                if finding in LEAK_FINDINGS:
+                    tallies["leak_unpriced"] += 1
+                if len(unpriced_events) < LISTED and judged is not None:
+                    unpriced_events.append(judged)
+            continue
+        tally.cost_usd += cost
+        totals["cost"] += cost
+        if finding in LEAK_FINDINGS:
+            tally.leak_usd += cost
+            hour.leak_usd += cost
+            totals["leak"] += cost
+            leak_split[finding] += cost
+            if cost > 0 and judged is not None:
+                tallies["order"] += 1
+                item = (cost, -tallies["order"], judged)
+                if len(top) < TOP_LEAKS:
+                    heapq.heappush(top, item)
+                elif item > top[0]:
+                    heapq.heapreplace(top, item)
+    leaks = tuple(j for _, _, j in sorted(top, key=lambda item: (-item[0], -item[1])))
+    expired = (expired_unused(fleet, start, end)
+               if start is not None and end is not None else ())
+    return TrafficAudit(
+        auto_id=auto_id, start=start, end=end, ledger=ledger.shown, files=dict(inputs.files),
+        all_requests=all_requests, max_leak_usd=max_leak_usd, events_read=scan.events,
+        duplicates=ledger.duplicates, counts=counts, not_audited=not_audited,
+        leak_usd=totals["leak"], leak_split=leak_split, cost_usd=totals["cost"],
+        leak_unpriced=tallies["leak_unpriced"], unpriced=tallies["unpriced"],
+        unpriced_events=tuple(unpriced_events), unattributed=unattributed,
+        failed=tallies["failed"], expired_unused=expired,
+        by_connection=dict(sorted(by_connection.items())),
+        by_hour={_EPOCH + timedelta(hours=hour): tally
+                 for hour, tally in sorted(by_hour.items())}, top_leaks=leaks,
+        plan_steps=len(plan.instants) if plan is not None else 0,
+        warnings=tuple(inputs.warnings), notes=tuple(ledger.notes))
+
+
+def _cost(event: LedgerEvent, decision: PairDecision, overage: Callable[[], str],
+          provider: str, fleet: Fleet) -> float | None:
+    """§7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota on a
+    quota rung 0 when the connection stops at its limit; otherwise the recorded cost, else
+    the tokens at the catalog's prices, else None (unpriced)."""
+    if decision.rung in QUOTA_RUNGS:
+        if decision.admitted:
+            return 0.0
+        if overage() == "hard-stop":
+            return 0.0
+    if event.cost_usd is not None:
+        return event.cost_usd
+    return token_price(fleet, provider, event)
+
+
+# --- quota that expired unused (§7.5) ------------------------------------------------------
+
+
+def expired_unused(fleet: Fleet, start: datetime, end: datetime) -> tuple[ExpiredUnused, ...]:
+    """Each (connection, window) whose reset falls in (start, end]: the window's figure in
+    the last reading before that reset that shows the window, when that reading shows this
+    very reset (it is the latest of its cycle). Windows with nothing left, and unlimited
+    ones, are not listed."""
+    found: list[ExpiredUnused] = []
+    for connection, history in zip(fleet.connections, fleet.histories, strict=True):
+        resets: dict[tuple[str, tuple[str, ...] | None], set[datetime]] = {}
+        for reading in history:
+            for window in reading.all_windows():
+                if window.reset_at is not None and start < window.reset_at <= end:
+                    resets.setdefault((window.name, window.models), set()).add(window.reset_at)
+        for (name, models), instants in resets.items():
+            for reset in sorted(instants):
+                last = _last_showing(history, name, models, reset)
+                if last is None:
+                    continue
+                reading, window_reset, figure, unlimited = last
+                if window_reset != reset or unlimited or figure <= 0:
+                    continue
+                found.append(ExpiredUnused(connection.id, name, models, reset, figure,
+                                           reading.checked_at))
+    found.sort(key=lambda e: (e.reset_at, e.connection, e.window))
+    return tuple(found)
+
+
+def _last_showing(history: Sequence[Reading], name: str, models: tuple[str, ...] | None,
+                  before: datetime) -> tuple[Reading, datetime | None, float, bool] | None:
+    for reading in reversed(history):
+        if reading.checked_at >= before:
+            continue
+        for window in reading.all_windows():
+            if window.name == name and window.models == models:
+                return reading, window.reset_at, window.figure, window.unlimited
+    return None
+

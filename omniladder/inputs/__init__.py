@@ -1,0 +1,1 @@
+"""Input readers that stream: files too large to load whole (a traffic ledger)."""

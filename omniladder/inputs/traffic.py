@@ -1,0 +1,504 @@
+"""The traffic ledger (SPEC §7.1): what served each request, read one event at a time.
+
+A ledger is JSONL (``.jsonl`` or ``.ndjson``: one event per line, streamed, so a ledger of
+millions of events is never held whole) or a JSON/TOML document ``{"events": [...]}``. Every
+event is validated by one function (``event_from``), whichever form carries it; a bad event
+is exit 2 naming the file, the line (or ``events[N]``) and the field. A JSONL file whose
+final line has no newline and is not JSON is being written: it is read up to that line, with
+a note.
+
+Two events with the same ``request_id``, ``connection`` and ``status`` are one (re-importing
+a ledger is idempotent); the first is kept. A ledger is read twice (``Ledger.scan`` first,
+then ``Ledger.events``): the scan validates every line and marks, in a fixed-size Bloom
+filter, the keys that may repeat; the second read compares exact keys only for those, so the
+memory spent on deduplication does not grow with the ledger.
+
+A traffic ledger is also a spend ledger (``spend_events``): each served event with a
+recorded ``cost_usd`` counts toward the R8 budgets like a spend event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal, NamedTuple
+
+from pydantic import Field
+
+from omniladder import timefmt
+from omniladder.errors import InputError, close_match
+from omniladder.models import (
+    IDENTIFIER_PATTERN,
+    NO_OFFSET,
+    SECRET_KEYS,
+    Identifier,
+    Record,
+    SpendEvent,
+    StrictModel,
+    Timestamp,
+    Usd,
+)
+
+LINE_SUFFIXES = (".jsonl", ".ndjson")
+"""A ledger with one of these suffixes is one event per line; any other is a document."""
+STATUSES = ("served", "failed")
+TOKEN_FIELDS = ("tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write")
+COUNT_FIELDS = (*TOKEN_FIELDS, "attempts_before")
+TEXT_FIELDS = ("connection", "model", "requested", "request_id")
+FIELDS = ("at", "connection", "model", "requested", "status", *TOKEN_FIELDS, "cost_usd",
+          "request_id", "attempts_before")
+REQUIRED = ("at", "connection", "model")
+TRAFFIC_ONLY = frozenset(FIELDS) - {"at", "connection", "model", "cost_usd"}
+"""Keys a traffic event may carry and a spend event may not: a document whose events carry
+one is a traffic ledger wherever a spend ledger is taken."""
+
+_IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
+
+
+# --- the schema ---------------------------------------------------------------------------
+
+_Count = Annotated[int, Field(ge=0)]
+"""A non-negative whole number."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TrafficEvent(Record):
+    """One event of a traffic ledger: a request served, or an attempt that failed."""
+
+    at: Timestamp
+    connection: Identifier
+    model: Identifier
+    requested: Identifier | None = None
+    status: Literal["served", "failed"] = "served"
+    tokens_in: _Count | None = None
+    tokens_out: _Count | None = None
+    tokens_cache_read: _Count | None = None
+    tokens_cache_write: _Count | None = None
+    cost_usd: Usd | None = None
+    request_id: Identifier | None = None
+    attempts_before: _Count | None = None
+
+
+class TrafficFile(StrictModel):
+    events: tuple[TrafficEvent, ...] = ()
+
+
+# --- one event ----------------------------------------------------------------------------
+
+
+class LedgerEvent(NamedTuple):
+    """One validated event (``event_from``); ``line`` says where it was read."""
+
+    at: datetime
+    connection: str
+    model: str
+    requested: str | None
+    status: str
+    tokens_in: int | None
+    tokens_out: int | None
+    tokens_cache_read: int | None
+    tokens_cache_write: int | None
+    cost_usd: float | None
+    request_id: str | None
+    attempts_before: int | None
+    line: int
+    """The line of a JSONL ledger, or the index in a document's ``events``."""
+
+    @property
+    def served(self) -> bool:
+        return self.status == "served"
+
+    @property
+    def where(self) -> str:
+        return f"line {self.line}" if self.line > 0 else f"events[{-self.line - 1}]"
+
+
+class _Place(NamedTuple):
+    """Where an event is, for its messages: a line of a JSONL file or events[N]."""
+
+    file: str
+    line: int | None
+    prefix: str
+
+    def error(self, field: str | None, message: str) -> InputError:
+        name = None if field is None else f"{self.prefix}{field}"
+        if name is None and self.prefix:
+            name = self.prefix.rstrip(".")
+        return InputError(message, file=self.file, field=name, line=self.line)
+
+
+def _instant(value: Any, place: _Place) -> datetime:
+    if type(value) is datetime:
+        parsed = value  # a TOML document's own date-time
+    elif type(value) is not str:
+        raise place.error("at", f"must be an RFC 3339 timestamp string, got {_kind(value)}")
+    else:
+        try:
+            parsed = timefmt.from_rfc3339(value)
+        except ValueError:
+            raise place.error("at", f"not an RFC 3339 timestamp: {value!r} "
+                                    "(expected e.g. 2026-11-29T12:00:00Z)") from None
+    if parsed.tzinfo is None:
+        raise place.error("at", NO_OFFSET)
+    if not timefmt.in_utc_range(parsed):
+        raise place.error("at", timefmt.OUT_OF_RANGE)
+    return parsed
+
+
+def _kind(value: Any) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+             int: "an integer", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+_CHECKED: dict[str, None] = {}
+"""Connection, model and requested texts already found valid: a ledger repeats a few
+thousand of them millions of times (request ids, each new, are not kept)."""
+_CHECKED_MAX = 1 << 16
+
+
+def _known_text(value: Any, field: str, place: _Place) -> str:
+    """``_text`` for the values a ledger repeats, remembered once valid."""
+    if type(value) is str and value in _CHECKED:
+        return value
+    found = _text(value, field, place)
+    if len(_CHECKED) < _CHECKED_MAX:
+        _CHECKED[found] = None
+    return found
+
+
+def _text(value: Any, field: str, place: _Place) -> str:
+    if type(value) is not str:
+        raise place.error(field, f"must be a string, got {_kind(value)}")
+    if _IDENTIFIER.match(value) is None:
+        raise place.error(field, "must not be blank nor hold a control character")
+    return value
+
+
+def _count(value: Any, field: str, place: _Place) -> int:
+    if type(value) is not int:
+        raise place.error(field, f"must be a whole number, got {_kind(value)}")
+    if value < 0:
+        raise place.error(field, f"must be 0 or more, got {value}")
+    return value
+
+
+def _cost(value: Any, place: _Place) -> float:
+    if type(value) is not int and type(value) is not float:
+        raise place.error("cost_usd", f"must be a number of US dollars, got {_kind(value)}")
+    if not math.isfinite(value) or value < 0:
+        raise place.error("cost_usd", f"must be a finite number, 0 or more, got {value!r}")
+    return float(value)
+
+
+def _unknown(keys: list[Any], place: _Place) -> InputError:
+    key = keys[0]
+    if isinstance(key, str) and key.strip().lower() in SECRET_KEYS:
+        return place.error(str(key), "looks like a secret; omniladder never needs "
+                           "credentials, remove it (its value is never shown)")
+    near = close_match(str(key), FIELDS)
+    hint = f" (did you mean {near!r}?)" if near else ""
+    return place.error(str(key), f"unknown field{hint}; a traffic event has "
+                       f"{', '.join(FIELDS)}")
+
+
+def event_from(data: Any, place: _Place, line: int) -> LedgerEvent:
+    """One event validated (SPEC §7.1), or the InputError naming its field."""
+    if type(data) is not dict:
+        raise place.error(None, f"an event must be an object, got {_kind(data)}")
+    for name in REQUIRED:
+        if data.get(name) is None:
+            raise place.error(name, "field required")
+    if len(data) > 3:
+        extra = [key for key in data if key not in _KNOWN]
+        if extra:
+            raise _unknown(extra, place)
+    get = data.get
+    status = get("status")
+    if status is None:
+        status = "served"
+    elif status not in STATUSES:
+        raise place.error("status", f"must be served or failed, got {status!r}")
+    counts: list[int | None] = []
+    for name in COUNT_FIELDS:
+        value = get(name)
+        counts.append(None if value is None else _count(value, name, place))
+    cost = get("cost_usd")
+    requested = get("requested")
+    request_id = get("request_id")
+    return LedgerEvent(
+        _instant(data["at"], place), _known_text(data["connection"], "connection", place),
+        _known_text(data["model"], "model", place),
+        None if requested is None else _known_text(requested, "requested", place),
+        status, counts[0], counts[1], counts[2], counts[3],
+        None if cost is None else _cost(cost, place),
+        None if request_id is None else _text(request_id, "request_id", place),
+        counts[4], line)
+
+
+_KNOWN = frozenset(FIELDS)
+
+
+def _trusted(data: dict[str, Any], line: int) -> LedgerEvent:
+    """An event ``event_from`` already accepted, built again without its checks."""
+    get = data.get
+    cost = get("cost_usd")
+    return LedgerEvent(
+        timefmt.from_rfc3339(data["at"]), data["connection"], data["model"],
+        get("requested"), get("status") or "served", get("tokens_in"), get("tokens_out"),
+        get("tokens_cache_read"), get("tokens_cache_write"),
+        None if cost is None else float(cost), get("request_id"), get("attempts_before"),
+        line)
+
+
+# --- the ledger ---------------------------------------------------------------------------
+
+
+class Scan(NamedTuple):
+    """What the first read of a ledger found: every event valid, and its span."""
+
+    first: datetime | None
+    last: datetime | None
+    events: int
+    """Events read, before duplicates are dropped."""
+
+
+_BLOOM_BITS = 1 << 27
+"""The Bloom filter of keys that may repeat: 16 MiB, whatever the ledger's size. At a million
+keys about one in 80,000 is a false alarm, which only costs an exact comparison."""
+
+
+def _bloom_positions(key: int) -> tuple[int, int, int]:
+    mask = _BLOOM_BITS - 1
+    return key & mask, (key >> 21) & mask, (key >> 37 ^ key * 0x9E3779B1) & mask
+
+
+class Ledger:
+    """A traffic ledger on disk; ``scan`` validates it, then ``events`` yields its events
+    without duplicates, as often as asked."""
+
+    def __init__(self, path: Path, shown: str | None = None) -> None:
+        from omniladder.loading import display_path
+
+        self.path = path
+        self.shown = shown if shown is not None else display_path(path)
+        self.by_line = path.suffix.lower() in LINE_SUFFIXES
+        self.notes: list[str] = []
+        self.duplicates = 0
+        self.failed_by_request: Counter[int] = Counter()
+        """Per request (the hash of its ``request_id``), the failed attempts the ledger holds."""
+        self._document: list[LedgerEvent] | None = None
+        self._maybe_repeated: set[int] = set()
+        self._scan: Scan | None = None
+        self._lines_seen = 0
+        """The last line of an event the scan read."""
+
+    # --- reading ------------------------------------------------------------------------
+
+    def _lines(self) -> Iterator[LedgerEvent]:
+        """Every event of a JSONL ledger in line order (duplicates included)."""
+        from omniladder.loading import input_lines
+
+        shown = self.shown
+        pending: tuple[int, bytes] | None = None
+        for number, raw in input_lines(self.path, shown):
+            if pending is not None:  # a line without a newline was not the last
+                yield self._line(*pending)
+                pending = None
+            if not raw.endswith(b"\n"):
+                pending = (number, raw)
+                continue
+            if raw.isspace():
+                continue
+            place = _Place(shown, number, "")
+            try:
+                data = json.loads(raw)
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+                raise _not_json(exc, place) from None
+            yield event_from(data, place, number)
+        if pending is not None:
+            number, raw = pending
+            if raw.strip():
+                try:
+                    data = json.loads(raw)
+                except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+                    note = (f"{shown}: line {number}, the last, is cut short (no newline, not "
+                            "JSON): the ledger is read up to it, as a file still being "
+                            "written")
+                    if note not in self.notes:
+                        self.notes.append(note)
+                    return
+                yield event_from(data, _Place(shown, number, ""), number)
+
+    def _line(self, number: int, raw: bytes) -> LedgerEvent:
+        place = _Place(self.shown, number, "")
+        try:
+            data = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise _not_json(exc, place) from None
+        return event_from(data, place, number)
+
+    def _read_document(self) -> list[LedgerEvent]:
+        from omniladder.loading import read_document
+
+        document = read_document(self.path, self.shown)
+        extra = [key for key in document if key != "events"]
+        if extra:
+            near = close_match(str(extra[0]), ["events"])
+            hint = " (did you mean 'events'?)" if near else ""
+            raise InputError(f"unknown field{hint}; a traffic ledger document has only "
+                             "events", file=self.shown, field=str(extra[0]))
+        events = document.get("events", ())
+        if not isinstance(events, tuple):
+            raise InputError(f"must be an array of events, got {_kind(events)}",
+                             file=self.shown, field="events")
+        return [event_from(_thawed(item), _Place(self.shown, None, f"events[{index}]."),
+                           -index - 1)
+                for index, item in enumerate(events)]
+
+    def _again(self) -> Iterator[LedgerEvent]:
+        """A JSONL ledger's events once more, after ``scan`` validated every line: the same
+        events ``event_from`` built, without checking each field again. A ledger changed
+        between the two reads (a gateway still appending) is validated where it differs:
+        any line the first read did not see (past its last line) goes through
+        ``event_from``."""
+        from omniladder.loading import input_lines
+
+        seen = self._lines_seen
+        for number, raw in input_lines(self.path, self.shown):
+            if number > seen:
+                break
+            if raw.isspace():
+                continue
+            try:
+                event = _trusted(json.loads(raw), number)
+            except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+                event = self._line(number, raw)  # changed since the scan: the full check
+            yield event
+
+    def _all(self) -> Iterator[LedgerEvent]:
+        if self.by_line:
+            return self._lines()
+        if self._document is None:
+            self._document = self._read_document()
+        return iter(self._document)
+
+    # --- the two reads ------------------------------------------------------------------
+
+    def scan(self) -> Scan:
+        """Validate every event, find the span, and mark the keys that may repeat."""
+        if self._scan is not None:
+            return self._scan
+        bits = bytearray(_BLOOM_BITS // 8)
+        maybe: set[int] = set()
+        failed = self.failed_by_request
+        first: datetime | None = None
+        last: datetime | None = None
+        count = 0
+        last_line = 0
+        for event in self._all():
+            count += 1
+            last_line = event.line
+            at = event.at
+            if first is None or at < first:
+                first = at
+            if last is None or at > last:
+                last = at
+            request = event.request_id
+            if request is None:
+                continue
+            if event.status == "failed":
+                failed[hash(request)] += 1
+            key = hash((request, event.connection, event.status))
+            seen = True
+            for position in _bloom_positions(key):
+                byte, bit = position >> 3, 1 << (position & 7)
+                if not bits[byte] & bit:
+                    seen = False
+                    bits[byte] |= bit
+            if seen:
+                maybe.add(key)
+        self._maybe_repeated = maybe
+        self._lines_seen = last_line
+        self._scan = Scan(first, last, count)
+        return self._scan
+
+    def events(self) -> Iterator[LedgerEvent]:
+        """The ledger's events in file order, each (request_id, connection, status) once."""
+        self.scan()
+        maybe = self._maybe_repeated
+        seen: set[tuple[str, str, str]] = set()
+        duplicates = 0
+        for event in (self._again() if self.by_line else self._all()):
+            request = event.request_id
+            if request is not None and maybe:
+                exact = (request, event.connection, event.status)
+                if hash(exact) in maybe:
+                    if exact in seen:
+                        duplicates += 1
+                        continue
+                    seen.add(exact)
+            yield event
+        self.duplicates = duplicates
+        if duplicates:
+            note = (f"{self.shown}: {duplicates} event{'s' if duplicates != 1 else ''} "
+                    "repeated an earlier one's request_id, connection and status and "
+                    f"{'were' if duplicates != 1 else 'was'} read once (SPEC §7.1)")
+            if note not in self.notes:
+                self.notes.append(note)
+
+
+def _thawed(value: Any) -> Any:
+    """A document's event as a JSON line gives it (the loader hands arrays as tuples)."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
+def _not_json(exc: Exception, place: _Place) -> InputError:
+    if isinstance(exc, UnicodeDecodeError):
+        return place.error(None, f"not UTF-8 text (byte {exc.start})")
+    if isinstance(exc, json.JSONDecodeError):
+        return place.error(None, f"not a JSON event: {exc.msg} (column {exc.colno})")
+    return place.error(None, "not a JSON event: nested too deeply")
+
+
+# --- as a spend ledger --------------------------------------------------------------------
+
+
+def is_traffic(path: Path, shown: str) -> bool:
+    """Whether a ledger given as a spend ledger is a traffic ledger: one event per line, or
+    a document whose events carry a key only traffic has or no cost (a spend event needs
+    one)."""
+    if path.suffix.lower() in LINE_SUFFIXES:
+        return True
+    from omniladder.loading import read_document
+
+    try:
+        document = read_document(path, shown)
+    except InputError:
+        return False  # the spend loader says what is wrong with it
+    events = document.get("events")
+    if set(document) != {"events"} or not isinstance(events, tuple):
+        return False
+    return any(isinstance(event, Mapping) and (
+        not TRAFFIC_ONLY.isdisjoint(event) or ("cost_usd" not in event
+                                               and "rung" not in event))
+        for event in events)
+
+
+def spend_events(path: Path, shown: str) -> tuple[tuple[SpendEvent, ...], list[str]]:
+    """SPEC §7.1: the served events of a traffic ledger with a recorded cost, as spend
+    events (R8 counts them like a spend ledger's), and the notes its reading made."""
+    ledger = Ledger(path, shown)
+    events = tuple(SpendEvent(at=event.at, cost_usd=event.cost_usd,
+                              connection=event.connection, model=event.model)
+                   for event in ledger.events()
+                   if event.cost_usd is not None and event.status == "served")
+    return events, ledger.notes

@@ -1,0 +1,219 @@
+"""The traffic ledger (SPEC §7.1): JSONL streamed and validated line by line, documents,
+deduplication, and the ledger as a spend ledger (R8) and as ``[inputs] traffic``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from omniladder.cli import app
+from omniladder.errors import InputError
+from omniladder.inputs.traffic import FIELDS, STATUSES, Ledger, TrafficEvent
+from omniladder.models import field_types
+from omniladder.schemas import json_schema
+from tests.test_init_schema import _valid
+
+runner = CliRunner()
+
+GOOD = {"at": "2026-11-29T11:00:00Z", "connection": "claude-api",
+        "model": "claude-sonnet-4-5", "requested": "auto/thrifty", "status": "served",
+        "tokens_in": 1200, "tokens_out": 300, "tokens_cache_read": 0,
+        "tokens_cache_write": 0, "cost_usd": 0.0081, "request_id": "req-1",
+        "attempts_before": 1}
+
+
+def write(tmp_path: Path, lines: list[str], name: str = "traffic.jsonl",
+          end: str = "\n") -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + end, encoding="utf-8")
+    return path
+
+
+def read(path: Path) -> list[Any]:
+    found = Ledger(path)
+    found.scan()
+    return list(found.events())
+
+
+def test_the_fields_and_statuses_are_pinned() -> None:
+    assert FIELDS == ("at", "connection", "model", "requested", "status", "tokens_in",
+                      "tokens_out", "tokens_cache_read", "tokens_cache_write", "cost_usd",
+                      "request_id", "attempts_before")
+    assert STATUSES == ("served", "failed")
+    assert tuple(field_types(TrafficEvent)) == FIELDS  # the schema's record, field for field
+
+
+def test_a_full_event_reads(tmp_path: Path) -> None:
+    [found] = read(write(tmp_path, [json.dumps(GOOD)]))
+    assert (found.connection, found.tokens_in, found.cost_usd, found.attempts_before,
+            found.line) == ("claude-api", 1200, 0.0081, 1, 1)
+    assert _valid({"events": [GOOD]}, json_schema("traffic"), json_schema("traffic"))
+
+
+@pytest.mark.parametrize(("change", "field", "words"), [
+    ({"at": None}, "at", "field required"),
+    ({"connection": None}, "connection", "field required"),
+    ({"model": None}, "model", "field required"),
+    ({"at": "2026-11-29T11:00:00"}, "at", "no offset"),
+    ({"at": "yesterday"}, "at", "not an RFC 3339 timestamp"),
+    ({"tokens_in": -1}, "tokens_in", "0 or more"),
+    ({"tokens_out": 2.5}, "tokens_out", "whole number"),
+    ({"cost_usd": -0.01}, "cost_usd", "0 or more"),
+    ({"cost_usd": "0.1"}, "cost_usd", "number of US dollars"),
+    ({"status": "ok"}, "status", "served or failed"),
+    ({"connection": " "}, "connection", "blank"),
+    ({"modle": "x"}, "modle", "did you mean 'model'"),
+    ({"api_key": "sk-secret-value"}, "api_key", "never needs credentials"),
+])
+def test_a_bad_line_names_the_file_the_line_and_the_field(
+        tmp_path: Path, change: dict[str, Any], field: str, words: str) -> None:
+    bad = {**GOOD, **change}
+    bad = {k: v for k, v in bad.items() if v is not None}
+    path = write(tmp_path, [json.dumps(GOOD), json.dumps(bad), json.dumps(GOOD)])
+    with pytest.raises(InputError) as caught:
+        read(path)
+    error = caught.value
+    assert (error.line, error.field) == (2, field)
+    assert words in str(error)
+    assert str(error).startswith(f"{path}:2: {field}: ") or "traffic.jsonl:2:" in str(error)
+    assert "sk-secret-value" not in str(error)
+
+
+def test_a_line_that_is_not_json_is_exit_2_unless_it_is_the_torn_last(tmp_path: Path) -> None:
+    path = write(tmp_path, [json.dumps(GOOD), '{"at": "2026-', json.dumps(GOOD)])
+    with pytest.raises(InputError, match="not a JSON event") as caught:
+        read(path)
+    assert caught.value.line == 2
+    torn = write(tmp_path, [json.dumps(GOOD), json.dumps({**GOOD, "request_id": "r2"}),
+                            '{"at": "2026-11-29T12:0'], end="")
+    ledger = Ledger(torn)
+    ledger.scan()
+    assert len(list(ledger.events())) == 2
+    assert any("line 3, the last, is cut short" in note for note in ledger.notes)
+    whole = write(tmp_path, [json.dumps(GOOD)], end="")  # a last line that is whole
+    assert len(read(whole)) == 1
+
+
+def test_duplicates_are_read_once(tmp_path: Path) -> None:
+    """Same request_id, connection and status: one event (re-import is idempotent); the
+    failed attempt of the same request, another connection, or no request_id are not."""
+    failed = {**GOOD, "status": "failed"}
+    other = {**GOOD, "connection": "openai-key"}
+    anonymous = {k: v for k, v in GOOD.items() if k != "request_id"}
+    lines = [GOOD, failed, other, GOOD, {**GOOD, "cost_usd": 9}, anonymous, anonymous]
+    ledger = Ledger(write(tmp_path, [json.dumps(item) for item in lines]))
+    ledger.scan()
+    kept = list(ledger.events())
+    assert [event.line for event in kept] == [1, 2, 3, 6, 7]
+    assert ledger.duplicates == 2
+    assert len(list(ledger.events())) == 5  # a second read gives the same events
+
+
+def test_a_document_in_json_and_toml(tmp_path: Path) -> None:
+    document = tmp_path / "traffic.json"
+    document.write_text(json.dumps({"events": [GOOD, {**GOOD, "request_id": "r2"}]}))
+    assert len(read(document)) == 2
+    toml = tmp_path / "traffic.toml"
+    toml.write_text('[[events]]\nat = "2026-11-29T11:00:00Z"\nconnection = "a"\n'
+                    'model = "m"\ntokens_in = -3\n')
+    with pytest.raises(InputError) as caught:
+        read(toml)
+    assert caught.value.field == "events[0].tokens_in"
+
+
+def test_the_schema_accepts_what_the_reader_accepts_and_refuses_unknown_keys() -> None:
+    schema = json_schema("traffic")
+    assert _valid({"events": [GOOD]}, schema, schema)
+    assert not _valid({"events": [{**GOOD, "modle": "x"}]}, schema, schema)
+    assert not _valid({"events": [{"at": GOOD["at"], "model": "m"}]}, schema, schema)
+
+
+# --- a traffic ledger is a spend ledger (§7.1) ---------------------------------------------
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def plan_json(*args: str) -> dict[str, Any]:
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--config",
+                                 str(EXAMPLES / "omniladder.toml"), "--json", *args])
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def premium(document: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = next(r for r in document["rungs"] if r["rung"] == "premium")
+    return found
+
+
+@pytest.mark.parametrize("name", ["spent.jsonl", "spent.json"])
+def test_served_priced_events_count_toward_budgets(tmp_path: Path, name: str) -> None:
+    """A served event with a recorded cost counts like a spend event; a failed one, one
+    without a cost and a duplicate do not."""
+    events = [
+        {"at": "2026-11-29T09:00:00Z", "connection": "claude-api",
+         "model": "claude-sonnet-4-5", "cost_usd": 12.5, "request_id": "a"},
+        {"at": "2026-11-29T09:00:00Z", "connection": "claude-api",
+         "model": "claude-sonnet-4-5", "cost_usd": 12.5, "request_id": "a"},
+        {"at": "2026-11-29T09:01:00Z", "connection": "claude-api",
+         "model": "claude-sonnet-4-5", "cost_usd": 50, "status": "failed"},
+        {"at": "2026-11-29T09:02:00Z", "connection": "claude-api",
+         "model": "claude-sonnet-4-5", "tokens_in": 5, "tokens_out": 5},
+    ]
+    path = tmp_path / name
+    if name.endswith(".jsonl"):
+        path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    else:
+        path.write_text(json.dumps({"events": events}))
+    rung = premium(plan_json("--spend", str(path)))
+    assert rung["spent_usd"] == 12.5
+
+
+def test_settings_name_the_traffic_ledger(tmp_path: Path) -> None:
+    """``[inputs] traffic``: the ledger audit traffic reads, and the spend ledger when the
+    settings name none."""
+    ledger = tmp_path / "traffic.jsonl"
+    ledger.write_text(json.dumps({"at": "2026-11-29T09:00:00Z", "connection": "claude-api",
+                                  "model": "claude-sonnet-4-5", "cost_usd": 3.25,
+                                  "requested": "auto/thrifty"}) + "\n")
+    settings = tmp_path / "omniladder.toml"
+    settings.write_text(f'[inputs]\nconnections = "{EXAMPLES / "connections.toml"}"\n'
+                        f'quota = "{EXAMPLES / "quota.json"}"\ntraffic = "traffic.jsonl"\n'
+                        '[budgets]\nrung_budget_usd = { premium = 20.0 }\n')
+    result = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(settings), "--json"])
+    assert result.exit_code == 0, result.output
+    assert premium(json.loads(result.stdout))["spent_usd"] == 3.25
+    audited = runner.invoke(app, ["audit", "traffic", "auto/thrifty", "--config",
+                                  str(settings), "--json", "--max-leak-usd", "100"])
+    assert audited.exit_code == 0, audited.output
+    assert json.loads(audited.stdout)["events"]["read"] == 1
+
+
+def test_a_line_changed_between_the_two_reads_is_checked_again(tmp_path: Path) -> None:
+    """The second read trusts what the scan validated; a line rewritten in between (a
+    gateway rewriting its log) is validated again, not trusted."""
+    path = write(tmp_path, [json.dumps(GOOD), json.dumps({**GOOD, "request_id": "r2"})])
+    ledger = Ledger(path)
+    ledger.scan()
+    path.write_text(json.dumps(GOOD) + "\n" + '{"at": "2026-11-29T11:00:00Z"}\n')
+    with pytest.raises(InputError) as caught:
+        list(ledger.events())
+    assert (caught.value.line, caught.value.field) == (2, "connection")
+
+
+def test_a_toml_ledger_takes_toml_date_times(tmp_path: Path) -> None:
+    """TOML writes instants as its own date-times; one without an offset is refused as a
+    string without one is."""
+    toml = tmp_path / "traffic.toml"
+    toml.write_text('[[events]]\nat = 2026-11-29T11:00:00Z\nconnection = "a"\nmodel = "m"\n')
+    [found] = read(toml)
+    assert found.at.isoformat() == "2026-11-29T11:00:00+00:00"
+    toml.write_text('[[events]]\nat = 2026-11-29T11:00:00\nconnection = "a"\nmodel = "m"\n')
+    with pytest.raises(InputError, match="no offset") as caught:
+        read(toml)
+    assert caught.value.field == "events[0].at"
