@@ -226,10 +226,11 @@ def parse_snapshots(snapshots: Iterable[Snapshot],
         document = load_json(snapshot.raw, snapshot.shown)
         if source is not None:
             fit.check_document(document, snapshot.shown, source)
-        fit.check_not_future(snapshot.checked_at, now,
-                             file=None if snapshot.stamped_by == "--at" else snapshot.shown,
-                             field=snapshot.stamped_by)
-        yield parse(document, snapshot.shown, snapshot.checked_at)
+        where = None if snapshot.stamped_by == "--at" else snapshot.shown
+        fit.check_not_future(snapshot.checked_at, now, file=where, field=snapshot.stamped_by)
+        reading = parse(document, snapshot.shown, snapshot.checked_at)
+        fit.check_plausible(reading, file=where, field=snapshot.stamped_by)
+        yield reading
 
 
 def within_clock(readings: Iterable[SourceReading], file: str, field: str,
@@ -238,6 +239,7 @@ def within_clock(readings: Iterable[SourceReading], file: str, field: str,
     now = (clock or _now)()
     for reading in readings:
         fit.check_not_future(reading.checked_at, now, file=file, field=field)
+        fit.check_plausible(reading, file=file, field=field)
         yield reading
 
 
