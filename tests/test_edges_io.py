@@ -842,6 +842,46 @@ def test_an_omniroute_row_from_before_2000_is_refused_naming_it(tmp_path: Path) 
     assert not (tmp_path / "f").exists()
 
 
+@pytest.mark.parametrize("command", [
+    ["plan", "auto/thrifty", "--config", "b/omniladder.toml"],
+    ["import", "claude-usage", "usage.json", "--connection", "claude-max-work", "--config",
+     "b/omniladder.toml", "--at", "2026-11-29T11:59:30Z"],
+], ids=["plan", "import"])
+def test_inputs_through_a_linked_settings_file_name_the_file_and_the_key(
+        fleet: Path, command: list[str]) -> None:
+    """[inputs] paths are relative to the folder of the settings file as named (a link's own
+    folder): the error named only b/connections.toml, neither the settings file nor the key
+    that led there."""
+    (fleet / "b").mkdir()
+    (fleet / "b" / "omniladder.toml").symlink_to(fleet / "omniladder.toml")
+    shutil.copy(SOURCES / "claude" / "usage.json", fleet / "usage.json")
+    one_error(runner.invoke(app, command),
+              "b/omniladder.toml: [inputs] connections: b/connections.toml: file not found; "
+              "paths in [inputs] are relative to the folder of the settings file as named, b "
+              "(a link: not the folder it leads to)")
+
+
+@pytest.mark.parametrize(("key", "table", "line"), [
+    ("quota", "inputs", 'quota = "quota.json"'),
+    ("spend", "inputs", 'spend = "spend.json"'),
+    ("billing", "catalogs", 'billing = ["billing-overlay.toml"]'),
+])
+def test_a_missing_file_the_settings_name_names_the_key(fleet: Path, key: str, table: str,
+                                                       line: str) -> None:
+    text = (fleet / "omniladder.toml").read_text()
+    assert line in text
+    (fleet / "omniladder.toml").write_text(text.replace(line, line.replace(".", "-gone."), 1))
+    one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml"]),
+              f"omniladder.toml: [{table}] {key}: ", "-gone.", ": file not found; paths in "
+              f"[{table}] are relative to the folder of the settings file as named, .")
+
+
+def test_a_flag_keeps_its_own_error(fleet: Path) -> None:
+    one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml",
+                                  "--quota", "gone.json"]), "omniladder: error: gone.json: file "
+              "not found")
+
+
 # --- 5b. a key given twice ------------------------------------------------------------------
 
 _MAP_JSON = json.dumps(tomllib.loads((EXAMPLES / "litellm-map.toml").read_text()))
