@@ -920,6 +920,18 @@ class InputFiles(NamedTuple):
     model_catalogs: tuple[Path, ...] = ()
     no_shipped_catalogs: bool = False
     window_catalogs: tuple[Path, ...] = ()
+    named_in_settings: tuple[tuple[str, Path], ...] = ()
+    """Each path the settings file gave rather than a flag, with its key there
+    (``[inputs] quota``, ``[catalogs] billing``)."""
+
+
+def _as_named(path: Path) -> str:
+    """A path as the operator named it, relative to the working directory when inside it,
+    without following links (``display_path`` shows where a link leads)."""
+    try:
+        return str(Path(os.path.abspath(path)).relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
 
 
 def find_settings(explicit: Path | None) -> Path | None:
@@ -935,23 +947,67 @@ def resolve_files(settings_path: Path | None, settings: Settings, *,
                   models_catalogs: Sequence[Path] = (),
                   no_shipped_catalogs: bool = False,
                   windows_catalogs: Sequence[Path] = ()) -> InputFiles:
-    """Flags win over the settings file's [inputs]; settings paths are relative to that file."""
+    """Flags win over the settings file's [inputs]; settings paths are relative to the folder
+    of the settings file as it is named (a link's own folder, not the one it leads to, as
+    git resolves a relative include: docs/inputs.md#s2-3)."""
     base = settings_path.parent if settings_path is not None else Path(".")
+    named: list[tuple[str, Path]] = []
 
-    def from_settings(value: str | None) -> Path | None:
-        return None if value is None else base / value
+    def from_settings(value: str | None, key: str) -> Path | None:
+        if value is None:
+            return None
+        named.append((f"[inputs] {key}", base / value))
+        return base / value
 
+    chosen = {"connections": connections or from_settings(settings.inputs.connections,
+                                                          "connections"),
+              "quota": quota or from_settings(settings.inputs.quota, "quota"),
+              # a traffic ledger is a spend ledger (SPEC §7.1): the one named for spend
+              "spend": spend or from_settings(settings.inputs.spend, "spend")
+              or from_settings(settings.inputs.traffic, "traffic")}
+    for key, paths in (("billing", settings.catalogs.billing),
+                       ("models", settings.catalogs.models),
+                       ("windows", settings.catalogs.windows)):
+        named += [(f"[catalogs] {key}", base / path) for path in paths]
     return InputFiles(
         settings_file=settings_path,
-        connections=connections or from_settings(settings.inputs.connections),
-        quota=quota or from_settings(settings.inputs.quota),
-        spend=spend or from_settings(settings.inputs.spend or settings.inputs.traffic),
+        connections=chosen["connections"],
+        quota=chosen["quota"],
+        spend=chosen["spend"],
         billing_catalogs=tuple(base / p for p in settings.catalogs.billing) + tuple(catalogs),
         model_catalogs=tuple(base / p for p in settings.catalogs.models) + tuple(models_catalogs),
         no_shipped_catalogs=no_shipped_catalogs or not settings.catalogs.include_shipped,
         window_catalogs=(tuple(base / p for p in settings.catalogs.windows)
                          + tuple(windows_catalogs)),
+        named_in_settings=tuple(named),
     )
+
+
+@contextlib.contextmanager
+def named_by_settings(files: InputFiles) -> Iterator[None]:
+    """An error about a file the settings file named (missing, a directory, unreadable)
+    names the settings file and the key too: ``omniladder.toml: [inputs] quota:
+    data/quota.json: file not found (…)``. An error inside the file names it alone."""
+    try:
+        yield
+    except InputErrors:
+        raise
+    except InputError as exc:
+        settings = files.settings_file
+        if settings is None or exc.field is not None or exc.line is not None:
+            raise
+        for key, path in files.named_in_settings:
+            shown = display_path(path)
+            if exc.file != shown:
+                continue
+            named = _as_named(settings)
+            folder = str(Path(named).parent)
+            link = (" (a link: not the folder it leads to)" if settings.is_symlink() else "")
+            raise InputError(
+                f"{shown}: {exc.message}; paths in {key.split()[0]} are relative to the folder "
+                f"of the settings file as named, {folder}{link}", file=named,
+                field=key) from None
+        raise
 
 
 def load_settings(path: Path | None) -> Settings:
@@ -1084,6 +1140,11 @@ def _settled(reading: Reading) -> Reading:
 
 
 def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
+    with named_by_settings(files):
+        return _load_files(files, settings)
+
+
+def _load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
     warnings: list[str] = []
     shown: dict[str, str] = {}
     if files.settings_file is not None:

@@ -792,6 +792,96 @@ def test_an_omniroute_row_whose_identifier_holds_a_control_character_is_refused(
     assert not (tmp_path / "f").exists()
 
 
+_OLD_ROLLOUT = ('{"timestamp": "1970-01-01T00:00:00Z", "type": "event_msg", "payload": '
+                '{"type": "token_count", "rate_limits": {"primary": {"used_percent": 10, '
+                '"window_minutes": 300, "resets_at": 1796047200}}}}\n')
+
+
+@pytest.mark.parametrize(("source", "connection", "payload", "extra", "said"), [
+    ("claude-usage", "claude-max-work", SOURCES / "claude" / "usage.json",
+     ["--at", "0001-01-01T00:00:00Z"], "--at: a reading at 0001-01-01T00:00:00Z is before 2000"),
+    ("claude-usage", "claude-max-work", SOURCES / "claude" / "usage.json",
+     ["--at", "1970-01-01T00:00:00Z"], "--at: a reading at 1970-01-01T00:00:00Z is before 2000"),
+    ("copilot-user", "copilot-seat", SOURCES / "copilot" / "user.json", ["--mtime-zero"],
+     "payload.json: modification time: a reading at 1970-01-01T00:00:00Z is before 2000"),
+    ("gemini-quota", "gemini-free", SOURCES / "gemini" / "quota.json",
+     ["--at", "1999-12-31T23:59:59Z", "--force"], "--at: a reading at 1999-12-31T23:59:59Z"),
+    ("codex-sessions", "codex-plus", None, [],
+     "rollout-1.jsonl: timestamp: a reading at 1970-01-01T00:00:00Z is before 2000"),
+], ids=["claude-year-1", "claude-epoch", "copilot-mtime-epoch", "gemini-1999", "codex-epoch"])
+def test_a_reading_from_before_2000_is_refused_by_every_importer(
+        fleet: Path, source: str, connection: str, payload: Path | None, extra: list[str],
+        said: str) -> None:
+    """A reading at year 1 or at the epoch whose windows reset in 2026 was imported, and read
+    as observed decades ago."""
+    if payload is None:
+        target = fleet / "rollout-1.jsonl"
+        target.write_text(_OLD_ROLLOUT)
+    else:
+        target = fleet / "payload.json"
+        shutil.copy(payload, target)
+    if "--mtime-zero" in extra:
+        os.utime(target, (0, 0))
+        extra = []
+    result = runner.invoke(app, ["import", source, target.name, "--connection", connection,
+                                 "--config", "omniladder.toml", "--quota", "fresh.json",
+                                 *extra])
+    one_error(result, said, "nothing was written")
+    assert not (fleet / "fresh.json").exists()
+
+
+def test_an_omniroute_row_from_before_2000_is_refused_naming_it(tmp_path: Path) -> None:
+    from tests.omniroute_db import SNAPSHOTS, build_db
+
+    row = (*SNAPSHOTS[0][:5], 0)
+    db = build_db(tmp_path / "o.db", snapshots=[row, *SNAPSHOTS[1:]])
+    result = runner.invoke(app, ["import", "omniroute", str(db), "--out", str(tmp_path / "f"),
+                                 "--now", "2026-11-29T12:00:00Z", "--since", "all"])
+    one_error(result, "o.db: quota_snapshots[id=1].created_at: 1970-01-01T00:00:00Z is before "
+              "2000")
+    assert not (tmp_path / "f").exists()
+
+
+@pytest.mark.parametrize("command", [
+    ["plan", "auto/thrifty", "--config", "b/omniladder.toml"],
+    ["import", "claude-usage", "usage.json", "--connection", "claude-max-work", "--config",
+     "b/omniladder.toml", "--at", "2026-11-29T11:59:30Z"],
+], ids=["plan", "import"])
+def test_inputs_through_a_linked_settings_file_name_the_file_and_the_key(
+        fleet: Path, command: list[str]) -> None:
+    """[inputs] paths are relative to the folder of the settings file as named (a link's own
+    folder): the error named only b/connections.toml, neither the settings file nor the key
+    that led there."""
+    (fleet / "b").mkdir()
+    (fleet / "b" / "omniladder.toml").symlink_to(fleet / "omniladder.toml")
+    shutil.copy(SOURCES / "claude" / "usage.json", fleet / "usage.json")
+    one_error(runner.invoke(app, command),
+              "b/omniladder.toml: [inputs] connections: b/connections.toml: file not found; "
+              "paths in [inputs] are relative to the folder of the settings file as named, b "
+              "(a link: not the folder it leads to)")
+
+
+@pytest.mark.parametrize(("key", "table", "line"), [
+    ("quota", "inputs", 'quota = "quota.json"'),
+    ("spend", "inputs", 'spend = "spend.json"'),
+    ("billing", "catalogs", 'billing = ["billing-overlay.toml"]'),
+])
+def test_a_missing_file_the_settings_name_names_the_key(fleet: Path, key: str, table: str,
+                                                       line: str) -> None:
+    text = (fleet / "omniladder.toml").read_text()
+    assert line in text
+    (fleet / "omniladder.toml").write_text(text.replace(line, line.replace(".", "-gone."), 1))
+    one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml"]),
+              f"omniladder.toml: [{table}] {key}: ", "-gone.", ": file not found; paths in "
+              f"[{table}] are relative to the folder of the settings file as named, .")
+
+
+def test_a_flag_keeps_its_own_error(fleet: Path) -> None:
+    one_error(runner.invoke(app, ["plan", "auto/thrifty", "--config", "omniladder.toml",
+                                  "--quota", "gone.json"]), "omniladder: error: gone.json: file "
+              "not found")
+
+
 # --- 5b. a key given twice ------------------------------------------------------------------
 
 _MAP_JSON = json.dumps(tomllib.loads((EXAMPLES / "litellm-map.toml").read_text()))

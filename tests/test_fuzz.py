@@ -1033,3 +1033,29 @@ def test_a_key_pasted_into_any_map_field_is_refused_and_never_shown(key: str,
 @given(name=strategies.ENV_NAMES)
 def test_a_variable_name_is_never_key_shaped(name: str) -> None:
     assert key_kind(name) is None
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data(), hostile=strategies.HOSTILE_TEXT)
+def test_any_control_character_in_any_payload_key_is_never_raw_and_never_a_traceback(
+        data: st.DataObject, hostile: str) -> None:
+    """Any C0/C1 control, line or paragraph separator appended to any key of any importer's
+    payload (or of the quota file): a clean run, or exit 2 with one line per problem."""
+    kinds = _key_documents()
+    kind = data.draw(st.sampled_from(sorted(k for k in kinds if k != "saved plan")))
+    document, name, commands = kinds[kind]
+    places = list(key_places(document).values())
+    path = data.draw(st.sampled_from(places))
+    failures: list[str] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        previous = Path.cwd()
+        os.chdir(folder)
+        try:
+            (folder / name).write_text(json.dumps(with_key(document, path, hostile)) + "\n")
+            for args in commands(name):
+                _check_key_run(runner.invoke(app, args), f"{kind} {_loc(path)} {hostile!r}",
+                               failures, (name, "q.json"))
+        finally:
+            os.chdir(previous)
+    assert not failures, failures

@@ -23,13 +23,14 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
 from omniladder.loading import AHEAD_SLACK
+from omniladder.sources.common import SourceReading
 from omniladder.sources.fields import shown_value
 
 FUTURE_TOLERANCE = AHEAD_SLACK
@@ -320,6 +321,28 @@ def check_not_future(instant: datetime, now: datetime, *, file: str | None,
     message = (f"a reading at {timefmt.iso(instant)} is later than the clock ({clock}) by "
                f"more than {minutes} minutes: a reading cannot come from the future, and it "
                f"would move the quota file's taken_at forward for good; {_NOTHING_WRITTEN}")
+    if file is None:
+        raise UsageError(message, field=field)
+    raise InputError(message, file=file, field=field)
+
+
+OLDEST_READING = datetime(2000, 1, 1, tzinfo=UTC)
+"""No quota telemetry is older: a reading before it is a clock reset, a file whose modification
+time was lost (1970), or a writer's 0 or year 1 for "not given"."""
+
+
+def check_plausible(reading: SourceReading, *, file: str | None, field: str) -> None:
+    """Exit 2 when a reading's instant cannot be when it was taken: before 2000 (the Unix
+    epoch and year 1 among them), while its windows reset in the present. A window reset
+    further than the window's length after its reading is not refused: captures other
+    tools publish carry such instants (docs/sources.md#fit), and the plan reads the reset
+    as given."""
+    checked = reading.checked_at
+    if checked >= OLDEST_READING:
+        return
+    message = (f"a reading at {timefmt.iso(checked)} is before 2000: no quota telemetry is "
+               "that old (a lost modification time, a clock reset, or a writer's 0 for \"not "
+               f"given\"); {_NOTHING_WRITTEN}")
     if file is None:
         raise UsageError(message, field=field)
     raise InputError(message, file=file, field=field)

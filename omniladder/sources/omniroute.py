@@ -58,6 +58,7 @@ from omniladder.sources.common import (
     reading_document,
     scope_windows,
 )
+from omniladder.sources.fit import OLDEST_READING
 
 if TYPE_CHECKING:
     from omniladder.sources.omniroute_traffic import TrafficImport
@@ -750,6 +751,10 @@ class _RowParser:
         if at is None or window is None:
             return None
         _identifiers(self.shown, where, window_key=window)
+        if at < OLDEST_READING:
+            raise InputError(f"{timefmt.iso(at)} is before 2000: no quota telemetry is that "
+                             "old (a writer's 0 for \"not given\", or a clock reset); nothing "
+                             "was written", file=self.shown, field=f"{where}.created_at")
         reset_at = db_instant(row["next_reset_at"], f"{where}.next_reset_at", self.shown)
         remaining: float | None
         if _flag(row["is_exhausted"]):

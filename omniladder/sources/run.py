@@ -83,6 +83,7 @@ def resolve_target(request: ImportRequest, source: str | None = None) -> Target:
         load_catalogs,
         load_model,
         load_settings,
+        named_by_settings,
         resolve_files,
     )
     from omniladder.models import ConnectionsFile
@@ -102,7 +103,8 @@ def resolve_target(request: ImportRequest, source: str | None = None) -> Target:
         raise UsageError("no quota file to write: pass --quota FILE, or --config with "
                          "[inputs] quota", field="--quota")
     shown = display_path(files.connections)
-    fleet = load_model(ConnectionsFile, files.connections, shown).connections
+    with named_by_settings(files):
+        fleet = load_model(ConnectionsFile, files.connections, shown).connections
     by_id = {connection.id: connection for connection in fleet}
     connection = by_id.get(request.connection_id)
     if connection is None:
@@ -120,14 +122,15 @@ def resolve_target(request: ImportRequest, source: str | None = None) -> Target:
                                         connection.auth_type),
             [fit.FleetConnection(c.id, c.provider, c.auth_type) for c in fleet], fits, shown,
             force=request.force)
-    if connection.models is not None:
-        models = tuple(dict.fromkeys(connection.models))
-    else:
-        catalogs = load_catalogs((), files.model_catalogs,
-                                 include_shipped=not files.no_shipped_catalogs)
-        models = catalogs.models_of(connection.provider)
-    scopes = load_window_scopes(files.window_catalogs,
-                                include_shipped=not files.no_shipped_catalogs)
+    with named_by_settings(files):
+        if connection.models is not None:
+            models = tuple(dict.fromkeys(connection.models))
+        else:
+            catalogs = load_catalogs((), files.model_catalogs,
+                                     include_shipped=not files.no_shipped_catalogs)
+            models = catalogs.models_of(connection.provider)
+        scopes = load_window_scopes(files.window_catalogs,
+                                    include_shipped=not files.no_shipped_catalogs)
     read = [("the settings file", settings_path)] if settings_path is not None else []
     read.append(("the connections file", files.connections))
     if connection.models is None:
@@ -226,10 +229,11 @@ def parse_snapshots(snapshots: Iterable[Snapshot],
         document = load_json(snapshot.raw, snapshot.shown)
         if source is not None:
             fit.check_document(document, snapshot.shown, source)
-        fit.check_not_future(snapshot.checked_at, now,
-                             file=None if snapshot.stamped_by == "--at" else snapshot.shown,
-                             field=snapshot.stamped_by)
-        yield parse(document, snapshot.shown, snapshot.checked_at)
+        where = None if snapshot.stamped_by == "--at" else snapshot.shown
+        fit.check_not_future(snapshot.checked_at, now, file=where, field=snapshot.stamped_by)
+        reading = parse(document, snapshot.shown, snapshot.checked_at)
+        fit.check_plausible(reading, file=where, field=snapshot.stamped_by)
+        yield reading
 
 
 def within_clock(readings: Iterable[SourceReading], file: str, field: str,
@@ -238,6 +242,7 @@ def within_clock(readings: Iterable[SourceReading], file: str, field: str,
     now = (clock or _now)()
     for reading in readings:
         fit.check_not_future(reading.checked_at, now, file=file, field=field)
+        fit.check_plausible(reading, file=file, field=field)
         yield reading
 
 
