@@ -136,7 +136,13 @@ class Stepper:
 
     def __init__(self, inputs: LoadedInputs, auto_id: AutoId,
                  instants: Sequence[datetime], kept_fresh: Collection[str] = (),
-                 fleet: Fleet | None = None) -> None:
+                 fleet: Fleet | None = None,
+                 seated_at: Collection[datetime] | None = None) -> None:
+        self.seated_at = None if seated_at is None else frozenset(seated_at)
+        """The instants whose states list the seated and unverified connections (None:
+        all); at the others they are left as at the step before (the forecast lists only
+        its listed points, and a fleet-long tuple at each of thousands of decided
+        instants is most of its memory)."""
         self.inputs = inputs
         self.auto_id = auto_id
         self.instants = instants
@@ -239,6 +245,7 @@ class Stepper:
         budgets: dict[str, BudgetPosition] = {}
         budget_key: tuple[datetime, int] | None = None
         previous: StepState | None = None
+        dirty = False
         for step, now in enumerate(self.instants):
             key = self._budget_key(now)
             redo: set[int] | list[int]
@@ -282,8 +289,11 @@ class Stepper:
                 else:
                     states.append((rung, state, entries[rung_index], members[rung_index]))
             head = next((rung for rung, n in zip(RUNGS, entries, strict=True) if n), None)
-            if moved or previous is None:
+            dirty = dirty or moved
+            listed = self.seated_at is None or now in self.seated_at
+            if previous is None or (dirty and listed):
                 seated, shaky = eligible.ids(), unverified.ids()
+                dirty = False
             else:
                 seated, shaky = previous.eligible, previous.unverified
             state_now = StepState(now, head, sum(entries), tuple(states), seated, shaky,
