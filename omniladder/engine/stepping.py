@@ -75,23 +75,6 @@ def change_steps(history: Sequence[Reading], rate_limited_until: datetime | None
     return found
 
 
-def budget_steps(inputs: LoadedInputs, instants: Sequence[datetime]) -> set[int]:
-    """The indexes of the steps at which the budget positions can differ from the step
-    before (R8): a budget period starts or a spend event counts. A superset of the steps at
-    which ``Stepper`` re-decides a rung for its budget."""
-    period = inputs.settings.budgets.period
-    spend_ats = sorted(e.at for e in inputs.spend) if inputs.spend is not None else []
-    found: set[int] = set()
-    for index, at in enumerate(instants):
-        if index == 0:
-            continue
-        before = instants[index - 1]
-        if period_start(at, period) != period_start(before, period) or (
-                bisect.bisect_right(spend_ats, at) != bisect.bisect_right(spend_ats, before)):
-            found.add(index)
-    return found
-
-
 class _Seats:
     """Connections ordered by their first pool seat (rung, candidate, connection index),
     kept in one small sorted list per (rung, candidate): a change moves one connection
@@ -127,8 +110,9 @@ class Stepper:
     ``kept_fresh`` names connections whose telemetry is taken to keep arriving (the
     forecast's projected connections): their readings turning stale is no change step. The
     caller writes them a reading at every other step where their decisions can change (a
-    reset, a window reaching the cutoff, the end of a cooldown, a budget step: see
-    ``budget_steps``), so each of their re-decisions reads a reading of its own step; between
+    reset, a window reaching the cutoff, the end of a cooldown, a budget period start or a
+    spend event: ``forecast.budget_instants``), so each of their re-decisions reads a
+    reading of its own step; between
     two, a reading at every step would decide alike (``forecast`` and its tests hold the two
     to the same walk). Without it, a reading every step re-decides the connection at every
     step, and each re-decision replays its whole history: quadratic in the steps.
