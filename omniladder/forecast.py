@@ -531,7 +531,12 @@ def recorded_instants(inputs: LoadedInputs, connection_ids: Collection[str], now
 
 
 def budget_instants(inputs: LoadedInputs, now: datetime, end: datetime) -> set[datetime]:
-    """Each budget period start after now up to ``end``, and each spend event there."""
+    """Each budget period start after now up to ``end``, and each spend event there; none
+    without a budget above 0 on a paid rung (R8: no budget never gates, and a budget of 0
+    or less closes its rung whatever the period or the spend)."""
+    budgets = inputs.settings.budgets.rung_budget_usd
+    if not any((budgets.for_rung(rung) or 0) > 0 for rung in PAID_RUNGS):
+        return set()
     period = inputs.settings.budgets.period
     found = {e.at for e in inputs.spend or () if now < e.at <= end}
     at = now
