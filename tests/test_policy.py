@@ -113,7 +113,7 @@ CASES: list[tuple[str, str, str, Any, bool, str]] = [
 # 24-hour horizon; auto/subscription never pays. The gates judge the band's p10 by default
 # (the high burn): never later than the p50, never fewer paid hours.
 CASES += [
-    ("no_paid_within-pass", "auto/thrifty", "no_paid_within", "30m", True, ""),
+    ("no_paid_within-pass", "auto/thrifty", "no_paid_within", "10m", True, ""),
     ("no_paid_within-fail-by-the-p50", "auto/thrifty", "no_paid_within", "1h1m15s", False,
      "14:01:15Z subscription -> cheap: claude-max-work 5h window at 1.98958%; pay from "
      "14:01:15Z until 17:00Z, or wait 2h58m"),
