@@ -7,26 +7,28 @@ Two parts, both plain functions over the loaded inputs:
   would have reached, the actual use, the burn rate over the readings of the window's current
   cycle, the instant the window reaches the exit cutoff at that rate, and whether it lasts to
   its reset. Guardrails give a reason instead of a number: fewer than two readings in the
-  cycle, less than 5% of the window elapsed, an unknown window length or reset, a stale,
+  cycle, less than 5% of the window elapsed (when its length and reset are known), a stale,
   unknown or exhausted reading. Nothing runs out after its own reset.
 * **The ladder's forecast.** Each connection whose latest reading is fresh at now gets
-  projected readings: its windows burnt at their rates (a window with no rate holds its
-  figure), back to 100% at each reset, as if its telemetry kept arriving. The projected
-  readings join the recorded history and the stepping engine (``omniladder.engine.stepping``, the
-  one ``simulate`` runs) plans every step of the horizon: the forecast *is* a simulation of
-  recorded-plus-projected readings, so R6, R7 (hysteresis), R8, R9 and R10/R11 are never
-  re-derived here. A connection whose reading is stale, unknown or exhausted gets no
-  projection: the engine reads what was recorded, so unknown never turns into headroom.
-  Spend is not projected (the engine counts the ledger's recorded spend only): with a ledger,
-  each paid rung's estimate reports where its cost per hour reaches the rung's R8 budget
+  projected readings: its windows burnt at their rates, back to 100% at each reset, as if
+  its telemetry kept arriving. The projected readings join the recorded history and the
+  stepping engine (``omniladder.engine.stepping``, the one ``simulate`` runs) decides the
+  plan at every instant a decision can change (docs/forecast.md#instants): each projected
+  reset and cutoff crossing, computed as an instant, each change of the recorded inputs
+  (a reading's reset or turning stale, a cooldown's end, a budget period, a spend event)
+  and the listed steps. The forecast *is* a simulation of recorded-plus-projected readings,
+  so R6, R7 (hysteresis), R8, R9 and R10/R11 are never re-derived here, and its answers do
+  not depend on the step. A connection whose reading is stale, unknown or exhausted gets
+  no projection, and a window that cannot be projected makes the answers unknown
+  (docs/forecast.md#unknown). The projection is walked at each window's middle, high and
+  low burn for the answers' p10 / p50 / p90 (docs/forecast.md#band). Spend is not
+  projected (the engine counts the ledger's recorded spend only): with a ledger, each paid
+  rung's estimate reports where its cost per hour reaches the rung's R8 budget
   (``budget_reached_at``), and the plan keeps the rung open after it.
 
-A projected reading is written only at the steps that need one: the first step past the
-recorded reading's freshness and every step at which the previous projected reading would
-turn stale (keep-alive), the first step at or after each projected reset, and the first step
-at which a window reaches the exit cutoff. Between those steps a window only falls and stays
-on the same side of the cutoff, so every step decides as with a reading at every step (a
-test holds the two to the same transitions).
+A projected reading is written at now and at each instant where a decision can change;
+between two of them a window only falls and stays on the same side of the cutoff, so the
+engine decides as with a reading at every instant (a test holds the two to the same walk).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
+from typing import NamedTuple
 
 from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
@@ -147,6 +150,10 @@ class Pace:
     lasts_to_reset: bool | None
     note: str
     """Why a figure is missing (a guardrail), or what holds the window; empty otherwise."""
+    burn_band: tuple[float, float] | None = None
+    """The low and high burn (%/h) around ``burn_percent_per_hour``: the spread of the rates
+    the window's history shows, at least ``MIN_SPREAD`` either side (docs/forecast.md#band);
+    None without a burn rate."""
     past_reset: bool = False
     """The window's reset lies at or before now: its figure is of a past cycle (the row
     says so instead of looking current)."""
@@ -259,7 +266,8 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
                    "guardrail; full at its reset, which does not recur")
     (_, first), (last_at, last) = cycle[0], cycle[-1]
     rate = max(first - last, 0.0) / hours
-    blank = dataclasses.replace(blank, note=assumed)
+    blank = dataclasses.replace(blank, note=assumed,
+                                burn_band=burn_band(readings, window, rate, now))
     paced = dataclasses.replace(blank, burn_percent_per_hour=rate, lasts_to_reset=True)
     # The reset always wins; a crossing past it is never placed on the calendar (a burn of
     # a sliver an hour puts it past year 9999). The instant is the one the projection shows.
@@ -269,6 +277,62 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
     if found:
         return dataclasses.replace(paced, cutoff_at=found[0], lasts_to_reset=False)
     return paced
+
+
+MIN_SPREAD = 0.25
+"""The band is at least this share of the burn rate either side of it: a short or steady
+history does not make the forecast surer than a quarter of its rate."""
+HALF_LIFE_HOURS = 24.0
+"""A rate between two readings this many hours before now weighs half a rate of now."""
+BAND_QUANTILES = (0.1, 0.9)
+
+
+def history_rates(readings: Sequence[Reading], window: Window,
+                  now: datetime) -> list[tuple[float, float]]:
+    """(rate in %/h, weight) between each two consecutive readings of the window in one
+    cycle (same reset, no regain), over the current and past cycles. The weight is the
+    hours between the two readings, halved for every ``HALF_LIFE_HOURS`` before now."""
+    out: list[tuple[float, float]] = []
+    previous: tuple[datetime, float, datetime | None] | None = None
+    for reading in readings:
+        mine = next((w for w in reading.all_windows() if _same_window(w, window)), None)
+        if mine is None or mine.unlimited:
+            previous = None
+            continue
+        if previous is not None:
+            at, figure, reset_at = previous
+            hours = (reading.checked_at - at).total_seconds() / 3600.0
+            if hours > 0 and mine.figure <= figure and _same_reset(reset_at, mine.reset_at):
+                age = max((now - reading.checked_at).total_seconds() / 3600.0, 0.0)
+                out.append(((figure - mine.figure) / hours,
+                            hours * 0.5 ** (age / HALF_LIFE_HOURS)))
+        previous = (reading.checked_at, mine.figure, mine.reset_at)
+    return out
+
+
+def _quantile(rates: Sequence[tuple[float, float]], share: float) -> float:
+    """The weighted quantile: the least rate whose cumulative weight reaches ``share``."""
+    ordered = sorted(rates)
+    total = sum(weight for _, weight in ordered)
+    reached = 0.0
+    for rate, weight in ordered:
+        reached += weight
+        if reached >= share * total:
+            return rate
+    return ordered[-1][0]
+
+
+def burn_band(readings: Sequence[Reading], window: Window, rate: float,
+              now: datetime) -> tuple[float, float]:
+    """The low and high burn around ``rate``: the 10th and 90th weighted percentiles of
+    the window's history of rates, widened to at least ``MIN_SPREAD`` of the rate either
+    side and never excluding the rate itself."""
+    rates = history_rates(readings, window, now)
+    low, high = rate * (1.0 - MIN_SPREAD), rate * (1.0 + MIN_SPREAD)
+    if rates and sum(weight for _, weight in rates) > 0:
+        low = min(low, _quantile(rates, BAND_QUANTILES[0]))
+        high = max(high, _quantile(rates, BAND_QUANTILES[1]))
+    return max(low, 0.0), high
 
 
 def _before_reset(start: datetime, hours: float, reset_at: datetime | None) -> bool:
@@ -354,6 +418,7 @@ def _resets(window: Window, pace: Pace, end: datetime) -> list[datetime]:
 
 
 _TICK = timedelta(microseconds=1)
+_NUDGES = 1_000
 _CALENDAR_HOURS = 3_652_058 * 24
 """Year 1 to year 9999: a crossing further off is never on the calendar."""
 
@@ -393,12 +458,18 @@ def crossings(window: Window, pace: Pace, origin: datetime, threshold: float,
             def low(instant: datetime) -> bool:
                 return _projected_window(window, pace, origin, instant).figure <= threshold
 
-            while not low(at):
+            # a few microseconds either way: the float error of the arithmetic instant (a
+            # crossing that lands on the reset is none: the window is full again there)
+            for _ in range(_NUDGES):
+                if low(at) or (reset_at is not None and at >= reset_at):
+                    break
                 at += _TICK
-            while at - _TICK > start and low(at - _TICK):
+            for _ in range(_NUDGES):
+                if not (at - _TICK > start and low(at - _TICK)):
+                    break
                 at -= _TICK
             at = whole_second(at)
-            if at <= end and (reset_at is None or at < reset_at):
+            if at <= end and (reset_at is None or at < reset_at) and low(at):
                 found.append(at)
         if reset_at is None or pace.window_seconds is None:
             break
@@ -412,7 +483,7 @@ def projection_instants(connection_id: str, history: Sequence[Reading],
                         inputs: LoadedInputs, rate_limited_until: datetime | None
                         ) -> set[datetime]:
     """The instants after now at which a projected connection's decisions can change: each
-    projected reset, each crossing of the exit cutoff and of the re-entry floor, and each
+    projected reset, each crossing of the exit cutoff, and each
     instant its recorded history alone re-decides it (an earlier window's reset R6.4 holds,
     the end of its cooldown). A projected reading is written at each (and at now)."""
     ladder = inputs.settings.ladder
@@ -424,8 +495,9 @@ def projection_instants(connection_id: str, history: Sequence[Reading],
     found: set[datetime] = set()
     for window, pace in zip(latest.all_windows(), outlook_.paces, strict=True):
         found.update(_resets(window, pace, end))
-        for threshold in {ladder.exit_cutoff_percent, ladder.reentry_floor}:
-            found.update(crossings(window, pace, origin, threshold, end))
+        # The re-entry floor is crossed upwards only at a reset (a projected window only
+        # falls between two), which is listed already: only the cutoff is an instant here.
+        found.update(crossings(window, pace, origin, ladder.exit_cutoff_percent, end))
     for change in connection_changes(history, rate_limited_until,
                                      ladder.max_reading_age_seconds,
                                      ladder.exit_cutoff_percent):
@@ -459,7 +531,12 @@ def recorded_instants(inputs: LoadedInputs, connection_ids: Collection[str], now
 
 
 def budget_instants(inputs: LoadedInputs, now: datetime, end: datetime) -> set[datetime]:
-    """Each budget period start after now up to ``end``, and each spend event there."""
+    """Each budget period start after now up to ``end``, and each spend event there; none
+    without a budget above 0 on a paid rung (R8: no budget never gates, and a budget of 0
+    or less closes its rung whatever the period or the spend)."""
+    budgets = inputs.settings.budgets.rung_budget_usd
+    if not any((budgets.for_rung(rung) or 0) > 0 for rung in PAID_RUNGS):
+        return set()
     period = inputs.settings.budgets.period
     found = {e.at for e in inputs.spend or () if now < e.at <= end}
     at = now
@@ -609,14 +686,15 @@ FIXED_REASONS = frozenset({
 auto id is excluded for one of them moves no answer, whatever its windows do."""
 
 
-def _can_move(stepper: Stepper, index: int, now: datetime, projected: bool) -> bool:
+def _can_move(stepper: Stepper, index: int, now: datetime, projected: bool,
+              budgets: dict[str, BudgetPosition]) -> bool:
     """Whether a connection's decisions could move the auto id's answers: some pair of it
     lands on a rung of the id, and is not excluded for a reason no reading changes (nor,
     for a projected connection, whose readings carry R2a's observation over the horizon,
     for its overage)."""
     fixed = FIXED_REASONS | {"overage-not-hard-stop"} if projected else FIXED_REASONS
     tier_subscription = stepper.auto_id.tier == "subscription"
-    decisions = stepper.decide(index, now, stepper.budgets(now))
+    decisions = stepper.decide(index, now, budgets)
     for pair, decision in zip(stepper.pairs[index], decisions, strict=True):
         if not stepper.in_category[pair.candidate]:
             continue
@@ -632,6 +710,7 @@ def unprojected_windows(outlooks: Sequence[ConnectionOutlook], stepper: Stepper,
     """The windows whose burn cannot be projected (no burn rate, a stale reading, a reading
     whose status is unknown) on connections that could move the answers."""
     index_of = {c.id: i for i, c in enumerate(stepper.fleet.connections)}
+    budgets = stepper.budgets(now)
     found: list[Unprojected] = []
     for item in outlooks:
         if item.projected:
@@ -644,9 +723,19 @@ def unprojected_windows(outlooks: Sequence[ConnectionOutlook], stepper: Stepper,
         else:
             continue
         index = index_of.get(item.connection_id)
-        if missing and index is not None and _can_move(stepper, index, now, item.projected):
+        if missing and index is not None and _can_move(stepper, index, now, item.projected,
+                                                       budgets):
             found += missing
     return tuple(found)
+
+
+class Band(NamedTuple):
+    """An answer's instant at p10 (the earliest of the low, middle and high burns), p50
+    (the middle burn's) and p90 (the latest); None: not within the horizon."""
+
+    p10: datetime | None
+    p50: datetime | None
+    p90: datetime | None
 
 
 @dataclass(frozen=True)
@@ -725,6 +814,12 @@ class Forecast:
     """What the projection shows, holding the unprojected windows at their figures (the
     same as ``first_paid_at`` when the answers are known)."""
     projected_pool_empty_at: datetime | None = None
+    first_paid_band: Band | None = None
+    """p10 / p50 / p90 of ``first_paid_at`` over the low, middle and high burns; None when
+    the answers are unknown."""
+    pool_empty_band: Band | None = None
+    paid_hours_band: tuple[float, float, float] | None = None
+    """Paid hours at the p10 (the most), p50 and p90 (the fewest) edges."""
 
     @property
     def end(self) -> datetime:
@@ -748,17 +843,38 @@ def listed_instants(now: datetime, end: datetime, step: timedelta) -> list[datet
     return instants
 
 
-def forecast(inputs: LoadedInputs, auto_id: AutoId, now: datetime, horizon: timedelta,
-             step: timedelta, *, now_source: str = "flag",
-             lengths: WindowLength = no_lengths, dense: bool = False) -> Forecast:
-    """Project every fresh connection's windows and decide the plan at every instant a
-    decision can change (docs/forecast.md#instants); ``step`` spaces the listed points
-    only."""
-    end = now + horizon
-    listed = listed_instants(now, end, step)
-    outlooks = tuple(
-        outlook(c.id, c.provider, inputs.readings.get(c.id, ()), now, inputs, lengths)
-        for c in inputs.connections if inputs.readings.get(c.id))
+class _Walk(NamedTuple):
+    """One projection of the fleet stepped over the horizon (one burn of the band)."""
+
+    timeline: tuple[Point, ...]
+    transitions: tuple[Transition, ...]
+    stepper: Stepper
+    projected_readings: int
+
+    @property
+    def first_paid_at(self) -> datetime | None:
+        return next((p.at for p in self.timeline if p.head in PAID_RUNGS), None)
+
+    @property
+    def pool_empty_at(self) -> datetime | None:
+        return next((p.at for p in self.timeline if p.head is None), None)
+
+    def hours(self) -> dict[str, float]:
+        """Hours each head (``empty``: no pool) holds the pool over the horizon."""
+        hours: dict[str, float] = {}
+        for here, after in pairwise(self.timeline):
+            key = here.head or "empty"
+            hours[key] = hours.get(key, 0.0) + (after.at - here.at).total_seconds() / 3600.0
+        if len(self.timeline) == 1:
+            hours[self.timeline[0].head or "empty"] = 0.0
+        return hours
+
+
+def _walk_projection(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: datetime,
+                     listed: Sequence[datetime], outlooks: Sequence[ConnectionOutlook],
+                     dense: bool) -> _Walk:
+    """Project the outlooks' windows at their rates and decide the plan at every instant a
+    decision can change (and at the listed ones)."""
     events = recorded_instants(
         inputs, {o.connection_id for o in outlooks if not o.projected}
         | {c.id for c in inputs.connections if not inputs.readings.get(c.id)}, now, end)
@@ -769,19 +885,55 @@ def forecast(inputs: LoadedInputs, auto_id: AutoId, now: datetime, horizon: time
     projected, added = with_projection(inputs, outlooks, instants, dense, kept_fresh=True,
                                        wanted=wanted)
     fresh = () if dense else [o.connection_id for o in outlooks if o.projected]
-    stepper = Stepper(projected, auto_id, instants, kept_fresh=fresh)
+    stepper = Stepper(projected, auto_id, instants, kept_fresh=fresh, seated_at=listed)
     timeline, transitions = walk(stepper)
+    return _Walk(timeline, transitions, stepper, sum(len(r) for r in added.values()))
+
+
+def _at_burn(outlooks: Sequence[ConnectionOutlook], edge: str) -> tuple[ConnectionOutlook, ...]:
+    """The outlooks with each window burning at the low or high edge of its band."""
+    out: list[ConnectionOutlook] = []
+    for item in outlooks:
+        if not item.projected or all(p.burn_band is None for p in item.paces):
+            out.append(item)
+            continue
+        paces = tuple(p if p.burn_band is None else dataclasses.replace(
+            p, burn_percent_per_hour=p.burn_band[0 if edge == "low" else 1])
+            for p in item.paces)
+        out.append(dataclasses.replace(item, paces=paces))
+    return tuple(out)
+
+
+def _band(values: Sequence[datetime | None]) -> Band:
+    """p10 / p50 / p90 of an instant over the three burns: the earliest, the middle burn's
+    and the latest (None, never within the horizon, counts as the latest)."""
+    middle = values[0]
+    found = [v for v in values if v is not None]
+    early = min(found) if found else None
+    late = None if None in values else max(found)
+    return Band(early, middle, late)
+
+
+def forecast(inputs: LoadedInputs, auto_id: AutoId, now: datetime, horizon: timedelta,
+             step: timedelta, *, now_source: str = "flag",
+             lengths: WindowLength = no_lengths, dense: bool = False,
+             band: bool = True) -> Forecast:
+    """Project every fresh connection's windows and decide the plan at every instant a
+    decision can change (docs/forecast.md#instants); ``step`` spaces the listed points
+    only. With ``band``, the projection is also walked at each window's low and high burn
+    (docs/forecast.md#band), for the p10 / p90 of the answers."""
+    end = now + horizon
+    listed = listed_instants(now, end, step)
+    outlooks = tuple(
+        outlook(c.id, c.provider, inputs.readings.get(c.id, ()), now, inputs, lengths)
+        for c in inputs.connections if inputs.readings.get(c.id))
+    middle = _walk_projection(inputs, auto_id, now, end, listed, outlooks, dense)
+    timeline, transitions, stepper = middle.timeline, middle.transitions, middle.stepper
     on_list = set(listed)
     points = tuple(p for p in timeline if p.at in on_list)
     escalations = _escalations(timeline, transitions)
-    first_paid = next((p.at for p in timeline if p.head in PAID_RUNGS), None)
-    empty = next((p.at for p in timeline if p.head is None), None)
-    hours: dict[str, float] = {}
-    for here, after in pairwise(timeline):
-        key = here.head or "empty"
-        hours[key] = hours.get(key, 0.0) + (after.at - here.at).total_seconds() / 3600.0
-    if len(timeline) == 1:
-        hours[timeline[0].head or "empty"] = 0.0
+    first_paid, empty = middle.first_paid_at, middle.pool_empty_at
+    hours = middle.hours()
     heads = [(point.at, point.head) for point in timeline]
     paid = _paid(inputs, stepper, hours, now, heads)
     warnings = tuple(inputs.warnings)
@@ -789,10 +941,23 @@ def forecast(inputs: LoadedInputs, auto_id: AutoId, now: datetime, horizon: time
         warnings = (empty_fleet_warning(inputs.files.get("connections",
                                                          "the connections file")), *warnings)
     unknown = unprojected_windows(outlooks, stepper, now)
+    walks = [middle]
+    if band and not unknown and any(p.burn_band is not None and p.burn_band[0] != p.burn_band[1]
+                                    for o in outlooks for p in o.paces):
+        walks += [_walk_projection(inputs, auto_id, now, end, listed,
+                                   _at_burn(outlooks, edge), dense)
+                  for edge in ("high", "low")]
+    first_band = pool_band = hours_band = None
+    if not unknown:
+        first_band = _band([w.first_paid_at for w in walks])
+        pool_band = _band([w.pool_empty_at for w in walks])
+        paid_hours = [sum(h for rung, h in w.hours().items() if rung in PAID_RUNGS)
+                      for w in walks]
+        hours_band = (max(paid_hours), paid_hours[0], min(paid_hours))
     return Forecast(auto_id, now, now_source, horizon, step, outlooks, points, timeline,
                     transitions, escalations, None if unknown else first_paid,
-                    None if unknown else empty, hours, paid,
-                    sum(len(r) for r in added.values()), warnings, unknown, first_paid, empty)
+                    None if unknown else empty, hours, paid, middle.projected_readings,
+                    warnings, unknown, first_paid, empty, first_band, pool_band, hours_band)
 
 
 def _escalations(points: Sequence[Point], transitions: Sequence[Transition]

@@ -159,6 +159,9 @@ class Expectation(StrictModel):
     """At most this many hours with a paid rung at the head of the pool over the horizon."""
     horizon: Span | None = None
     """How far the forecast of ``no_paid_within`` and ``max_paid_hours`` looks (24h)."""
+    percentile: Literal["p10", "p50", "p90"] | None = None
+    """Which edge of the forecast's band the forecast checks judge: p10 (the default, the
+    pessimistic edge: the earliest paid instant, the most paid hours), p50 or p90."""
     max_leak_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     """At most this many US dollars paid off plan or early in the traffic ledger (SPEC §7.3)."""
     traffic: NonBlank | None = None
@@ -192,6 +195,9 @@ class Expectation(StrictModel):
                 raise ValueError(f"head_rung {self.head_rung!r} is a forbidden rung")
             if self.allowed_rungs is not None and self.head_rung not in self.allowed_rungs:
                 raise ValueError(f"head_rung {self.head_rung!r} is not an allowed rung")
+        if self.percentile is not None and not self.needs_forecast:
+            raise ValueError(f"percentile is read only by {' and '.join(FORECAST_KEYS)}; "
+                             "give one of them or drop it")
         if self.horizon is not None and not self.needs_forecast:
             raise ValueError(f"horizon is read only by {' and '.join(FORECAST_KEYS)}; give "
                              "one of them or drop it")
@@ -464,7 +470,7 @@ def judge(expectation: Expectation, plan: Plan,
         elif key in FORECAST_KEYS:
             if ahead is None:
                 raise ValueError(f"expectation {expectation.name!r}: no forecast made")
-            out.append(_FORECAST_JUDGES[key](value, ahead))
+            out.append(_FORECAST_JUDGES[key](value, ahead, expectation.percentile or "p10"))
         else:
             out.append(_JUDGES[key](value, plan))
     return tuple(out)
@@ -694,26 +700,27 @@ def _unknown(key: str, expected: str, ahead: Forecast) -> CheckResult:
           for u in ahead.unprojected)))
 
 
-def _no_paid_within(value: str, ahead: Forecast) -> CheckResult:
+def _no_paid_within(value: str, ahead: Forecast, percentile: str = "p10") -> CheckResult:
     limit = ahead.now + span(value)
     expected = f"no paid rung heads the pool within {value}"
     if not ahead.answers_known:
         return _unknown("no_paid_within", expected, ahead)
-    first = ahead.first_paid_at
+    band = ahead.first_paid_band
+    first = ahead.first_paid_at if band is None else getattr(band, percentile)
     if first is None:
         return CheckResult("no_paid_within", expected, True,
-                           f"no paid rung heads the pool in {_over(ahead)}")
+                           f"no paid rung heads the pool at {percentile} in {_over(ahead)}")
     after = timefmt.duration((first - ahead.now).total_seconds())
-    actual = f"first paid at {timefmt.short(first, ahead.now)} ({after} after now)"
+    actual = f"first paid at {percentile} {timefmt.short(first, ahead.now)} ({after} after now)"
     if first > limit:
         return CheckResult("no_paid_within", expected, True, actual)
-    head = next(p.head for p in ahead.timeline if p.at == first)
-    evidence = (f"{head} heads the pool at {timefmt.iso(first)}, {after} after now, within "
-                f"{value} ({_over(ahead)})", *_paid_escalations(ahead, limit))
+    evidence = (f"a paid rung heads the pool at {timefmt.iso(first)} at {percentile} of the "
+                f"band, {after} after now, within {value} ({_over(ahead)})",
+                *_paid_escalations(ahead, max(limit, ahead.end)))
     return CheckResult("no_paid_within", expected, False, actual, evidence)
 
 
-def _max_paid_hours(value: float, ahead: Forecast) -> CheckResult:
+def _max_paid_hours(value: float, ahead: Forecast, percentile: str = "p10") -> CheckResult:
     from omniladder.forecast import hours_text
     from omniladder.models import PAID_RUNGS
 
@@ -729,17 +736,25 @@ def _max_paid_hours(value: float, ahead: Forecast) -> CheckResult:
                 f"{timefmt.duration(ahead.horizon.total_seconds())}")
     if not ahead.answers_known:
         return _unknown("max_paid_hours", expected, ahead)
-    actual = f"{hours_text(total)} paid"
-    if sum(seconds.values()) <= value * 3600.0 + 1e-6:
+    band = ahead.paid_hours_band
+    at_edge = total if band is None or percentile == "p50" else band[
+        ("p10", "p50", "p90").index(percentile)]
+    actual = f"{hours_text(at_edge)} paid at {percentile}"
+    if percentile == "p50" or band is None:
+        within = sum(seconds.values()) <= value * 3600.0 + 1e-6
+    else:
+        within = at_edge <= value + 1e-9
+    if within:
         return CheckResult("max_paid_hours", expected, True, actual)
-    evidence = (f"{_over(ahead)} has a paid rung at the head for {hours_text(total)} ("
+    evidence = (f"{_over(ahead)} has a paid rung at the head for {hours_text(at_edge)} at "
+                f"{percentile} of the band; at p50 {hours_text(total)} ("
                 + ", ".join(f"{rung} {hours_text(h)}" for rung, h in hours.items() if h)
                 + ")",
                 *_paid_escalations(ahead, ahead.end))
     return CheckResult("max_paid_hours", expected, False, actual, evidence)
 
 
-_FORECAST_JUDGES: dict[str, Callable[[Any, Forecast], CheckResult]] = {
+_FORECAST_JUDGES: dict[str, Callable[[Any, Forecast, str], CheckResult]] = {
     "no_paid_within": _no_paid_within,
     "max_paid_hours": _max_paid_hours,
 }

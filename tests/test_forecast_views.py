@@ -113,14 +113,15 @@ def test_forecast_and_check_word_the_paid_hours_alike(tmp_path: Path) -> None:
     forecast = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, "--now", NOW])
     assert "Hours heading the pool: subscription 21.02h, cheap 2.98h" in forecast.stdout
     assert "Paid estimate cheap: 2.98h," in forecast.stdout
-    code, out, _ = check(policy(tmp_path, "max_paid_hours = 2\n"))
+    code, out, _ = check(policy(tmp_path, 'max_paid_hours = 2\npercentile = "p50"\n'))
     assert code == 1
-    assert "2.98h paid" in out
+    assert "2.98h paid at p50" in out
 
 
 @pytest.mark.parametrize(("now", "passes"), [(NOW, True), ("2026-11-29T14:30:00Z", False)])
 def test_no_paid_within_zero_is_a_duration(tmp_path: Path, now: str, passes: bool) -> None:
-    """0s asks that no paid rung heads the pool at now (cheap heads it from 14:01:15)."""
+    """0s asks that no paid rung heads the pool at now (cheap heads it from 14:01:15, and
+    no earlier than 13:30 at the band's p10)."""
     path = tmp_path / "policy.toml"
     path.write_text(f'[[expect]]\nname = "now"\nauto_id = "auto/thrifty"\nnow = "{now}"\n'
                     'no_paid_within = "0s"\n', encoding="utf-8")

@@ -269,6 +269,8 @@ def test_the_forecast_families_are_pinned_in_full() -> None:
         ("omniladder_forecast_empty_pool_seconds", ("auto_id",)),
         ("omniladder_forecast_window_burn_percent_per_hour", window),
         ("omniladder_forecast_window_cutoff_timestamp_seconds", window),
+        *((f"omniladder_forecast_{answer}_{edge}_timestamp_seconds", ("auto_id",))
+          for answer in ("first_paid", "pool_empty") for edge in ("p10", "p50", "p90")),
         ("omniladder_forecast_unprojected_windows", ("auto_id",)),
     ]
 

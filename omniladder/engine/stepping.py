@@ -73,21 +73,6 @@ def change_steps(history: Sequence[Reading], rate_limited_until: datetime | None
     return found
 
 
-def budget_steps(inputs: LoadedInputs, instants: Sequence[datetime]) -> set[int]:
-    """The indexes of the steps at which the budget positions can differ from the step
-    before (R8): a budget period starts or a spend event counts. A superset of the steps at
-    which ``Stepper`` re-decides a rung for its budget."""
-    period = inputs.settings.budgets.period
-    spend_ats = sorted(e.at for e in inputs.spend) if inputs.spend is not None else []
-    found: set[int] = set()
-    for index, at in enumerate(instants):
-        if index == 0:
-            continue
-        before = instants[index - 1]
-        if period_start(at, period) != period_start(before, period) or (
-                bisect.bisect_right(spend_ats, at) != bisect.bisect_right(spend_ats, before)):
-            found.add(index)
-    return found
 
 
 class Stepper:
@@ -96,8 +81,9 @@ class Stepper:
     ``kept_fresh`` names connections whose telemetry is taken to keep arriving (the
     forecast's projected connections): their readings turning stale is no change step. The
     caller writes them a reading at every other step where their decisions can change (a
-    reset, a window reaching the cutoff, the end of a cooldown, a budget step: see
-    ``budget_steps``), so each of their re-decisions reads a reading of its own step; between
+    reset, a window reaching the cutoff, the end of a cooldown, a budget period start or a
+    spend event: ``forecast.budget_instants``), so each of their re-decisions reads a
+    reading of its own step; between
     two, a reading at every step would decide alike (``forecast`` and its tests hold the two
     to the same walk). Without it, a reading every step re-decides the connection at every
     step, and each re-decision replays its whole history: quadratic in the steps.
@@ -105,7 +91,13 @@ class Stepper:
 
     def __init__(self, inputs: LoadedInputs, auto_id: AutoId,
                  instants: Sequence[datetime], kept_fresh: Collection[str] = (),
-                 fleet: Fleet | None = None) -> None:
+                 fleet: Fleet | None = None,
+                 seated_at: Collection[datetime] | None = None) -> None:
+        self.seated_at = None if seated_at is None else frozenset(seated_at)
+        """The instants whose states list the seated and unverified connections (None:
+        all); at the others they are left as at the step before (the forecast lists only
+        its listed points, and a fleet-long tuple at each of thousands of decided
+        instants is most of its memory)."""
         self.inputs = inputs
         self.auto_id = auto_id
         self.instants = instants
@@ -181,6 +173,7 @@ class Stepper:
         budgets: dict[str, BudgetPosition] = {}
         budget_key: tuple[datetime, int] | None = None
         previous: StepState | None = None
+        dirty = False
         for step, now in enumerate(self.instants):
             key = self._budget_key(now)
             redo: set[int] | list[int]
@@ -224,8 +217,11 @@ class Stepper:
                 else:
                     states.append((rung, state, entries[rung_index], members[rung_index]))
             head = seating.head()
-            if moved or previous is None:
+            dirty = dirty or moved
+            listed = self.seated_at is None or now in self.seated_at
+            if previous is None or (dirty and listed):
                 seated, shaky = seating.eligible(), seating.unverified()
+                dirty = False
             else:
                 seated, shaky = previous.eligible, previous.unverified
             state_now = StepState(now, head, sum(entries), tuple(states), seated, shaky,

@@ -13,7 +13,7 @@ from omniladder.rendering.escape import printable
 from omniladder.rendering.json_text import write_json
 
 if TYPE_CHECKING:
-    from omniladder.forecast import Forecast, Pace
+    from omniladder.forecast import Band, Forecast, Pace
 
 FORMAT_VERSION = "1"
 
@@ -39,6 +39,8 @@ def pace_document(pace: Pace) -> dict[str, Any]:
         "used_percent": _num(pace.used_percent),
         "ahead_percent": _num(pace.ahead_percent),
         "burn_percent_per_hour": _num(pace.burn_percent_per_hour),
+        "burn_band_percent_per_hour": None if pace.burn_band is None
+        else [_num(pace.burn_band[0]), _num(pace.burn_band[1])],
         "cutoff_at": _at(pace.cutoff_at), "lasts_to_reset": pace.lasts_to_reset,
         "note": pace.note,
     }
@@ -55,6 +57,24 @@ def unknown_text(result: Forecast) -> str:
     return f"{what} has no burn rate ({first.reason}){tail}"
 
 
+def _band_text(band: Band | None, now: datetime, suffix: str = "") -> str:
+    """`` (13:41Z–14:38Z)``: the p10–p90 of an answer beside its p50, when they differ; a
+    p10 with no p50 (``no paid rung at p50``) is said as the earliest it may come."""
+    if band is None or band.p10 == band.p90:
+        return ""
+    if band.p50 is None:
+        return f"{suffix} (at p10 {timefmt.short(band.p10, now)})" if band.p10 else ""
+    early = timefmt.short(band.p10, now) if band.p10 is not None else "?"
+    late = timefmt.short(band.p90, now) if band.p90 is not None else "past the horizon"
+    return f" ({early}–{late})"
+
+
+def _band_document(band: Band | None) -> dict[str, str | None] | None:
+    if band is None:
+        return None
+    return {"p10": _at(band.p10), "p50": _at(band.p50), "p90": _at(band.p90)}
+
+
 def summary_line(result: Forecast) -> str:
     now = result.now
     span = timefmt.duration(result.horizon.total_seconds())
@@ -63,12 +83,16 @@ def summary_line(result: Forecast) -> str:
                 f"{unknown_text(result)}; pool empty: unknown")
     parts = [f"{result.auto_id.text} over {span}:"]
     if result.first_paid_at is None:
-        parts.append("no paid rung")
+        parts.append("no paid rung" + _band_text(result.first_paid_band, now, " at p50"))
     else:
         wait = timefmt.duration((result.first_paid_at - now).total_seconds())
-        parts.append(f"first paid at {timefmt.short(result.first_paid_at, now)} (in {wait})")
+        parts.append(f"first paid at {timefmt.short(result.first_paid_at, now)}"
+                     f"{_band_text(result.first_paid_band, now)} (in {wait})")
     if result.pool_empty_at is not None:
-        parts.append(f"; pool empty at {timefmt.short(result.pool_empty_at, now)}")
+        parts.append(f"; pool empty at {timefmt.short(result.pool_empty_at, now)}"
+                     f"{_band_text(result.pool_empty_band, now)}")
+    elif result.pool_empty_band is not None and result.pool_empty_band.p10 is not None:
+        parts.append(f"; pool empty at p10 {timefmt.short(result.pool_empty_band.p10, now)}")
     escalations = len(result.escalations)
     parts.append(f"; {escalations} escalation{'' if escalations == 1 else 's'}")
     return " ".join(parts).replace(" ;", ";")
@@ -109,6 +133,8 @@ def forecast_document(result: Forecast) -> dict[str, Any]:
              "text": wait_text(e, now)} for e in result.escalations],
         "first_paid_at": _at(result.first_paid_at),
         "pool_empty_at": _at(result.pool_empty_at),
+        "first_paid_at_band": _band_document(result.first_paid_band),
+        "pool_empty_at_band": _band_document(result.pool_empty_band),
         "answers_known": result.answers_known,
         "unprojected_windows": [
             {"connection": u.connection_id, "window": u.window, "reason": u.reason}

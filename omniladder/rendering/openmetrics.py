@@ -102,6 +102,12 @@ FORECAST_FAMILIES: tuple[Family, ...] = (
     Family("omniladder_forecast_window_cutoff_timestamp_seconds", _WINDOW,
            "When each window reaches the exit cutoff at its burn rate, in Unix seconds; NaN "
            "when it lasts to its reset or has no rate."),
+    *(Family(f"omniladder_forecast_{answer}_{edge}_timestamp_seconds", ("auto_id",),
+             f"{what} at {edge} of the band over the low, middle and high burns, in Unix "
+             "seconds; NaN when none within the horizon or unknown.")
+      for answer, what in (("first_paid", "The first instant a paid rung heads the pool"),
+                           ("pool_empty", "The first instant the pool is empty"))
+      for edge in ("p10", "p50", "p90")),
     Family("omniladder_forecast_unprojected_windows", ("auto_id",),
            "Windows whose burn cannot be projected on connections that could move the "
            "answers; above 0, first paid and pool empty are unknown (NaN)."),
@@ -301,6 +307,11 @@ def forecast_samples(result: Forecast) -> dict[str, list[Sample]]:
                 (labels, math.nan if burn is None else round(burn, 3)))
             out["omniladder_forecast_window_cutoff_timestamp_seconds"].append(
                 (labels, seconds(pace.cutoff_at)))
+    for answer, band in (("first_paid", result.first_paid_band),
+                         ("pool_empty", result.pool_empty_band)):
+        for edge in ("p10", "p50", "p90"):
+            out[f"omniladder_forecast_{answer}_{edge}_timestamp_seconds"].append(
+                (auto_id, seconds(None if band is None else getattr(band, edge))))
     out["omniladder_forecast_unprojected_windows"].append(
         (auto_id, float(len(result.unprojected))))
     return out
