@@ -15,7 +15,7 @@ from omniladder.cli import app
 from tests.conftest import EXAMPLES
 
 runner = CliRunner()
-TODAY = "2026-12-01"  # the newest shipped review ([[sources]], gemini-cli/oauth, the aliases)
+TODAY = "2026-12-01"  # the day a user runs the check; shipped reviews are judged against RELEASED
 
 GOOD_BILLING = """
 [[entries]]
@@ -95,7 +95,7 @@ def test_shipped_catalogs_are_clean_today() -> None:
 def test_shipped_reviews_never_fail_a_users_check() -> None:
     """The shipped entries' ages are judged against the release date, and only reported:
     a user cannot edit them (tests/test_edges_gates.py has the rest)."""
-    result = _check("--today", "2027-06-01")
+    result = _check("--today", "2027-06-04")
     assert result.exit_code == 0, result.output
     assert _codes(result) == []
     notes = json.loads(result.stdout)["notes"]

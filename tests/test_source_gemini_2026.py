@@ -8,7 +8,7 @@ Fixtures: tests/fixtures/sources/gemini (README.md names where each body was pub
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -139,13 +139,98 @@ def test_a_reset_at_or_before_the_epoch_is_no_reset(reset: str, kept: datetime |
 
 # --- alias bucket ids (the window catalog's [[aliases]]) -----------------------------------
 
+# Each bucket id Code Assist returns that is not the id of every model it limits, and the
+# models it is the quota of: gemini-cli's Config.refreshUserQuota in @google/gemini-cli-core
+# 0.61.0 (npm) reads the three Flash ids as one quota and the two Flash-Lite ids as one; the
+# preview ids are the older payloads' (catalogs/quota-windows.toml cites each).
+BUCKET_MODELS = {
+    "gemini-3-pro": ("gemini-3-pro-preview",),
+    "gemini-3.1-pro": ("gemini-3.1-pro-preview",),
+    "gemini-3-flash": ("gemini-3-flash-preview", "gemini-3.5-flash", "gemini-3.8-flash"),
+    "gemini-3.5-flash": ("gemini-3.8-flash",),
+    "gemini-3.8-flash": ("gemini-3.5-flash",),
+    "gemini-3.1-flash-lite": ("gemini-3.5-flash-lite",),
+    "gemini-3.5-flash-lite": ("gemini-3.1-flash-lite",),
+}
+TODAYS_MODELS = ["gemini-2.5-pro", "gemini-3.5-flash", "gemini-3.8-flash",
+                 "gemini-3.1-flash-lite", "gemini-3.5-flash-lite", "gemini-3.1-pro-preview"]
+
+
+def _todays_fleet(tmp_path: Path, provider: str = "gemini-cli") -> Path:
+    (tmp_path / "connections.toml").write_text(
+        f'[[connections]]\nid = "gemini-cli"\nprovider = "{provider}"\nauth_type = "oauth"\n'
+        f"models = {json.dumps(TODAYS_MODELS)}\n", encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize("provider", ["gemini", "gemini-cli", "google-gemini-cli"])
+@pytest.mark.parametrize(("bucket", "models"), list(BUCKET_MODELS.items()))
+def test_each_bucket_id_limits_every_model_it_is_the_quota_of(
+        provider: str, bucket: str, models: tuple[str, ...]) -> None:
+    every = sorted({m for ms in BUCKET_MODELS.values() for m in ms} | set(BUCKET_MODELS)
+                   | {"gemini-2.5-pro", "gemini-2.5-flash"})
+    scope = load_window_scopes().scope(provider, bucket, every)
+    assert scope.models is not None, scope
+    assert set(scope.models) == {bucket, *models}
+
+
+@pytest.mark.parametrize("provider", ["gemini", "gemini-cli", "google-gemini-cli"])
+def test_the_published_0_61_flash_bucket_limits_both_flash_models(
+        tmp_path: Path, provider: str) -> None:
+    """gemini-cli 0.61.0's own test body: its one bucket is gemini-3-flash, which that
+    release reads as the quota of gemini-3.5-flash (or gemini-3.8-flash with the latest
+    Flash). The old table scoped it to gemini-3-flash-preview only, and dropped it here."""
+    fleet = _todays_fleet(tmp_path, provider)
+    result = _import(fleet, "quota-gemini-cli-core-0.61.0-flash.json", AT)
+    assert result.exit_code == 0, result.output
+    assert _windows(fleet) == {"gemini-3-flash": {
+        "name": "gemini-3-flash", "remaining_percent": 90,
+        "models": ["gemini-3.5-flash", "gemini-3.8-flash"]}}
+    assert "gemini-3-flash" not in result.stderr
+    plan = _plan(fleet, "auto/thrifty", "2026-06-13T12:01:00Z")
+    assert _served(plan)["gemini-3.5-flash"] == ["gemini-cli"]
+    assert {"gemini-3.5-flash", "gemini-3.8-flash"}.isdisjoint(_unverified(plan))
+
+
+def test_the_published_0_61_pooled_payload_reaches_the_latest_flash(tmp_path: Path) -> None:
+    """The gemini-3.5-flash bucket is also the quota of gemini-3.8-flash (0.61.0 stores it
+    there for an account with the latest Flash); the old table left that model unverified."""
+    fleet = _todays_fleet(tmp_path)
+    result = _import(fleet, "quota-gemini-cli-core-0.61.0-pooled.json", AT)
+    assert result.exit_code == 0, result.output
+    assert _windows(fleet) == {
+        "gemini-2.5-pro": {"name": "gemini-2.5-pro", "remaining_percent": 20,
+                           "models": ["gemini-2.5-pro"]},
+        "gemini-3.5-flash": {"name": "gemini-3.5-flash", "remaining_percent": 80,
+                             "models": ["gemini-3.5-flash", "gemini-3.8-flash"]}}
+    assert "gemini-3.8-flash" not in _unverified(_plan(fleet, "auto/thrifty",
+                                                       "2026-06-13T12:01:00Z"))
+
+
+def test_an_exhausted_flash_lite_bucket_keeps_both_flash_lite_ids_out(tmp_path: Path) -> None:
+    """Derived from the published 0.61.0 body: its bucket id written gemini-3.5-flash-lite
+    at 0 with a reset; gemini-cli reads it as the quota of gemini-3.1-flash-lite too."""
+    fleet = _todays_fleet(tmp_path)
+    document = json.loads((FIXTURES / "quota-gemini-cli-core-0.61.0-flash.json").read_text())
+    document["buckets"][0].update(modelId="gemini-3.5-flash-lite", remainingAmount="0",
+                                  remainingFraction=0, resetTime="2026-06-13T20:00:00Z")
+    spent = tmp_path / "spent.json"
+    spent.write_text(json.dumps(document))
+    result = runner.invoke(app, ["import", "gemini-quota", str(spent), "--connection",
+                                 "gemini-cli", "--connections", str(fleet / "connections.toml"),
+                                 "--quota", str(fleet / "quota.json"), "--at", AT])
+    assert result.exit_code == 0, result.output
+    excluded = _excluded(_plan(fleet, "auto/thrifty", "2026-06-13T12:01:00Z"))
+    assert excluded["gemini-3.1-flash-lite"] == "quota-below-cutoff"
+    assert excluded["gemini-3.5-flash-lite"] == "quota-below-cutoff"
+
 
 def test_an_alias_bucket_serves_its_model_instead_of_being_dropped(fleet: Path) -> None:
     result = _import(fleet, "trap-alias-bucket.json", AT)
     assert result.exit_code == 0, result.output
     assert _windows(fleet)["gemini-3-flash"] == {
         "name": "gemini-3-flash", "remaining_percent": 60, "reset_at": "2026-06-13T20:00:00Z",
-        "models": ["gemini-3-flash-preview"]}
+        "models": ["gemini-3-flash-preview", "gemini-3.5-flash"]}
     assert "'gemini-3-flash'" not in result.stderr
     plan = _plan(fleet, "auto/thrifty", "2026-06-13T12:01:00Z")
     assert _served(plan)["gemini-3-flash-preview"] == ["gemini-cli"]
@@ -184,7 +269,8 @@ def test_an_alias_keeps_the_qualifier_and_the_bucket_own_name() -> None:
     tokens = scopes.scope("gemini-cli", "gemini-3-flash (TOKENS)", models)
     assert tokens.models == ("gemini-3-flash", "gemini-3-flash-preview")
     assert scopes.alias_names("gemini-cli", "gemini-3-flash (TOKENS)") == (
-        "gemini-3-flash-preview (TOKENS)",)
+        "gemini-3-flash-preview (TOKENS)", "gemini-3.5-flash (TOKENS)",
+        "gemini-3.8-flash (TOKENS)")
     assert scopes.scope("gemini-cli", "gemini-3-flash", ["gemini-2.5-pro"]).kind == "none"
     assert scopes.scope("antigravity", "gemini-3-flash", ["gemini-3-flash-preview"]).kind \
         == "none"
@@ -248,11 +334,12 @@ def test_shipped_aliases_are_curated_and_shown_by_catalog_show() -> None:
         __import__("omniladder.loading", fromlist=["read_document"]).read_document(
             ROOT / "catalogs" / "quota-windows.toml", "shipped"))
     pairs = {(a.provider, a.window, a.models) for a in shipped.aliases}
-    assert pairs == {(provider, bucket, (bucket + "-preview",))
+    assert pairs == {(provider, bucket, models)
                      for provider in ("gemini", "gemini-cli", "google-gemini-cli")
-                     for bucket in ("gemini-3-pro", "gemini-3-flash", "gemini-3.1-pro")}
+                     for bucket, models in BUCKET_MODELS.items()}
     assert all(a.reason and a.reviewed and a.source and "gemini-cli" in a.source
                for a in shipped.aliases)
+    assert all(a.reviewed == date(2026, 12, 4) for a in shipped.aliases)
     result = runner.invoke(app, ["catalog", "show", "--json"])
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)["window_aliases"]
@@ -260,7 +347,7 @@ def test_shipped_aliases_are_curated_and_shown_by_catalog_show() -> None:
     assert {r["file"] for r in rows} == {"<shipped>/quota-windows.toml"}
     table = runner.invoke(app, ["catalog", "show"], env={"COLUMNS": "200"})
     assert "Window aliases" in table.stdout
-    assert "window scopes from 1 file(s), 9 window aliases" in table.stdout
+    assert "window scopes from 1 file(s), 21 window aliases" in table.stdout
 
 
 # --- <model>_vertex twins, remainingAmount as a string ----------------------------------------

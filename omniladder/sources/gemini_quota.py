@@ -6,8 +6,9 @@ Shape (docs/sources.md#gemini-quota; google-gemini/gemini-cli's Code Assist type
 model-specific.
 
 * Each bucket is one window named after its ``modelId``, which the window-scope catalog
-  scopes to the model of that name, or, through its ``[[aliases]]``, to the model a bucket
-  id stands for (gemini-cli's ``gemini-3-flash`` limits ``gemini-3-flash-preview``).
+  scopes to the model of that name and, through its ``[[aliases]]``, to every other model
+  the bucket id is the quota of (``gemini-3-flash`` limits ``gemini-3.5-flash`` and
+  ``gemini-3.8-flash`` too; docs/sources.md#gemini-quota has the table).
 * A ``<model>_vertex`` twin bucket is the same model's quota on the Vertex route: its window
   is named ``<model> (vertex)``, so the catalog scopes it to that model too and the lower
   of the two figures decides (a router cannot tell which route a request draws on).
