@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
 from omniladder import timefmt
@@ -933,9 +934,10 @@ def keys_given_at_least(kind: type[BaseModel] | type[Record], items: list[Any]) 
 
     A field whose value is not its default was given (a required one always is); a field
     given its default is not counted, which only makes the count smaller. This holds since
-    no validator of an input model sets a field and no default is made by a factory (a
-    type with such a default is not counted). The walk is a few C calls per object: the
-    fields defaulting to None are fetched as one tuple and their Nones counted."""
+    no validator of an input model sets a field; a type with a default made by a factory or
+    a field read under an alias (two fields could then read one key) is not counted. The
+    walk is a few C calls per object: the fields defaulting to None are fetched as one
+    tuple and their Nones counted."""
     members = _members(kind)
     if members is None:
         return None
@@ -975,12 +977,14 @@ def _count_members(kind: type[BaseModel] | type[Record]) -> _Members | None:
         if kind.model_config.get("validate_default"):
             return None
         for name, info in kind.model_fields.items():
-            if info.default_factory is not None or info.validate_default:
-                return None
+            if (info.default_factory is not None or info.validate_default
+                    or info.alias is not None or info.validation_alias is not None):
+                return None  # an alias may let two fields read one key
             defaults[name] = _REQUIRED if info.is_required() else info.default
     else:
         for item in dataclasses.fields(typing.cast(Any, kind)):
-            if item.default_factory is not dataclasses.MISSING:
+            if (item.default_factory is not dataclasses.MISSING
+                    or isinstance(item.default, FieldInfo)):
                 return None
             defaults[item.name] = (_REQUIRED if item.default is dataclasses.MISSING
                                    else item.default)
