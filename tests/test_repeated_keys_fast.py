@@ -100,7 +100,7 @@ def repeats(text: str | bytes) -> bool:
     return False
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(tree=TREES, data=st.data())
 def test_the_names_written_are_never_undercounted(tree: Any, data: st.DataObject) -> None:
     text = render(tree, data)
@@ -215,7 +215,7 @@ def with_repeat(draw: Any, documents: Any) -> Obj:
 
 @pytest.mark.parametrize(("model", "documents"), [(QuotaFile, quota_documents()),
                                                   (ConnectionsFile, connection_documents())])
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_the_fast_path_never_clears_a_repeated_key(model: Any, documents: Any,
                                                    data: st.DataObject) -> None:
