@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -368,15 +368,28 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
             found = overage_memo[key] = facts_at(fleet, index, at).billing.overage
         return found
 
+    judge_memo: dict[tuple[str, str], _Judgement] = {}
+    """The judgement of each (connection, model) pair within the plan step ``memo_step``:
+    every event of the pair between two change instants gets the same finding (§7.2). Kept
+    for one step at a time, so it never holds more than the fleet's pairs."""
+    memo_step = -1
+    instants = plan.instants if plan is not None else []
+
+    def listed(event: LedgerEvent, judgement: _Judgement, cost: float | None,
+               step: int) -> Judged:
+        assert plan is not None
+        return _judged(event, judgement, cost, plan, step, failed_by_request)
+
     for event in ledger.events():
         at = event.at
         if plan is None or not start <= at <= end:  # type: ignore[operator]
             not_audited["outside-span"] += 1
             continue
+        connection = event.connection
         if event.status != "served":
-            tally = by_connection.get(event.connection)
+            tally = by_connection.get(connection)
             if tally is None:
-                tally = by_connection[event.connection] = ConnectionTally()
+                tally = by_connection[connection] = ConnectionTally()
             tally.failed += 1
             tallies["failed"] += 1
             continue
@@ -388,39 +401,31 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
         elif requested not in ours and _other_id(requested):
             not_audited["other-request"] += 1
             continue
-        tally = by_connection.get(event.connection)
+        tally = by_connection.get(connection)
         if tally is None:
-            tally = by_connection[event.connection] = ConnectionTally()
-        step = plan.step_at(at)
-        head = plan.heads[step]
-        index = index_of.get(event.connection)
-        position = None if index is None else plan.pair_index.get((index, event.model))
+            tally = by_connection[connection] = ConnectionTally()
+        step = bisect.bisect_right(instants, at) - 1
+        if step != memo_step:
+            judge_memo.clear()
+            memo_step = step
+        memo_key = (connection, event.model)
+        judgement = judge_memo.get(memo_key)
+        if judgement is None:
+            judgement = judge_memo[memo_key] = _judge(plan, index_of, connection, event.model,
+                                                      step)
+        finding, decision, _, held, index = judgement
         cost: float | None
-        decision: PairDecision | None = None
-        if position is None or index is None:
-            finding = "unknown-connection"
+        if decision is None or index is None:
             cost = event.cost_usd
-            unattributed[event.connection] = unattributed.get(event.connection, 0) + 1
+            unattributed[connection] = unattributed.get(connection, 0) + 1
         else:
-            decision = plan.decision(position, step)
-            rung = decision.rung
-            if not decision.admitted:
-                finding = ("off-plan-billed" if billing_reason(decision.reason)
-                           else "served-excluded")
-            elif rung in PAID_RUNGS and head in QUOTA_RUNGS:
-                finding = "early-paid"
-            elif head is not None and _RANK[rung] > _RANK[head]:
-                finding = "above-head"
-            else:
-                finding = "on-plan"
             cost = _cost(event, decision, partial(overage, index, step, at),
                          connections[index].provider, fleet)
         counts[finding] += 1
         tally.served += 1
         tally.counts[finding] += 1
-        held = (_NOT_LISTED if decision is None else decision.reason
-                or f"in the pool on {decision.rung}")
-        tally.held[held] = tally.held.get(held, 0) + 1
+        tally_held = tally.held
+        tally_held[held] = tally_held.get(held, 0) + 1
         if tally.first is None or at < tally.first:
             tally.first = at
         if tally.last is None or at > tally.last:
@@ -431,40 +436,30 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
             hour = by_hour[hour_key] = HourTally()
         hour.served += 1
         hour.counts[finding] += 1
-        must_price = cost is None and finding != "unknown-connection"
-        judged: Judged | None = None
-        if must_price or (finding in LEAK_FINDINGS and cost):
-            failed = (failed_by_request.get(hash(event.request_id), 0)
-                      if event.request_id is not None else 0)
-            judged = Judged(
-                at=at, connection=event.connection, model=event.model, finding=finding,
-                cost_usd=cost, rung=decision.rung if decision else None, head=head,
-                reason=decision.reason if decision else None,
-                detail=_had(decision, head, plan.leaders[step]), failed_attempts=failed,
-                request_id=event.request_id, where=event.where)
+        leak = finding in LEAK_FINDINGS
         if cost is None:
-            if must_price:
+            if finding != "unknown-connection":  # must be priced, and cannot be
                 tally.unpriced += 1
                 tallies["unpriced"] += 1
-                if finding in LEAK_FINDINGS:
+                if leak:
                     tallies["leak_unpriced"] += 1
-                if len(unpriced_events) < LISTED and judged is not None:
-                    unpriced_events.append(judged)
+                if len(unpriced_events) < LISTED:
+                    unpriced_events.append(listed(event, judgement, cost, step))
             continue
         tally.cost_usd += cost
         totals["cost"] += cost
-        if finding in LEAK_FINDINGS:
+        if leak:
             tally.leak_usd += cost
             hour.leak_usd += cost
             totals["leak"] += cost
             leak_split[finding] += cost
-            if cost > 0 and judged is not None:
+            if cost > 0:
                 tallies["order"] += 1
-                item = (cost, -tallies["order"], judged)
+                order = -tallies["order"]
                 if len(top) < TOP_LEAKS:
-                    heapq.heappush(top, item)
-                elif item > top[0]:
-                    heapq.heapreplace(top, item)
+                    heapq.heappush(top, (cost, order, listed(event, judgement, cost, step)))
+                elif (cost, order) > top[0][:2]:
+                    heapq.heapreplace(top, (cost, order, listed(event, judgement, cost, step)))
     leaks = tuple(j for _, _, j in sorted(top, key=lambda item: (-item[0], -item[1])))
     expired = (expired_unused(fleet, start, end)
                if start is not None and end is not None else ())
@@ -481,6 +476,45 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
                  for hour, tally in sorted(by_hour.items())}, top_leaks=leaks,
         plan_steps=len(plan.instants) if plan is not None else 0,
         warnings=tuple(inputs.warnings), notes=tuple(ledger.notes))
+
+
+_Judgement = tuple[str, PairDecision | None, Rung | None, str, int | None]
+"""(finding, the pair's decision, the head rung, what the plan held, connection index)."""
+
+
+def _judge(plan: PlanInForce, index_of: Mapping[str, int], connection: str, model: str,
+           step: int) -> _Judgement:
+    """§7.3: the finding of a served (connection, model) pair at a plan step."""
+    head = plan.heads[step]
+    index = index_of.get(connection)
+    position = None if index is None else plan.pair_index.get((index, model))
+    if position is None or index is None:
+        return "unknown-connection", None, head, _NOT_LISTED, index
+    decision = plan.decision(position, step)
+    rung = decision.rung
+    if not decision.admitted:
+        finding = "off-plan-billed" if billing_reason(decision.reason) else "served-excluded"
+    elif rung in PAID_RUNGS and head in QUOTA_RUNGS:
+        finding = "early-paid"
+    elif head is not None and _RANK[rung] > _RANK[head]:
+        finding = "above-head"
+    else:
+        finding = "on-plan"
+    return finding, decision, head, decision.reason or f"in the pool on {decision.rung}", index
+
+
+def _judged(event: LedgerEvent, judgement: _Judgement, cost: float | None,
+            plan: PlanInForce, step: int, failed_by_request: Mapping[int, int]) -> Judged:
+    """The record of one listed event (a top leak or an unpriced one)."""
+    finding, decision, head, _, _ = judgement
+    request = event.request_id
+    failed = failed_by_request.get(hash(request), 0) if request is not None else 0
+    return Judged(
+        at=event.at, connection=event.connection, model=event.model, finding=finding,
+        cost_usd=cost, rung=decision.rung if decision else None, head=head,
+        reason=decision.reason if decision else None,
+        detail=_had(decision, head, plan.leaders[step]), failed_attempts=failed,
+        request_id=event.request_id, where=event.where)
 
 
 def _cost(event: LedgerEvent, decision: PairDecision, overage: Callable[[], str],
