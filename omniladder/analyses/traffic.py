@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Callable, Mapping, Sequence
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from functools import partial
 
 from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
@@ -30,7 +30,15 @@ from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import PairDecision, facts_at
 from omniladder.engine.stepping import Stepper
 from omniladder.inputs.traffic import Ledger, LedgerEvent
-from omniladder.models import PAID_RUNGS, QUOTA_RUNGS, RUNGS, Reading, Rung
+from omniladder.models import (
+    PAID_RUNGS,
+    QUOTA_RUNGS,
+    RUNGS,
+    Connection,
+    ModelEntry,
+    Reading,
+    Rung,
+)
 
 FINDINGS = ("unknown-connection", "off-plan-billed", "served-excluded", "early-paid",
             "above-head", "on-plan")
@@ -48,6 +56,7 @@ _MICROSECOND = timedelta(microseconds=1)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _NOT_LISTED = "not in the connections file"
 _RANK: dict[str, int] = {rung: index for index, rung in enumerate(RUNGS)}
+_IN_POOL: dict[str, str] = {rung: f"in the pool on {rung}" for rung in RUNGS}
 
 
 def billing_reason(reason: str | None) -> bool:
@@ -169,9 +178,13 @@ def token_price(fleet: Fleet, provider: str, event: LedgerEvent) -> float | None
     and writes are priced at the input price (the catalog has no cache prices; an upper
     bound, docs/traffic.md)."""
     sourced = fleet.inputs.catalogs.models.get((provider, event.model))
-    if sourced is None or event.tokens_in is None or event.tokens_out is None:
+    return None if sourced is None else _priced(sourced.entry, event)
+
+
+def _priced(entry: ModelEntry, event: LedgerEvent) -> float | None:
+    """``token_price`` once the catalog entry is found."""
+    if event.tokens_in is None or event.tokens_out is None:
         return None
-    entry = sourced.entry
     tokens_in = (event.tokens_in + (event.tokens_cache_read or 0)
                  + (event.tokens_cache_write or 0))
     return (tokens_in * entry.input_usd_per_mtok
@@ -368,11 +381,12 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
             found = overage_memo[key] = facts_at(fleet, index, at).billing.overage
         return found
 
-    judge_memo: dict[tuple[str, str], _Judgement] = {}
-    """The judgement of each (connection, model) pair within the plan step ``memo_step``:
-    every event of the pair between two change instants gets the same finding (§7.2). Kept
-    for one step at a time, so it never holds more than the fleet's pairs."""
-    memo_step = -1
+    pairs: dict[tuple[str, str], tuple[int, int, ModelEntry | None]] = {}
+    """Per (connection, model) of the fleet met in the ledger: its connection index, its
+    position in the plan, and its catalog prices (bounded by the fleet's pairs)."""
+    heads = plan.heads if plan is not None else []
+    plan_steps = plan.steps if plan is not None else []
+    plan_decisions = plan.decisions if plan is not None else []
     instants = plan.instants if plan is not None else []
 
     def listed(event: LedgerEvent, judgement: _Judgement, cost: float | None,
@@ -404,23 +418,48 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
         tally = by_connection.get(connection)
         if tally is None:
             tally = by_connection[connection] = ConnectionTally()
-        step = bisect.bisect_right(instants, at) - 1
-        if step != memo_step:
-            judge_memo.clear()
-            memo_step = step
-        memo_key = (connection, event.model)
-        judgement = judge_memo.get(memo_key)
-        if judgement is None:
-            judgement = judge_memo[memo_key] = _judge(plan, index_of, connection, event.model,
-                                                      step)
-        finding, decision, _, held, index = judgement
+        step = bisect_right(instants, at) - 1
+        head = heads[step]
+        model = event.model
+        pair = pairs.get((connection, model))
+        if pair is None:
+            pair = _pair(plan, index_of, connections, fleet, connection, model)
+            if pair is not None:
+                pairs[(connection, model)] = pair
         cost: float | None
-        if decision is None or index is None:
+        if pair is None:
+            finding = "unknown-connection"
+            decision = None
+            held = _NOT_LISTED
             cost = event.cost_usd
             unattributed[connection] = unattributed.get(connection, 0) + 1
         else:
-            cost = _cost(event, decision, partial(overage, index, step, at),
-                         connections[index].provider, fleet)
+            index, position, entry = pair
+            steps = plan_steps[position]
+            decision = plan_decisions[position][
+                0 if len(steps) == 1 else bisect_right(steps, step) - 1]
+            rung = decision.rung
+            if not decision.admitted:
+                finding = ("off-plan-billed" if billing_reason(decision.reason)
+                           else "served-excluded")
+            elif rung in PAID_RUNGS and head in QUOTA_RUNGS:
+                finding = "early-paid"
+            elif head is not None and _RANK[rung] > _RANK[head]:
+                finding = "above-head"
+            else:
+                finding = "on-plan"
+            held = decision.reason or _IN_POOL[rung]
+            # §7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota
+            # on a quota rung 0 when the connection stops at its limit; otherwise the
+            # recorded cost, else the tokens at the catalog's prices, else None (unpriced)
+            if rung in QUOTA_RUNGS and (decision.admitted
+                                        or overage(index, step, at) == "hard-stop"):
+                cost = 0.0
+            elif event.cost_usd is not None:
+                cost = event.cost_usd
+            else:
+                cost = None if entry is None else _priced(entry, event)
+        judgement = (finding, decision, head, held, None)
         counts[finding] += 1
         tally.served += 1
         tally.counts[finding] += 1
@@ -482,25 +521,17 @@ _Judgement = tuple[str, PairDecision | None, Rung | None, str, int | None]
 """(finding, the pair's decision, the head rung, what the plan held, connection index)."""
 
 
-def _judge(plan: PlanInForce, index_of: Mapping[str, int], connection: str, model: str,
-           step: int) -> _Judgement:
-    """§7.3: the finding of a served (connection, model) pair at a plan step."""
-    head = plan.heads[step]
+def _pair(plan: PlanInForce, index_of: Mapping[str, int], connections: Sequence[Connection],
+          fleet: Fleet, connection: str, model: str
+          ) -> tuple[int, int, ModelEntry | None] | None:
+    """A served pair's connection index, plan position and catalog prices; None when the
+    connections file has no such pair (unknown-connection)."""
     index = index_of.get(connection)
     position = None if index is None else plan.pair_index.get((index, model))
     if position is None or index is None:
-        return "unknown-connection", None, head, _NOT_LISTED, index
-    decision = plan.decision(position, step)
-    rung = decision.rung
-    if not decision.admitted:
-        finding = "off-plan-billed" if billing_reason(decision.reason) else "served-excluded"
-    elif rung in PAID_RUNGS and head in QUOTA_RUNGS:
-        finding = "early-paid"
-    elif head is not None and _RANK[rung] > _RANK[head]:
-        finding = "above-head"
-    else:
-        finding = "on-plan"
-    return finding, decision, head, decision.reason or f"in the pool on {decision.rung}", index
+        return None
+    sourced = fleet.inputs.catalogs.models.get((connections[index].provider, model))
+    return index, position, None if sourced is None else sourced.entry
 
 
 def _judged(event: LedgerEvent, judgement: _Judgement, cost: float | None,
@@ -515,21 +546,6 @@ def _judged(event: LedgerEvent, judgement: _Judgement, cost: float | None,
         reason=decision.reason if decision else None,
         detail=_had(decision, head, plan.leaders[step]), failed_attempts=failed,
         request_id=event.request_id, where=event.where)
-
-
-def _cost(event: LedgerEvent, decision: PairDecision, overage: Callable[[], str],
-          provider: str, fleet: Fleet) -> float | None:
-    """§7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota on a
-    quota rung 0 when the connection stops at its limit; otherwise the recorded cost, else
-    the tokens at the catalog's prices, else None (unpriced)."""
-    if decision.rung in QUOTA_RUNGS:
-        if decision.admitted:
-            return 0.0
-        if overage() == "hard-stop":
-            return 0.0
-    if event.cost_usd is not None:
-        return event.cost_usd
-    return token_price(fleet, provider, event)
 
 
 # --- quota that expired unused (§7.5) ------------------------------------------------------
