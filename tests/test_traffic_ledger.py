@@ -217,3 +217,47 @@ def test_a_toml_ledger_takes_toml_date_times(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no offset") as caught:
         read(toml)
     assert caught.value.field == "events[0].at"
+
+
+# The scan checks a line with ``_fast`` and falls back to ``event_from`` only when that
+# cannot accept it: each value below, put in each field of an event already accepted once
+# (its texts remembered), must be accepted by both or left by ``_fast`` to ``event_from``.
+_ODD_VALUES: tuple[Any, ...] = (
+    None, True, False, 0, -1, 1, 2**70, 0.0, -0.0, -0.5, 1.5, float("inf"), float("nan"), "",
+    " ", "x", "served", "failed", "Served", "req 1", "a\u0085b", "a\tb", "auto/thrifty",
+    "2026-11-29T11:00:00Z", "2026-11-29t11:00:00z", "2026-11-29T11:00:00",
+    " 2026-11-29T11:00:00+02:00 ", "0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00",
+    "2026-02-30T00:00:00Z", [], {}, ["served"])
+
+
+@pytest.mark.parametrize("name", [*FIELDS, "api_key", "note"])
+def test_the_fast_check_accepts_only_what_event_from_accepts(name: str) -> None:
+    from omniladder.inputs.traffic import _fast, _Place, event_from
+
+    place = _Place("traffic.jsonl", 1, "")
+    event_from(dict(GOOD), place, 1)  # its texts are now known, as after a first line
+    for value in _ODD_VALUES:
+        data = {**GOOD, name: value}
+        quick = _fast(dict(data))
+        try:
+            event = event_from(dict(data), place, 1)
+        except InputError:
+            assert quick is None, (name, value)
+            continue
+        if quick is not None:
+            assert quick == (event.at, event.connection, event.status, event.request_id)
+            assert quick[0].utcoffset() == event.at.utcoffset()
+    for absent in ("at", "connection", "model"):
+        data = {key: value for key, value in GOOD.items() if key != absent}
+        assert _fast(data) is None
+
+
+def test_a_bad_line_after_good_ones_is_still_the_error(tmp_path: Path) -> None:
+    """The fast check does not let a fault past the scan: the first bad line is exit 2."""
+    good = json.dumps(GOOD)
+    bad = json.dumps({**GOOD, "tokens_out": -3})
+    path = write(tmp_path, [good] * 50 + [bad] + [good] * 5)
+    with pytest.raises(InputError) as caught:
+        Ledger(path).scan()
+    assert caught.value.line == 51
+    assert caught.value.field == "tokens_out"

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Callable, Sequence
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from functools import partial
 
 from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
@@ -30,7 +30,15 @@ from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import PairDecision, facts_at
 from omniladder.engine.stepping import Stepper
 from omniladder.inputs.traffic import Ledger, LedgerEvent
-from omniladder.models import PAID_RUNGS, QUOTA_RUNGS, RUNGS, Reading, Rung
+from omniladder.models import (
+    PAID_RUNGS,
+    QUOTA_RUNGS,
+    RUNGS,
+    Connection,
+    ModelEntry,
+    Reading,
+    Rung,
+)
 
 FINDINGS = ("unknown-connection", "off-plan-billed", "served-excluded", "early-paid",
             "above-head", "on-plan")
@@ -48,6 +56,7 @@ _MICROSECOND = timedelta(microseconds=1)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _NOT_LISTED = "not in the connections file"
 _RANK: dict[str, int] = {rung: index for index, rung in enumerate(RUNGS)}
+_IN_POOL: dict[str, str] = {rung: f"in the pool on {rung}" for rung in RUNGS}
 
 
 def billing_reason(reason: str | None) -> bool:
@@ -169,9 +178,13 @@ def token_price(fleet: Fleet, provider: str, event: LedgerEvent) -> float | None
     and writes are priced at the input price (the catalog has no cache prices; an upper
     bound, docs/traffic.md)."""
     sourced = fleet.inputs.catalogs.models.get((provider, event.model))
-    if sourced is None or event.tokens_in is None or event.tokens_out is None:
+    return None if sourced is None else _priced(sourced.entry, event)
+
+
+def _priced(entry: ModelEntry, event: LedgerEvent) -> float | None:
+    """``token_price`` once the catalog entry is found."""
+    if event.tokens_in is None or event.tokens_out is None:
         return None
-    entry = sourced.entry
     tokens_in = (event.tokens_in + (event.tokens_cache_read or 0)
                  + (event.tokens_cache_write or 0))
     return (tokens_in * entry.input_usd_per_mtok
@@ -368,15 +381,29 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
             found = overage_memo[key] = facts_at(fleet, index, at).billing.overage
         return found
 
+    pairs: dict[tuple[str, str], tuple[int, int, ModelEntry | None]] = {}
+    """Per (connection, model) of the fleet met in the ledger: its connection index, its
+    position in the plan, and its catalog prices (bounded by the fleet's pairs)."""
+    heads = plan.heads if plan is not None else []
+    plan_steps = plan.steps if plan is not None else []
+    plan_decisions = plan.decisions if plan is not None else []
+    instants = plan.instants if plan is not None else []
+
+    def listed(event: LedgerEvent, judgement: _Judgement, cost: float | None,
+               step: int) -> Judged:
+        assert plan is not None
+        return _judged(event, judgement, cost, plan, step, failed_by_request)
+
     for event in ledger.events():
         at = event.at
         if plan is None or not start <= at <= end:  # type: ignore[operator]
             not_audited["outside-span"] += 1
             continue
+        connection = event.connection
         if event.status != "served":
-            tally = by_connection.get(event.connection)
+            tally = by_connection.get(connection)
             if tally is None:
-                tally = by_connection[event.connection] = ConnectionTally()
+                tally = by_connection[connection] = ConnectionTally()
             tally.failed += 1
             tallies["failed"] += 1
             continue
@@ -388,21 +415,29 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
         elif requested not in ours and _other_id(requested):
             not_audited["other-request"] += 1
             continue
-        tally = by_connection.get(event.connection)
+        tally = by_connection.get(connection)
         if tally is None:
-            tally = by_connection[event.connection] = ConnectionTally()
-        step = plan.step_at(at)
-        head = plan.heads[step]
-        index = index_of.get(event.connection)
-        position = None if index is None else plan.pair_index.get((index, event.model))
+            tally = by_connection[connection] = ConnectionTally()
+        step = bisect_right(instants, at) - 1
+        head = heads[step]
+        model = event.model
+        pair = pairs.get((connection, model))
+        if pair is None:
+            pair = _pair(plan, index_of, connections, fleet, connection, model)
+            if pair is not None:
+                pairs[(connection, model)] = pair
         cost: float | None
-        decision: PairDecision | None = None
-        if position is None or index is None:
+        if pair is None:
             finding = "unknown-connection"
+            decision = None
+            held = _NOT_LISTED
             cost = event.cost_usd
-            unattributed[event.connection] = unattributed.get(event.connection, 0) + 1
+            unattributed[connection] = unattributed.get(connection, 0) + 1
         else:
-            decision = plan.decision(position, step)
+            index, position, entry = pair
+            steps = plan_steps[position]
+            decision = plan_decisions[position][
+                0 if len(steps) == 1 else bisect_right(steps, step) - 1]
             rung = decision.rung
             if not decision.admitted:
                 finding = ("off-plan-billed" if billing_reason(decision.reason)
@@ -413,14 +448,23 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
                 finding = "above-head"
             else:
                 finding = "on-plan"
-            cost = _cost(event, decision, partial(overage, index, step, at),
-                         connections[index].provider, fleet)
+            held = decision.reason or _IN_POOL[rung]
+            # §7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota
+            # on a quota rung 0 when the connection stops at its limit; otherwise the
+            # recorded cost, else the tokens at the catalog's prices, else None (unpriced)
+            if rung in QUOTA_RUNGS and (decision.admitted
+                                        or overage(index, step, at) == "hard-stop"):
+                cost = 0.0
+            elif event.cost_usd is not None:
+                cost = event.cost_usd
+            else:
+                cost = None if entry is None else _priced(entry, event)
+        judgement = (finding, decision, head, held, None)
         counts[finding] += 1
         tally.served += 1
         tally.counts[finding] += 1
-        held = (_NOT_LISTED if decision is None else decision.reason
-                or f"in the pool on {decision.rung}")
-        tally.held[held] = tally.held.get(held, 0) + 1
+        tally_held = tally.held
+        tally_held[held] = tally_held.get(held, 0) + 1
         if tally.first is None or at < tally.first:
             tally.first = at
         if tally.last is None or at > tally.last:
@@ -431,40 +475,30 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
             hour = by_hour[hour_key] = HourTally()
         hour.served += 1
         hour.counts[finding] += 1
-        must_price = cost is None and finding != "unknown-connection"
-        judged: Judged | None = None
-        if must_price or (finding in LEAK_FINDINGS and cost):
-            failed = (failed_by_request.get(hash(event.request_id), 0)
-                      if event.request_id is not None else 0)
-            judged = Judged(
-                at=at, connection=event.connection, model=event.model, finding=finding,
-                cost_usd=cost, rung=decision.rung if decision else None, head=head,
-                reason=decision.reason if decision else None,
-                detail=_had(decision, head, plan.leaders[step]), failed_attempts=failed,
-                request_id=event.request_id, where=event.where)
+        leak = finding in LEAK_FINDINGS
         if cost is None:
-            if must_price:
+            if finding != "unknown-connection":  # must be priced, and cannot be
                 tally.unpriced += 1
                 tallies["unpriced"] += 1
-                if finding in LEAK_FINDINGS:
+                if leak:
                     tallies["leak_unpriced"] += 1
-                if len(unpriced_events) < LISTED and judged is not None:
-                    unpriced_events.append(judged)
+                if len(unpriced_events) < LISTED:
+                    unpriced_events.append(listed(event, judgement, cost, step))
             continue
         tally.cost_usd += cost
         totals["cost"] += cost
-        if finding in LEAK_FINDINGS:
+        if leak:
             tally.leak_usd += cost
             hour.leak_usd += cost
             totals["leak"] += cost
             leak_split[finding] += cost
-            if cost > 0 and judged is not None:
+            if cost > 0:
                 tallies["order"] += 1
-                item = (cost, -tallies["order"], judged)
+                order = -tallies["order"]
                 if len(top) < TOP_LEAKS:
-                    heapq.heappush(top, item)
-                elif item > top[0]:
-                    heapq.heapreplace(top, item)
+                    heapq.heappush(top, (cost, order, listed(event, judgement, cost, step)))
+                elif (cost, order) > top[0][:2]:
+                    heapq.heapreplace(top, (cost, order, listed(event, judgement, cost, step)))
     leaks = tuple(j for _, _, j in sorted(top, key=lambda item: (-item[0], -item[1])))
     expired = (expired_unused(fleet, start, end)
                if start is not None and end is not None else ())
@@ -483,19 +517,35 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
         warnings=tuple(inputs.warnings), notes=tuple(ledger.notes))
 
 
-def _cost(event: LedgerEvent, decision: PairDecision, overage: Callable[[], str],
-          provider: str, fleet: Fleet) -> float | None:
-    """§7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota on a
-    quota rung 0 when the connection stops at its limit; otherwise the recorded cost, else
-    the tokens at the catalog's prices, else None (unpriced)."""
-    if decision.rung in QUOTA_RUNGS:
-        if decision.admitted:
-            return 0.0
-        if overage() == "hard-stop":
-            return 0.0
-    if event.cost_usd is not None:
-        return event.cost_usd
-    return token_price(fleet, provider, event)
+_Judgement = tuple[str, PairDecision | None, Rung | None, str, int | None]
+"""(finding, the pair's decision, the head rung, what the plan held, connection index)."""
+
+
+def _pair(plan: PlanInForce, index_of: Mapping[str, int], connections: Sequence[Connection],
+          fleet: Fleet, connection: str, model: str
+          ) -> tuple[int, int, ModelEntry | None] | None:
+    """A served pair's connection index, plan position and catalog prices; None when the
+    connections file has no such pair (unknown-connection)."""
+    index = index_of.get(connection)
+    position = None if index is None else plan.pair_index.get((index, model))
+    if position is None or index is None:
+        return None
+    sourced = fleet.inputs.catalogs.models.get((connections[index].provider, model))
+    return index, position, None if sourced is None else sourced.entry
+
+
+def _judged(event: LedgerEvent, judgement: _Judgement, cost: float | None,
+            plan: PlanInForce, step: int, failed_by_request: Mapping[int, int]) -> Judged:
+    """The record of one listed event (a top leak or an unpriced one)."""
+    finding, decision, head, _, _ = judgement
+    request = event.request_id
+    failed = failed_by_request.get(hash(request), 0) if request is not None else 0
+    return Judged(
+        at=event.at, connection=event.connection, model=event.model, finding=finding,
+        cost_usd=cost, rung=decision.rung if decision else None, head=head,
+        reason=decision.reason if decision else None,
+        detail=_had(decision, head, plan.leaders[step]), failed_attempts=failed,
+        request_id=event.request_id, where=event.where)
 
 
 # --- quota that expired unused (§7.5) ------------------------------------------------------

@@ -257,6 +257,45 @@ def _trusted(data: dict[str, Any], line: int) -> LedgerEvent:
         line)
 
 
+def _fast(data: Any) -> tuple[datetime, str, str, str | None] | None:
+    """(at, connection, status, request_id) of an event every check of ``event_from``
+    accepts, or None when one may not (``event_from`` then decides and words the fault).
+    The same checks, without building the event: the scan runs this once per line."""
+    if type(data) is not dict or not _KNOWN.issuperset(data):
+        return None
+    get = data.get
+    text = get("at")
+    connection = get("connection")
+    model = get("model")
+    requested = get("requested")
+    status = get("status")
+    request = get("request_id")
+    cost = get("cost_usd")
+    if (type(text) is not str or type(connection) is not str or connection not in _CHECKED
+            or type(model) is not str or model not in _CHECKED
+            or (requested is not None
+                and (type(requested) is not str or requested not in _CHECKED))
+            or (cost is not None and (type(cost) is not float or not 0.0 <= cost < math.inf))
+            or (request is not None
+                and (type(request) is not str or _IDENTIFIER.match(request) is None))):
+        return None
+    if status is None:
+        status = "served"
+    elif status != "served" and status != "failed":
+        return None
+    for name in COUNT_FIELDS:
+        value = get(name)
+        if value is not None and (type(value) is not int or value < 0):
+            return None
+    try:
+        at = timefmt.from_rfc3339(text)
+    except ValueError:
+        return None
+    if at.tzinfo is None or not timefmt.in_utc_range(at):
+        return None
+    return at, connection, status, request
+
+
 # --- the ledger ---------------------------------------------------------------------------
 
 
@@ -303,30 +342,38 @@ class Ledger:
 
     def _lines(self) -> Iterator[LedgerEvent]:
         """Every event of a JSONL ledger in line order (duplicates included)."""
+        shown = self.shown
+        for number, data in self._parsed():
+            yield event_from(data, _Place(shown, number, ""), number)
+
+    def _parsed(self) -> Iterator[tuple[int, Any]]:
+        """Every non-blank line of a JSONL ledger as ``json.loads`` gives it, in line order,
+        or the InputError of a line that is not JSON; each is validated by the caller
+        before the next is read."""
         from omniladder.loading import input_lines
 
         shown = self.shown
+        loads = json.loads
         pending: tuple[int, bytes] | None = None
         for number, raw in input_lines(self.path, shown):
             if pending is not None:  # a line without a newline was not the last
-                yield self._line(*pending)
+                yield pending[0], self._json(*pending)
                 pending = None
             if not raw.endswith(b"\n"):
                 pending = (number, raw)
                 continue
-            if raw.isspace():
-                continue
-            place = _Place(shown, number, "")
             try:
-                data = json.loads(raw)
+                data = loads(raw)
             except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-                raise _not_json(exc, place) from None
-            yield event_from(data, place, number)
+                if raw.isspace():
+                    continue
+                raise _not_json(exc, _Place(shown, number, "")) from None
+            yield number, data
         if pending is not None:
             number, raw = pending
             if raw.strip():
                 try:
-                    data = json.loads(raw)
+                    data = loads(raw)
                 except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                     note = (f"{shown}: line {number}, the last, is cut short (no newline, not "
                             "JSON): the ledger is read up to it, as a file still being "
@@ -334,7 +381,13 @@ class Ledger:
                     if note not in self.notes:
                         self.notes.append(note)
                     return
-                yield event_from(data, _Place(shown, number, ""), number)
+                yield number, data
+
+    def _json(self, number: int, raw: bytes) -> Any:
+        try:
+            return json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise _not_json(exc, _Place(self.shown, number, "")) from None
 
     def _line(self, number: int, raw: bytes) -> LedgerEvent:
         place = _Place(self.shown, number, "")
@@ -396,38 +449,58 @@ class Ledger:
         if self._scan is not None:
             return self._scan
         bits = bytearray(_BLOOM_BITS // 8)
+        mask = _BLOOM_BITS - 1
         maybe: set[int] = set()
         failed = self.failed_by_request
         first: datetime | None = None
         last: datetime | None = None
         count = 0
         last_line = 0
-        for event in self._all():
+        for line, at, connection, status, request in self._checked():
             count += 1
-            last_line = event.line
-            at = event.at
+            last_line = line
             if first is None or at < first:
                 first = at
             if last is None or at > last:
                 last = at
-            request = event.request_id
             if request is None:
                 continue
-            if event.status == "failed":
+            if status == "failed":
                 failed[hash(request)] += 1
-            key = hash((request, event.connection, event.status))
-            seen = True
-            for position in _bloom_positions(key):
-                byte, bit = position >> 3, 1 << (position & 7)
-                if not bits[byte] & bit:
-                    seen = False
-                    bits[byte] |= bit
+            key = hash((request, connection, status))
+            # the three positions of _bloom_positions, inline: this runs once per event
+            one = key & mask
+            two = (key >> 21) & mask
+            three = (key >> 37 ^ key * 0x9E3779B1) & mask
+            seen = (bits[one >> 3] & 1 << (one & 7) and bits[two >> 3] & 1 << (two & 7)
+                    and bits[three >> 3] & 1 << (three & 7))
             if seen:
                 maybe.add(key)
+            else:
+                bits[one >> 3] |= 1 << (one & 7)
+                bits[two >> 3] |= 1 << (two & 7)
+                bits[three >> 3] |= 1 << (three & 7)
         self._maybe_repeated = maybe
         self._lines_seen = last_line
         self._scan = Scan(first, last, count)
         return self._scan
+
+    def _checked(self) -> Iterator[tuple[int, datetime, str, str, str | None]]:
+        """Every event validated, as (line, at, connection, status, request_id): what the
+        scan needs. A JSONL line takes ``_fast``, and ``event_from`` when that cannot say
+        (a text not seen yet, an integer cost, any fault: ``event_from`` words it)."""
+        if not self.by_line:
+            for event in self._all():
+                yield (event.line, event.at, event.connection, event.status,
+                       event.request_id)
+            return
+        shown = self.shown
+        for number, data in self._parsed():
+            found = _fast(data)
+            if found is None:
+                event = event_from(data, _Place(shown, number, ""), number)
+                found = (event.at, event.connection, event.status, event.request_id)
+            yield number, *found
 
     def events(self) -> Iterator[LedgerEvent]:
         """The ledger's events in file order, each (request_id, connection, status) once."""
