@@ -104,10 +104,16 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+_NO_COMMAND = ""
+"""``build_app``'s ``only`` for a command line that runs no command (``--version``)."""
+
+
 def _named_command(argv: list[str]) -> str | None:
     """The command the command line names first, when it is one; None otherwise (no
     command, a root option first, a typo): those get the whole application, as before."""
     first = argv[1] if len(argv) > 1 else None
+    if first == "--version" and len(argv) == 2:
+        return _NO_COMMAND  # the version needs no command: none is imported
     return first if first in _COMMANDS else None
 
 

@@ -55,6 +55,16 @@ def test_version_prints_the_version() -> None:
     assert stdout.startswith("omniladder ")
 
 
+def test_version_imports_only_what_it_prints() -> None:
+    """`--version` builds no command: none of their modules (nor the export, sources or
+    analyses packages they reach) is imported."""
+    code, modules, _ = imported_by("--version")
+    assert code in (0, None)
+    ours = sorted(m for m in modules if m.startswith("omniladder."))
+    assert ours == ["omniladder.cli", "omniladder.commands", "omniladder.commands.help",
+                    "omniladder.errors"]
+
+
 def test_json_plan_never_imports_rich() -> None:
     """JSON is written with json.dumps; rich is for the table view only (CONVENTIONS 8)."""
     code, modules, stdout = imported_by(
