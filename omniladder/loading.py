@@ -1148,6 +1148,20 @@ def resolve_files(settings_path: Path | None, settings: Settings, *,
     )
 
 
+LINE_SUFFIXES = (".jsonl", ".ndjson")
+"""The endings of a ledger written one JSON event per line (SPEC §7.1)."""
+
+
+def _traffic_spend(path: Path, shown: str, warnings: list[str]) -> tuple[SpendEvent, ...]:
+    """The spend events of a traffic ledger given where a spend ledger goes (SPEC §7.1),
+    with the notes its reading made added to ``warnings``."""
+    from omniladder.inputs.traffic import spend_events
+
+    spend, notes = spend_events(path, shown)
+    warnings.extend(notes)
+    return spend
+
+
 @contextlib.contextmanager
 def named_by_settings(files: InputFiles) -> Iterator[None]:
     """An error about a file the settings file named (missing, a directory, unreadable)
@@ -1379,13 +1393,20 @@ def _load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
     spend: tuple[SpendEvent, ...] | None = None
     if files.spend is not None:
         shown["spend"] = display_path(files.spend)
-        from omniladder.inputs.traffic import is_traffic, spend_events
-
-        if is_traffic(files.spend, shown["spend"]):  # SPEC §7.1: a traffic ledger is one
-            spend, notes = spend_events(files.spend, shown["spend"])
-            warnings.extend(notes)
+        # SPEC §7.1: a traffic ledger is a spend ledger too. One event per line is one;
+        # a document is read as a spend ledger first (the common case, parsed once), and
+        # only one that is not is asked whether it is a traffic ledger.
+        if files.spend.suffix.lower() in LINE_SUFFIXES:
+            spend = _traffic_spend(files.spend, shown["spend"], warnings)
         else:
-            spend = load_model(SpendFile, files.spend).events
+            try:
+                spend = load_model(SpendFile, files.spend).events
+            except InputError:
+                from omniladder.inputs.traffic import is_traffic
+
+                if not is_traffic(files.spend, shown["spend"]):
+                    raise
+                spend = _traffic_spend(files.spend, shown["spend"], warnings)
         if not math.isfinite(sum(event.cost_usd for event in spend)):
             raise InputError("the events' cost_usd add up to more than a number can hold; "
                              "a ledger of real spend never does (check the units)",

@@ -33,6 +33,7 @@ from pydantic import Field
 
 from omniladder import timefmt
 from omniladder.errors import InputError, close_match
+from omniladder.loading import LINE_SUFFIXES
 from omniladder.models import (
     IDENTIFIER_PATTERN,
     NO_OFFSET,
@@ -45,8 +46,6 @@ from omniladder.models import (
     Usd,
 )
 
-LINE_SUFFIXES = (".jsonl", ".ndjson")
-"""A ledger with one of these suffixes is one event per line; any other is a document."""
 STATUSES = ("served", "failed")
 TOKEN_FIELDS = ("tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write")
 COUNT_FIELDS = (*TOKEN_FIELDS, "attempts_before")
