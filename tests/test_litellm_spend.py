@@ -326,3 +326,17 @@ def test_a_url_that_does_not_parse_is_exit_2_without_echoing_it(tmp_path: Path) 
         assert result.exit_code == 2, result.output
         assert "not a valid postgresql:// URL" in result.stderr
         assert "pw-9f2e" not in result.output
+
+
+def test_event_lines_are_exactly_what_json_dumps_writes() -> None:
+    from omniladder.inputs.traffic import event_line
+
+    events = [
+        {"at": "2026-11-29T09:30:00.250Z", "connection": 'qu"ote\\back', "model": "qwen:32b",
+         "requested": "auto/thrifty", "status": "served", "tokens_in": 0,
+         "tokens_out": 10**20, "cost_usd": 0.00022500000000000002, "request_id": "é ☃ 𝄞"},
+        {"at": "x", "connection": "c\u2028\u0085\x7f", "model": "m", "cost_usd": 1e-07},
+        {"at": "x", "connection": "c", "model": "m", "cost_usd": 1.0, "flag": None},
+    ]
+    for event in events:
+        assert event_line(event) == json.dumps(event, ensure_ascii=False) + "\n"

@@ -123,6 +123,8 @@ class Joiner:
         self.groups = groups
         self.fleet = fleet
         self.by_base: dict[str, list[Route]] = {}
+        self._known: dict[tuple[str | None, str | None, str], tuple[str, Any]] = {}
+        """Each (model_id, api_base, model) joined once: a log repeats a few thousand."""
         for route in routes:
             if route.api_base is not None:
                 self.by_base.setdefault(_base(route.api_base), []).append(route)
@@ -136,6 +138,23 @@ class Joiner:
     def join(self, model_id: str | None, api_base: str | None, model: str,
              found: SpendImport) -> tuple[str, str] | None:
         """(connection, model as the plan names it), or None."""
+        key = (model_id, api_base, model)
+        known = self._known.get(key)
+        if known is None:
+            probe = SpendImport()
+            joined = self._join(model_id, api_base, model, probe)
+            how = ("by_model_id" if probe.by_model_id else "by_map" if probe.by_map
+                   else "ambiguous" if probe.ambiguous else "")
+            known = (how, joined)
+            if len(self._known) < _KNOWN_MAX:
+                self._known[key] = known
+        how, joined = known
+        if how:
+            setattr(found, how, getattr(found, how) + 1)
+        return joined
+
+    def _join(self, model_id: str | None, api_base: str | None, model: str,
+              found: SpendImport) -> tuple[str, str] | None:
         if model_id:
             parsed = self.parse_id(model_id)
             if parsed is not None and parsed[0] in self.groups and _IDENTIFIER.match(
@@ -164,11 +183,29 @@ class Joiner:
 _STATUSES = {"success": "served", "failure": "failed"}
 
 
+_KNOWN_MAX = 1 << 16
+_TEXTS: dict[Any, str | None] = {}
+"""Model, id, group and api_base texts already read: a log repeats a few thousand of them."""
+
+
 def _text(value: Any) -> str | None:
     if value is None:
         return None
     text = str(value).strip()
     return text if text and _IDENTIFIER.match(text) else None
+
+
+def _known_text(value: Any) -> str | None:
+    """``_text`` for the values a log repeats, remembered (request ids, each new, are not)."""
+    if type(value) is str:
+        found = _TEXTS.get(value, _TEXTS)
+        if found is not _TEXTS:
+            return found  # type: ignore[return-value]
+        text = _text(value)
+        if len(_TEXTS) < _KNOWN_MAX:
+            _TEXTS[value] = text
+        return text
+    return _text(value)
 
 
 def _instant(value: Any, where: str, shown: str) -> datetime:
@@ -234,9 +271,9 @@ def row_event(row: Mapping[str, Any], where: str, shown: str, joiner: Joiner,
     else:
         raise InputError(f"must be success or failure, got {status!r}", file=shown,
                          field=f"{where}.status")
-    model = _text(row.get("model"))
-    model_id = _text(row.get("model_id"))
-    joined = joiner.join(model_id, _text(row.get("api_base")), model or "", found) \
+    model = _known_text(row.get("model"))
+    model_id = _known_text(row.get("model_id"))
+    joined = joiner.join(model_id, _known_text(row.get("api_base")), model or "", found) \
         if model is not None or model_id is not None else None
     if joined is None:
         connection = UNATTRIBUTED_PREFIX + model_id if model_id else NO_MODEL_ID
@@ -248,7 +285,7 @@ def row_event(row: Mapping[str, Any], where: str, shown: str, joiner: Joiner,
             found.not_in_fleet[connection] = found.not_in_fleet.get(connection, 0) + 1
     event: dict[str, Any] = {"at": millis(at), "connection": connection,
                              "model": served_model}
-    group = _text(row.get("model_group"))
+    group = _known_text(row.get("model_group"))
     if group is not None:
         event["requested"] = joiner.groups.get(group, group)
     event["status"] = state
