@@ -6,6 +6,8 @@
     python benchmarks/run.py --ratios     # only the two ratio rows (start-up and 10,000)
     python benchmarks/run.py --instructions  # the same two, as instructions (valgrind)
     python benchmarks/run.py --traffic    # audit traffic on 1M and 2M events (traffic_bench.py)
+    python benchmarks/run.py --litellm-import  # import litellm-spend, 1M rows from PostgreSQL
+                                               # (litellm_bench.py; OMNILADDER_TEST_POSTGRES_URL)
 
 Every figure is the median wall time of repeated runs of the whole process (a subprocess,
 output discarded), as an operator runs it; memory is the child's peak ``ru_maxrss``.
@@ -316,7 +318,16 @@ def main() -> None:
     parser.add_argument("--traffic", action="store_true",
                         help="only audit traffic on 1,000,000 and 2,000,000 events against "
                         "the json.loads floor (benchmarks/traffic_bench.py)")
+    parser.add_argument("--litellm-import", action="store_true",
+                        help="only import litellm-spend: 1,000,000 rows from the PostgreSQL "
+                        "server OMNILADDER_TEST_POSTGRES_URL names, against the floor of "
+                        "fetching them with the same driver and cursor "
+                        "(benchmarks/litellm_bench.py)")
     args = parser.parse_args()
+    if args.litellm_import:
+        done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "litellm_bench.py")],
+                              check=False)
+        raise SystemExit(done.returncode)
     if args.traffic:
         done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "traffic_bench.py")],
                               check=False)

@@ -507,6 +507,10 @@ def writing_commands(tmp_path: Path) -> dict[str, tuple[list[str], Path]]:
     pruned.write_bytes((EXAMPLES / "quota.json").read_bytes())
     found["quota prune"] = (["quota", "prune", "--before", "2026-11-29T11:00:00Z", "--all",
                              "--quota", str(pruned)], pruned)
+    ledger = tmp_path / "traffic.jsonl"
+    spend_logs = SOURCE_FIXTURES / "litellm" / "spend-logs-payload-e2e.json"
+    found["import litellm-spend"] = (["import", "litellm-spend", str(spend_logs), "--traffic",
+                                      str(ledger), "--since", "all"], ledger)
     for name, (fixture, connection) in IMPORTS.items():
         quota = tmp_path / f"{name.split()[1]}.json"
         # --force: the example fleet's Gemini connection is an API key, which carries no

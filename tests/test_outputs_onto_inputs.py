@@ -53,11 +53,14 @@ OUTPUTS: dict[str, dict[str, str | None]] = {
     "import gemini-quota": _IMPORT_OUTPUT,
     "quota prune": {"--quota": "--quota"},
     "import omniroute": {"--out": DIRECTORY},
+    # the ledger an import merges into is read too, on purpose
+    "import litellm-spend": {"--traffic": "--traffic"},
     "init": {"DIRECTORY": DIRECTORY},
 }
 
 FRESH = {"--out": "fresh.json", "--metrics-out": "fresh.prom", "--svg": "fresh.svg",
-         "--junit": "fresh.xml", "--write-baseline": "fresh.toml", "--quota": "fresh.json"}
+         "--junit": "fresh.xml", "--write-baseline": "fresh.toml", "--quota": "fresh.json",
+         "--traffic": "fresh.jsonl"}
 """A new file for each output option (export's --out and prune's --quota: see ``fresh``)."""
 
 NOT_READ_WITH = {("quota prune", "--config"): "--quota"}
@@ -110,6 +113,10 @@ CASES: dict[str, list[list[str]]] = {
     "import omniroute": [["import", "omniroute", "omniroute.db", "--models-catalog",
                           "models-overlay.json", "--windows-catalog", "windows.toml", "--now",
                           "2026-11-29T12:00:00Z", "--force"]],
+    "import litellm-spend": [["import", "litellm-spend", "spend-logs.json", "--since", "all",
+                              "--config", "omniladder.toml", "--connections", "catalogued.toml",
+                              "--models-catalog", "models-overlay.json", "--map",
+                              "litellm-map.toml"]],
     "quota prune": [["quota", "prune", "--before", "2026-11-29T11:00:00Z", "--all", "--config",
                      "omniladder.toml"]],
     "init": [["init", "starter"]],
@@ -152,6 +159,7 @@ def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                             ("gemini", "quota.json")):
         shutil.copy(SOURCES / source / fixture, tmp_path / f"{source}.json")
     shutil.copytree(SOURCES / "codex" / "sessions", tmp_path / "sessions")
+    shutil.copy(SOURCES / "litellm" / "spend-logs-payload-e2e.json", tmp_path / "spend-logs.json")
     build_db(tmp_path / "omniroute.db")
     monkeypatch.chdir(tmp_path)
     deployed = runner.invoke(app, ["export", "litellm", "auto/thrifty", "--config",

@@ -46,6 +46,11 @@ COMMAND_HELP: dict[str, CommandHelp] = {
     "import gemini-quota": CommandHelp(
         ("omniladder import gemini-quota gemini.json --connection gemini-free \\\n"
          "  --quota quota.json",), None),
+    "import litellm-spend": CommandHelp(
+        ("omniladder import litellm-spend \"$DATABASE_URL\" --traffic traffic.jsonl \\\n"
+         "  --config omniladder.toml --map litellm-map.toml",
+         "curl -H \"Authorization: Bearer $KEY\" $PROXY/spend/logs > spend-logs.json",
+         "omniladder import litellm-spend spend-logs.json --traffic traffic.jsonl"), None),
     "quota prune": CommandHelp(
         ("omniladder quota prune --connection claude-max-work \\\n"
          "  --before 2026-11-29T11:00:00Z --quota quota.json",

@@ -296,3 +296,73 @@ def gemini_quota(files: SnapshotFilesArg, *, request: ImportRequest,
         return parse
 
     _import_snapshots("gemini-quota", files, at, request, parser)
+
+
+# --- traffic sources: a gateway's request log, merged into a traffic ledger ---------------
+
+
+@import_app.command("litellm-spend")
+def litellm_spend(
+    source: Annotated[str, typer.Argument(
+        metavar="SOURCE", help="LiteLLM's database as a postgresql:// URL (read-only, "
+        "streamed; needs the extra omniladder[postgres]), or a JSON file saved from the "
+        "proxy's GET /spend/logs.", show_default=False)],
+    traffic: Annotated[Path, typer.Option(
+        "--traffic", metavar="FILE", help="The JSONL traffic ledger to create or merge "
+        "into (re-import adds nothing).", show_default=False)],
+    since: Annotated[str, typer.Option(
+        "--since", help="History to import: 'all', a duration back from now (90m, 24h, 7d, "
+        "2w) or an RFC 3339 instant.")] = "7d",
+    map_file: Annotated[Path | None, typer.Option(
+        "--map", metavar="FILE", help="The export map (export litellm --map): rows without "
+        "an exported model_id join the one connection routed at their api_base that serves "
+        "their model.", show_default=False)] = None,
+    config: ConfigOpt = None,
+    connections: ConnectionsOpt = None,
+    models_catalog: ModelsCatalogOpt = None,
+    no_shipped_catalogs: NoShippedOpt = False,
+) -> None:
+    """Import LiteLLM's spend logs (one row per request) into a traffic ledger."""
+    with user_errors():
+        from omniladder.engine.autoid import all_auto_ids, parse_auto_id, parse_instant_or_now
+        from omniladder.export.litellm import parse_deployment_id
+        from omniladder.export.routes import load_routes
+        from omniladder.export.source import managed_name
+        from omniladder.inputs.traffic import merge_into
+        from omniladder.loading import display_path, read_bytes
+        from omniladder.sources import litellm_spend as spend
+        from omniladder.sources.omniroute import parse_since
+
+        instant = parse_instant_or_now("now", "--now")
+        start = parse_since(since, instant)
+        database = spend.is_postgres_url(source)
+        shown = spend.shown_url(source) if database else display_path(Path(source))
+        fleet, read = spend.load_fleet(config, connections, tuple(models_catalog or ()),
+                                       no_shipped_catalogs)
+        if map_file is not None:
+            read.append(("the --map file", map_file))
+        if not database:
+            read.append(("the SOURCE file", Path(source)))
+        refuse_overwriting([("--traffic", traffic)], read)
+        routes = load_routes(map_file) if map_file is not None else {}
+        joiner = spend.Joiner(
+            parse_deployment_id, {managed_name(parse_auto_id(text)): text
+                                  for text in all_auto_ids()},
+            [spend.Route(route.id, route.model_prefix, route.api_base)
+             for route in routes.values()], fleet)
+        found = spend.SpendImport()
+        if database:
+            rows = spend.postgres_rows(source, start)
+        else:
+            rows = spend.json_rows(read_bytes(Path(source), shown), shown)
+        merged = merge_into(traffic, spend.events(rows, shown, joiner, found, start))
+        for note in (*merged.notes, *found.notes()):
+            say(f"omniladder: note: {note}")
+        state = ("created" if merged.created
+                 else "updated" if merged.written else "unchanged")
+        say(f"omniladder: litellm-spend: {_count(found.rows, 'row')} read from {shown} "
+            f"({found.served} served, {found.failed} failed"
+            f"{f', {found.before_since} before --since' if found.before_since else ''}); "
+            f"{_count(merged.added, 'event')} added, {merged.skipped} already in the ledger "
+            f"→ {merged.shown} ({state})")
+        typer.echo(merged.shown)

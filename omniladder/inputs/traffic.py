@@ -574,3 +574,128 @@ def spend_events(path: Path, shown: str) -> tuple[tuple[SpendEvent, ...], list[s
                    for event in ledger.events()
                    if event.cost_usd is not None and event.status == "served")
     return events, ledger.notes
+
+
+# --- writing: the importers' one way to write events and merge them into a ledger ---------
+
+
+def millis(instant: datetime) -> str:
+    """An instant as a ledger writes it: UTC, to the millisecond, with ``Z``."""
+    from datetime import UTC
+
+    utc = instant if instant.tzinfo is UTC else instant.astimezone(UTC)
+    return (f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:"
+            f"{utc.second:02d}.{utc.microsecond // 1000:03d}Z")
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def event_line(event: Mapping[str, Any]) -> str:
+    """One event as a JSONL line, as ``json.dumps(event, ensure_ascii=False)`` writes it
+    (keys in the caller's order), through one encoder built once."""
+    return _ENCODE(event) + "\n"
+
+
+def _key_digest(request_id: str, connection: str, status: str) -> bytes:
+    """The deduplication key (request, connection, status) as a 128-bit digest: a set of
+    them costs a fixed size per event, and two different keys share one with a probability
+    far below any hardware fault's."""
+    import hashlib
+
+    return hashlib.blake2b("\x00".join((request_id, connection, status)).encode(
+        "utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+@dataclasses.dataclass
+class LedgerMerge:
+    """What ``merge_into`` did."""
+
+    path: Path
+    shown: str
+    added: int = 0
+    skipped: int = 0
+    """Events the ledger already held (same request_id, connection and status), or that
+    the import gave twice."""
+    created: bool = False
+    written: bool = False
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+
+def merge_into(path: Path, events: Iterator[Mapping[str, Any]],
+               shown: str | None = None) -> LedgerMerge:
+    """Append the events a ledger does not hold yet to the JSONL ledger at ``path``
+    (created if missing), atomically: the file is replaced whole or not at all, its own
+    lines kept byte for byte, and left untouched when nothing is new. An event is new when
+    no event of the ledger, nor an earlier one of ``events``, has its ``request_id``,
+    ``connection`` and ``status`` (SPEC §7.1); an event without a ``request_id`` is always
+    new. The ledger is validated first (a bad line is exit 2 naming it); one whose last
+    line is cut short is being written by someone else and is not merged into."""
+    import tempfile
+
+    from omniladder.loading import display_path
+    from omniladder.writing import write_atomic
+
+    shown = shown if shown is not None else display_path(path)
+    if path.suffix.lower() not in LINE_SUFFIXES:
+        raise InputError("an import merges into a JSONL traffic ledger: give a file named "
+                         "*.jsonl or *.ndjson", file=shown)
+    merged = LedgerMerge(path, shown)
+    held: set[bytes] = set()
+    ends_open = False
+    if path.exists():
+        ledger = Ledger(path, shown)
+        for event in ledger.events():
+            if event.request_id is not None:
+                held.add(_key_digest(event.request_id, event.connection, event.status))
+        if ledger.notes and any("cut short" in note for note in ledger.notes):
+            raise InputError("the last line is cut short (no newline, not JSON): the ledger "
+                             "is being written; import into it once it is complete, or into "
+                             "another file", file=shown)
+        merged.notes += ledger.notes
+        size = path.stat().st_size
+        if size:
+            with path.open("rb") as stream:
+                stream.seek(size - 1)
+                ends_open = stream.read(1) != b"\n"
+    else:
+        merged.created = True
+    if merged.created:  # nothing to keep: the events go straight to the new file
+        write_atomic(path, _new_lines(events, held, merged))
+        merged.written = True
+        return merged
+    with tempfile.TemporaryFile("w+", encoding="utf-8", newline="\n") as pending:
+        for line in _new_lines(events, held, merged):
+            pending.write(line)
+        if not merged.added:
+            return merged
+        pending.seek(0)
+
+        def pieces() -> Iterator[str]:
+            with path.open("r", encoding="utf-8", newline="") as kept:
+                while chunk := kept.read(1 << 20):
+                    yield chunk
+            if ends_open:
+                yield "\n"
+            while chunk := pending.read(1 << 20):
+                yield chunk
+
+        write_atomic(path, pieces())
+        merged.written = True
+    return merged
+
+
+def _new_lines(events: Iterator[Mapping[str, Any]], held: set[bytes],
+               merged: LedgerMerge) -> Iterator[str]:
+    """The lines of the events not held yet, each key once (``merge_into``)."""
+    for item in events:
+        request = item.get("request_id")
+        if request is not None:
+            key = _key_digest(str(request), str(item["connection"]),
+                              str(item.get("status") or "served"))
+            if key in held:
+                merged.skipped += 1
+                continue
+            held.add(key)
+        merged.added += 1
+        yield event_line(item)

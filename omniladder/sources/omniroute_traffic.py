@@ -26,7 +26,6 @@ as ``unknown-connection``), never given to another connection.
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from collections.abc import Iterator, Mapping
@@ -35,6 +34,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from omniladder.errors import InputError
+from omniladder.inputs.traffic import event_line, millis
 from omniladder.models import IDENTIFIER_PATTERN
 from omniladder.sources.omniroute import (
     CALL_LOG_COLUMNS,
@@ -117,11 +117,6 @@ def model_name(model: str, provider: str | None) -> str:
     return model
 
 
-def _millis(instant: datetime) -> str:
-    utc = instant.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
-
-
 def read_call_logs(db: sqlite3.Connection, shown: str, known: Mapping[str, object],
                    since: datetime | None, now: datetime) -> TrafficImport:
     """The traffic ledger of an OmniRoute database, read in the import's own read-only
@@ -177,7 +172,7 @@ def _event(row: dict[str, Any], found: TrafficImport, known: Mapping[str, object
     provider = _text(row["provider"])
     status = row["status"]
     served = type(status) is int and 200 <= status < 300
-    event: dict[str, Any] = {"at": _millis(at), "connection": connection,
+    event: dict[str, Any] = {"at": millis(at), "connection": connection,
                              "model": model_name(model, provider)}
     requested = _text(row.get("combo_name")) or _text(row.get("requested_model"))
     if requested is not None:
@@ -197,4 +192,4 @@ def _event(row: dict[str, Any], found: TrafficImport, known: Mapping[str, object
         found.served += 1
     else:
         found.failed += 1
-    found.lines.append(json.dumps(event, ensure_ascii=False) + "\n")
+    found.lines.append(event_line(event))
