@@ -23,7 +23,8 @@ EXIT_MEANINGS: dict[ExitCode, str] = {
     ExitCode.ANSWERED: "the question was answered (an empty pool is an answer)",
     ExitCode.NO: 'the answer is "no": an empty pool under --fail-on-empty, a failed check, '
     "a changed plan, a new catalog problem, a gateway audit that would bill or dispatch "
-    "exhausted or unknown connections, an export that differs from the deployed configuration",
+    "exhausted or unknown connections, an export that differs from the deployed configuration, "
+    "traffic that leaked more than its allowance or whose leak could not be priced",
     ExitCode.UNANSWERABLE: "the question could not be answered: usage error, unreadable or "
     "invalid input",
 }

@@ -166,6 +166,7 @@ def test_exit_codes_and_their_meanings() -> None:
         1: 'the answer is "no": an empty pool under --fail-on-empty, a failed check, a '
            "changed plan, a new catalog problem, a gateway audit that would bill or dispatch "
            "exhausted or unknown connections, an export that differs from the deployed "
-           "configuration",
+           "configuration, traffic that leaked more than its allowance or whose leak could "
+           "not be priced",
         2: "the question could not be answered: usage error, unreadable or invalid input",
     }
