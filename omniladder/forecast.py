@@ -123,7 +123,7 @@ def catalog_lengths(scopes: object) -> WindowLength:
 # --- pace -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Pace:
     """One window of a connection's latest reading, against an even pace (issue item 2)."""
 
@@ -164,7 +164,7 @@ class Pace:
         return self.burn_percent_per_hour or 0.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ConnectionOutlook:
     """Whether a connection's readings are projected, and why not when not."""
 
@@ -215,10 +215,13 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
     elapsed: float | None = None
     if length is not None and reset_at is not None:
         elapsed = min(max(1.0 - (reset_at - now).total_seconds() / length, 0.0), 1.0)
-    blank = Pace(connection_id, window.name, window.models, latest.checked_at,
-                 None if window.unlimited else window.figure, reset_at, length, source, 0,
-                 elapsed, None if elapsed is None else elapsed * 100.0, None, None, None,
-                 None, None, "")
+    blank = Pace(connection_id=connection_id, window=window.name, models=window.models,
+                 checked_at=latest.checked_at,
+                 remaining_percent=None if window.unlimited else window.figure, reset_at=reset_at,
+                 window_seconds=length, length_source=source, readings=0, elapsed_fraction=elapsed,
+                 expected_used_percent=None if elapsed is None else elapsed * 100.0,
+                 used_percent=None, ahead_percent=None, burn_percent_per_hour=None, cutoff_at=None,
+                 lasts_to_reset=None, note="")
     if window.unlimited:
         return dataclasses.replace(blank, lasts_to_reset=True, note="unlimited")
     used = 100.0 - window.figure
@@ -346,21 +349,26 @@ def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: 
     ladder = inputs.settings.ladder
     readings = in_force(history, now, ladder.exit_cutoff_percent)
     if not readings:
-        return ConnectionOutlook(connection_id, False, "no quota reading at or before now", ())
+        return ConnectionOutlook(connection_id=connection_id, projected=False,
+                                 note="no quota reading at or before now", paces=())
     latest = readings[-1]
     seen = timefmt.short(latest.checked_at, now)
     if latest.status == "unknown":
-        return ConnectionOutlook(connection_id, False, f"reading at {seen} has status unknown:"
-                                 " unknown remaining is never headroom, no projection", (),
-                                 unknown=True)
+        return ConnectionOutlook(connection_id=connection_id, projected=False,
+                                 note=f"reading at {seen} has status unknown:"
+                                 " unknown remaining is never headroom, no projection",
+                                 paces=(), unknown=True)
     if latest.status == "exhausted":
         resets = (f" until {timefmt.short(latest.reset_at, now)}"
                   if latest.reset_at is not None else "")
-        return ConnectionOutlook(connection_id, False,
-                                 f"reading at {seen} says exhausted{resets}: no projection", ())
+        return ConnectionOutlook(connection_id=connection_id, projected=False,
+                                 note=f"reading at {seen} says exhausted{resets}: no projection",
+                                 paces=())
     if not latest.all_windows():
-        return ConnectionOutlook(connection_id, False, f"reading at {seen} has no window and "
-                                 "no figure: nothing to project", (), unknown=True)
+        return ConnectionOutlook(connection_id=connection_id, projected=False,
+                                 note=f"reading at {seen} has no window and "
+                                 "no figure: nothing to project",
+                                 paces=(), unknown=True)
     age = (now - latest.checked_at).total_seconds()
     paces = tuple(window_pace(connection_id, provider, readings, window, now,
                               ladder.exit_cutoff_percent, lengths)
@@ -372,8 +380,9 @@ def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: 
         paces = tuple(dataclasses.replace(
             pace, burn_percent_per_hour=None, cutoff_at=None, lasts_to_reset=None,
             note=f"{stale}; {pace.note}" if pace.past_reset else stale) for pace in paces)
-        return ConnectionOutlook(connection_id, False, stale, paces, unknown=True)
-    return ConnectionOutlook(connection_id, True, "", paces)
+        return ConnectionOutlook(connection_id=connection_id, projected=False, note=stale,
+                                 paces=paces, unknown=True)
+    return ConnectionOutlook(connection_id=connection_id, projected=True, note="", paces=paces)
 
 
 # --- projected readings ----------------------------------------------------------------------
@@ -668,7 +677,7 @@ def with_projection(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutlook],
 # --- the forecast ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Unprojected:
     """A window whose burn cannot be projected, on a connection whose decisions it could
     move: every answer is unknown from now (docs/forecast.md#unknown)."""
@@ -714,12 +723,15 @@ def unprojected_windows(outlooks: Sequence[ConnectionOutlook], stepper: Stepper,
     found: list[Unprojected] = []
     for item in outlooks:
         if item.projected:
-            missing = [Unprojected(item.connection_id, p.window, p.note) for p in item.paces
+            missing = [Unprojected(connection_id=item.connection_id, window=p.window,
+                                   reason=p.note)
+                       for p in item.paces
                        if p.burn_percent_per_hour is None and p.lasts_to_reset is None]
         elif item.unknown:
-            missing = [Unprojected(item.connection_id, p.window, item.note)
+            missing = [Unprojected(connection_id=item.connection_id, window=p.window,
+                                   reason=item.note)
                        for p in item.paces] or [
-                Unprojected(item.connection_id, None, item.note)]
+                Unprojected(connection_id=item.connection_id, window=None, reason=item.note)]
         else:
             continue
         index = index_of.get(item.connection_id)
@@ -738,7 +750,7 @@ class Band(NamedTuple):
     p90: datetime | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Escalation:
     """One step up the ladder and when the head comes back down (within the horizon)."""
 
@@ -756,7 +768,7 @@ class Escalation:
         return self.head in PAID_RUNGS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BudgetOutlook:
     """A paid rung's R8 budget against the estimate: what is left of it at now, and the
     instant the estimate's dollars per hour, over the time the rung heads the pool, reach
@@ -772,7 +784,7 @@ class BudgetOutlook:
     horizon."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PaidEstimate:
     rung: Rung
     hours: float
@@ -783,7 +795,7 @@ class PaidEstimate:
     """None without a budget, or one of 0 or less (R8 disables the rung outright)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Forecast:
     auto_id: AutoId
     now: datetime
@@ -954,10 +966,14 @@ def forecast(inputs: LoadedInputs, auto_id: AutoId, now: datetime, horizon: time
         paid_hours = [sum(h for rung, h in w.hours().items() if rung in PAID_RUNGS)
                       for w in walks]
         hours_band = (max(paid_hours), paid_hours[0], min(paid_hours))
-    return Forecast(auto_id, now, now_source, horizon, step, outlooks, points, timeline,
-                    transitions, escalations, None if unknown else first_paid,
-                    None if unknown else empty, hours, paid, middle.projected_readings,
-                    warnings, unknown, first_paid, empty, first_band, pool_band, hours_band)
+    return Forecast(auto_id=auto_id, now=now, now_source=now_source, horizon=horizon, step=step,
+                    outlooks=outlooks, points=points, timeline=timeline, transitions=transitions,
+                    escalations=escalations, first_paid_at=None if unknown else first_paid,
+                    pool_empty_at=None if unknown else empty, hours_by_head=hours, paid=paid,
+                    projected_readings=middle.projected_readings, warnings=warnings,
+                    unprojected=unknown, projected_first_paid_at=first_paid,
+                    projected_pool_empty_at=empty, first_paid_band=first_band,
+                    pool_empty_band=pool_band, paid_hours_band=hours_band)
 
 
 def _escalations(points: Sequence[Point], transitions: Sequence[Transition]
@@ -968,9 +984,9 @@ def _escalations(points: Sequence[Point], transitions: Sequence[Transition]
             continue
         back = next((later for later in transitions[index + 1:]
                      if _rank(later.head) <= _rank(transition.previous)), None)
-        out.append(Escalation(transition.at, transition.previous, transition.head,
-                              transition.cause, back.at if back else None,
-                              back.cause if back else None))
+        out.append(Escalation(at=transition.at, previous=transition.previous, head=transition.head,
+                              cause=transition.cause, back_at=back.at if back else None,
+                              back_cause=back.cause if back else None))
     return tuple(out)
 
 

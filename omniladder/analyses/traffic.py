@@ -194,7 +194,7 @@ def _priced(entry: ModelEntry, event: LedgerEvent) -> float | None:
 # --- the result ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Judged:
     """One audited served event with its finding and what the plan had at its instant."""
 
@@ -234,7 +234,7 @@ class HourTally:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FINDINGS, 0))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ExpiredUnused:
     """§7.5: a window that reset inside the span with this share left."""
 
@@ -246,7 +246,7 @@ class ExpiredUnused:
     checked_at: datetime
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TrafficAudit:
     auto_id: AutoId
     start: datetime | None
@@ -571,8 +571,9 @@ def expired_unused(fleet: Fleet, start: datetime, end: datetime) -> tuple[Expire
                 reading, window_reset, figure, unlimited = last
                 if window_reset != reset or unlimited or figure <= 0:
                     continue
-                found.append(ExpiredUnused(connection.id, name, models, reset, figure,
-                                           reading.checked_at))
+                found.append(ExpiredUnused(connection=connection.id, window=name, models=models,
+                                           reset_at=reset, percent=figure,
+                                           checked_at=reading.checked_at))
     found.sort(key=lambda e: (e.reset_at, e.connection, e.window))
     return tuple(found)
 
