@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from run import run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 DDL = ROOT / "tests" / "fixtures" / "sources" / "litellm" / "spend_logs.sql"
@@ -59,29 +61,6 @@ FROM generate_series(1, %(rows)s) AS n
 """
 
 
-def child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env["NO_COLOR"] = "1"
-    return env
-
-
-def measured(argv: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak MiB) of one child process, which must exit 0."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=child_env(), cwd=ROOT)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.stderr.close()
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} … exited {code}:\n{err.decode()}")
-    return wall, usage.ru_maxrss / 1024
-
-
 def main() -> None:
     import psycopg
 
@@ -109,13 +88,14 @@ def main() -> None:
 
             floor_argv = [sys.executable, "-c", FLOOR, url, ",".join(NEEDED + OPTIONAL),
                           str(_BATCH)]
-            floors = [measured(floor_argv)[0] for _ in range(args.repeats)]
+            # a failure names no argument past the program: the URL holds the password
+            floors = [run_child(floor_argv, shown=2)[0] for _ in range(args.repeats)]
             runs = []
             for _ in range(args.repeats):
                 ledger.unlink(missing_ok=True)
-                runs.append(measured([sys.executable, "-m", "omniladder", "import",
-                                      "litellm-spend", url, "--traffic", str(ledger),
-                                      "--since", "all"]))
+                runs.append(run_child([sys.executable, "-m", "omniladder", "import",
+                                       "litellm-spend", url, "--traffic", str(ledger),
+                                       "--since", "all"], shown=5))
             size = ledger.stat().st_size / 2**20
     finally:
         with psycopg.connect(args.url, autocommit=True) as db:

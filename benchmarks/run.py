@@ -80,15 +80,19 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def run_child(argv: Sequence[str]) -> tuple[float, float]:
+def run_child(argv: Sequence[str], codes: tuple[int, ...] = (0,),
+              shown: int | None = None) -> tuple[float, float]:
     """Run one child process; return (wall seconds, peak resident MiB)."""
-    wall, mib, _ = run_measured(argv)
+    wall, mib, _ = run_measured(argv, codes, shown)
     return wall, mib
 
 
-def run_measured(argv: Sequence[str]) -> tuple[float, float, float]:
-    """Run one child process; return (wall seconds, peak resident MiB, CPU seconds: the
-    child's user and system time, which waiting for a busy machine's cores does not add to)."""
+def run_measured(argv: Sequence[str], codes: tuple[int, ...] = (0,),
+                 shown: int | None = None) -> tuple[float, float, float]:
+    """Run one child process, whose exit code must be one of ``codes``; return (wall
+    seconds, peak resident MiB, CPU seconds: the child's user and system time, which
+    waiting for a busy machine's cores does not add to). A failure names the first
+    ``shown`` arguments only, when the rest may hold a secret (a database URL)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env=child_env(), cwd=ROOT)
@@ -99,8 +103,9 @@ def run_measured(argv: Sequence[str]) -> tuple[float, float, float]:
     code = os.waitstatus_to_exitcode(status)
     proc.returncode = code  # reaped by wait4 (for its resource usage): Popen is told so
     proc.stderr.close()
-    if code != 0:
-        raise SystemExit(f"{' '.join(argv)} exited {code}:\n{err.decode()}")
+    if code not in codes:
+        named = " ".join(argv[:shown]) + (" …" if shown is not None else "")
+        raise SystemExit(f"{named} exited {code}:\n{err.decode()}")
     # ru_maxrss is KiB on Linux
     return elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 

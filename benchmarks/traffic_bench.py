@@ -22,9 +22,12 @@ import random
 import subprocess
 import sys
 import tempfile
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from run import run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 END = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -33,31 +36,6 @@ FLOOR = ("import json, sys\n"
          "with open(sys.argv[1], 'rb') as stream:\n"
          "    for line in stream:\n"
          "        json.loads(line)\n")
-
-
-def child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env["NO_COLOR"] = "1"
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    return env
-
-
-def measured(argv: list[str], codes: tuple[int, ...] = (0,)) -> tuple[float, float]:
-    """(wall seconds, peak MiB) of one child process whose exit code is one of ``codes``."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=child_env(), cwd=ROOT)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    proc.returncode = code
-    proc.stderr.close()
-    if code not in codes:
-        raise SystemExit(f"{' '.join(argv)} exited {code}:\n{err.decode()}")
-    return wall, usage.ru_maxrss / 1024
 
 
 def generate_fleet(out: Path) -> Path:
@@ -120,9 +98,9 @@ def main() -> None:
             generate_ledger(settings, ledger, count)
             size = ledger.stat().st_size / 2**20
             print(f"  generated {count:,} events ({size:,.0f} MiB)", file=sys.stderr)
-            floors = [measured(floor_argv(ledger))[0] for _ in range(args.repeats)]
+            floors = [run_child(floor_argv(ledger))[0] for _ in range(args.repeats)]
             # exit 1 is an answer too: the leak is over the allowance or unpriced
-            runs = [measured(audit_argv(settings, ledger), (0, 1))
+            runs = [run_child(audit_argv(settings, ledger), (0, 1))
                     for _ in range(args.repeats)]
             floor = min(floors)
             wall = min(w for w, _ in runs)
