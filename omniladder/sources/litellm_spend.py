@@ -481,7 +481,6 @@ def load_fleet(config: Any, connections: Any, models_catalogs: tuple[Any, ...] =
     ``[inputs] connections``) → the models it serves (None: any the catalog does not list),
     or None when no connections file is named; and the files read for it."""
     from omniladder.loading import (
-        catalog_paths,
         display_path,
         find_settings,
         load_catalogs,
@@ -491,6 +490,7 @@ def load_fleet(config: Any, connections: Any, models_catalogs: tuple[Any, ...] =
         resolve_files,
     )
     from omniladder.models import ConnectionsFile
+    from omniladder.sources.run import catalogs_read
 
     settings_path = find_settings(config)
     settings = load_settings(settings_path)
@@ -515,10 +515,7 @@ def load_fleet(config: Any, connections: Any, models_catalogs: tuple[Any, ...] =
             if catalogs is None:
                 catalogs = load_catalogs((), files.model_catalogs,
                                          include_shipped=not files.no_shipped_catalogs)
-                billing, model = catalog_paths((), files.model_catalogs,
-                                               not files.no_shipped_catalogs)
-                read += [("a billing catalog", path) for path, _ in billing]
-                read += [("a model catalog", path) for path, _ in model]
+                read += catalogs_read(files)
             models = catalogs.models_of(connection.provider)
             served[connection.id] = frozenset(models) if models else None
     return served, read

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omniladder.errors import InputError, UsageError
 from omniladder.scopes import WindowScopes
@@ -28,6 +28,9 @@ from omniladder.sources import fit
 from omniladder.sources.common import ScopeReport, SourceReading, reading_document
 from omniladder.sources.merge import MergeOutcome, merge_readings
 from omniladder.sources.request import ImportRequest
+
+if TYPE_CHECKING:
+    from omniladder.loading import InputFiles
 
 STDIN = "-"
 
@@ -71,13 +74,22 @@ class ImportOutcome:
         return out
 
 
+def catalogs_read(files: InputFiles) -> list[tuple[str, Path]]:
+    """The billing and model catalogs an import reads to find a connection's models when
+    it lists none, as ``refuse_overwriting`` takes them."""
+    from omniladder.loading import catalog_paths
+
+    billing, model = catalog_paths((), files.model_catalogs, not files.no_shipped_catalogs)
+    return ([("a billing catalog", path) for path, _ in billing]
+            + [("a model catalog", path) for path, _ in model])
+
+
 def resolve_target(request: ImportRequest, source: str | None = None) -> Target:
     """The connection, its models and the quota file, from the options and settings.
 
     With ``source``, the connection's provider must be one the source serves (SPEC §6).
     """
     from omniladder.loading import (
-        catalog_paths,
         display_path,
         find_settings,
         load_catalogs,
@@ -134,9 +146,7 @@ def resolve_target(request: ImportRequest, source: str | None = None) -> Target:
     read = [("the settings file", settings_path)] if settings_path is not None else []
     read.append(("the connections file", files.connections))
     if connection.models is None:
-        billing, model = catalog_paths((), files.model_catalogs, not files.no_shipped_catalogs)
-        read += [("a billing catalog", path) for path, _ in billing]
-        read += [("a model catalog", path) for path, _ in model]
+        read += catalogs_read(files)
     read += [("a window-scope catalog", path) for path, _ in window_catalog_paths(
         files.window_catalogs, not files.no_shipped_catalogs)]
     return Target(connection.id, connection.provider, models, files.quota, scopes,
