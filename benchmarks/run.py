@@ -8,6 +8,9 @@
     python benchmarks/run.py --traffic    # audit traffic on 1M and 2M events (traffic_bench.py)
     python benchmarks/run.py --litellm-import  # import litellm-spend, 1M rows from PostgreSQL
                                                # (litellm_bench.py; OMNILADDER_TEST_POSTGRES_URL)
+    python benchmarks/run.py --backtest   # forecast --backtest on 100 accounts x 7 days of
+                                          # 5-minute readings: time, coverage, p50 error
+                                          # (backtest_bench.py)
 
 Every figure is the median wall time of repeated runs of the whole process (a subprocess,
 output discarded), as an operator runs it; memory is the child's peak ``ru_maxrss``.
@@ -328,7 +331,15 @@ def main() -> None:
                         "server OMNILADDER_TEST_POSTGRES_URL names, against the floor of "
                         "fetching them with the same driver and cursor "
                         "(benchmarks/litellm_bench.py)")
+    parser.add_argument("--backtest", action="store_true",
+                        help="only forecast --backtest on a generated week of 100 accounts' "
+                        "5-minute readings: its time, the band's coverage and the p50's error "
+                        "(benchmarks/backtest_bench.py)")
     args = parser.parse_args()
+    if args.backtest:
+        done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "backtest_bench.py")],
+                              check=False)
+        raise SystemExit(done.returncode)
     if args.litellm_import:
         done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "litellm_bench.py")],
                               check=False)

@@ -48,3 +48,35 @@ def test_connections_as_json_plan_exactly_as_toml(tmp_path: Path) -> None:
         assert result.exit_code == 0, result.output
         plans.append(result.stdout)
     assert plans[0] == plans[1]
+
+
+def test_the_generated_week_is_seeded_and_reads_like_a_quota_history(tmp_path: Path) -> None:
+    """benchmarks/fleet.py --week (docs/forecast.md#calibration): the same seed writes the
+    same bytes; each account is read every 5 minutes (a few readings lost), its 5h window
+    only falls within a cycle and resets 5 hours after the cycle's first use."""
+    fleet = fleet_module()
+    settings = fleet.generate_week(tmp_path / "a", connections=4, days=2, seed=3)
+    fleet.generate_week(tmp_path / "b", connections=4, days=2, seed=3)
+    for name in ("connections.toml", "quota.json", "omniladder.toml"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    readings = json.loads((settings.parent / "quota.json").read_text())["readings"]
+    by_account: dict[str, list[dict[str, object]]] = {}
+    for item in readings:
+        by_account.setdefault(str(item["connection"]), []).append(item)
+    assert len(by_account) == 4
+    for items in by_account.values():
+        assert 0.8 * 2 * 288 <= len(items) <= 2 * 288
+        cycles: dict[object, list[float]] = {}
+        for item in items:
+            five = item["windows"][0]  # type: ignore[index]
+            assert five["name"] == "5h"
+            if "reset_at" in five:
+                cycles.setdefault(five["reset_at"], []).append(five["remaining_percent"])
+        assert cycles  # some use in two days
+        for figures in cycles.values():
+            assert figures == sorted(figures, reverse=True)
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", str(settings),
+                                 "--backtest", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["forecasts"] > 0
+
