@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 from typer.testing import CliRunner
 
 from omniladder.cli import app
@@ -80,3 +81,15 @@ def test_the_generated_week_is_seeded_and_reads_like_a_quota_history(tmp_path: P
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["forecasts"] > 0
 
+
+@pytest.mark.slow
+def test_the_band_holds_most_crossings_of_a_small_seeded_week(tmp_path: Path) -> None:
+    """A loose bound on a small week (benchmarks/run.py --backtest measures the 100-account
+    week against the 70-90% target)."""
+    settings = fleet_module().generate_week(tmp_path, connections=8, days=7, seed=5)
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", str(settings),
+                                 "--backtest", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["samples"] > 1000
+    assert 0.6 <= document["coverage"] <= 0.95

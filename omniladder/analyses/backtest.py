@@ -41,6 +41,7 @@ from omniladder.forecast import (
     MIN_CYCLE_READINGS,
     MIN_ELAPSED_FRACTION,
     MIN_SPREAD,
+    RATE_SPAN_HOURS,
     SAME_RESET_SECONDS,
     Pace,
     WindowLength,
@@ -213,9 +214,10 @@ def _find(reading: Reading, key: WindowKey) -> Window | None:
 
 
 class _Rates:
-    """The window's history of rates (``forecast.history_rates``), each weighted by its
-    hours and halved per ``HALF_LIFE_HOURS`` before a fixed instant: the weighted quantiles
-    are the same as with the weights at now (a common factor), kept sorted as they come."""
+    """The window's history of span-to-span ratios (``forecast.history_rates``), each
+    weighted by its hours and halved per ``HALF_LIFE_HOURS`` before a fixed instant: the
+    weighted quantiles are the same as with the weights at now (a common factor), kept
+    sorted as they come."""
 
     def __init__(self, anchor: datetime) -> None:
         self.anchor = anchor
@@ -231,14 +233,14 @@ class _Rates:
         self.weights.insert(place, weight)
 
     def band(self, rate: float) -> tuple[float, float]:
-        """``forecast.burn_band`` over the rates added so far."""
+        """``forecast.burn_band`` over the ratios added so far."""
         low, high = rate * (1.0 - MIN_SPREAD), rate * (1.0 + MIN_SPREAD)
         if self.keys:
             reached = list(accumulate(self.weights))
             total = reached[-1]
             if total > 0:
-                low = min(low, self._quantile(reached, total, BAND_QUANTILES[0]))
-                high = max(high, self._quantile(reached, total, BAND_QUANTILES[1]))
+                low = min(low, rate * self._quantile(reached, total, BAND_QUANTILES[0]))
+                high = max(high, rate * self._quantile(reached, total, BAND_QUANTILES[1]))
         return max(low, 0.0), high
 
     def _quantile(self, reached: list[float], total: float, share: float) -> float:
@@ -305,7 +307,8 @@ def window_forecasts(provider: str, readings: Sequence[Reading], key: WindowKey,
     what ``forecast.window_pace`` gives at that reading's instant (``readings``: the
     connection's quota readings, sorted)."""
     rates = _Rates(end)
-    previous: tuple[datetime, float, datetime | None] | None = None
+    start: tuple[datetime, float, datetime | None] | None = None
+    last: tuple[float, datetime] | None = None
     cycle = _Cycle()
     hold: tuple[datetime, float] | None = None
     """R6.4: the reset and figure of the last low window that later readings hold."""
@@ -317,17 +320,24 @@ def window_forecasts(provider: str, readings: Sequence[Reading], key: WindowKey,
             hold = None
         mine = _find(reading, key)
         if mine is None or mine.unlimited:
-            previous = None
+            start = last = None
             cycle = _Cycle()
             continue
         figure = mine.figure
-        # the history of rates, as forecast.history_rates pairs consecutive readings
-        if previous is not None:
-            at, was, reset_at = previous
+        # the history of span-to-span ratios, as forecast.history_rates reads it
+        here = (now, figure, mine.reset_at)
+        if start is None:
+            start = here
+        else:
+            at, was, reset_at = start
             hours = (now - at).total_seconds() / 3600.0
-            if hours > 0 and figure <= was and _same_reset(reset_at, mine.reset_at):
-                rates.add((was - figure) / hours, hours, now)
-        previous = (now, figure, mine.reset_at)
+            if figure > was or not _same_reset(reset_at, mine.reset_at):
+                start, last = here, None
+            elif hours >= RATE_SPAN_HOURS:
+                rate = (was - figure) / hours
+                if last is not None and last[1] == at and last[0] > 0:
+                    rates.add(rate / last[0], hours, now)
+                start, last = here, (rate, now)
         count, first = cycle.add(now, figure, mine.reset_at)
         held = hold is not None and figure > hold[1]
         if figure <= cutoff and not held and mine.reset_at is not None \
