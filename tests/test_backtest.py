@@ -4,6 +4,7 @@ readings that followed."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from omniladder.engine.quota import quota_readings, readings_until
 from omniladder.forecast import SAME_RESET_SECONDS, no_lengths, outlook
 from omniladder.models import Reading
 from tests.builders import conn, fleet
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, benchmark_module
 from tests.test_init_schema import _valid
 
 T0 = datetime(2026, 11, 29, 6, tzinfo=UTC)
@@ -352,3 +353,27 @@ def test_no_quota_history_is_a_usage_error(tmp_path: Path) -> None:
                                  str(tmp_path / "connections.toml"), "--backtest"])
     assert result.exit_code == 2, result.output
     assert "--backtest: no quota reading of a connection serving auto/thrifty" in result.stderr
+
+
+# --- the worked examples of docs/forecast.md ---------------------------------------------------
+
+
+def documented(anchor: str) -> str:
+    text = (ROOT / "docs" / "forecast.md").read_text(encoding="utf-8")
+    found = re.search(r"```text\n(.*?)```", text.split(f'<a id="{anchor}"></a>', 1)[1], re.S)
+    assert found is not None
+    return found.group(1)
+
+
+def test_the_day_example_backtest_is_what_the_command_prints() -> None:
+    assert run().stdout == documented("backtest-day")
+
+
+@pytest.mark.slow
+def test_the_generated_week_backtest_is_what_the_command_prints(tmp_path: Path) -> None:
+    """docs/forecast.md's week: benchmarks/fleet.py --connections 20 --week 7 --seed 1."""
+    settings = benchmark_module("fleet").generate_week(tmp_path, 20, 7, seed=1)
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", str(settings),
+                                 "--backtest"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == documented("backtest-week")
