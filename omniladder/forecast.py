@@ -42,6 +42,7 @@ from itertools import pairwise
 from typing import NamedTuple
 
 from omniladder import timefmt
+from omniladder.analyses.simulate import Point, Transition, step_instants, walk
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import (
     BudgetPosition,
@@ -64,7 +65,6 @@ from omniladder.models import (
     Window,
     duration_seconds,
 )
-from omniladder.simulate import Point, Transition, step_instants, walk
 
 DEFAULT_HORIZON = "24h"
 DEFAULT_STEP = "5m"
@@ -1107,8 +1107,8 @@ def wait_text(escalation: Escalation, now: datetime) -> str:
 
 def parse_span(text: str, option: str) -> timedelta:
     """A positive duration for ``option`` (``--horizon``, ``--step``), as simulate's step."""
+    from omniladder.analyses.simulate import parse_step
     from omniladder.errors import UsageError
-    from omniladder.simulate import parse_step
 
     try:
         return parse_step(text)

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from omniladder.audit import (
+from omniladder.analyses.audit import (
     AUDIT_REASONS,
     FAILING_KINDS,
     KINDS,

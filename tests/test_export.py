@@ -18,14 +18,14 @@ import pytest
 import yaml  # type: ignore[import-untyped]
 from typer.testing import CliRunner
 
+from omniladder.analyses.export.core import Export, Target, export
+from omniladder.analyses.export.fidelity import CODES, LEVELS
+from omniladder.analyses.export.litellm import deployment_id, parse_deployment_id
+from omniladder.analyses.export.routes import ConnectionRoute
+from omniladder.analyses.export.source import ExportPlan, from_plan, managed_name
 from omniladder.cli import app
 from omniladder.engine.autoid import all_auto_ids, parse_auto_id
 from omniladder.engine.plan import Plan, make_plan
-from omniladder.export.core import Export, Target, export
-from omniladder.export.fidelity import CODES, LEVELS
-from omniladder.export.litellm import deployment_id, parse_deployment_id
-from omniladder.export.routes import ConnectionRoute
-from omniladder.export.source import ExportPlan, from_plan, managed_name
 from omniladder.loading import load_inputs
 from tests.conftest import EXAMPLES, ROOT
 from tests.test_meta import IMPORTS_PROBE, core_modules, run_python_args, section, table_rows
@@ -163,12 +163,13 @@ def test_a_published_litellm_config_passes_the_documented_fields_schema() -> Non
 
 
 def test_the_export_package_is_in_the_pure_core() -> None:
-    """CONVENTIONS 1: omniladder.export imports neither typer nor rich (nor click)."""
-    modules = [m for m in core_modules() if m.startswith("omniladder.export")]
-    assert {"omniladder.export", "omniladder.export.core", "omniladder.export.source",
-            "omniladder.export.routes", "omniladder.export.fidelity",
-            "omniladder.export.litellm", "omniladder.export.omniroute",
-            "omniladder.export.targets", "omniladder.rendering.export_view"} <= {
+    """CONVENTIONS 1: omniladder.analyses.export imports neither typer nor rich (nor click)."""
+    modules = [m for m in core_modules() if m.startswith("omniladder.analyses.export")]
+    assert {"omniladder.analyses.export", "omniladder.analyses.export.core",
+            "omniladder.analyses.export.source",
+            "omniladder.analyses.export.routes", "omniladder.analyses.export.fidelity",
+            "omniladder.analyses.export.litellm", "omniladder.analyses.export.omniroute",
+            "omniladder.analyses.export.targets", "omniladder.rendering.export_view"} <= {
         *modules, *core_modules()}
     found = json.loads(run_python_args(IMPORTS_PROBE, *modules,
                                        "omniladder.rendering.export_view"))
@@ -1310,7 +1311,7 @@ def test_a_long_report_lists_twenty_items_of_a_code_and_counts_the_rest() -> Non
     """A fleet of thousands gets a readable table; --json still lists every item."""
     import io
 
-    from omniladder.export.source import ExportEntry, ExportMark
+    from omniladder.analyses.export.source import ExportEntry, ExportMark
     from omniladder.rendering import Format
     from omniladder.rendering.export_view import ExportReport, render_report
 

@@ -14,13 +14,13 @@ import yaml  # type: ignore[import-untyped]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from omniladder.analyses.export.core import Target, export
+from omniladder.analyses.export.litellm import document_text, parse_deployment_id
+from omniladder.analyses.export.routes import ConnectionRoute
+from omniladder.analyses.export.source import ExportEntry, ExportMark, ExportPlan, from_plan
 from omniladder.engine.autoid import all_auto_ids, parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.errors import UsageError
-from omniladder.export.core import Target, export
-from omniladder.export.litellm import document_text, parse_deployment_id
-from omniladder.export.routes import ConnectionRoute
-from omniladder.export.source import ExportEntry, ExportMark, ExportPlan, from_plan
 from tests.builders import plan
 from tests.strategies import input_sets
 from tests.test_export import (

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from omniladder.analyses.simulate import simulate
 from omniladder.engine import fleet as fleet_module
 from omniladder.engine import readings
 from omniladder.engine.autoid import parse_auto_id
@@ -26,7 +27,6 @@ from omniladder.engine.plan import Plan, connection_plan, make_plan
 from omniladder.engine.stepping import Stepper
 from omniladder.engine.tiers import rung_of
 from omniladder.models import Connection, LadderSettings
-from omniladder.simulate import simulate
 from tests.builders import NOW, at, conn, fleet, reading, window
 
 LADDER = {"exit_cutoff_percent": 2, "reentry_min_remaining_percent": 5,

@@ -283,9 +283,9 @@ def _plain(value: Any) -> Any:
 
 def test_check_results(tmp_path: Path) -> None:
     """Every check kind's expected, actual and evidence text, passing and failing."""
+    from omniladder.analyses.check import evaluate, load_policy
     from omniladder.engine.autoid import parse_instant
     from omniladder.loading import load_inputs
-    from omniladder.policy import evaluate, load_policy
 
     inputs = load_inputs(ROOT / "examples" / "omniladder.toml")
     results = []
@@ -318,8 +318,8 @@ def saved_plans(folder: Path) -> dict[str, Path]:
 
 def test_plan_diffs(tmp_path: Path) -> None:
     """Every difference the example plans have between them, field by field."""
+    from omniladder.analyses.diff import diff_plans
     from omniladder.plan_document import load_saved_plan
-    from omniladder.plandiff import diff_plans
 
     saved = saved_plans(tmp_path)
     found = []

@@ -50,7 +50,7 @@ def _strict_models() -> list[type[StrictModel] | type[Record]]:
         if isinstance(value, type) and value is not StrictModel and (
             issubclass(value, StrictModel)
             or (issubclass(value, Record) and dataclasses.is_dataclass(value)))]
-    from omniladder.policy import Expectation, Policy
+    from omniladder.analyses.check import Expectation, Policy
 
     return [*found, Policy, Expectation]
 
@@ -84,7 +84,7 @@ def test_only_closed_models_take_the_direct_path(model: type[StrictModel] | type
 
 
 def test_a_secret_key_in_a_policy_table_is_still_refused(tmp_path: Path) -> None:
-    from omniladder.policy import Policy
+    from omniladder.analyses.check import Policy
 
     assert not forbids_unknown_keys_everywhere(Policy)
 

@@ -104,9 +104,10 @@ def edge_imports() -> dict[str, list[str]]:
 
 def test_the_core_is_found() -> None:
     modules = core_modules()
-    assert {"omniladder.engine.plan", "omniladder.engine.quota", "omniladder.policy",
-            "omniladder.plandiff", "omniladder.rendering", "omniladder.rendering.json_view",
-            "omniladder.sources.merge", "omniladder.explain", "omniladder.audit"} <= set(modules)
+    assert {"omniladder.engine.plan", "omniladder.engine.quota", "omniladder.analyses.check",
+            "omniladder.analyses.diff", "omniladder.rendering", "omniladder.rendering.json_view",
+            "omniladder.sources.merge", "omniladder.analyses.why",
+            "omniladder.analyses.audit"} <= set(modules)
     assert not [m for m in modules if m.startswith(("omniladder.cli", "omniladder.commands"))]
 
 

@@ -13,6 +13,7 @@ from typing import get_args
 
 import pytest
 
+from omniladder.analyses.why import COMEBACK_REASONS
 from omniladder.engine.autoid import TIERS, AutoTier, NowSource, all_auto_ids
 from omniladder.engine.billing import BillingClass, BillingSource, OverageClass, OverageSource
 from omniladder.engine.budgets import BudgetState
@@ -20,7 +21,6 @@ from omniladder.engine.plan import DOUBTFUL_STATUSES, REASON_CODES, RungState
 from omniladder.engine.quota import VerdictKind
 from omniladder.engine.tiers import TierSource
 from omniladder.errors import EXIT_MEANINGS, ExitCode, InputError
-from omniladder.explain import COMEBACK_REASONS
 from omniladder.loading import load_settings
 from omniladder.models import (
     CATEGORIES,

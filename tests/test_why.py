@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from typer.testing import CliRunner
 
+from omniladder.analyses.why import explain
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import Plan, make_plan
-from omniladder.explain import explain
 from omniladder.models import (
     Reading,
     Window,

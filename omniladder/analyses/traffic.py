@@ -325,15 +325,15 @@ def verdict_line(audit: TrafficAudit) -> str:
 def _requested_ids(auto_id: AutoId) -> frozenset[str]:
     """The ``requested`` values that name the audited id: the id, and the name an export
     gives it on a gateway."""
-    from omniladder.export.source import managed_name
+    from omniladder.analyses.export.source import managed_name
 
     return frozenset({auto_id.text, managed_name(auto_id)})
 
 
 def _other_id(requested: str) -> bool:
+    from omniladder.analyses.export.source import MANAGED_PREFIX
     from omniladder.engine.autoid import parse_auto_id
     from omniladder.errors import OmniladderError
-    from omniladder.export.source import MANAGED_PREFIX
 
     if requested.startswith(MANAGED_PREFIX):
         return True

@@ -73,7 +73,7 @@ def omniroute(
     with --strict).
     """
     with user_errors():
-        from omniladder.audit import audit_auto_id, audit_plan, parse_candidates
+        from omniladder.analyses.audit import audit_auto_id, audit_plan, parse_candidates
         from omniladder.commands.common import output_format
         from omniladder.engine.plan import make_plan
         from omniladder.rendering import Format

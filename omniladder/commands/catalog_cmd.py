@@ -108,7 +108,7 @@ def check(
         import json
         from datetime import UTC, date, datetime
 
-        from omniladder.catalog_lint import (
+        from omniladder.analyses.catalog_check import (
             Baseline,
             baseline_of,
             baseline_text,

@@ -51,7 +51,7 @@ def check(
     --config overrides it. An expectation's own now wins over --now.
     """
     with user_errors():
-        from omniladder.policy import check_connection_ids, evaluate, load_policy
+        from omniladder.analyses.check import check_connection_ids, evaluate, load_policy
         from omniladder.rendering import Format
         from omniladder.rendering.check_view import junit_xml, render_check
 

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from omniladder.analyses.export.targets import Target
 from omniladder.commands.common import (
     FormatOpt,
     InputOptions,
@@ -23,7 +24,6 @@ from omniladder.commands.common import (
     write_atomic,
 )
 from omniladder.commands.lifetime import hold
-from omniladder.export.targets import Target
 
 
 @with_input_options
@@ -64,9 +64,9 @@ def export(
     is sent to a gateway: applying the document is your step (docs/gateways.md#export).
     """
     with user_errors():
+        from omniladder.analyses.export.core import compare_current
+        from omniladder.analyses.export.core import export as build_export
         from omniladder.errors import UsageError
-        from omniladder.export.core import compare_current
-        from omniladder.export.core import export as build_export
         from omniladder.loading import display_path
         from omniladder.rendering import Format
         from omniladder.rendering.export_view import ExportReport, render_report
@@ -78,13 +78,13 @@ def export(
                              field="--map")
         routes = None
         if route_map is not None:
-            from omniladder.export.routes import load_routes
+            from omniladder.analyses.export.routes import load_routes
 
             routes = load_routes(route_map)
         if plan_or_id.startswith("auto/"):
+            from omniladder.analyses.export.source import from_plan
             from omniladder.engine.autoid import parse_auto_id
             from omniladder.engine.plan import make_plan
-            from omniladder.export.source import from_plan
 
             parsed = parse_auto_id(plan_or_id)
             inputs = options.load()
@@ -94,7 +94,7 @@ def export(
             hold(made)
             plan = from_plan(made)
         else:
-            from omniladder.export.source import from_saved
+            from omniladder.analyses.export.source import from_saved
             from omniladder.plan_document import read_saved_plan
 
             if options != InputOptions() or now is not None:

@@ -324,10 +324,10 @@ def litellm_spend(
 ) -> None:
     """Import LiteLLM's spend logs (one row per request) into a traffic ledger."""
     with user_errors():
+        from omniladder.analyses.export.litellm import parse_deployment_id
+        from omniladder.analyses.export.routes import load_routes
+        from omniladder.analyses.export.source import managed_name
         from omniladder.engine.autoid import all_auto_ids, parse_auto_id, parse_instant_or_now
-        from omniladder.export.litellm import parse_deployment_id
-        from omniladder.export.routes import load_routes
-        from omniladder.export.source import managed_name
         from omniladder.inputs.traffic import merge_into
         from omniladder.loading import display_path, read_bytes
         from omniladder.sources import litellm_spend as spend

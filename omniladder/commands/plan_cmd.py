@@ -114,9 +114,9 @@ def plan(
                 say(f"omniladder: warning: {warning}")
         reasons = []
         if saved is not None and compare is not None and chosen is not None:
+            from omniladder.analyses.diff import diff_plans
             from omniladder.loading import display_path
             from omniladder.plan_document import parse_saved_plan
-            from omniladder.plandiff import diff_plans
             from omniladder.rendering.diff_view import render_diff
 
             current = parse_saved_plan(document, "(current plan)")

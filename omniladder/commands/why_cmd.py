@@ -40,10 +40,10 @@ def why(
 ) -> None:
     """Explain one connection: billing, gates, tiers, quota replay, budget and verdict."""
     with user_errors():
+        from omniladder.analyses.why import explain
         from omniladder.engine.autoid import parse_auto_id
         from omniladder.engine.fleet import Fleet
         from omniladder.engine.plan import connection_plan
-        from omniladder.explain import explain
 
         ids = [parse_auto_id(auto_id)] if auto_id is not None else [
             parse_auto_id("auto/subscription"), parse_auto_id("auto/thrifty")]

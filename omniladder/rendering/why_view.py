@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.text import Text
 
 from omniladder import timefmt
+from omniladder.analyses.why import R1_STEPS, Comeback, IdVerdict, ModelTrace, Route, Trace
 from omniladder.engine.plan import FORMAT_VERSION
-from omniladder.explain import R1_STEPS, Comeback, IdVerdict, ModelTrace, Route, Trace
 from omniladder.rendering.table import make_console
 
 # --- JSON ----------------------------------------------------------------------------------

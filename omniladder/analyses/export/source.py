@@ -2,7 +2,7 @@
 with each entry's allowlist and unverified marks.
 
 A plan comes from ``make_plan`` (an auto id with the usual input options) or from a saved
-plan document (``plan --out`` / ``plan --json``), validated by ``omniladder.plandiff`` the
+plan document (``plan --out`` / ``plan --json``), validated by ``omniladder.analyses.diff`` the
 way ``show`` and ``diff`` read it. A saved plan is a file anyone can edit, so what would make
 a gateway bill is checked again here: an ``auto/subscription`` plan holding a rung other than
 ``subscription`` (R10), an entry with an empty allowlist (OmniRoute reads an empty step

@@ -34,11 +34,11 @@ import re
 from typing import Any
 
 from omniladder import timefmt
+from omniladder.analyses.export.compare import by_identity
+from omniladder.analyses.export.fidelity import Fidelity, Tally, item
+from omniladder.analyses.export.litellm import redacted
+from omniladder.analyses.export.source import ExportPlan
 from omniladder.errors import InputError
-from omniladder.export.compare import by_identity
-from omniladder.export.fidelity import Fidelity, Tally, item
-from omniladder.export.litellm import redacted
-from omniladder.export.source import ExportPlan
 
 
 def build(plan: ExportPlan, *, verified_only: bool

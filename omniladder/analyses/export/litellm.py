@@ -40,11 +40,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+from omniladder.analyses.export.compare import by_identity
+from omniladder.analyses.export.fidelity import Fidelity, Tally, item
+from omniladder.analyses.export.routes import ConnectionRoute
+from omniladder.analyses.export.source import ExportPlan
 from omniladder.errors import InputError, UsageError, close_match
-from omniladder.export.compare import by_identity
-from omniladder.export.fidelity import Fidelity, Tally, item
-from omniladder.export.routes import ConnectionRoute
-from omniladder.export.source import ExportPlan
 from omniladder.models import SECRET_KEYS
 
 PAID = ("cheap", "premium")
