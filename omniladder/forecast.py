@@ -98,7 +98,7 @@ def month_before(instant: datetime) -> datetime:
 
 def catalog_lengths(scopes: object) -> WindowLength:
     """Lengths from ``window_seconds``, else from the window catalog's ``duration``."""
-    from omniladder.scopes import WindowScopes
+    from omniladder.inputs.scopes import WindowScopes
 
     assert isinstance(scopes, WindowScopes)
 

@@ -18,8 +18,8 @@ from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.budgets import period_start
 from omniladder.engine.quota import verdict, window_views
 from omniladder.errors import UsageError
+from omniladder.inputs.plan_document import parse_saved_plan
 from omniladder.loading import validate
-from omniladder.plan_document import parse_saved_plan
 from tests.builders import (
     NOW,
     at,

@@ -30,9 +30,10 @@ from typing import IO, Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from omniladder import credentials, loading
+from omniladder import loading
 from omniladder.cli import app
 from omniladder.errors import InputError
+from omniladder.inputs import credentials
 from tests.conftest import EXAMPLES, ROOT
 
 runner = CliRunner()

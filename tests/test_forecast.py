@@ -36,6 +36,7 @@ from omniladder.forecast import (
     no_lengths,
     with_projection,
 )
+from omniladder.inputs.scopes import load_window_scopes
 from omniladder.loading import load_catalogs
 from omniladder.models import (
     BudgetSettings,
@@ -50,7 +51,6 @@ from omniladder.models import (
     Window,
 )
 from omniladder.rendering.forecast_view import budget_lines
-from omniladder.scopes import load_window_scopes
 from tests.conftest import EXAMPLES
 from tests.strategies import ONE_PLAN, input_sets
 from tests.test_simulate_stepping import CATALOGS, FLEETS, T0

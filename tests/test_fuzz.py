@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from omniladder.cli import app
-from omniladder.credentials import KEY_PREFIXES, key_kind
+from omniladder.inputs.credentials import KEY_PREFIXES, key_kind
 from tests import strategies
 from tests.conftest import EXAMPLES, ROOT
 

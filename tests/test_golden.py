@@ -319,7 +319,7 @@ def saved_plans(folder: Path) -> dict[str, Path]:
 def test_plan_diffs(tmp_path: Path) -> None:
     """Every difference the example plans have between them, field by field."""
     from omniladder.analyses.diff import diff_plans
-    from omniladder.plan_document import load_saved_plan
+    from omniladder.inputs.plan_document import load_saved_plan
 
     saved = saved_plans(tmp_path)
     found = []

@@ -16,15 +16,15 @@ from typer.testing import CliRunner
 
 from omniladder.cli import app
 from omniladder.commands.schema_cmd import Kind
-from omniladder.loading import load_inputs, read_document
-from omniladder.schemas import (
+from omniladder.inputs.schemas import (
     IGNORES_UNKNOWN_KEYS,
     KINDS,
     json_schema,
     schema_file_name,
     schema_text,
 )
-from omniladder.starter import STARTER_FILES
+from omniladder.inputs.starter import STARTER_FILES
+from omniladder.loading import load_inputs, read_document
 from tests.conftest import EXAMPLES, ROOT
 
 runner = CliRunner()

@@ -406,7 +406,7 @@ def test_plan_metrics_of_the_day_example_thrifty() -> None:
 
 def day_forecast(auto_id: str) -> tuple[Forecast, str]:
     from omniladder.forecast import catalog_lengths, parse_span
-    from omniladder.scopes import load_window_scopes
+    from omniladder.inputs.scopes import load_window_scopes
 
     inputs = InputOptions(config=Path(DAY)).load()
     now = datetime(2026, 11, 29, 13, tzinfo=UTC)

@@ -137,7 +137,7 @@ CASES += [
 @cache
 def day_forecast(auto_id: str, horizon: str = "24h") -> Forecast:
     from omniladder.forecast import catalog_lengths
-    from omniladder.scopes import load_window_scopes
+    from omniladder.inputs.scopes import load_window_scopes
 
     return forecast(load_inputs(EXAMPLES / "day" / "omniladder.toml"), parse_auto_id(auto_id),
                     parse_instant(DAY_NOW), span(horizon), FORECAST_STEP,

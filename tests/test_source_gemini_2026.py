@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from omniladder.cli import app
 from omniladder.errors import InputError
+from omniladder.inputs.scopes import load_window_scopes
 from omniladder.scope_models import WindowAliasEntry, WindowScopeCatalog
-from omniladder.scopes import load_window_scopes
 from omniladder.sources import gemini_quota
 from tests.conftest import ROOT
 

@@ -21,6 +21,7 @@ from omniladder.engine.plan import DOUBTFUL_STATUSES, REASON_CODES, RungState
 from omniladder.engine.quota import VerdictKind
 from omniladder.engine.tiers import TierSource
 from omniladder.errors import EXIT_MEANINGS, ExitCode, InputError
+from omniladder.inputs.scopes import ScopeKind
 from omniladder.loading import load_settings
 from omniladder.models import (
     CATEGORIES,
@@ -39,7 +40,6 @@ from omniladder.models import (
     Tier,
 )
 from omniladder.scope_models import QuotaSource, WindowAliasEntry, WindowScopeEntry
-from omniladder.scopes import ScopeKind
 
 
 def test_reason_codes_in_the_spec_order() -> None:

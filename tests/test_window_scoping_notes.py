@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 
 from omniladder.errors import InputError
-from omniladder.loading import as_tuples
-from omniladder.scope_models import WindowScopeEntry
-from omniladder.scopes import (
+from omniladder.inputs.scopes import (
     WINDOW_CATALOG_NAME,
     WindowScopes,
     load_window_scopes,
     ordered,
     window_catalog_paths,
 )
+from omniladder.loading import as_tuples
+from omniladder.scope_models import WindowScopeEntry
 from omniladder.sources.common import ScopeReport, SourceReading, SourceWindow, reading_document
 
 MODELS = ["claude-opus-4-1", "claude-sonnet-4-5"]

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from omniladder.engine.billing import classify
 from omniladder.engine.inputs import Catalogs, merge_catalogs
+from omniladder.inputs.scopes import WindowScopes, glob_matches, ordered
 from omniladder.loading import SHIPPED_PREFIX, describe_errors, format_loc, read_document
 from omniladder.models import (
     BillingEntry,
@@ -28,7 +29,6 @@ from omniladder.models import (
     parse_date,
 )
 from omniladder.scope_models import SourceProvidersEntry, WindowAliasEntry, WindowScopeEntry
-from omniladder.scopes import WindowScopes, glob_matches, ordered
 
 ProblemCode = Literal[
     "not-a-catalog", "unknown-key", "invalid-entry", "duplicate-key", "missing-reason",

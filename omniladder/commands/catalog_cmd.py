@@ -62,9 +62,9 @@ def show(
     with user_errors():
         import json
 
+        from omniladder.inputs.scopes import load_window_scopes
         from omniladder.loading import load_catalogs
         from omniladder.rendering.catalog_view import catalog_document, render_catalog_table
-        from omniladder.scopes import load_window_scopes
 
         settings, files = _files(config, None, catalog, models_catalog, no_shipped_catalogs,
                                  windows_catalog)
@@ -118,10 +118,10 @@ def check(
             release_date,
         )
         from omniladder.errors import UsageError
+        from omniladder.inputs.scopes import window_catalog_paths
         from omniladder.loading import catalog_paths, display_path, load_model
         from omniladder.models import ConnectionsFile
         from omniladder.rendering.catalog_view import lint_document, lint_lines
-        from omniladder.scopes import window_catalog_paths
 
         if today is None:
             day = datetime.now(UTC).date()

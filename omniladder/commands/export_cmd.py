@@ -95,7 +95,7 @@ def export(
             plan = from_plan(made)
         else:
             from omniladder.analyses.export.source import from_saved
-            from omniladder.plan_document import read_saved_plan
+            from omniladder.inputs.plan_document import read_saved_plan
 
             if options != InputOptions() or now is not None:
                 raise UsageError("the input options and --now plan an AUTO_ID; a saved plan "

@@ -72,8 +72,9 @@ def omniroute(
     """Import connections and quota history from an OmniRoute database."""
     with user_errors():
         from omniladder.engine.autoid import parse_instant_or_now
+        from omniladder.inputs.scopes import load_window_scopes
+        from omniladder.inputs.writing import write_files
         from omniladder.loading import display_path, load_catalogs
-        from omniladder.scopes import load_window_scopes
         from omniladder.sources.omniroute import (
             ImportOptions,
             check_group_seconds,
@@ -82,7 +83,6 @@ def omniroute(
             parse_since,
             render_files,
         )
-        from omniladder.writing import write_files
 
         instant = parse_instant_or_now(now if now is not None else "now", "--now")
         confirmed = (parse_confirmed_at(confirmed_at, instant) if confirmed_at is not None
@@ -94,8 +94,8 @@ def omniroute(
                                  include_shipped=not no_shipped_catalogs)
         scopes = load_window_scopes(tuple(windows_catalog or ()),
                                     include_shipped=not no_shipped_catalogs)
+        from omniladder.inputs.scopes import window_catalog_paths
         from omniladder.loading import catalog_paths
-        from omniladder.scopes import window_catalog_paths
         from omniladder.sources.omniroute import CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME
         from omniladder.sources.omniroute_traffic import TRAFFIC_NAME
 

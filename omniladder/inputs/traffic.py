@@ -633,8 +633,8 @@ def merge_into(path: Path, events: Iterator[Mapping[str, Any]],
     line is cut short is being written by someone else and is not merged into."""
     import tempfile
 
+    from omniladder.inputs.writing import write_atomic
     from omniladder.loading import display_path
-    from omniladder.writing import write_atomic
 
     shown = shown if shown is not None else display_path(path)
     if path.suffix.lower() not in LINE_SUFFIXES:

@@ -13,8 +13,8 @@ from typing import Any, TextIO
 from omniladder.analyses.catalog_check import Judged, Problem
 from omniladder.engine.inputs import Catalogs
 from omniladder.engine.tiers import economic_tier
+from omniladder.inputs.scopes import WindowScopes
 from omniladder.models import TierSettings
-from omniladder.scopes import WindowScopes
 
 FORMAT_VERSION = "1"
 

@@ -14,7 +14,7 @@ from omniladder import timefmt
 
 if TYPE_CHECKING:
     from omniladder.engine.plan import Plan
-    from omniladder.plan_document import PlanDocument
+    from omniladder.inputs.plan_document import PlanDocument
 
 
 class RungLine(Protocol):

@@ -250,9 +250,9 @@ def load_source_fit(window_files: Iterable[Path] = (),
     Files are read in override order (shipped first): a later file's entry for an importer
     replaces an earlier one's.
     """
+    from omniladder.inputs.scopes import window_catalog_paths
     from omniladder.loading import load_model
     from omniladder.scope_models import WindowScopeCatalog
-    from omniladder.scopes import window_catalog_paths
 
     fits: dict[str, SourceFit] = {}
     for path, shown in window_catalog_paths(window_files, include_shipped):

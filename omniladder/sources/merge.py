@@ -32,9 +32,9 @@ from pydantic import ValidationError
 
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError, close_match
+from omniladder.inputs.writing import write_atomic
 from omniladder.loading import as_tuples, display_path, read_document, validate
 from omniladder.models import QuotaFile, Reading, validate_record
-from omniladder.writing import write_atomic
 
 FORMATS = (".json", ".toml")
 _INSTANT_KEYS = frozenset({"taken_at", "checked_at", "reset_at"})

@@ -44,13 +44,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omniladder import timefmt
-from omniladder.credentials import key_kind
 from omniladder.engine.autoid import aware_instant
 from omniladder.engine.inputs import Catalogs
 from omniladder.errors import InputError, UsageError
+from omniladder.inputs.credentials import key_kind
+from omniladder.inputs.scopes import WindowScopes
 from omniladder.loading import RepeatedKey, check_input_file, unique_keys
 from omniladder.models import identifier_problem
-from omniladder.scopes import WindowScopes
 from omniladder.sources.common import (
     ScopeReport,
     SourceReading,
@@ -258,7 +258,7 @@ def looks_like_email(text: str) -> bool:
 
 def label_of(display_name: Any, name: Any) -> str | None:
     """display_name, else name; never a value that looks like an e-mail address or a key
-    (omniladder.credentials: a key pasted as a name would be written and printed)."""
+    (omniladder.inputs.credentials: a key pasted as a name would be written and printed)."""
     for value in (display_name, name):
         text = _text(value)
         if text is not None and not looks_like_email(text) and key_kind(text) is None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omniladder.errors import InputError, UsageError
-from omniladder.scopes import WindowScopes
+from omniladder.inputs.scopes import WindowScopes
 from omniladder.sources import fit
 from omniladder.sources.common import ScopeReport, SourceReading, reading_document
 from omniladder.sources.merge import MergeOutcome, merge_readings
@@ -89,6 +89,7 @@ def resolve_target(request: ImportRequest, source: str | None = None) -> Target:
 
     With ``source``, the connection's provider must be one the source serves (SPEC §6).
     """
+    from omniladder.inputs.scopes import load_window_scopes, window_catalog_paths
     from omniladder.loading import (
         display_path,
         find_settings,
@@ -99,7 +100,6 @@ def resolve_target(request: ImportRequest, source: str | None = None) -> Target:
         resolve_files,
     )
     from omniladder.models import ConnectionsFile
-    from omniladder.scopes import load_window_scopes, window_catalog_paths
 
     settings_path = find_settings(request.config)
     settings = load_settings(settings_path)

@@ -28,8 +28,8 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationInfo, field_validator
 
-from omniladder.credentials import pasted_key, pasted_url_key
 from omniladder.errors import InputError
+from omniladder.inputs.credentials import pasted_key, pasted_url_key
 from omniladder.loading import display_path, load_model, toml_line
 from omniladder.models import StrictModel, first_repeat
 
@@ -93,7 +93,7 @@ class ConnectionRoute(StrictModel):
 
 
 def _no_key(problem: str | None, value: str) -> str:
-    """``value``, or the ValueError saying what key it looks like (omniladder.credentials)."""
+    """``value``, or the ValueError saying what key it looks like (inputs.credentials)."""
     if problem is not None:
         raise ValueError(problem)
     return value

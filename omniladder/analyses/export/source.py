@@ -18,8 +18,8 @@ from omniladder import timefmt
 from omniladder.engine.autoid import AutoId, parse_auto_id
 from omniladder.engine.plan import Plan
 from omniladder.errors import InputError, UsageError
+from omniladder.inputs.plan_document import PlanDocument
 from omniladder.models import RUNGS, Rung
-from omniladder.plan_document import PlanDocument
 
 MANAGED_PREFIX = "omniladder-"
 """Every name an export writes starts with it: the names omniladder manages on a gateway."""
