@@ -7,8 +7,8 @@ from functools import cache
 from pathlib import Path
 
 from omniladder.engine.inputs import Catalogs
+from omniladder.inputs.catalogs import load_catalogs
 from omniladder.inputs.scopes import WindowScopes, load_window_scopes
-from omniladder.loading import load_catalogs
 from omniladder.sources.omniroute import ImportOptions, ImportResult, import_omniroute
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)

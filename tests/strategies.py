@@ -25,7 +25,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from omniladder.engine.inputs import Catalogs, LoadedInputs
-from omniladder.loading import load_catalogs
+from omniladder.inputs.catalogs import load_catalogs
 from tests.builders import NOW, catalogs, fleet
 
 

@@ -19,7 +19,7 @@ from omniladder.engine.budgets import period_start
 from omniladder.engine.quota import verdict, window_views
 from omniladder.errors import UsageError
 from omniladder.inputs.plan_document import parse_saved_plan
-from omniladder.loading import validate
+from omniladder.inputs.validation import validate
 from tests.builders import (
     NOW,
     at,

@@ -26,7 +26,7 @@ from omniladder.analyses.export.source import ExportPlan, from_plan, managed_nam
 from omniladder.cli import app
 from omniladder.engine.autoid import all_auto_ids, parse_auto_id
 from omniladder.engine.plan import Plan, make_plan
-from omniladder.loading import load_inputs
+from omniladder.inputs.input_set import load_inputs
 from tests.conftest import EXAMPLES, ROOT
 from tests.test_meta import IMPORTS_PROBE, core_modules, run_python_args, section, table_rows
 

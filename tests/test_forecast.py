@@ -36,8 +36,8 @@ from omniladder.forecast import (
     no_lengths,
     with_projection,
 )
+from omniladder.inputs.catalogs import load_catalogs
 from omniladder.inputs.scopes import load_window_scopes
-from omniladder.loading import load_catalogs
 from omniladder.models import (
     BudgetSettings,
     Connection,

@@ -697,7 +697,7 @@ IDENTIFIERS = {
 
 
 def _loc(path: tuple[str | int, ...]) -> str:
-    from omniladder.loading import format_loc
+    from omniladder.inputs.validation import format_loc
 
     return format_loc(path)
 

@@ -285,7 +285,7 @@ def test_check_results(tmp_path: Path) -> None:
     """Every check kind's expected, actual and evidence text, passing and failing."""
     from omniladder.analyses.check import evaluate, load_policy
     from omniladder.engine.autoid import parse_instant
-    from omniladder.loading import load_inputs
+    from omniladder.inputs.input_set import load_inputs
 
     inputs = load_inputs(ROOT / "examples" / "omniladder.toml")
     results = []

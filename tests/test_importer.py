@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from omniladder.cli import app
 from omniladder.errors import InputError, UsageError
-from omniladder.loading import load_inputs
+from omniladder.inputs.input_set import load_inputs
 from omniladder.sources.omniroute import (
     SECRET_COLUMNS,
     _Row,

@@ -16,6 +16,8 @@ from typer.testing import CliRunner
 
 from omniladder.cli import app
 from omniladder.commands.schema_cmd import Kind
+from omniladder.inputs.documents import read_document
+from omniladder.inputs.input_set import load_inputs
 from omniladder.inputs.schemas import (
     IGNORES_UNKNOWN_KEYS,
     KINDS,
@@ -24,7 +26,6 @@ from omniladder.inputs.schemas import (
     schema_text,
 )
 from omniladder.inputs.starter import STARTER_FILES
-from omniladder.loading import load_inputs, read_document
 from tests.conftest import EXAMPLES, ROOT
 
 runner = CliRunner()

@@ -19,7 +19,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "ground": ("omniladder", "omniladder.errors", "omniladder.timefmt", "omniladder.vocabulary",
                "omniladder.models", "omniladder.scope_models"),
     "engine": ("omniladder.engine",),
-    "io": ("omniladder.loading", "omniladder.inputs.writing", "omniladder.inputs.schemas",
+    "io": ("omniladder.inputs.writing", "omniladder.inputs.schemas",
            "omniladder.inputs.starter", "omniladder.inputs.stamp", "omniladder.inputs.scopes",
            "omniladder.inputs.plan_document", "omniladder.inputs.credentials", "omniladder.inputs"),
     "sources": ("omniladder.sources",),

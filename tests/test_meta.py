@@ -121,7 +121,7 @@ def test_core_module_imports_neither_typer_nor_rich(module: str,
 def test_the_cli_loads_the_engine_lazily() -> None:
     """`omniladder --version` and `--help` do not pay for the engine or rich tables."""
     loaded = run_python("import sys, omniladder.cli; print(sorted(m for m in sys.modules if m "
-                        "in ('omniladder.engine.plan', 'omniladder.loading', "
+                        "in ('omniladder.engine.plan', 'omniladder.inputs.input_set', "
                         "'omniladder.engine.quota', "
                         "'rich.table', 'tomllib')))")
     assert loaded == "[]"

@@ -18,8 +18,8 @@ from pydantic import BaseModel
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import make_plan
+from omniladder.inputs.documents import as_tuples
 from omniladder.inputs.plan_document import PlanDocument, parse_saved_plan
-from omniladder.loading import as_tuples
 from omniladder.rendering.json_view import plan_json
 from tests.builders import NOW
 from tests.conftest import EXAMPLES, ROOT

@@ -26,7 +26,8 @@ from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import Plan, make_plan
 from omniladder.errors import InputError
 from omniladder.forecast import Forecast, forecast
-from omniladder.loading import load_inputs, validate
+from omniladder.inputs.input_set import load_inputs
+from omniladder.inputs.validation import validate
 from tests.conftest import EXAMPLES, ROOT
 
 SNAPSHOT = "2026-11-29T12:00:00Z"

@@ -21,7 +21,7 @@ from omniladder.analyses.check import (
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.plan import REASON_CODES, Plan, make_plan
 from omniladder.errors import InputError
-from omniladder.loading import validate
+from omniladder.inputs.validation import validate
 from tests.builders import NOW, at, conn, fleet, reading, window
 
 HEAD = '[[expect]]\nname = "a"\nauto_id = "auto/thrifty"\n'

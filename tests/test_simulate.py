@@ -16,7 +16,7 @@ from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.errors import UsageError
-from omniladder.loading import load_catalogs
+from omniladder.inputs.catalogs import load_catalogs
 from omniladder.models import Connection, LadderSettings, Reading, Settings, Window
 from omniladder.rendering.timeline import timeline_svg, transition_text
 from tests.conftest import EXAMPLES

@@ -84,7 +84,7 @@ def test_stepping_equals_replanning_across_a_week_start(inputs: LoadedInputs, au
 
 
 def test_stepping_equals_replanning_on_the_day_example() -> None:
-    from omniladder.loading import load_inputs
+    from omniladder.inputs.input_set import load_inputs
 
     inputs = load_inputs(EXAMPLES / "day" / "omniladder.toml")
     start = datetime(2026, 11, 29, tzinfo=UTC)

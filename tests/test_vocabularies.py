@@ -21,8 +21,8 @@ from omniladder.engine.plan import DOUBTFUL_STATUSES, REASON_CODES, RungState
 from omniladder.engine.quota import VerdictKind
 from omniladder.engine.tiers import TierSource
 from omniladder.errors import EXIT_MEANINGS, ExitCode, InputError
+from omniladder.inputs.input_set import load_settings
 from omniladder.inputs.scopes import ScopeKind
-from omniladder.loading import load_settings
 from omniladder.models import (
     CATEGORIES,
     PAID_RUNGS,

@@ -19,8 +19,10 @@ from pydantic import BaseModel, ValidationError
 
 from omniladder.engine.billing import classify
 from omniladder.engine.inputs import Catalogs, merge_catalogs
+from omniladder.inputs.catalogs import SHIPPED_PREFIX
+from omniladder.inputs.documents import read_document
 from omniladder.inputs.scopes import WindowScopes, glob_matches, ordered
-from omniladder.loading import SHIPPED_PREFIX, describe_errors, format_loc, read_document
+from omniladder.inputs.validation import describe_errors, format_loc
 from omniladder.models import (
     BillingEntry,
     Connection,

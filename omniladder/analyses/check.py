@@ -30,7 +30,9 @@ from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import REASON_CODES, Plan, make_plan
 from omniladder.errors import InputError, UsageError, close_match
-from omniladder.loading import display_path, load_model, toml_line
+from omniladder.inputs.documents import load_model
+from omniladder.inputs.files import display_path
+from omniladder.inputs.validation import toml_line
 from omniladder.models import RUNGS, NonBlank, Rung, StrictModel, Timestamp, first_repeat
 
 if TYPE_CHECKING:
@@ -431,7 +433,7 @@ def empty_fleet_result(inputs: LoadedInputs, now: datetime,
 def load_audits(loaded: LoadedPolicy) -> dict[int, CandidatesDocument]:
     """The gateway candidate lists the expectations name, read before any plan is made."""
     from omniladder.analyses.audit import parse_candidates
-    from omniladder.loading import check_input_file, read_bytes
+    from omniladder.inputs.files import check_input_file, read_bytes
 
     out: dict[int, CandidatesDocument] = {}
     for index, expectation in enumerate(loaded.policy.expect):

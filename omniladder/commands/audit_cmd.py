@@ -30,7 +30,7 @@ audit_app = typer.Typer(
 
 def read_candidates(path: Path) -> tuple[bytes, str]:
     """The document's bytes and the name messages give it; ``-`` is standard input."""
-    from omniladder.loading import (
+    from omniladder.inputs.files import (
         STDIN_NAME,
         check_input_file,
         display_path,

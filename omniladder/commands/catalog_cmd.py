@@ -37,7 +37,7 @@ def _files(config: Path | None, connections: Path | None, catalog: list[Path] | 
            models_catalog: list[Path] | None, no_shipped_catalogs: bool,
            windows_catalog: list[Path] | None) -> tuple[Any, Any]:
     """(settings, InputFiles) as plan would resolve them."""
-    from omniladder.loading import find_settings, load_settings, resolve_files
+    from omniladder.inputs.input_set import find_settings, load_settings, resolve_files
 
     settings_path = find_settings(config)
     settings = load_settings(settings_path)
@@ -62,8 +62,8 @@ def show(
     with user_errors():
         import json
 
+        from omniladder.inputs.catalogs import load_catalogs
         from omniladder.inputs.scopes import load_window_scopes
-        from omniladder.loading import load_catalogs
         from omniladder.rendering.catalog_view import catalog_document, render_catalog_table
 
         settings, files = _files(config, None, catalog, models_catalog, no_shipped_catalogs,
@@ -118,8 +118,10 @@ def check(
             release_date,
         )
         from omniladder.errors import UsageError
+        from omniladder.inputs.catalogs import catalog_paths
+        from omniladder.inputs.documents import load_model
+        from omniladder.inputs.files import display_path
         from omniladder.inputs.scopes import window_catalog_paths
-        from omniladder.loading import catalog_paths, display_path, load_model
         from omniladder.models import ConnectionsFile
         from omniladder.rendering.catalog_view import lint_document, lint_lines
 

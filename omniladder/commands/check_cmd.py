@@ -76,8 +76,8 @@ def check(
         lengths = None
         if any(e.needs_forecast for e in loaded.policy.expect):
             from omniladder.forecast import catalog_lengths
+            from omniladder.inputs.input_set import find_settings, resolve_files
             from omniladder.inputs.scopes import load_window_scopes
-            from omniladder.loading import find_settings, resolve_files
 
             files = resolve_files(find_settings(options.config), inputs.settings,
                                   no_shipped_catalogs=options.no_shipped_catalogs)

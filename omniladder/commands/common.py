@@ -116,7 +116,7 @@ class InputOptions(NamedTuple):
 
     def load(self) -> LoadedInputs:
         """Load and validate every input these options name."""
-        from omniladder.loading import find_settings, load_inputs
+        from omniladder.inputs.input_set import find_settings, load_inputs
 
         loaded = load_inputs(
             find_settings(self.config), connections=self.connections, quota=self.quota,

@@ -34,8 +34,8 @@ def diff(
     """
     with user_errors():
         from omniladder.analyses.diff import diff_plans
+        from omniladder.inputs.files import display_path
         from omniladder.inputs.plan_document import load_saved_plan
-        from omniladder.loading import display_path
         from omniladder.rendering.diff_view import render_diff
 
         chosen = output_format(fmt, json_out)

@@ -67,7 +67,7 @@ def export(
         from omniladder.analyses.export.core import compare_current
         from omniladder.analyses.export.core import export as build_export
         from omniladder.errors import UsageError
-        from omniladder.loading import display_path
+        from omniladder.inputs.files import display_path
         from omniladder.rendering import Format
         from omniladder.rendering.export_view import ExportReport, render_report
 

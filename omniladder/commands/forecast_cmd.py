@@ -57,8 +57,8 @@ def forecast(
         from omniladder.engine.autoid import parse_auto_id
         from omniladder.errors import UsageError
         from omniladder.forecast import catalog_lengths, forecast, parse_span
+        from omniladder.inputs.input_set import find_settings, resolve_files
         from omniladder.inputs.scopes import load_window_scopes, window_catalog_paths
-        from omniladder.loading import find_settings, resolve_files
         from omniladder.rendering.forecast_view import RENDERERS
 
         chosen = plan_output_format(fmt, json_out)

@@ -74,7 +74,7 @@ def plan(
             saved = load_saved_plan(compare)
         digests: dict[str, str] = {}
         if out is not None or saved is not None:
-            from omniladder.loading import digests_kept
+            from omniladder.inputs.files import digests_kept
 
             # The stamp records the bytes planned from, whatever the files hold later.
             with digests_kept() as digests:
@@ -115,8 +115,8 @@ def plan(
         reasons = []
         if saved is not None and compare is not None and chosen is not None:
             from omniladder.analyses.diff import diff_plans
+            from omniladder.inputs.files import display_path
             from omniladder.inputs.plan_document import parse_saved_plan
-            from omniladder.loading import display_path
             from omniladder.rendering.diff_view import render_diff
 
             current = parse_saved_plan(document, "(current plan)")

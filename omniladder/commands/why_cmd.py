@@ -55,8 +55,8 @@ def why(
         plans = [connection_plan(inputs, parsed, instant, source, connection_id, fleet)
                  for parsed in ids]
         from omniladder.forecast import catalog_lengths
+        from omniladder.inputs.input_set import find_settings, resolve_files
         from omniladder.inputs.scopes import load_window_scopes
-        from omniladder.loading import find_settings, resolve_files
 
         files = resolve_files(find_settings(options.config), inputs.settings,
                               no_shipped_catalogs=options.no_shipped_catalogs)

@@ -480,11 +480,11 @@ def load_fleet(config: Any, connections: Any, models_catalogs: tuple[Any, ...] =
     """Each connection of the connections file (``--connections``, or the settings file's
     ``[inputs] connections``) → the models it serves (None: any the catalog does not list),
     or None when no connections file is named; and the files read for it."""
-    from omniladder.loading import (
-        display_path,
+    from omniladder.inputs.catalogs import load_catalogs
+    from omniladder.inputs.documents import load_model
+    from omniladder.inputs.files import display_path
+    from omniladder.inputs.input_set import (
         find_settings,
-        load_catalogs,
-        load_model,
         load_settings,
         named_by_settings,
         resolve_files,

@@ -48,8 +48,9 @@ from omniladder.engine.autoid import aware_instant
 from omniladder.engine.inputs import Catalogs
 from omniladder.errors import InputError, UsageError
 from omniladder.inputs.credentials import key_kind
+from omniladder.inputs.documents import RepeatedKey, unique_keys
+from omniladder.inputs.files import check_input_file
 from omniladder.inputs.scopes import WindowScopes
-from omniladder.loading import RepeatedKey, check_input_file, unique_keys
 from omniladder.models import identifier_problem
 from omniladder.sources.common import (
     ScopeReport,

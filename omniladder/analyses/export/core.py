@@ -86,7 +86,7 @@ def export(target: Target, plan: ExportPlan, *,
 
 def compare_current(result: Export, path: Path) -> Comparison:
     """Read the deployed document and say how the export differs from it."""
-    from omniladder.loading import check_input_file, decode_text, display_path, read_bytes
+    from omniladder.inputs.files import check_input_file, decode_text, display_path, read_bytes
 
     shown = display_path(path)
     if _first_run(path):

@@ -285,7 +285,7 @@ def parse_current(text: str, shown: str) -> dict[str, Any]:
     while skipped < len(lines) and (not lines[skipped].strip()
                                     or lines[skipped].lstrip().startswith("#")):
         skipped += 1
-    from omniladder.loading import parse_json
+    from omniladder.inputs.documents import parse_json
 
     data = parse_json("\n".join(lines[skipped:]), shown,
                       what="not a fragment `omniladder export litellm` writes",

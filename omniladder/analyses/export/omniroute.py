@@ -186,7 +186,7 @@ def document_text(document: dict[str, Any]) -> str:
 
 def parse_current(text: str, shown: str) -> Any:
     """A deployed combo document: JSON, any of the shapes ``find_combo`` takes."""
-    from omniladder.loading import parse_json
+    from omniladder.inputs.documents import parse_json
 
     return parse_json(text, shown, hint="--current reads the export's combo or OmniRoute's "
                       "GET /api/combos answer")

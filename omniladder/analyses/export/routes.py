@@ -30,7 +30,9 @@ from pydantic import ValidationInfo, field_validator
 
 from omniladder.errors import InputError
 from omniladder.inputs.credentials import pasted_key, pasted_url_key
-from omniladder.loading import display_path, load_model, toml_line
+from omniladder.inputs.documents import load_model
+from omniladder.inputs.files import display_path
+from omniladder.inputs.validation import toml_line
 from omniladder.models import StrictModel, first_repeat
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
