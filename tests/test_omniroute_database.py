@@ -16,7 +16,7 @@ import pytest
 
 from omniladder.errors import InputError
 from omniladder.inputs.files import IS_A_DIRECTORY
-from omniladder.sources.omniroute import open_readonly
+from omniladder.sources.omniroute.database import open_readonly
 from tests.omniroute_db import CONNECTIONS_DDL, SNAPSHOTS_DDL, build_db
 from tests.omniroute_direct import NOW, run_import
 

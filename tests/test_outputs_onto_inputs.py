@@ -226,7 +226,7 @@ def files_opened(args: list[str], monkeypatch: pytest.MonkeyPatch) -> list[Path]
     """Every file a successful run reads, as the two reading functions see them (text
     inputs, and an OmniRoute database)."""
     from omniladder.inputs import files
-    from omniladder.sources import omniroute
+    from omniladder.sources.omniroute import database
 
     opened: list[Path] = []
 
@@ -239,7 +239,7 @@ def files_opened(args: list[str], monkeypatch: pytest.MonkeyPatch) -> list[Path]
 
     with monkeypatch.context() as patched:
         patched.setattr(files, "open_input", recording(files.open_input))
-        patched.setattr(omniroute, "open_readonly", recording(omniroute.open_readonly))
+        patched.setattr(database, "open_readonly", recording(database.open_readonly))
         result = runner.invoke(app, args)
     assert result.exit_code in (0, 1), (args, result.output)
     return list(dict.fromkeys(opened))
@@ -356,7 +356,7 @@ def test_every_output_refuses_every_file_its_run_reads_by_path_and_link(
 def test_every_directory_output_refuses_every_file_its_run_reads(
         how: str, fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """import omniroute --out DIR: each file it writes into DIR, reaching an input."""
-    from omniladder.sources.omniroute import CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME
+    from omniladder.sources.omniroute.importer import CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME
 
     (args,) = CASES["import omniroute"]
     read = files_opened([*args, "--out", "fresh"], monkeypatch)

@@ -76,13 +76,12 @@ def omniroute(
         from omniladder.inputs.files import display_path
         from omniladder.inputs.scopes import load_window_scopes
         from omniladder.inputs.writing import write_files
-        from omniladder.sources.omniroute import (
+        from omniladder.sources.omniroute.importer import import_omniroute, render_files
+        from omniladder.sources.omniroute.options import (
             ImportOptions,
             check_group_seconds,
-            import_omniroute,
             parse_confirmed_at,
             parse_since,
-            render_files,
         )
 
         instant = parse_instant_or_now(now if now is not None else "now", "--now")
@@ -97,7 +96,11 @@ def omniroute(
                                     include_shipped=not no_shipped_catalogs)
         from omniladder.inputs.catalogs import catalog_paths
         from omniladder.inputs.scopes import window_catalog_paths
-        from omniladder.sources.omniroute import CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME
+        from omniladder.sources.omniroute.importer import (
+            CONNECTIONS_NAME,
+            QUOTA_NAME,
+            SETTINGS_NAME,
+        )
         from omniladder.sources.omniroute_traffic import TRAFFIC_NAME
 
         refuse_overwriting([("--out", out / name)
@@ -332,7 +335,7 @@ def litellm_spend(
         from omniladder.inputs.files import display_path, read_bytes
         from omniladder.inputs.traffic import merge_into
         from omniladder.sources import litellm_spend as spend
-        from omniladder.sources.omniroute import parse_since
+        from omniladder.sources.omniroute.options import parse_since
 
         instant = parse_instant_or_now("now", "--now")
         start = parse_since(since, instant)

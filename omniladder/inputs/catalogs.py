@@ -51,4 +51,3 @@ def load_catalogs(billing_files: Iterable[Path], model_files: Iterable[Path],
         [(shown, load_model(BillingCatalog, path, shown).entries)
          for path, shown in billing_paths],
         [(shown, load_model(ModelCatalog, path, shown).models) for path, shown in model_paths])
-

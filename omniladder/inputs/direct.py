@@ -209,4 +209,3 @@ def from_json(model: type[M], text: str | bytes) -> M | None:
         return model.model_validate_json(text)
     except (ValidationError, ValueError, RecursionError):
         return None
-

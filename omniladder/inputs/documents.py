@@ -391,5 +391,3 @@ def _refuse_repeated_keys(text: bytes, name: str, found: BaseModel) -> None:
         raise repeated_key(text, name) from None
     except (ValueError, RecursionError):  # read by pydantic, whose limits differ: its word
         return
-
-

@@ -230,4 +230,3 @@ def decode_text(raw: bytes, shown: str) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", file=shown) from None
-

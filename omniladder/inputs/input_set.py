@@ -233,4 +233,3 @@ def _load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
     return LoadedInputs(settings=settings, connections=connections, readings=readings,
                         quota=quota, spend=spend, catalogs=catalogs, files=shown,
                         warnings=tuple(warnings), read=tuple(read))
-

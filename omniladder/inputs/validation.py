@@ -216,4 +216,3 @@ def toml_line(path: Path | None, loc: Sequence[str | int]) -> int | None:
             if key.match(text):
                 return number + 1
     return start
-
