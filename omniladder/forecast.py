@@ -52,8 +52,8 @@ from omniladder.engine.budgets import (
 )
 from omniladder.engine.changes import connection_changes
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import empty_fleet_warning
 from omniladder.engine.quota import HeldWindow, in_force, readings_until
+from omniladder.engine.report import empty_fleet_warning
 from omniladder.engine.stepping import Stepper
 from omniladder.models import (
     CALENDAR_MONTH,

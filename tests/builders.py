@@ -12,7 +12,8 @@ from typing import Any
 
 from omniladder.engine.autoid import NowSource, parse_auto_id
 from omniladder.engine.inputs import Catalogs, LoadedInputs, SourcedBillingEntry, SourcedModelEntry
-from omniladder.engine.plan import Exclusion, PairDecision, Plan, make_plan
+from omniladder.engine.plan import make_plan
+from omniladder.engine.records import Exclusion, PairDecision, Plan
 from omniladder.inputs.normalise import settled
 from omniladder.models import (
     BillingEntry,

@@ -29,7 +29,7 @@ from omniladder.analyses.audit import (
     parse_candidates,
 )
 from omniladder.cli import app
-from omniladder.engine.plan import REASON_CODES
+from omniladder.engine.records import REASON_CODES
 from omniladder.errors import InputError, UsageError
 from omniladder.rendering import Format
 from omniladder.rendering.audit_view import RENDERERS, render_audit

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from omniladder.engine.plan import REASON_CODES
+from omniladder.engine.records import REASON_CODES
 from omniladder.errors import EXIT_MEANINGS
 from tests.conftest import ROOT
 

@@ -25,7 +25,8 @@ from omniladder.analyses.export.routes import ConnectionRoute
 from omniladder.analyses.export.source import ExportPlan, from_plan, managed_name
 from omniladder.cli import app
 from omniladder.engine.autoid import all_auto_ids, parse_auto_id
-from omniladder.engine.plan import Plan, make_plan
+from omniladder.engine.plan import make_plan
+from omniladder.engine.records import Plan
 from omniladder.inputs.input_set import load_inputs
 from tests.conftest import EXAMPLES, ROOT
 from tests.test_meta import IMPORTS_PROBE, core_modules, run_python_args, section, table_rows

@@ -23,7 +23,8 @@ from omniladder.engine import readings
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs, SourcedModelEntry
-from omniladder.engine.plan import Plan, connection_plan, make_plan
+from omniladder.engine.plan import connection_plan, make_plan
+from omniladder.engine.records import Plan
 from omniladder.engine.stepping import Stepper
 from omniladder.engine.tiers import rung_of
 from omniladder.models import Connection, LadderSettings

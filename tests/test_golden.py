@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from omniladder import __version__
 from omniladder.cli import app
-from omniladder.engine.plan import REASON_CODES
+from omniladder.engine.records import REASON_CODES
 from tests.conftest import ROOT
 from tests.golden_checks import CHECKS, check_golden
 

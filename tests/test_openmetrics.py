@@ -27,8 +27,9 @@ from omniladder.cli import app
 from omniladder.commands.common import InputOptions
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import Plan, make_plan
+from omniladder.engine.plan import make_plan
 from omniladder.engine.quota import in_force, resolved
+from omniladder.engine.records import Plan
 from omniladder.forecast import Forecast, forecast
 from omniladder.models import RUNGS, Reading
 from omniladder.rendering.openmetrics import (

@@ -23,7 +23,8 @@ from omniladder.analyses.check import (
 )
 from omniladder.engine.autoid import parse_auto_id, parse_instant
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import Plan, make_plan
+from omniladder.engine.plan import make_plan
+from omniladder.engine.records import Plan
 from omniladder.errors import InputError
 from omniladder.forecast import Forecast, forecast
 from omniladder.inputs.input_set import load_inputs

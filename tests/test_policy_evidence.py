@@ -19,7 +19,8 @@ from omniladder.analyses.check import (
     load_policy,
 )
 from omniladder.engine.autoid import parse_auto_id
-from omniladder.engine.plan import REASON_CODES, Plan, make_plan
+from omniladder.engine.plan import make_plan
+from omniladder.engine.records import REASON_CODES, Plan
 from omniladder.errors import InputError
 from omniladder.inputs.validation import validate
 from tests.builders import NOW, at, conn, fleet, reading, window

@@ -17,8 +17,8 @@ from omniladder.analyses.why import COMEBACK_REASONS
 from omniladder.engine.autoid import TIERS, AutoTier, NowSource, all_auto_ids
 from omniladder.engine.billing import BillingClass, BillingSource, OverageClass, OverageSource
 from omniladder.engine.budgets import BudgetState
-from omniladder.engine.plan import DOUBTFUL_STATUSES, REASON_CODES, RungState
 from omniladder.engine.quota import VerdictKind
+from omniladder.engine.records import DOUBTFUL_STATUSES, REASON_CODES, RungState
 from omniladder.engine.tiers import TierSource
 from omniladder.errors import EXIT_MEANINGS, ExitCode, InputError
 from omniladder.inputs.input_set import load_settings

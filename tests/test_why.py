@@ -15,7 +15,8 @@ from omniladder.analyses.why import explain
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import Plan, make_plan
+from omniladder.engine.plan import make_plan
+from omniladder.engine.records import Plan
 from omniladder.models import (
     Reading,
     Window,

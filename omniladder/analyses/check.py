@@ -28,7 +28,8 @@ from omniladder import timefmt
 from omniladder.engine.autoid import NowSource, parse_auto_id
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import REASON_CODES, Plan, make_plan
+from omniladder.engine.plan import make_plan
+from omniladder.engine.records import REASON_CODES, Plan
 from omniladder.errors import InputError, UsageError, close_match
 from omniladder.inputs.documents import load_model
 from omniladder.inputs.files import display_path

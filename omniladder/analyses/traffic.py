@@ -25,9 +25,10 @@ from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import next_period_start
 from omniladder.engine.changes import connection_changes
+from omniladder.engine.decide import facts_at
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import PairDecision, facts_at
+from omniladder.engine.records import PairDecision
 from omniladder.engine.stepping import Stepper
 from omniladder.inputs.traffic import Ledger, LedgerEvent
 from omniladder.models import (

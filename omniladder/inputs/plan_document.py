@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, model_validator
 
-from omniladder.engine.plan import FORMAT_VERSION
+from omniladder.engine.records import FORMAT_VERSION
 from omniladder.errors import InputError
 from omniladder.inputs.documents import as_tuples, parse_json
 from omniladder.inputs.files import decode_text, display_path, read_bytes

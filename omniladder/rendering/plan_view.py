@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 from omniladder import timefmt
 
 if TYPE_CHECKING:
-    from omniladder.engine.plan import Plan
+    from omniladder.engine.records import Plan
     from omniladder.inputs.plan_document import PlanDocument
 
 

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from omniladder import timefmt
 from omniladder.analyses.simulate import Point, Series, Transition
-from omniladder.engine.plan import FORMAT_VERSION
+from omniladder.engine.records import FORMAT_VERSION
 from omniladder.models import RUNGS
 from omniladder.rendering.json_text import dumps
 

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from omniladder import timefmt
 from omniladder.analyses.who import WhoAnswer, WhoForId, WhoRow
-from omniladder.engine.plan import FORMAT_VERSION
+from omniladder.engine.records import FORMAT_VERSION
 from omniladder.rendering.table import make_console
 from omniladder.rendering.why_view import _leaf, _Tree
 

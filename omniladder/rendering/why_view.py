@@ -11,7 +11,7 @@ from rich.text import Text
 
 from omniladder import timefmt
 from omniladder.analyses.why import R1_STEPS, Comeback, IdVerdict, ModelTrace, Route, Trace
-from omniladder.engine.plan import FORMAT_VERSION
+from omniladder.engine.records import FORMAT_VERSION
 from omniladder.rendering.table import make_console
 
 # --- JSON ----------------------------------------------------------------------------------

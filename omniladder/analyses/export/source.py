@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from omniladder import timefmt
 from omniladder.engine.autoid import AutoId, parse_auto_id
-from omniladder.engine.plan import Plan
+from omniladder.engine.records import Plan
 from omniladder.errors import InputError, UsageError
 from omniladder.inputs.plan_document import PlanDocument
 from omniladder.models import RUNGS, Rung
