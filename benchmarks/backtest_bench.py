@@ -73,8 +73,8 @@ def by_name(settings: Path) -> list[str]:
     from omniladder.commands.common import InputOptions
     from omniladder.engine.autoid import parse_auto_id
     from omniladder.forecast import catalog_lengths
-    from omniladder.loading import find_settings, resolve_files
-    from omniladder.scopes import load_window_scopes
+    from omniladder.inputs.input_set import find_settings, resolve_files
+    from omniladder.inputs.scopes import load_window_scopes
 
     inputs = InputOptions(config=settings).load()
     auto_id = parse_auto_id("auto/thrifty")
