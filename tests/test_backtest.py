@@ -114,7 +114,7 @@ def test_the_pace_at_each_reading_is_the_forecasts_pace(readings: list[dict[str,
     quota = quota_readings(history)
     end = history[-1].checked_at if history else T0
     mine = {item.index: item for item in window_forecasts("claude", quota, KEY, CUTOFF,
-                                                          no_lengths, end)}
+                                                          no_lengths, T0, end)}
     for index, reading in enumerate(quota):
         now = reading.checked_at
         found = outlook("c", "claude", readings_until(history, now), now, inputs, no_lengths)
@@ -377,3 +377,25 @@ def test_the_generated_week_backtest_is_what_the_command_prints(tmp_path: Path) 
                                  "--backtest"])
     assert result.exit_code == 0, result.output
     assert result.stdout == documented("backtest-week")
+
+
+def test_a_history_of_years_is_weighted_as_the_forecast_weighs_it() -> None:
+    """Ratios more than 400 half-lives apart: the weights are rebased instead of
+    overflowing, and the band at the late readings is still the forecast's."""
+    late = 600 * 24 * 60  # 600 days on
+    readings = [raw(m, f, T0 + timedelta(hours=10)) for m, f in
+                ((0, 100), (60, 90), (120, 70), (180, 65))]
+    readings += [raw(late + m, f, T0 + timedelta(days=600, hours=10)) for m, f in
+                 ((0, 100), (60, 95), (120, 85), (180, 80), (240, 60))]
+    inputs = inputs_of(readings)
+    history = inputs.readings["c"]
+    quota = quota_readings(history)
+    items = list(window_forecasts("claude", quota, KEY, CUTOFF, no_lengths, T0,
+                                  history[-1].checked_at))
+    last = items[-1]
+    now = quota[last.index].checked_at
+    found = outlook("c", "claude", readings_until(history, now), now, inputs, no_lengths)
+    assert last.band == pytest.approx(found.paces[0].burn_band)
+    assert last.band is not None
+    assert last.rate is not None
+    assert last.band[1] == pytest.approx(last.rate * 4.0)  # the late cycle's own ratios

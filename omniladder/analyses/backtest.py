@@ -219,6 +219,10 @@ class _Rates:
     weighted quantiles are the same as with the weights at now (a common factor), kept
     sorted as they come."""
 
+    REBASE_HOURS = 400 * HALF_LIFE_HOURS
+    """A ratio this long after the anchor moves the anchor to it (the weights so far
+    scaled alike), before its weight outgrows a float."""
+
     def __init__(self, anchor: datetime) -> None:
         self.anchor = anchor
         self.keys: list[tuple[float, float]] = []
@@ -226,6 +230,11 @@ class _Rates:
 
     def add(self, rate: float, hours: float, at: datetime) -> None:
         age = (self.anchor - at).total_seconds() / 3600.0
+        if age < -self.REBASE_HOURS:
+            factor = 0.5 ** (-age / HALF_LIFE_HOURS)
+            self.weights = [weight * factor for weight in self.weights]
+            self.keys = [(value, weight * factor) for value, weight in self.keys]
+            self.anchor, age = at, 0.0
         weight = hours * 0.5 ** (age / HALF_LIFE_HOURS)
         item = (rate, weight)
         place = bisect_right(self.keys, item)
@@ -256,7 +265,6 @@ class _Cycle:
     resets (the later maxima and minima) find the first reset too far off in log time."""
 
     def __init__(self) -> None:
-        self.start = 0
         self.figures: list[float] = []
         self.times: list[datetime] = []
         self.rise = 0
@@ -300,14 +308,14 @@ class _Cycle:
 
 
 def window_forecasts(provider: str, readings: Sequence[Reading], key: WindowKey,
-                     cutoff: float, lengths: WindowLength, end: datetime
+                     cutoff: float, lengths: WindowLength, start: datetime, end: datetime
                      ) -> Iterator[WindowForecast]:
     """The window ``key`` forecast at each reading up to ``end`` that shows it above the
     cutoff, not held (R6.4), in a reading whose status is neither unknown nor exhausted:
     what ``forecast.window_pace`` gives at that reading's instant (``readings``: the
-    connection's quota readings, sorted)."""
-    rates = _Rates(end)
-    start: tuple[datetime, float, datetime | None] | None = None
+    connection's quota readings, sorted). ``start``: where the forecasts begin to count."""
+    rates = _Rates(start)
+    span: tuple[datetime, float, datetime | None] | None = None
     last: tuple[float, datetime] | None = None
     cycle = _Cycle()
     hold: tuple[datetime, float] | None = None
@@ -320,24 +328,24 @@ def window_forecasts(provider: str, readings: Sequence[Reading], key: WindowKey,
             hold = None
         mine = _find(reading, key)
         if mine is None or mine.unlimited:
-            start = last = None
+            span = last = None
             cycle = _Cycle()
             continue
         figure = mine.figure
         # the history of span-to-span ratios, as forecast.history_rates reads it
         here = (now, figure, mine.reset_at)
-        if start is None:
-            start = here
+        if span is None:
+            span = here
         else:
-            at, was, reset_at = start
+            at, was, reset_at = span
             hours = (now - at).total_seconds() / 3600.0
             if figure > was or not _same_reset(reset_at, mine.reset_at):
-                start, last = here, None
+                span, last = here, None
             elif hours >= RATE_SPAN_HOURS:
                 rate = (was - figure) / hours
                 if last is not None and last[1] == at and last[0] > 0:
                     rates.add(rate / last[0], hours, now)
-                start, last = here, (rate, now)
+                span, last = here, (rate, now)
         count, first = cycle.add(now, figure, mine.reset_at)
         held = hold is not None and figure > hold[1]
         if figure <= cutoff and not held and mine.reset_at is not None \
@@ -544,7 +552,8 @@ def backtest(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: dateti
         keys = dict.fromkeys(_key(w) for r in readings for w in r.all_windows())
         for key in keys:
             series = Series(readings, key, cutoff, max_age)
-            for item in window_forecasts(providers[cid], readings, key, cutoff, lengths, end):
+            for item in window_forecasts(providers[cid], readings, key, cutoff, lengths,
+                                         start, end):
                 at = readings[item.index].checked_at
                 if not start <= at <= end:
                     continue
