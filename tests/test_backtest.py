@@ -399,3 +399,26 @@ def test_a_history_of_years_is_weighted_as_the_forecast_weighs_it() -> None:
     assert last.band is not None
     assert last.rate is not None
     assert last.band[1] == pytest.approx(last.rate * 4.0)  # the late cycle's own ratios
+
+
+def test_a_history_imported_from_codex_rollouts_replays(tmp_path: Path) -> None:
+    """Any quota history replays: here the readings `import codex-sessions` takes from the
+    published rollout fixtures (tests/fixtures/sources/codex): the 10:00 reading of the 5h
+    ("session") window is a forecast, whose cycle the history ends before judging."""
+    connections = tmp_path / "connections.toml"
+    connections.write_text('[[connections]]\nid = "codex-pro"\nprovider = "codex"\n'
+                           'auth_type = "oauth"\n', encoding="utf-8")
+    quota = tmp_path / "quota.json"
+    imported = runner.invoke(app, ["import", "codex-sessions",
+                                   str(ROOT / "tests" / "fixtures" / "sources" / "codex"),
+                                   "--connection", "codex-pro", "--quota", str(quota),
+                                   "--connections", str(connections)])
+    assert imported.exit_code == 0, imported.output
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--backtest", "--json",
+                                 "--quota", str(quota), "--connections", str(connections)])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["forecasts"] == 1
+    assert document["excluded"]["no-later-reading"] == 1
+    assert document["samples"] == 0
+    assert document["coverage"] is None

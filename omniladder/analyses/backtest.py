@@ -142,6 +142,8 @@ class Backtest:
     lasted_p90: int
     """Lasted windows whose band allowed it (the p90 lasts)."""
     excluded: dict[str, int] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    """The inputs' warnings."""
 
     @property
     def covered(self) -> int:
@@ -584,4 +586,4 @@ def backtest(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: dateti
                     max_reading_age_seconds=max_age, instants=len(instants),
                     forecasts=forecasts, no_rate=no_rate, samples=tuple(samples),
                     lasted=lasted, lasted_p50=lasted_p50, lasted_p90=lasted_p90,
-                    excluded=excluded)
+                    excluded=excluded, warnings=tuple(inputs.warnings))

@@ -183,7 +183,7 @@ def run_backtest(auto_id: AutoId, start: str | None, end: str | None, chosen: Fo
                                 include_shipped=not options.no_shipped_catalogs)
     result = backtest(inputs, auto_id, first, last, lengths=catalog_lengths(scopes))
     if chosen != Format.JSON:
-        for warning in inputs.warnings:
+        for warning in result.warnings:
             say(f"omniladder: warning: {warning}")
     RENDERERS[chosen](result, sys.stdout)
     sys.stdout.flush()

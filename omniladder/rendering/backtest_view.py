@@ -84,6 +84,7 @@ def backtest_document(result: Backtest) -> dict[str, Any]:
         "lasted": {"forecasts": result.lasted, "p50_lasts": result.lasted_p50,
                    "p90_lasts": result.lasted_p90},
         "excluded": dict(result.excluded),
+        "warnings": list(result.warnings),
         "summary": summary_line(result),
     }
 
