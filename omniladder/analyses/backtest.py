@@ -4,20 +4,23 @@ what the later readings showed (docs/forecast.md#backtest).
 At every recorded reading of a connection that serves the auto id, inside the span, each
 window of that reading is forecast from the readings up to it (the later ones hidden), as
 ``forecast`` paces it at that instant: its burn rate over the current cycle, its band from
-the history of rates, and the instants it reaches the exit cutoff at the high, middle and
-low burn (p10, p50, p90; none when that burn lasts to the reset). A forecast with a burn rate
-is then judged by the readings after it:
+the history's span-to-span ratios, and the instants it reaches the exit cutoff at the high,
+middle and low burn (p10, p50, p90; none when that burn lasts to the reset). A forecast with
+a burn rate is then judged by the readings after it (``Series``):
 
 * **crossed** — a later reading of the same cycle shows the window at or below the cutoff:
   that reading's ``checked_at`` is the true crossing, and the forecast is a *sample*;
-* **lasted** — a reading at or after the window's reset comes first: the window lasted;
-* **excluded** — the readings cannot say: the cycle ended before its reset (``reset-early``:
-  a later reading shows another reset instant), the figure rose with no reset, or the
-  deciding reading came after a gap longer than ``max_reading_age_seconds``
-  (``reading-jump``), or the history ends first (``no-later-reading``).
+* **lasted** — a reading at or after the window's reset comes first (or a new cycle within
+  ``SAME_RESET_SECONDS`` of it): the window lasted;
+* **excluded** — the readings cannot say: the cycle ended before its reset
+  (``reset-early``), a cycle began where the forecast's reading showed none running
+  (``new-cycle``), the figure rose with no reset or the deciding reading came after a gap
+  longer than ``max_reading_age_seconds`` (``reading-jump``), or the history ends first
+  (``no-later-reading``).
 
-The pace at each instant is computed incrementally (one pass over each window's readings,
-not one pass per instant); a test holds it to ``forecast.outlook`` on the cut-off readings.
+The pace at each reading is computed incrementally (one pass over each window's readings,
+not one pass per reading); a property test holds it to ``forecast.outlook`` given the
+readings cut at that instant, and another holds ``Series`` to a walk of the later readings.
 """
 
 from __future__ import annotations
