@@ -79,7 +79,10 @@ COMMAND_HELP: dict[str, CommandHelp] = {
     "forecast": CommandHelp(
         ("omniladder forecast auto/thrifty --config examples/day/omniladder.toml \\\n"
          "  --now 2026-11-29T13:00:00Z",
-         "omniladder forecast auto/subscription --horizon 6h --step 1m --json"), None),
+         "omniladder forecast auto/subscription --horizon 6h --step 1m --json",
+         "omniladder forecast auto/thrifty --backtest --from 2026-11-29T06:00:00Z \\\n"
+         "  --to 2026-11-29T18:00:00Z --json"),
+        None),
     "check": CommandHelp(
         ("omniladder check examples/policy.toml",
          "omniladder check policy.toml --junit omniladder-junit.xml",
