@@ -1087,13 +1087,16 @@ def _heads_at(logs: Log, instants: Sequence[datetime]) -> tuple[tuple[datetime, 
     changes = sorted(deltas.items())
     counts = [0] * width
     out: list[tuple[datetime, Rung | None]] = []
-    position = 0
+    position, last = 0, len(changes)
+    head: Rung | None = None
     for at in instants:
-        while position < len(changes) and changes[position][0] <= at:
-            for rung, moved in enumerate(changes[position][1]):
-                counts[rung] += moved
-            position += 1
-        out.append((at, next((RUNGS[r] for r in range(width) if counts[r] > 0), None)))
+        if position < last and changes[position][0] <= at:
+            while position < last and changes[position][0] <= at:
+                for rung, moved in enumerate(changes[position][1]):
+                    counts[rung] += moved
+                position += 1
+            head = next((RUNGS[r] for r in range(width) if counts[r] > 0), None)
+        out.append((at, head))
     return tuple(out)
 
 

@@ -129,9 +129,9 @@ class Stepper:
         self.schedule: dict[int, list[int]] = {}
         ladder = fleet.ladder
         fresh = frozenset(kept_fresh)
-        for index, connection in enumerate(fleet.connections):
-            if self.only is not None and index not in self.only:
-                continue
+        scheduled = range(len(fleet.connections)) if self.only is None else self.only
+        for index in scheduled:
+            connection = fleet.connections[index]
             for step in change_steps(fleet.histories[index], connection.rate_limited_until,
                                      ladder.max_reading_age_seconds, instants,
                                      ladder.exit_cutoff_percent,
