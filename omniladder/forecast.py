@@ -42,6 +42,7 @@ from itertools import pairwise
 from typing import NamedTuple
 
 from omniladder import timefmt
+from omniladder.analyses.simulate import Point, Transition, step_instants, walk
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import (
     BudgetPosition,
@@ -51,8 +52,8 @@ from omniladder.engine.budgets import (
 )
 from omniladder.engine.changes import connection_changes
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import empty_fleet_warning
 from omniladder.engine.quota import HeldWindow, in_force, readings_until
+from omniladder.engine.report import empty_fleet_warning
 from omniladder.engine.stepping import Stepper
 from omniladder.models import (
     CALENDAR_MONTH,
@@ -64,7 +65,6 @@ from omniladder.models import (
     Window,
     duration_seconds,
 )
-from omniladder.simulate import Point, Transition, step_instants, walk
 
 DEFAULT_HORIZON = "24h"
 DEFAULT_STEP = "5m"
@@ -98,7 +98,7 @@ def month_before(instant: datetime) -> datetime:
 
 def catalog_lengths(scopes: object) -> WindowLength:
     """Lengths from ``window_seconds``, else from the window catalog's ``duration``."""
-    from omniladder.scopes import WindowScopes
+    from omniladder.inputs.scopes import WindowScopes
 
     assert isinstance(scopes, WindowScopes)
 
@@ -1309,8 +1309,8 @@ def wait_text(escalation: Escalation, now: datetime) -> str:
 
 def parse_span(text: str, option: str) -> timedelta:
     """A positive duration for ``option`` (``--horizon``, ``--step``), as simulate's step."""
+    from omniladder.analyses.simulate import parse_step
     from omniladder.errors import UsageError
-    from omniladder.simulate import parse_step
 
     try:
         return parse_step(text)

@@ -37,7 +37,7 @@ def _files(config: Path | None, connections: Path | None, catalog: list[Path] | 
            models_catalog: list[Path] | None, no_shipped_catalogs: bool,
            windows_catalog: list[Path] | None) -> tuple[Any, Any]:
     """(settings, InputFiles) as plan would resolve them."""
-    from omniladder.loading import find_settings, load_settings, resolve_files
+    from omniladder.inputs.input_set import find_settings, load_settings, resolve_files
 
     settings_path = find_settings(config)
     settings = load_settings(settings_path)
@@ -62,9 +62,9 @@ def show(
     with user_errors():
         import json
 
-        from omniladder.loading import load_catalogs
+        from omniladder.inputs.catalogs import load_catalogs
+        from omniladder.inputs.scopes import load_window_scopes
         from omniladder.rendering.catalog_view import catalog_document, render_catalog_table
-        from omniladder.scopes import load_window_scopes
 
         settings, files = _files(config, None, catalog, models_catalog, no_shipped_catalogs,
                                  windows_catalog)
@@ -108,7 +108,7 @@ def check(
         import json
         from datetime import UTC, date, datetime
 
-        from omniladder.catalog_lint import (
+        from omniladder.analyses.catalog_check import (
             Baseline,
             baseline_of,
             baseline_text,
@@ -118,10 +118,12 @@ def check(
             release_date,
         )
         from omniladder.errors import UsageError
-        from omniladder.loading import catalog_paths, display_path, load_model
+        from omniladder.inputs.catalogs import catalog_paths
+        from omniladder.inputs.documents import load_model
+        from omniladder.inputs.files import display_path
+        from omniladder.inputs.scopes import window_catalog_paths
         from omniladder.models import ConnectionsFile
         from omniladder.rendering.catalog_view import lint_document, lint_lines
-        from omniladder.scopes import window_catalog_paths
 
         if today is None:
             day = datetime.now(UTC).date()

@@ -26,10 +26,12 @@ from datetime import datetime
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import BudgetPosition, budget_positions, period_start
 from omniladder.engine.changes import connection_changes
+from omniladder.engine.decide import Moment, decide, facts_at
 from omniladder.engine.fleet import Fleet, fleet_for
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import Moment, PairDecision, decide, facts_at, rung_state
 from omniladder.engine.pool import RUNG_INDEX, Seating
+from omniladder.engine.records import PairDecision
+from omniladder.engine.report import rung_state
 from omniladder.models import RUNGS, Reading, Rung
 
 

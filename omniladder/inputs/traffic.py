@@ -33,7 +33,7 @@ from pydantic import Field
 
 from omniladder import timefmt
 from omniladder.errors import InputError, close_match
-from omniladder.loading import LINE_SUFFIXES
+from omniladder.inputs.input_set import LINE_SUFFIXES
 from omniladder.models import (
     IDENTIFIER_PATTERN,
     NO_OFFSET,
@@ -322,7 +322,7 @@ class Ledger:
     without duplicates, as often as asked."""
 
     def __init__(self, path: Path, shown: str | None = None) -> None:
-        from omniladder.loading import display_path
+        from omniladder.inputs.files import display_path
 
         self.path = path
         self.shown = shown if shown is not None else display_path(path)
@@ -349,7 +349,7 @@ class Ledger:
         """Every non-blank line of a JSONL ledger as ``json.loads`` gives it, in line order,
         or the InputError of a line that is not JSON; each is validated by the caller
         before the next is read."""
-        from omniladder.loading import input_lines
+        from omniladder.inputs.files import input_lines
 
         shown = self.shown
         loads = json.loads
@@ -397,7 +397,7 @@ class Ledger:
         return event_from(data, place, number)
 
     def _read_document(self) -> list[LedgerEvent]:
-        from omniladder.loading import read_document
+        from omniladder.inputs.documents import read_document
 
         document = read_document(self.path, self.shown)
         extra = [key for key in document if key != "events"]
@@ -420,7 +420,7 @@ class Ledger:
         between the two reads (a gateway still appending) is validated where it differs:
         any line the first read did not see (past its last line) goes through
         ``event_from``."""
-        from omniladder.loading import input_lines
+        from omniladder.inputs.files import input_lines
 
         seen = self._lines_seen
         for number, raw in input_lines(self.path, self.shown):
@@ -550,7 +550,7 @@ def is_traffic(path: Path, shown: str) -> bool:
     one)."""
     if path.suffix.lower() in LINE_SUFFIXES:
         return True
-    from omniladder.loading import read_document
+    from omniladder.inputs.documents import read_document
 
     try:
         document = read_document(path, shown)
@@ -633,8 +633,8 @@ def merge_into(path: Path, events: Iterator[Mapping[str, Any]],
     line is cut short is being written by someone else and is not merged into."""
     import tempfile
 
-    from omniladder.loading import display_path
-    from omniladder.writing import write_atomic
+    from omniladder.inputs.files import display_path
+    from omniladder.inputs.writing import write_atomic
 
     shown = shown if shown is not None else display_path(path)
     if path.suffix.lower() not in LINE_SUFFIXES:

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from datetime import date
 from typing import Any, TextIO
 
-from omniladder.catalog_lint import Judged, Problem
+from omniladder.analyses.catalog_check import Judged, Problem
 from omniladder.engine.inputs import Catalogs
 from omniladder.engine.tiers import economic_tier
+from omniladder.inputs.scopes import WindowScopes
 from omniladder.models import TierSettings
-from omniladder.scopes import WindowScopes
 
 FORMAT_VERSION = "1"
 

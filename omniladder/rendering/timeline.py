@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rich.text import Text
 
 from omniladder import timefmt
-from omniladder.engine.plan import FORMAT_VERSION
+from omniladder.analyses.simulate import Point, Series, Transition
+from omniladder.engine.records import FORMAT_VERSION
 from omniladder.models import RUNGS
 from omniladder.rendering.json_text import dumps
-from omniladder.simulate import Point, Series, Transition
 
 if TYPE_CHECKING:
     from omniladder.forecast import Band, Forecast

@@ -19,7 +19,10 @@ from pydantic import BaseModel, ValidationError
 
 from omniladder.engine.billing import classify
 from omniladder.engine.inputs import Catalogs, merge_catalogs
-from omniladder.loading import SHIPPED_PREFIX, describe_errors, format_loc, read_document
+from omniladder.inputs.catalogs import SHIPPED_PREFIX
+from omniladder.inputs.documents import read_document
+from omniladder.inputs.scopes import WindowScopes, glob_matches, ordered
+from omniladder.inputs.validation import describe_errors, format_loc
 from omniladder.models import (
     BillingEntry,
     Connection,
@@ -28,7 +31,6 @@ from omniladder.models import (
     parse_date,
 )
 from omniladder.scope_models import SourceProvidersEntry, WindowAliasEntry, WindowScopeEntry
-from omniladder.scopes import WindowScopes, glob_matches, ordered
 
 ProblemCode = Literal[
     "not-a-catalog", "unknown-key", "invalid-entry", "duplicate-key", "missing-reason",
