@@ -59,7 +59,7 @@ def test_the_burning_fleet_gives_every_plan_a_burn_rate_and_a_band(tmp_path: Pat
     band around its rate, and the same seed writes the same bytes."""
     from omniladder.engine.autoid import parse_auto_id
     from omniladder.forecast import forecast, no_lengths
-    from omniladder.loading import load_inputs
+    from omniladder.inputs.input_set import load_inputs
 
     fleet = fleet_module()
     size = fleet.FleetSize(connections=12, models=3, readings=3, spend_events=2)
