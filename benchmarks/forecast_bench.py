@@ -15,9 +15,10 @@ time (user and system) of each side.
 The sides: this checkout (the band: three burns); this checkout with the band turned off
 (``forecast(..., band=False)``: the middle walk alone, what the band adds to); and each
 baseline revision, its ``omniladder`` package and catalogs taken from git (``git archive``)
-into a scratch directory. The first baseline is the forecast before the band: the target is
-at most 2x its time. The second, by default, is the forecast before exact instants (it
-sampled the steps), for scale.
+into a scratch directory. The first baseline is, by default, the forecast before the band:
+the target is at most 2x its time. The second, by default, is the forecast before exact
+instants (it sampled the steps), for scale. ``--baseline`` replaces both (the first one
+given is the one the target line reads).
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ def main() -> None:
               f"{peak:,.0f} MiB | {medians[0] / median:.2f}x |")
     ratio = medians[0] / medians[2] if len(sides) > 2 else medians[0] / medians[1]
     against = sides[2][0] if len(sides) > 2 else sides[1][0]
-    print(f"\nthe band against the forecast before it ({against}): {ratio:.2f}x of the "
+    print(f"\nthe band against the first baseline ({against}): {ratio:.2f}x of the "
           f"median, {min(cpus[0]) / min(cpus[2 if len(sides) > 2 else 1]):.2f}x of the least "
           f"CPU; target <= {TARGET:.1f}x: {'met' if ratio <= TARGET else 'not met'}")
 
