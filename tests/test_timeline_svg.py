@@ -336,7 +336,7 @@ def test_the_day_forecast_shades_first_paid_from_its_p10_to_its_p90(tmp_path: Pa
     (rect,) = band_rects(root)
     start, end = span(rect)
     assert start == pytest.approx(x_of(49), abs=EPS)
-    assert end == pytest.approx(x_of(81.65), abs=EPS)
+    assert end == pytest.approx(x_of(81 + 39 / 60), abs=EPS)
     assert float(rect.attrib["fill-opacity"]) < 0.5
     (title,) = rect.iter(f"{NS}title")
     assert title.text == "first paid: p10 13:49Z, p50 14:01:15Z, p90 14:21:39Z"
