@@ -9,8 +9,7 @@ from datetime import datetime
 
 from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
-from omniladder.engine.budgets import BudgetPosition
-from omniladder.engine.decide import budget_detail
+from omniladder.engine.budgets import BudgetPosition, Disabled, Spent, Unenforced, Within
 from omniladder.engine.fleet import Fleet, SpendNotes
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.records import (
@@ -49,10 +48,8 @@ def plan_warnings(fleet: Fleet, notes: SpendNotes, budgets: dict[str, BudgetPosi
             fleet.inputs.files.get("connections", "the connections file")))
     warnings += _near_misses(fleet)
     for position in budgets.values():
-        if position.state == "unenforced":
-            # state unenforced implies a budget above 0
-            warnings.append(f"the {position.rung} budget of "
-                            f"{timefmt.usd(position.budget_usd or 0)}"  # pragma: no mutate
+        if isinstance(position, Unenforced):
+            warnings.append(f"the {position.rung} budget of {timefmt.usd(position.budget_usd)}"
                             " is not enforced: no spend ledger was given")
     return warnings
 
@@ -168,9 +165,9 @@ def rung_state(auto_id: AutoId, rung: Rung, position: BudgetPosition | None, lan
     """
     if auto_id.tier == "subscription" and rung != "subscription":
         return "not-in-id"
-    if position is not None and position.state == "disabled":
+    if isinstance(position, Disabled):
         return "disabled"
-    if position is not None and position.state == "spent":
+    if isinstance(position, Spent):
         return "budget-spent"
     if not landed:
         return "empty"
@@ -188,8 +185,8 @@ def landed_by_rung(decisions: Sequence[PairDecision]) -> dict[Rung, list[PairDec
 
 
 def rung_statuses(auto_id: AutoId, by_rung: dict[Rung, list[PairDecision]],
-                   pool: Sequence[PoolEntry],
-                   budgets: dict[str, BudgetPosition]) -> tuple[RungStatus, ...]:
+                  pool: Sequence[PoolEntry],
+                  budgets: dict[str, BudgetPosition]) -> tuple[RungStatus, ...]:
     """Each rung's state and note, from its decisions (``landed_by_rung``) and the pool."""
     statuses: list[RungStatus] = []
     for rung in RUNGS:
@@ -209,7 +206,7 @@ def rung_statuses(auto_id: AutoId, by_rung: dict[Rung, list[PairDecision]],
         all_ids = {d.connection_id for d in on_rung}
         if state == "disabled" or state == "budget-spent":
             assert position is not None
-            note = budget_detail(position)
+            note = position.describe()
         elif state == "empty":
             note = "no connection lands on this rung"
         elif state == "serving":
@@ -227,14 +224,8 @@ def rung_statuses(auto_id: AutoId, by_rung: dict[Rung, list[PairDecision]],
             counts = Counter(primary.values())
             note = f"{len(all_ids)} connection{'s' if len(all_ids) != 1 else ''}, none usable: "
             note += ", ".join(f"{n} {phrase}" for phrase, n in counts.most_common())
-        if position is not None and state == "serving":
-            if position.state == "within":
-                # state within implies a budget above 0
-                note += (f"; {timefmt.usd(position.spent_usd or 0)} of "
-                         f"{timefmt.usd(position.budget_usd or 0)} spent "  # pragma: no mutate
-                         f"this {position.period}")
-            elif position.state == "unenforced":
-                note += "; budget not enforced (no spend ledger)"
+        if state == "serving" and isinstance(position, Within | Unenforced):
+            note += "; " + position.describe()
         statuses.append(RungStatus(rung=rung, state=state, candidates=len(entries),
                                    connections=len(serving_ids), budget_usd=budget,
                                    spent_usd=spent, note=note))
