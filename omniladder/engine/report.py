@@ -2,7 +2,6 @@
 note, the connection records, the clamps, the warnings, the settings echoed and the one-line
 summary."""
 
-import difflib
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -25,7 +24,6 @@ from omniladder.engine.records import (
     reason_phrase,
 )
 from omniladder.engine.remedies import RemedyContext, remedy
-from omniladder.errors import UsageError
 from omniladder.models import (
     RUNGS,
     Rung,
@@ -84,19 +82,8 @@ def settings_view(inputs: LoadedInputs, budgets: dict[str, BudgetPosition]) -> P
     }
 
 
-def unknown_connection(connection_id: str, known: Sequence[str]) -> UsageError:
-    """The error for a connection id the fleet does not have, with the closest known ids."""
-    # n=3 is get_close_matches' default
-    close = difflib.get_close_matches(connection_id, known, n=3, cutoff=0.5)  # pragma: no mutate
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    listed = "" if close else f"; known ids: {', '.join(known) or '(none)'}"
-    return UsageError(f"unknown connection id {connection_id!r}{hint}{listed}",
-                      field="CONNECTION_ID")
-
-
-
 def remedy_context(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
-                    budgets: dict[str, BudgetPosition]) -> RemedyContext:
+                   budgets: dict[str, BudgetPosition]) -> RemedyContext:
     models = inputs.catalogs.models
 
     def categories_of(provider: str, model: str) -> tuple[str, ...] | None:
@@ -113,12 +100,11 @@ def _fix(ctx: RemedyContext, facts: ConnectionFacts, reason: str,
 
 
 def exclusions(facts: Sequence[ConnectionFacts], refused: Sequence[list[PairDecision]],
-                ctx: RemedyContext) -> tuple[Exclusion, ...]:
+               ctx: RemedyContext) -> tuple[Exclusion, ...]:
     """The exclusions of the connections of ``facts``; ``refused`` holds, for each of them, its
     refused decisions in decision order (every model of a connection has one decision)."""
     out: list[Exclusion] = []
-    # one list per connection: strict never fires
-    for f, failed in zip(facts, refused, strict=True):  # pragma: no mutate
+    for f, failed in zip(facts, refused, strict=True):
         connection = f.connection
         if not f.models:
             out.append(Exclusion(
@@ -244,7 +230,7 @@ def connection_record(facts: ConnectionFacts) -> ConnectionRecord:
 
 
 def plan_summary(auto_id: AutoId, facts: Sequence[ConnectionFacts], pool: Sequence[PoolEntry],
-             excluded: Sequence[Exclusion]) -> str:
+                 excluded: Sequence[Exclusion]) -> str:
     eligible: set[str] = set()
     unverified: set[str] = set()
     for entry in pool:
