@@ -1,10 +1,9 @@
 """R8 rung budgets, enforced from a spend ledger over the current UTC calendar period."""
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import ClassVar, Literal
+from typing import Literal, NamedTuple
 
 from omniladder import timefmt
 from omniladder.models import PAID_RUNGS, BudgetSettings, SpendEvent
@@ -32,8 +31,7 @@ def next_period_start(now: datetime, period: str) -> datetime:
     return start.replace(year=year, month=month)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NoBudget:
+class NoBudget(NamedTuple):
     """No budget is set for the rung: R8 gates nothing. ``spent_usd`` is what the spend
     ledger counts in the period (None without a ledger)."""
 
@@ -41,12 +39,21 @@ class NoBudget:
     period: str
     since: datetime
     spent_usd: float | None
-    budget_usd: ClassVar[None] = None
-    state: ClassVar[Literal["none"]] = "none"
-    gates: ClassVar[bool] = False
-    """The rung is closed by its budget."""
-    reason: ClassVar[str | None] = None
-    """The reason code of a pair the budget refuses."""
+    state: Literal["none"] = "none"
+
+    @property
+    def budget_usd(self) -> None:
+        return None
+
+    @property
+    def gates(self) -> bool:
+        """The rung is closed by its budget."""
+        return False
+
+    @property
+    def reason(self) -> str | None:
+        """The reason code of a pair the budget refuses."""
+        return None
 
     @property
     def remaining_usd(self) -> float | None:
@@ -56,8 +63,7 @@ class NoBudget:
         return f"no {self.rung} budget set"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Disabled:
+class Disabled(NamedTuple):
     """A budget of 0 or less: the rung is closed whatever the spend."""
 
     rung: str
@@ -65,9 +71,15 @@ class Disabled:
     since: datetime
     budget_usd: float
     spent_usd: float | None
-    state: ClassVar[Literal["disabled"]] = "disabled"
-    gates: ClassVar[bool] = True
-    reason: ClassVar[str | None] = "budget-disabled"
+    state: Literal["disabled"] = "disabled"
+
+    @property
+    def gates(self) -> bool:
+        return True
+
+    @property
+    def reason(self) -> str | None:
+        return "budget-disabled"
 
     @property
     def remaining_usd(self) -> float | None:
@@ -77,18 +89,26 @@ class Disabled:
         return f"{self.rung} rung disabled (budget {timefmt.usd(self.budget_usd)})"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Unenforced:
+class Unenforced(NamedTuple):
     """A budget above 0 and no spend ledger to hold it against: the rung stays open."""
 
     rung: str
     period: str
     since: datetime
     budget_usd: float
-    spent_usd: ClassVar[None] = None
-    state: ClassVar[Literal["unenforced"]] = "unenforced"
-    gates: ClassVar[bool] = False
-    reason: ClassVar[str | None] = None
+    state: Literal["unenforced"] = "unenforced"
+
+    @property
+    def spent_usd(self) -> None:
+        return None
+
+    @property
+    def gates(self) -> bool:
+        return False
+
+    @property
+    def reason(self) -> str | None:
+        return None
 
     @property
     def remaining_usd(self) -> float | None:
@@ -98,8 +118,7 @@ class Unenforced:
         return "budget not enforced (no spend ledger)"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Within:
+class Within(NamedTuple):
     """A budget above 0 and less than it spent in the period: the rung is open."""
 
     rung: str
@@ -107,9 +126,15 @@ class Within:
     since: datetime
     budget_usd: float
     spent_usd: float
-    state: ClassVar[Literal["within"]] = "within"
-    gates: ClassVar[bool] = False
-    reason: ClassVar[str | None] = None
+    state: Literal["within"] = "within"
+
+    @property
+    def gates(self) -> bool:
+        return False
+
+    @property
+    def reason(self) -> str | None:
+        return None
 
     @property
     def remaining_usd(self) -> float:
@@ -120,8 +145,7 @@ class Within:
                 f"this {self.period}")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Spent:
+class Spent(NamedTuple):
     """A budget above 0 and at least it spent in the period: the rung is closed."""
 
     rung: str
@@ -129,9 +153,15 @@ class Spent:
     since: datetime
     budget_usd: float
     spent_usd: float
-    state: ClassVar[Literal["spent"]] = "spent"
-    gates: ClassVar[bool] = True
-    reason: ClassVar[str | None] = "budget-spent"
+    state: Literal["spent"] = "spent"
+
+    @property
+    def gates(self) -> bool:
+        return True
+
+    @property
+    def reason(self) -> str | None:
+        return "budget-spent"
 
     @property
     def remaining_usd(self) -> float:
@@ -144,8 +174,9 @@ class Spent:
 
 BudgetPosition = NoBudget | Disabled | Unenforced | Within | Spent
 """Where one paid rung stands against its budget at now (R8): one record per state, each
-holding only the figures its state has, and ``describe()``, what a plan says of it. The
-period started at ``since``; ``spent_usd`` is what the spend ledger counts in it."""
+holding only the figures its state has (its ``state`` is a field too, so two states never
+compare equal), and ``describe()``, what a plan says of it. The period started at ``since``;
+``spent_usd`` is what the spend ledger counts in it."""
 
 BudgetState = Literal["none", "disabled", "spent", "within", "unenforced"]
 
