@@ -299,3 +299,17 @@ def test_the_heaviest_loops_stay_marked_slow(module: str, name: str) -> None:
 
     function = getattr(importlib.import_module(module), name)
     assert "slow" in [mark.name for mark in getattr(function, "pytestmark", [])]
+
+
+# --- the tests' own helpers ----------------------------------------------------------------
+
+
+def test_a_refused_run_is_asserted_by_the_one_helper() -> None:
+    """tests/errors.py holds the one assertion of a refused run: no test module words the error
+    line's prefix again (a copy would drift from it)."""
+    from tests.errors import ERROR_PREFIX
+
+    quoted = f'"{ERROR_PREFIX}"'
+    copies = [path.name for path in sorted((ROOT / "tests").glob("test_*.py"))
+              if quoted in path.read_text(encoding="utf-8")]
+    assert copies == []

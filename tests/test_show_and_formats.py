@@ -32,6 +32,7 @@ from omniladder.rendering.markdown import code, plan_markdown, text
 from omniladder.rendering.plan_view import view_of_plan
 from tests.builders import at, conn, fleet, plan, reading, window
 from tests.conftest import EXAMPLES, ROOT
+from tests.errors import one_error
 
 runner = CliRunner()
 CONFIG = EXAMPLES / "omniladder.toml"
@@ -48,16 +49,6 @@ def save(tmp_path: Path, name: str = "plan.json", *extra: str) -> Path:
                                  "--out", str(out), *extra])
     assert result.exit_code == 0, result.output
     return out
-
-
-def one_error(result: Any, *fragments: str) -> str:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    (line,) = result.stderr.splitlines()
-    assert line.startswith("omniladder: error: "), line
-    for fragment in fragments:
-        assert fragment in line, line
-    return str(line)
 
 
 # --- show ----------------------------------------------------------------------------------
