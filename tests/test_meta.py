@@ -313,3 +313,13 @@ def test_a_refused_run_is_asserted_by_the_one_helper() -> None:
     copies = [path.name for path in sorted((ROOT / "tests").glob("test_*.py"))
               if quoted in path.read_text(encoding="utf-8")]
     assert copies == []
+
+
+def test_every_reason_code_has_its_summary_phrase() -> None:
+    """The one-line summary words each reason code (``reason_phrase`` has no fallback)."""
+    from omniladder.engine.records import reason_phrase
+
+    phrases = {code: reason_phrase(code, "") for code in REASON_CODES}
+    assert all(phrases.values())
+    assert reason_phrase("overage-not-hard-stop", "overage meters-to-paid") == (
+        "overage meters to paid")

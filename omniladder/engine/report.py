@@ -204,9 +204,8 @@ def rung_statuses(auto_id: AutoId, by_rung: dict[Rung, list[PairDecision]],
             primary: dict[str, str] = {}  # one reason per connection, as the verdict counts
             for d in on_rung:
                 if not d.admitted and d.connection_id not in primary:
-                    # a refused decision always has a reason
-                    primary[d.connection_id] = reason_phrase(
-                        d.reason or "", d.detail)  # pragma: no mutate
+                    assert d.reason is not None  # a refused decision always has a reason
+                    primary[d.connection_id] = reason_phrase(d.reason, d.detail)
             counts = Counter(primary.values())
             note = f"{len(all_ids)} connection{'s' if len(all_ids) != 1 else ''}, none usable: "
             note += ", ".join(f"{n} {phrase}" for phrase, n in counts.most_common())
