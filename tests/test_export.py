@@ -22,8 +22,9 @@ from omniladder.analyses.export.core import Export, Target, export
 from omniladder.analyses.export.fidelity import CODES, LEVELS
 from omniladder.analyses.export.litellm import deployment_id, parse_deployment_id
 from omniladder.analyses.export.routes import ConnectionRoute
-from omniladder.analyses.export.source import ExportPlan, from_plan, managed_name
+from omniladder.analyses.export.source import ExportPlan, managed_name
 from omniladder.cli import app
+from omniladder.commands.export_cmd import exported_plan
 from omniladder.engine.autoid import all_auto_ids, parse_auto_id
 from omniladder.engine.plan import make_plan
 from omniladder.engine.records import Plan
@@ -294,7 +295,7 @@ def exported_litellm_pool(document: dict[str, Any]) -> list[tuple[int, str, list
 def test_every_litellm_export_of_the_example_is_yaml_in_documented_fields_in_plan_order(
         auto_id: str) -> None:
     made = example_plan(auto_id)
-    plan = from_plan(made)
+    plan = exported_plan(made)
     result = export(Target.LITELLM, plan, routes=full_routes(made))
     check_litellm(result, plan)
     assert exported_litellm_pool(result.document) == [
@@ -315,7 +316,7 @@ def check_omniroute(result: Export, plan: ExportPlan) -> None:
 def test_every_omniroute_export_of_the_example_is_a_combo_with_the_plans_steps(
         auto_id: str) -> None:
     made = example_plan(auto_id)
-    plan = from_plan(made)
+    plan = exported_plan(made)
     result = export(Target.OMNIROUTE, plan)
     check_omniroute(result, plan)
     steps = result.document["models"]
@@ -328,10 +329,10 @@ def test_every_omniroute_export_of_the_example_is_a_combo_with_the_plans_steps(
 def test_auto_subscription_of_the_example_exports_only_its_plan_connection() -> None:
     """R10 through to the gateway: one step, the one usable hard-stop plan, no paid rung."""
     made = example_plan("auto/subscription")
-    combo = export(Target.OMNIROUTE, from_plan(made)).document
+    combo = export(Target.OMNIROUTE, exported_plan(made)).document
     assert [(s["model"], s["allowedConnectionIds"]) for s in combo["models"]] == [
         ("claude/claude-sonnet-4-5", ["claude-max-work"])]
-    litellm = export(Target.LITELLM, from_plan(made), routes=full_routes(made)).document
+    litellm = export(Target.LITELLM, exported_plan(made), routes=full_routes(made)).document
     assert [d["model_info"]["id"] for d in litellm["model_list"]] == [
         "omniladder-subscription~claude-max-work~claude~claude-sonnet-4-5"]
     assert "router_settings" not in litellm

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -24,6 +24,10 @@ from omniladder.commands.common import (
     write_atomic,
 )
 from omniladder.commands.lifetime import hold
+
+if TYPE_CHECKING:
+    from omniladder.analyses.export.source import ExportPlan
+    from omniladder.engine.records import Plan
 
 
 @with_input_options
@@ -82,7 +86,6 @@ def export(
 
             routes = load_routes(route_map)
         if plan_or_id.startswith("auto/"):
-            from omniladder.analyses.export.source import from_plan
             from omniladder.engine.autoid import parse_auto_id
             from omniladder.engine.plan import make_plan
 
@@ -92,9 +95,9 @@ def export(
             instant, source, inputs = now_for(now, inputs)
             made = make_plan(inputs, parsed, instant, source)
             hold(made)
-            plan = from_plan(made)
+            plan = exported_plan(made)
         else:
-            from omniladder.analyses.export.source import from_saved
+            from omniladder.analyses.export.source import from_document
             from omniladder.inputs.plan_document import read_saved_plan
 
             if options != InputOptions() or now is not None:
@@ -103,7 +106,7 @@ def export(
                                  "id)", field="PLAN")
             path = Path(plan_or_id)
             saved, _ = read_saved_plan(path)
-            plan = from_saved(saved, display_path(path))
+            plan = from_document(saved, display_path(path))
             read = [("the saved plan", path)]
         # --current may be the --out file: compared first, then replaced (the cron update).
         refuse_overwriting([("--out", out)], [
@@ -131,3 +134,13 @@ def export(
                           if comparison.empties else "")
                          + f"the export differs from {comparison.file} ({count} "
                          f"difference{'' if count == 1 else 's'})")
+
+
+def exported_plan(made: Plan) -> ExportPlan:
+    """The export's view of a plan just made: its plan document, as the JSON writer writes it
+    and a saved plan is read back, so the two exports cannot differ."""
+    from omniladder.analyses.export.source import from_document
+    from omniladder.inputs.plan_document import parse_saved_plan
+    from omniladder.rendering.json_view import plan_document
+
+    return from_document(parse_saved_plan(plan_document(made), "(current plan)"), None)
