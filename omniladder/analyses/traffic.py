@@ -30,6 +30,8 @@ from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import PairDecision, facts_at
 from omniladder.engine.stepping import Stepper
+from omniladder.inputs.prices import PriceDatabase, missing_note, price_database
+from omniladder.inputs.prices import installed as installed_database
 from omniladder.inputs.traffic import Ledger, LedgerEvent, ledger_event
 from omniladder.models import (
     PAID_RUNGS,
@@ -50,6 +52,10 @@ BILLING_REASONS = frozenset({"keyless-not-subscription", "overage-not-hard-stop"
 BILLING_PREFIXES = ("billing-", "budget-")
 """Exclusion reasons that make a served pair ``off-plan-billed``; any other reason (quota,
 cooldown, gates, category) makes it ``served-excluded``."""
+RECORDED = "recorded"
+INCLUDED = "included"
+CATALOG = "catalog"
+"""Where a cost came from (``Judged.price_source``), besides the price database."""
 TOP_LEAKS = 10
 LISTED = 20
 """How many unpriced events and unattributed connections are listed (all are counted)."""
@@ -215,6 +221,11 @@ class Judged:
     failed_attempts: int
     request_id: str | None
     where: str
+    price_source: str | None = None
+    """Where its cost came from (SPEC §7.4): ``recorded`` (the gateway's own figure),
+    ``included`` (0: a quota rung within quota, or past it on a connection that stops at
+    its limit), ``catalog`` (the tokens at the model catalog's prices), or the price
+    database and its version (``genai-prices 0.2.5``); None when it has no cost."""
 
 
 @dataclass(slots=True)
@@ -280,6 +291,8 @@ class TrafficAudit:
     plan_steps: int
     warnings: tuple[str, ...]
     notes: tuple[str, ...]
+    price_database: str | None = None
+    """The price database installed (``genai-prices 0.2.5``), None without one."""
 
     @property
     def audited(self) -> int:
@@ -372,7 +385,7 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
     unpriced_events: list[Judged] = []
     top: list[tuple[float, int, Judged]] = []
     leak_total = cost_total = leak_early = leak_off = 0.0
-    unpriced = leak_unpriced = failed_count = order = unknown = 0
+    unpriced = leak_unpriced = failed_count = order = unknown = wanting = 0
     least = 0.0
     """The least cost a leak event needs to be listed among the costliest."""
     plan: PlanInForce | None = None
@@ -470,6 +483,7 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
             if way is not None:
                 pairs[(connection, model)] = way
         cost: float | None
+        source: str | None = None
         if way is None:
             finding = "unknown-connection"
             tally = by_connection.get(connection)
@@ -486,6 +500,7 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
             cost = data.get("cost_usd")
             if cost is not None:
                 cost = float(cost)
+                source = RECORDED
         else:
             if way.later is not None:  # the pair's decision changed over the span
                 way = way.at_step(step)
@@ -505,15 +520,26 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
             held = way.held
             # §7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota
             # on a quota rung 0 when the connection stops at its limit; otherwise the
-            # recorded cost, else the tokens at the catalog's prices, else None (unpriced)
+            # recorded cost, else the tokens at the catalog's prices, else at the price
+            # database's, else None (unpriced)
             if way.free or (way.quota and overage(way.index, step, at) == "hard-stop"):
                 cost = 0.0
+                source = INCLUDED
             else:
                 cost = data.get("cost_usd")
                 if cost is not None:
                     cost = float(cost)
+                    source = RECORDED
                 elif way.entry is not None:
                     cost = _priced_data(way.entry, data)
+                    source = CATALOG
+                else:
+                    database = way.priced_by()
+                    if database is not None:
+                        cost = way.database_price(database, at, data)
+                        source = database.source
+                    elif way.lacks:
+                        wanting += 1
         hour.served += 1
         hour_counts[finding] += 1
         if tally.first is None or at < tally.first:
@@ -543,7 +569,7 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
             if cost > least:  # a later event ties with none it would replace
                 order += 1
                 item = (cost, -order, listed(line, at, data, (finding, decision, head, held,
-                                                              None), cost, step))
+                                                              source), cost, step))
                 if len(top) < TOP_LEAKS:
                     heapq.heappush(top, item)
                 else:
@@ -573,11 +599,14 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
         by_hour={_EPOCH + timedelta(hours=hour): tally
                  for hour, tally in sorted(by_hour.items())}, top_leaks=leaks,
         plan_steps=len(plan.instants) if plan is not None else 0,
-        warnings=tuple(inputs.warnings), notes=tuple(ledger.notes))
+        warnings=tuple(inputs.warnings),
+        notes=(*ledger.notes, *([missing_note(wanting)] if wanting else ())),
+        price_database=installed_database())
 
 
-_Judgement = tuple[str, PairDecision | None, Rung | None, str, int | None]
-"""(finding, the pair's decision, the head rung, what the plan held, connection index)."""
+_Judgement = tuple[str, PairDecision | None, Rung | None, str, str | None]
+"""(finding, the pair's decision, the head rung, what the plan held, where its cost came
+from)."""
 
 
 class _Cell:
@@ -602,15 +631,22 @@ class _Way:
     also holds the steps at which its decision changed and the ways from each (``later``;
     None when it never changed over the span): one object to reach per event."""
 
-    __slots__ = ("by_head", "decision", "entry", "free", "held", "index", "later", "quota",
-                 "steps", "tally")
+    __slots__ = ("by_head", "database", "decision", "entry", "free", "held", "index", "lacks",
+                 "later", "model", "provider", "quota", "steps", "tally")
 
     def __init__(self, decision: PairDecision, tally: ConnectionTally, index: int,
-                 entry: ModelEntry | None) -> None:
+                 entry: ModelEntry | None, provider: str) -> None:
         self.decision = decision
         self.tally = tally
         self.index = index
         self.entry = entry
+        self.provider = provider
+        self.model = decision.model
+        self.database: PriceDatabase | None = None
+        """The price database, for a model the catalog lacks and the database has."""
+        self.lacks: bool | None = None
+        """Whether the catalog lacks the model and no price database is installed; None
+        until an event asks (``priced_by``)."""
         rung = decision.rung
         self.held = decision.reason or _IN_POOL[rung]
         self.free = rung in QUOTA_RUNGS and decision.admitted
@@ -619,6 +655,28 @@ class _Way:
         """Per head rung's rank (the last: no head), the cell of its finding."""
         self.steps: list[int] = []
         self.later: list[_Way] | None = None
+
+    def priced_by(self) -> PriceDatabase | None:
+        """The price database that prices this pair's model, which the catalog lacks: found
+        (and the database loaded) when the first event needs it."""
+        if self.lacks is None:
+            database = price_database()
+            self.lacks = database is None
+            if database is not None and database.knows(self.provider, self.model):
+                self.database = database
+        return self.database
+
+    def database_price(self, database: PriceDatabase, at: datetime,
+                       data: Mapping[str, Any]) -> float | None:
+        """The event's tokens at the price database's price (input and output tokens
+        given), else None."""
+        tokens_in = data.get("tokens_in")
+        tokens_out = data.get("tokens_out")
+        if tokens_in is None or tokens_out is None:
+            return None
+        return database.price(self.provider, self.model, at, tokens_in, tokens_out,
+                                   data.get("tokens_cache_read") or 0,
+                                   data.get("tokens_cache_write") or 0)
 
     def at_step(self, step: int) -> _Way:
         """The pair's way in force at ``step`` (this the first way of the pair)."""
@@ -657,12 +715,14 @@ def _pair(plan: PlanInForce, index_of: Mapping[str, int], connections: Sequence[
     position = None if index is None else plan.pair_index.get((index, model))
     if position is None or index is None:
         return None
-    sourced = fleet.inputs.catalogs.models.get((connections[index].provider, model))
+    provider = connections[index].provider
+    sourced = fleet.inputs.catalogs.models.get((provider, model))
     entry = None if sourced is None else sourced.entry
     tally = by_connection.get(connection)
     if tally is None:
         tally = by_connection[connection] = ConnectionTally()
-    ways = [_Way(decision, tally, index, entry) for decision in plan.decisions[position]]
+    ways = [_Way(decision, tally, index, entry, provider)
+            for decision in plan.decisions[position]]
     first = ways[0]
     if len(ways) > 1:
         first.steps = plan.steps[position]
@@ -686,7 +746,7 @@ def _priced_data(entry: ModelEntry, data: Mapping[str, Any]) -> float | None:
 def _judged(event: LedgerEvent, judgement: _Judgement, cost: float | None,
             plan: PlanInForce, step: int, failed_by_request: Mapping[int, int]) -> Judged:
     """The record of one listed event (a top leak or an unpriced one)."""
-    finding, decision, head, _, _ = judgement
+    finding, decision, head, _, source = judgement
     request = event.request_id
     failed = failed_by_request.get(hash(request), 0) if request is not None else 0
     return Judged(
@@ -694,7 +754,7 @@ def _judged(event: LedgerEvent, judgement: _Judgement, cost: float | None,
         cost_usd=cost, rung=decision.rung if decision else None, head=head,
         reason=decision.reason if decision else None,
         detail=_had(decision, head, plan.leaders[step]), failed_attempts=failed,
-        request_id=event.request_id, where=event.where)
+        request_id=event.request_id, where=event.where, price_source=source)
 
 
 # --- quota that expired unused (§7.5) ------------------------------------------------------
