@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -471,3 +471,30 @@ def test_the_calendars_last_budget_period_has_no_next(tmp_path: Path) -> None:
         event("openai-key", "gpt-mini", "9999-12-01T00:00:00Z", cost_usd=1.0),
         event("openai-key", "gpt-mini", "9999-12-31T23:59:59Z", cost_usd=1.0)])
     assert result.counts["on-plan"] == 2
+
+
+@pytest.mark.parametrize(("provider", "model"), [
+    ("openai", "gpt-4o"), ("claude", "claude-sonnet-4-5"), ("gemini", "gemini-2.5-pro"),
+    ("deepseek", "deepseek-chat")])
+def test_the_price_database_prices_as_genai_prices_calculates(provider: str,
+                                                              model: str) -> None:
+    """A model with one price at all times and no tier is priced from its four per-token
+    rates, one without (gemini-2.5-pro's prompts past 200k tokens cost more) by genai-prices
+    for each event: both equal genai_prices.calc_price on the same tokens."""
+    _database()
+    import genai_prices
+
+    from omniladder.inputs.prices import PROVIDERS, price_database
+
+    database = price_database()
+    assert database is not None
+    when = datetime(2026, 11, 29, 12, tzinfo=UTC)
+    for tokens_in, tokens_out, read, write in [(1_000, 200, 0, 0), (250_000, 3_000, 40_000, 0),
+                                                (0, 0, 5_000, 7_000), (17, 1, 3, 2)]:
+        expected = genai_prices.calc_price(
+            genai_prices.Usage(input_tokens=tokens_in + read + write, output_tokens=tokens_out,
+                               cache_read_tokens=read, cache_write_tokens=write),
+            model, provider_id=PROVIDERS.get(provider, provider),
+            genai_request_timestamp=when).total_price
+        found = database.price(provider, model, when, tokens_in, tokens_out, read, write)
+        assert found == pytest.approx(float(expected), rel=1e-12), (tokens_in, read, write)

@@ -50,6 +50,8 @@ class PriceDatabase:
         self.version: str = str(module.__version__)
         self.source = f"{PACKAGE} {self.version}"
         self._found: dict[tuple[str, str], Any] = {}
+        self._rates: dict[int, tuple[Any, tuple[float, float, float, float] | None]] = {}
+        """Per price in force (by identity; the price is kept), its rates (``_linear``)."""
 
     def knows(self, provider: str, model: str) -> bool:
         """Whether the database has a price for the model on the provider."""
@@ -68,17 +70,54 @@ class PriceDatabase:
               cache_read: int, cache_write: int) -> float | None:
         """An event's tokens at the database's price in force at ``at``; None when the
         database does not know the model. ``tokens_in`` counts input tokens besides the
-        cached ones (SPEC §7.1), which genai-prices counts among its input tokens."""
+        cached ones (SPEC §7.1), which genai-prices counts among its input tokens.
+
+        A price without tiers (one that does not move with the prompt's size) is linear in
+        the tokens: its four rates (a million input, output, cache-read and cache-write
+        tokens) are calculated by genai-prices once, and each event is priced from them,
+        so a ledger of millions of events is not a calculation of genai-prices' each. A
+        tiered price is calculated by genai-prices for each event."""
         if not self.knows(provider, model):
             return None
-        found_provider, found_model = self._found[(provider, model)]
-        usage = self._module.Usage(input_tokens=tokens_in + cache_read + cache_write,
-                                   output_tokens=tokens_out, cache_read_tokens=cache_read,
-                                   cache_write_tokens=cache_write)
-        calculation = found_model.calc_price(usage, found_provider,
-                                             genai_request_timestamp=at)
-        return float(calculation.total_price)
+        from genai_prices.types import ModelPrice
 
+        found_provider, found_model = self._found[(provider, model)]
+        prices = found_model.prices
+        # the price in force at the instant: the model's one price, or its dated prices'
+        in_force = prices if isinstance(prices, ModelPrice) else found_model.get_prices(at)
+        known = self._rates.get(id(in_force))
+        if known is None or known[0] is not in_force:
+            known = self._rates[id(in_force)] = (in_force, self._linear(found_provider,
+                                                                        in_force))
+        rates = known[1]
+        if rates is None:
+            usage = self._module.Usage(input_tokens=tokens_in + cache_read + cache_write,
+                                       output_tokens=tokens_out, cache_read_tokens=cache_read,
+                                       cache_write_tokens=cache_write)
+            calculation = found_model.calc_price(usage, found_provider,
+                                                 genai_request_timestamp=at)
+            return float(calculation.total_price)
+        per_in, per_out, per_read, per_write = rates
+        priced: float = (tokens_in * per_in + tokens_out * per_out + cache_read * per_read
+                         + cache_write * per_write) / 1_000_000
+        return priced
+
+    def _linear(self, provider: Any, in_force: Any) -> tuple[float, float, float, float] | None:
+        """The dollars a million of each kind of token costs at a price (input, output,
+        cache read, cache write), or None for a tiered price."""
+        from genai_prices.types import TieredPrices
+
+        if (any(isinstance(value, TieredPrices) for value in vars(in_force).values())
+                or provider.id == "groq"):  # its whisper models bill 10 s at least
+            return None
+        usage = self._module.Usage
+        million = 1_000_000
+        return (float(in_force.calc_price(usage(input_tokens=million))["total_price"]),
+                float(in_force.calc_price(usage(output_tokens=million))["total_price"]),
+                float(in_force.calc_price(usage(input_tokens=million,
+                                                cache_read_tokens=million))["total_price"]),
+                float(in_force.calc_price(usage(input_tokens=million,
+                                                cache_write_tokens=million))["total_price"]))
 
 _LOADED: list[PriceDatabase | None] = []
 
