@@ -1,11 +1,19 @@
 """Generate a synthetic fleet: connections, quota history, spend ledger and settings.
 
     python benchmarks/fleet.py OUTDIR --connections 10000 --models 5 --readings 3 --seed 1
+    python benchmarks/fleet.py OUTDIR --connections 10000 --shape burning
 
 Writes ``connections.toml``, ``quota.json``, ``spend.json`` and ``omniladder.toml`` into
-OUTDIR. The same arguments always write the same bytes. The fleet mixes every billing class
-(subscription plans, keyless backends, free tiers, cheap and premium metered keys, uncurated
-providers), so a plan of it exercises every rung and most reason codes.
+OUTDIR. The same arguments always write the same bytes. The default fleet (``--shape
+mixed``) mixes every billing class (subscription plans, keyless backends, free tiers, cheap
+and premium metered keys, uncurated providers), so a plan of it exercises every rung and most
+reason codes.
+
+``--shape burning`` is the fleet a forecast projects (``burning_history``): three in four
+connections a Claude plan with six readings 5 minutes apart in the current cycle of a ``5h``
+window that gives its ``window_seconds``, each burning at its own pace with noise between
+readings (so every window has a burn rate and a band), the rest metered API keys without
+readings. ``--readings`` is ignored there.
 """
 
 from __future__ import annotations
@@ -127,6 +135,46 @@ def history(rng: random.Random, cid: str, models: list[str], count: int) -> list
     return out
 
 
+BURNING_READINGS = 6
+BURNING_INTERVAL = timedelta(minutes=5)
+FIVE_HOURS = 5 * 3600
+API_KEYS = ("openai", "deepseek", "mistral", "gemini")
+"""The providers of the burning fleet's metered keys (cheap, premium and free rungs)."""
+
+
+def burning_connection(rng: random.Random, index: int, size: FleetSize) -> dict[str, Any]:
+    """Three in four a Claude plan (index % 4 < 3), the rest an API key of ``API_KEYS``."""
+    if index % 4 < 3:
+        provider, auth_type = "claude", "oauth"
+    else:
+        provider, auth_type = API_KEYS[(index // 4) % len(API_KEYS)], "apikey"
+    provider_models = next(models for name, _, models in PROVIDERS if name == provider)
+    return {"id": f"{provider}-{index:06d}", "provider": provider, "auth_type": auth_type,
+            "models": models_for(rng, provider_models, size.models)}
+
+
+def burning_history(rng: random.Random, cid: str) -> list[dict[str, Any]]:
+    """Six readings 5 minutes apart of one ``5h`` window's current cycle, the latest up to
+    four minutes before NOW (fresh at NOW under the settings' five minutes). The window
+    resets 10 minutes to 4.5 hours after NOW (so the cycle began before the first reading
+    and more than 5% of it has elapsed) and burns 2 to 40 %/h, each interval's burn drawn
+    between half and one and a half times that pace: a rate and a spread to project."""
+    latest = NOW - timedelta(seconds=rng.randrange(0, 240))
+    reset_at = stamp(NOW + timedelta(minutes=rng.randrange(10, 270)))
+    pace = rng.uniform(2.0, 40.0)
+    remaining = rng.uniform(30.0, 100.0)
+    out: list[dict[str, Any]] = []
+    for step in range(BURNING_READINGS):
+        if step:
+            burnt = pace * BURNING_INTERVAL.total_seconds() / 3600.0 * rng.uniform(0.5, 1.5)
+            remaining = max(remaining - burnt, 0.0)
+        checked = latest - BURNING_INTERVAL * (BURNING_READINGS - 1 - step)
+        out.append({"connection": cid, "checked_at": stamp(checked),
+                    "windows": [{"name": "5h", "remaining_percent": round(remaining, 2),
+                                 "reset_at": reset_at, "window_seconds": FIVE_HOURS}]})
+    return out
+
+
 def spend(rng: random.Random, connections: list[dict[str, Any]], count: int
           ) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
@@ -164,19 +212,33 @@ free_providers = ["gemini"]
 """
 
 
-def generate(out: Path, size: FleetSize, seed: int = 1, connections_format: str = "toml"
-             ) -> Path:
+SHAPES = ("mixed", "burning")
+
+
+def generate(out: Path, size: FleetSize, seed: int = 1, connections_format: str = "toml",
+             shape: str = "mixed") -> Path:
     """Write the fleet into ``out``; return the settings file.
 
     ``connections_format`` is ``toml`` (connections.toml, the default) or ``json``
     (connections.json: the same connections, which omniladder reads without tomllib).
+    ``shape`` is ``mixed`` (every billing class, ``size.readings`` readings each) or
+    ``burning`` (the forecast's fleet: ``burning_connection``, ``burning_history``).
     """
+    if shape not in SHAPES:
+        raise ValueError(f"shape {shape!r}: one of {', '.join(SHAPES)}")
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
-    connections = [connection(rng, index, size) for index in range(size.connections)]
     readings: list[dict[str, Any]] = []
-    for item in connections:
-        readings += history(rng, item["id"], item["models"], size.readings)
+    if shape == "burning":
+        connections = [burning_connection(rng, index, size)
+                       for index in range(size.connections)]
+        for item in connections:
+            if item["provider"] == "claude":
+                readings += burning_history(rng, item["id"])
+    else:
+        connections = [connection(rng, index, size) for index in range(size.connections)]
+        for item in connections:
+            readings += history(rng, item["id"], item["models"], size.readings)
     events = spend(rng, connections, size.spend_events)
     if connections_format == "json":
         (out / "connections.json").write_text(json.dumps({"connections": connections}),
@@ -204,10 +266,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--connections-format", choices=("toml", "json"), default="toml",
                         help="write connections.toml (default) or connections.json")
+    parser.add_argument("--shape", choices=SHAPES, default="mixed",
+                        help="mixed (every billing class, the default) or burning (the "
+                        "forecast's fleet: Claude plans burning a 5h window, and API keys)")
     args = parser.parse_args()
     events = args.spend_events if args.spend_events is not None else args.connections // 10
     settings = generate(args.out, FleetSize(args.connections, args.models, args.readings,
-                                            events), args.seed, args.connections_format)
+                                            events), args.seed, args.connections_format,
+                        args.shape)
     print(settings)
 
 

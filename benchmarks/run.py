@@ -8,6 +8,8 @@
     python benchmarks/run.py --traffic    # audit traffic on 1M and 2M events (traffic_bench.py)
     python benchmarks/run.py --litellm-import  # import litellm-spend, 1M rows from PostgreSQL
                                                # (litellm_bench.py; OMNILADDER_TEST_POSTGRES_URL)
+    python benchmarks/run.py --forecast-band  # forecast with its band against the forecast
+                                              # before it (forecast_bench.py; needs git)
 
 Every figure is the median wall time of repeated runs of the whole process (a subprocess,
 output discarded), as an operator runs it; memory is the child's peak ``ru_maxrss``.
@@ -71,9 +73,11 @@ COOLING = "claude-000121"
 """A connection of the seed-1 synthetic fleet in cooldown at the snapshot."""
 
 
-def child_env() -> dict[str, str]:
+def child_env(root: Path = ROOT) -> dict[str, str]:
+    """The environment of a child that runs omniladder from ``root`` (this checkout, or
+    another revision's tree: ``benchmarks/forecast_bench.py``)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
     env["NO_COLOR"] = "1"
     # Run from bytecode, as an installed package does.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -88,14 +92,15 @@ def run_child(argv: Sequence[str], codes: tuple[int, ...] = (0,),
 
 
 def run_measured(argv: Sequence[str], codes: tuple[int, ...] = (0,),
-                 shown: int | None = None) -> tuple[float, float, float]:
+                 shown: int | None = None, root: Path = ROOT) -> tuple[float, float, float]:
     """Run one child process, whose exit code must be one of ``codes``; return (wall
     seconds, peak resident MiB, CPU seconds: the child's user and system time, which
     waiting for a busy machine's cores does not add to). A failure names the first
-    ``shown`` arguments only, when the rest may hold a secret (a database URL)."""
+    ``shown`` arguments only, when the rest may hold a secret (a database URL). ``root``:
+    the tree the child runs omniladder from (its working directory, first on its path)."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=child_env(), cwd=ROOT)
+                            env=child_env(root), cwd=root)
     assert proc.stderr is not None
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -328,7 +333,15 @@ def main() -> None:
                         "server OMNILADDER_TEST_POSTGRES_URL names, against the floor of "
                         "fetching them with the same driver and cursor "
                         "(benchmarks/litellm_bench.py)")
+    parser.add_argument("--forecast-band", action="store_true",
+                        help="only forecast with its band on 10,000 burning connections "
+                        "against the forecast before the band, on the same fleet "
+                        "(benchmarks/forecast_bench.py; --repeats rounds, at least 3)")
     args = parser.parse_args()
+    if args.forecast_band:
+        done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "forecast_bench.py"),
+                               "--repeats", str(max(3, args.repeats))], check=False)
+        raise SystemExit(done.returncode)
     if args.litellm_import:
         done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "litellm_bench.py")],
                               check=False)

@@ -35,9 +35,9 @@ def command(config: str, start: str, end: str) -> list[str]:
 def main() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"}
     sys.path.insert(0, str(ROOT))
+    from omniladder.analyses.simulate import parse_step, simulate
     from omniladder.commands.common import InputOptions
     from omniladder.engine.autoid import parse_auto_id, parse_instant
-    from omniladder.simulate import parse_step, simulate
 
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, best and median of {RUNS}")
     for name, config, start, end in CASES:

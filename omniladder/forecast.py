@@ -42,6 +42,7 @@ from itertools import pairwise
 from typing import NamedTuple
 
 from omniladder import timefmt
+from omniladder.analyses.simulate import Point, Transition, step_instants, walk
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import (
     BudgetPosition,
@@ -51,8 +52,8 @@ from omniladder.engine.budgets import (
 )
 from omniladder.engine.changes import connection_changes
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import empty_fleet_warning
 from omniladder.engine.quota import HeldWindow, in_force, readings_until
+from omniladder.engine.report import empty_fleet_warning
 from omniladder.engine.stepping import Stepper
 from omniladder.models import (
     CALENDAR_MONTH,
@@ -64,7 +65,6 @@ from omniladder.models import (
     Window,
     duration_seconds,
 )
-from omniladder.simulate import Point, Transition, step_instants, walk
 
 DEFAULT_HORIZON = "24h"
 DEFAULT_STEP = "5m"
@@ -98,7 +98,7 @@ def month_before(instant: datetime) -> datetime:
 
 def catalog_lengths(scopes: object) -> WindowLength:
     """Lengths from ``window_seconds``, else from the window catalog's ``duration``."""
-    from omniladder.scopes import WindowScopes
+    from omniladder.inputs.scopes import WindowScopes
 
     assert isinstance(scopes, WindowScopes)
 
@@ -495,23 +495,41 @@ def projection_instants(connection_id: str, history: Sequence[Reading],
     projected reset, each crossing of the exit cutoff, and each
     instant its recorded history alone re-decides it (an earlier window's reset R6.4 holds,
     the end of its cooldown). A projected reading is written at each (and at now)."""
+    fixed, crossed = _projection_parts(history, outlook_, now, end, inputs, rate_limited_until)
+    return fixed | crossed
+
+
+def _projection_parts(history: Sequence[Reading], outlook_: ConnectionOutlook, now: datetime,
+                      end: datetime, inputs: LoadedInputs, rate_limited_until: datetime | None
+                      ) -> tuple[set[datetime], set[datetime]]:
+    """``projection_instants`` in two parts: those that do not depend on the burn (the
+    resets and the recorded history's instants) and the cutoff crossings, which do."""
     ladder = inputs.settings.ladder
     readings = in_force(history, now, ladder.exit_cutoff_percent)
     if not outlook_.projected or not readings:
-        return set()
+        return set(), set()
     latest = readings[-1]
-    origin = latest.checked_at
-    found: set[datetime] = set()
+    fixed: set[datetime] = set()
     for window, pace in zip(latest.all_windows(), outlook_.paces, strict=True):
-        found.update(_resets(window, pace, end))
-        # The re-entry floor is crossed upwards only at a reset (a projected window only
-        # falls between two), which is listed already: only the cutoff is an instant here.
-        found.update(crossings(window, pace, origin, ladder.exit_cutoff_percent, end))
+        fixed.update(_resets(window, pace, end))
     for change in connection_changes(history, rate_limited_until,
                                      ladder.max_reading_age_seconds,
                                      ladder.exit_cutoff_percent):
         if change.counts() and not change.exclusive:
-            found.add(change.at)
+            fixed.add(change.at)
+    return ({at for at in fixed if now < at <= end},
+            _cutoff_crossings(latest, outlook_, now, end, ladder.exit_cutoff_percent))
+
+
+def _cutoff_crossings(latest: Reading, outlook_: ConnectionOutlook, now: datetime,
+                      end: datetime, cutoff: float) -> set[datetime]:
+    """Each projected crossing of the exit cutoff of a connection's windows after now, up
+    to ``end`` (``latest``: its reading in force at now)."""
+    # The re-entry floor is crossed upwards only at a reset (a projected window only falls
+    # between two), which is listed already: only the cutoff is an instant here.
+    found: set[datetime] = set()
+    for window, pace in zip(latest.all_windows(), outlook_.paces, strict=True):
+        found.update(crossings(window, pace, latest.checked_at, cutoff, end))
     return {at for at in found if now < at <= end}
 
 
@@ -626,17 +644,26 @@ def projections_wanted(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutloo
     """Per projected connection, the instants after now that need a projected reading: its
     own (``projection_instants``) and the budget instants, where the engine re-decides a
     whole rung."""
+    return {cid: fixed | crossed
+            for cid, (fixed, crossed) in _wanted_parts(inputs, outlooks, now, end).items()}
+
+
+def _wanted_parts(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutlook],
+                  now: datetime, end: datetime
+                  ) -> dict[str, tuple[set[datetime], set[datetime]]]:
+    """``projections_wanted`` in two parts: the instants that do not depend on the burn
+    (the budget instants among them) and the cutoff crossings."""
     by_id = {o.connection_id: o for o in outlooks}
     budgets = budget_instants(inputs, now, end)
-    out: dict[str, set[datetime]] = {}
+    out: dict[str, tuple[set[datetime], set[datetime]]] = {}
     for connection in inputs.connections:
         found = by_id.get(connection.id)
         if found is None or not found.projected:
             continue
         history = readings_until(inputs.readings.get(connection.id, ()), now)
-        out[connection.id] = projection_instants(
-            connection.id, history, found, now, end, inputs,
-            connection.rate_limited_until) | budgets
+        fixed, crossed = _projection_parts(history, found, now, end, inputs,
+                                           connection.rate_limited_until)
+        out[connection.id] = (fixed | budgets, crossed)
     return out
 
 
@@ -855,6 +882,36 @@ def listed_instants(now: datetime, end: datetime, step: timedelta) -> list[datet
     return instants
 
 
+class _Heads(NamedTuple):
+    """Which rung heads the pool at each instant a walk decided (None: no pool): all the
+    band's answers read of a walk."""
+
+    heads: tuple[tuple[datetime, Rung | None], ...]
+
+    @property
+    def first_paid_at(self) -> datetime | None:
+        return next((at for at, head in self.heads if head in PAID_RUNGS), None)
+
+    @property
+    def pool_empty_at(self) -> datetime | None:
+        return next((at for at, head in self.heads if head is None), None)
+
+    def hours(self) -> dict[str, float]:
+        """Hours each head (``empty``: no pool) holds the pool over the horizon."""
+        hours: dict[str, float] = {}
+        for (at, head), (later, _) in pairwise(self.heads):
+            key = head or "empty"
+            hours[key] = hours.get(key, 0.0) + (later - at).total_seconds() / 3600.0
+        if len(self.heads) == 1:
+            hours[self.heads[0][1] or "empty"] = 0.0
+        return hours
+
+
+Log = dict[int, list[tuple[datetime, tuple[int, ...]]]]
+"""Per connection index, each decision a walk made of it: (instant, admitted pairs per rung,
+``Stepper.seats``)."""
+
+
 class _Walk(NamedTuple):
     """One projection of the fleet stepped over the horizon (one burn of the band)."""
 
@@ -862,35 +919,31 @@ class _Walk(NamedTuple):
     transitions: tuple[Transition, ...]
     stepper: Stepper
     projected_readings: int
+    recorded: set[datetime]
+    """The instants the recorded inputs alone decide at (``recorded_instants``)."""
+    wanted: dict[str, set[datetime]]
+    fixed: dict[str, set[datetime]]
+    """The part of ``wanted`` that does not depend on the burn."""
+    added: dict[str, list[Reading]]
+    log: Log | None
+    """Each connection's decisions, when the walk was asked to keep them."""
 
     @property
-    def first_paid_at(self) -> datetime | None:
-        return next((p.at for p in self.timeline if p.head in PAID_RUNGS), None)
-
-    @property
-    def pool_empty_at(self) -> datetime | None:
-        return next((p.at for p in self.timeline if p.head is None), None)
-
-    def hours(self) -> dict[str, float]:
-        """Hours each head (``empty``: no pool) holds the pool over the horizon."""
-        hours: dict[str, float] = {}
-        for here, after in pairwise(self.timeline):
-            key = here.head or "empty"
-            hours[key] = hours.get(key, 0.0) + (after.at - here.at).total_seconds() / 3600.0
-        if len(self.timeline) == 1:
-            hours[self.timeline[0].head or "empty"] = 0.0
-        return hours
+    def heads(self) -> _Heads:
+        return _Heads(tuple((point.at, point.head) for point in self.timeline))
 
 
 def _walk_projection(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: datetime,
                      listed: Sequence[datetime], outlooks: Sequence[ConnectionOutlook],
-                     dense: bool) -> _Walk:
+                     dense: bool, keep_log: bool = False) -> _Walk:
     """Project the outlooks' windows at their rates and decide the plan at every instant a
     decision can change (and at the listed ones)."""
-    events = recorded_instants(
+    recorded = recorded_instants(
         inputs, {o.connection_id for o in outlooks if not o.projected}
         | {c.id for c in inputs.connections if not inputs.readings.get(c.id)}, now, end)
-    wanted = projections_wanted(inputs, outlooks, now, end)
+    parts = _wanted_parts(inputs, outlooks, now, end)
+    wanted = {cid: fixed | crossed for cid, (fixed, crossed) in parts.items()}
+    events = set(recorded)
     for found in wanted.values():
         events |= found
     instants = sorted(events.union(listed))
@@ -898,8 +951,153 @@ def _walk_projection(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: 
                                        wanted=wanted)
     fresh = () if dense else [o.connection_id for o in outlooks if o.projected]
     stepper = Stepper(projected, auto_id, instants, kept_fresh=fresh, seated_at=listed)
+    log: Log | None = {} if keep_log else None
+    stepper.log = log
     timeline, transitions = walk(stepper)
-    return _Walk(timeline, transitions, stepper, sum(len(r) for r in added.values()))
+    return _Walk(timeline, transitions, stepper, sum(len(r) for r in added.values()),
+                 recorded, wanted, {cid: fixed for cid, (fixed, _) in parts.items()}, added,
+                 log)
+
+
+def _sides(reading: Reading, cutoff: float, floor: float) -> tuple[object, ...]:
+    """What a decision reads of a projected reading, its figures only as the side of the
+    exit cutoff and of the re-entry floor each falls on (R6, R6.4, R7 and R9 compare a
+    figure with nothing else)."""
+    return (reading.status, reading.reset_at, reading.overage, reading.windows is None,
+            tuple((w.name, w.models, w.reset_at, w.unlimited, w.window_seconds,
+                   w.figure <= cutoff, w.figure <= floor) for w in reading.all_windows()))
+
+
+def _moved_log(log: list[tuple[datetime, tuple[int, ...]]], middle: Sequence[Reading],
+               edge: Sequence[Reading], fixed: Collection[datetime], now: datetime,
+               cutoff: float, floor: float
+               ) -> tuple[list[tuple[datetime, tuple[int, ...]]], datetime | None]:
+    """A connection's decisions at another burn, as far as the middle walk's (``log``) give
+    them, and the instant from which it must be decided again (None: never; now: wholly).
+
+    The middle walk's decisions give them while the projected readings at the two burns
+    differ only in the instants of cutoff crossings and in figures on the same side of the
+    cutoff and of the floor: each reading of one burn then stands where the other's does
+    among the connection's instants that do not depend on the burn (``fixed``: resets, its
+    recorded history's instants, budget instants, now), and a decision, made at a reading
+    (the stepper re-decides a projected connection only at its own readings, at now and at
+    budget instants, all written), reads only the readings up to it: the same sides in the
+    same order, so it admits the same pairs, at the other burn's instant. From the first
+    reading where the two part, the connection is decided again."""
+    moved = {now: now}
+    part_middle: datetime | None = None
+    part_edge: datetime | None = None
+    for one, other in zip(middle, edge, strict=False):
+        if ((one.checked_at in fixed or other.checked_at in fixed)
+                and one.checked_at != other.checked_at) or (
+                _sides(one, cutoff, floor) != _sides(other, cutoff, floor)):
+            part_middle, part_edge = one.checked_at, other.checked_at
+            break
+        moved[one.checked_at] = other.checked_at
+    else:
+        if len(middle) > len(edge):
+            part_middle = middle[len(edge)].checked_at
+        elif len(edge) > len(middle):
+            part_edge = edge[len(middle)].checked_at
+    out: list[tuple[datetime, tuple[int, ...]]] = []
+    for at, seats in log:
+        if part_middle is not None and at >= part_middle:
+            break
+        to = moved.get(at)
+        if to is None:  # a decision away from its readings: decided again, to be sure
+            return [], now
+        out.append((to, seats))
+    return out, part_edge
+
+
+def _band_heads(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: datetime,
+                listed: Sequence[datetime], middle: _Walk,
+                outlooks: Sequence[ConnectionOutlook],
+                burnt: Sequence[ConnectionOutlook]) -> _Heads:
+    """The heads of the walk of ``burnt`` (the outlooks at a band edge), equal to
+    ``_walk_projection``'s (``tests/test_forecast_band.py`` holds the two to the same
+    answers), deciding again only what the middle walk's decisions do not give.
+
+    A pair's admission depends on no other connection but through the budgets (R8), which
+    the burn does not move, and the head is the cheapest rung with an admitted pair. So a
+    connection whose outlook is the middle walk's keeps its decisions, one whose readings
+    only move (``_moved_log``) keeps them at the moved instants, and only the others are
+    decided, by a stepper that decides only them; the heads are read at every instant the
+    whole walk would decide at."""
+    assert middle.log is not None
+    ladder = inputs.settings.ladder
+    cutoff, floor = ladder.exit_cutoff_percent, ladder.reentry_floor
+    fleet = middle.stepper.fleet
+    wanted = dict(middle.wanted)
+    logs: Log = dict(middle.log)
+    again: dict[str, list[Reading]] = {}
+    since: dict[int, datetime | None] = {}
+    for same, other in zip(outlooks, burnt, strict=True):
+        if other is same:
+            continue
+        cid = same.connection_id
+        index = fleet.index[cid]
+        history = readings_until(inputs.readings.get(cid, ()), now)
+        fixed = middle.fixed.get(cid, set())
+        in_force_now = in_force(history, now, cutoff)
+        wanted[cid] = fixed | (_cutoff_crossings(in_force_now[-1], other, now, end, cutoff)
+                               if other.projected and in_force_now else set())
+        edge = projected_readings(cid, history, other, (now,), inputs, wanted=wanted[cid],
+                                  kept_fresh=True)
+        logs[index], since[index] = _moved_log(middle.log[index], middle.added.get(cid, ()),
+                                               edge, fixed, now, cutoff, floor)
+        if since[index] is not None:
+            again[cid] = edge
+    events = set(middle.recorded)
+    for found in wanted.values():
+        events |= found
+    instants = sorted(events.union(listed))
+    if again:
+        readings = dict(middle.stepper.inputs.readings)
+        for cid, edge in again.items():
+            history = tuple(readings_until(inputs.readings.get(cid, ()), now))
+            readings[cid] = (*history, *edge) if edge else history
+        projected = middle.stepper.inputs._replace(readings=readings)
+        fresh = [o.connection_id for o in outlooks if o.projected]
+        stepper = Stepper(projected, auto_id, instants, kept_fresh=fresh,
+                          fleet=fleet.with_readings(projected), seated_at=listed,
+                          only=[fleet.index[cid] for cid in again])
+        for index, decided in stepper.admissions(
+                {i: at for i, at in since.items() if at is not None}).items():
+            logs[index] = logs[index] + decided
+    return _Heads(_heads_at(logs, instants))
+
+
+def _heads_at(logs: Log, instants: Sequence[datetime]) -> tuple[tuple[datetime, Rung | None],
+                                                                  ...]:
+    """The head at each instant from every connection's decisions: the cheapest rung with
+    an admitted pair, each decision counting from its instant on."""
+    width = len(RUNGS)
+    deltas: dict[datetime, list[int]] = {}
+    for decisions in logs.values():
+        before: tuple[int, ...] = (0,) * width
+        for at, seats in decisions:
+            if seats != before:
+                delta = deltas.get(at)
+                if delta is None:
+                    delta = deltas[at] = [0] * width
+                for rung in range(width):
+                    delta[rung] += seats[rung] - before[rung]
+                before = seats
+    changes = sorted(deltas.items())
+    counts = [0] * width
+    out: list[tuple[datetime, Rung | None]] = []
+    position, last = 0, len(changes)
+    head: Rung | None = None
+    for at in instants:
+        if position < last and changes[position][0] <= at:
+            while position < last and changes[position][0] <= at:
+                for rung, moved in enumerate(changes[position][1]):
+                    counts[rung] += moved
+                position += 1
+            head = next((RUNGS[r] for r in range(width) if counts[r] > 0), None)
+        out.append((at, head))
+    return tuple(out)
 
 
 def _at_burn(outlooks: Sequence[ConnectionOutlook], edge: str) -> tuple[ConnectionOutlook, ...]:
@@ -939,25 +1137,29 @@ def forecast(inputs: LoadedInputs, auto_id: AutoId, now: datetime, horizon: time
     outlooks = tuple(
         outlook(c.id, c.provider, inputs.readings.get(c.id, ()), now, inputs, lengths)
         for c in inputs.connections if inputs.readings.get(c.id))
-    middle = _walk_projection(inputs, auto_id, now, end, listed, outlooks, dense)
+    spread = band and any(p.burn_band is not None and p.burn_band[0] != p.burn_band[1]
+                          for o in outlooks for p in o.paces)
+    middle = _walk_projection(inputs, auto_id, now, end, listed, outlooks, dense,
+                              keep_log=spread and not dense)
     timeline, transitions, stepper = middle.timeline, middle.transitions, middle.stepper
     on_list = set(listed)
     points = tuple(p for p in timeline if p.at in on_list)
     escalations = _escalations(timeline, transitions)
-    first_paid, empty = middle.first_paid_at, middle.pool_empty_at
-    hours = middle.hours()
-    heads = [(point.at, point.head) for point in timeline]
-    paid = _paid(inputs, stepper, hours, now, heads)
+    heads = middle.heads
+    first_paid, empty = heads.first_paid_at, heads.pool_empty_at
+    hours = heads.hours()
+    paid = _paid(inputs, stepper, hours, now, heads.heads)
     warnings = tuple(inputs.warnings)
     if not inputs.connections:
         warnings = (empty_fleet_warning(inputs.files.get("connections",
                                                          "the connections file")), *warnings)
     unknown = unprojected_windows(outlooks, stepper, now)
-    walks = [middle]
-    if band and not unknown and any(p.burn_band is not None and p.burn_band[0] != p.burn_band[1]
-                                    for o in outlooks for p in o.paces):
-        walks += [_walk_projection(inputs, auto_id, now, end, listed,
-                                   _at_burn(outlooks, edge), dense)
+    walks = [heads]
+    if spread and not unknown:
+        walks += [_walk_projection(inputs, auto_id, now, end, listed, _at_burn(outlooks, edge),
+                                   dense).heads if dense else
+                  _band_heads(inputs, auto_id, now, end, listed, middle, outlooks,
+                              _at_burn(outlooks, edge))
                   for edge in ("high", "low")]
     first_band = pool_band = hours_band = None
     if not unknown:
@@ -1107,8 +1309,8 @@ def wait_text(escalation: Escalation, now: datetime) -> str:
 
 def parse_span(text: str, option: str) -> timedelta:
     """A positive duration for ``option`` (``--horizon``, ``--step``), as simulate's step."""
+    from omniladder.analyses.simulate import parse_step
     from omniladder.errors import UsageError
-    from omniladder.simulate import parse_step
 
     try:
         return parse_step(text)

@@ -181,7 +181,7 @@ control character, and one character at least that is neither one nor blank. Rus
 and ``str.strip`` agree on every character that is not a control character (checked over
 every code point by tests/test_records.py). Checked natively, 167,000 identifiers of a
 10,000-connection fleet validate about 12 ms faster than through a Python call each
-(docs/performance.md#loading); ``loading`` words a mismatch as ``identifier_problem`` does."""
+(docs/performance.md#loading); validation words a mismatch as ``identifier_problem`` does."""
 
 def first_repeat(keys: Iterable[Hashable]) -> tuple[int, int] | None:
     """(index of the first occurrence, index of the repeat) of the first key seen twice."""

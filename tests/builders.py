@@ -12,8 +12,9 @@ from typing import Any
 
 from omniladder.engine.autoid import NowSource, parse_auto_id
 from omniladder.engine.inputs import Catalogs, LoadedInputs, SourcedBillingEntry, SourcedModelEntry
-from omniladder.engine.plan import Exclusion, PairDecision, Plan, make_plan
-from omniladder.loading import _settled
+from omniladder.engine.plan import make_plan
+from omniladder.engine.records import Exclusion, PairDecision, Plan
+from omniladder.inputs.normalise import settled
 from omniladder.models import (
     BillingEntry,
     ConnectionsFile,
@@ -173,7 +174,7 @@ def fleet(connections: Sequence[Mapping[str, Any]],
         for item in quota.readings:
             if item.connection in known:
                 # as the loader holds it: a reset at or before its own reading is absent (§2.2)
-                histories.setdefault(item.connection, []).append(_settled(item))
+                histories.setdefault(item.connection, []).append(settled(item))
     events = None
     if spend is not None:
         events = SpendFile.model_validate(freeze({"events": list(spend)})).events

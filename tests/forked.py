@@ -108,7 +108,8 @@ def _child(case: dict[str, Any], out: str, err: str) -> None:
 
 def _drive(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     # Imported once, before the children: each child then pays only for its command.
-    for module in ("omniladder.cli", "omniladder.commands.common", "omniladder.loading",
+    for module in ("omniladder.cli", "omniladder.commands.common",
+                   "omniladder.inputs.input_set",
                    "omniladder.engine.plan", "omniladder.rendering.table"):
         importlib.import_module(module)
 

@@ -28,7 +28,7 @@ import yaml  # type: ignore[import-untyped]
 from typer.testing import CliRunner
 
 from omniladder.cli import app
-from omniladder.engine.plan import REASON_CODES
+from omniladder.engine.records import REASON_CODES
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

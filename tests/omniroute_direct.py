@@ -7,9 +7,10 @@ from functools import cache
 from pathlib import Path
 
 from omniladder.engine.inputs import Catalogs
-from omniladder.loading import load_catalogs
-from omniladder.scopes import WindowScopes, load_window_scopes
-from omniladder.sources.omniroute import ImportOptions, ImportResult, import_omniroute
+from omniladder.inputs.catalogs import load_catalogs
+from omniladder.inputs.scopes import WindowScopes, load_window_scopes
+from omniladder.sources.omniroute.importer import ImportResult, import_omniroute
+from omniladder.sources.omniroute.options import ImportOptions
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 

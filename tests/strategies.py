@@ -25,7 +25,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from omniladder.engine.inputs import Catalogs, LoadedInputs
-from omniladder.loading import load_catalogs
+from omniladder.inputs.catalogs import load_catalogs
 from tests.builders import NOW, catalogs, fleet
 
 
@@ -286,10 +286,10 @@ _KEY_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 @st.composite
 def pasted_keys(draw: st.DrawFn) -> str:
     """A value shaped like a provider's key: one of the prefixes keys are issued with and a
-    random tail of 20-60 letters and digits (``omniladder.credentials.KEY_PREFIXES``), or a
+    random tail of 20-60 letters and digits (``omniladder.inputs.credentials.KEY_PREFIXES``), or a
     bare random string of 24-64 that mixes lower-case letters and digits (the shape of a
     key without a known prefix, a hex secret among them)."""
-    from omniladder.credentials import KEY_PREFIXES
+    from omniladder.inputs.credentials import KEY_PREFIXES
 
     tail = draw(st.text(_KEY_ALPHABET, min_size=20, max_size=60))
     if draw(st.booleans()):

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from omniladder.audit import (
+from omniladder.analyses.audit import (
     AUDIT_REASONS,
     FAILING_KINDS,
     KINDS,
@@ -29,7 +29,7 @@ from omniladder.audit import (
     parse_candidates,
 )
 from omniladder.cli import app
-from omniladder.engine.plan import REASON_CODES
+from omniladder.engine.records import REASON_CODES
 from omniladder.errors import InputError, UsageError
 from omniladder.rendering import Format
 from omniladder.rendering.audit_view import RENDERERS, render_audit

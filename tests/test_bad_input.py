@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from omniladder.cli import app
 from omniladder.errors import InputError
-from omniladder.loading import parse_text
+from omniladder.inputs.documents import parse_text
 from tests.conftest import EXAMPLES, ROOT
 
 CANARY = "CANARY-sk-9f8e7d6c5b4a"

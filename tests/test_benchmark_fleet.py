@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 from types import ModuleType
 
@@ -48,3 +50,43 @@ def test_connections_as_json_plan_exactly_as_toml(tmp_path: Path) -> None:
         assert result.exit_code == 0, result.output
         plans.append(result.stdout)
     assert plans[0] == plans[1]
+
+
+def test_the_burning_fleet_gives_every_plan_a_burn_rate_and_a_band(tmp_path: Path) -> None:
+    """``--shape burning``: three in four connections a Claude plan with six readings 5
+    minutes apart in one cycle of a 5h window (its window_seconds given), fresh at the
+    snapshot, the rest API keys without readings; every plan's window is projected with a
+    band around its rate, and the same seed writes the same bytes."""
+    from omniladder.engine.autoid import parse_auto_id
+    from omniladder.forecast import forecast, no_lengths
+    from omniladder.inputs.input_set import load_inputs
+
+    fleet = fleet_module()
+    size = fleet.FleetSize(connections=12, models=3, readings=3, spend_events=2)
+    settings = fleet.generate(tmp_path / "a", size, seed=5, shape="burning")
+    fleet.generate(tmp_path / "b", size, seed=5, shape="burning")
+    assert (tmp_path / "a" / "quota.json").read_bytes() == (
+        tmp_path / "b" / "quota.json").read_bytes()
+    inputs = load_inputs(settings)
+    plans = [c for c in inputs.connections if c.provider == "claude"]
+    assert len(plans) == 9
+    assert all(c.auth_type == "apikey" for c in inputs.connections if c.provider != "claude")
+    assert set(inputs.readings) == {c.id for c in plans}
+    for history in inputs.readings.values():
+        assert len(history) == 6
+        gaps = {later.checked_at - earlier.checked_at
+                for earlier, later in pairwise(history)}
+        assert gaps == {timedelta(minutes=5)}
+        resets = {window.reset_at for reading in history for window in reading.all_windows()}
+        assert len(resets) == 1
+    now = datetime(2026, 11, 29, 12, tzinfo=UTC)
+    result = forecast(inputs, parse_auto_id("auto/thrifty"), now, timedelta(hours=24),
+                      timedelta(minutes=5), lengths=no_lengths)
+    assert result.answers_known
+    paces = [pace for item in result.outlooks for pace in item.paces]
+    assert len(paces) == 9
+    for pace in paces:
+        assert pace.window_seconds == 18_000
+        assert pace.burn_percent_per_hour is not None
+        assert pace.burn_band is not None
+        assert pace.burn_band[0] < pace.burn_percent_per_hour < pace.burn_band[1]

@@ -50,3 +50,25 @@ def test_paired_runs_report_the_least_cpu_times_of_each_side() -> None:
     assert result.second > result.first
     assert len(result.ratios) == 2
     assert result.ratios == sorted(result.ratios)
+
+
+def test_the_forecast_benchmarks_side_without_the_band_walks_the_middle_burn_only() -> None:
+    """benchmarks/forecast_bench.py's "band turned off" side runs the command with
+    ``forecast(..., band=False)``: its first_paid_at band is the point, where the command's
+    own spans 13:49Z to 15:34:42Z around the same p50."""
+    import json
+    import subprocess
+
+    from tests.conftest import EXAMPLES
+
+    bench = benchmark_module("forecast_bench")
+    args = ["forecast", "auto/thrifty", "--config", str(EXAMPLES / "day" / "omniladder.toml"),
+            "--now", "2026-11-29T13:00:00Z", "--json"]
+    env = run_module().child_env()
+    sides = [subprocess.run(argv, capture_output=True, text=True, env=env, check=True,
+                            cwd=bench.ROOT)
+             for argv in ([sys.executable, "-m", "omniladder", *args],
+                          [sys.executable, "-c", bench.NO_BAND, *args])]
+    band, point = (json.loads(side.stdout)["first_paid_at_band"] for side in sides)
+    assert (band["p10"], band["p90"]) == ("2026-11-29T13:49:00Z", "2026-11-29T15:34:42Z")
+    assert point == {"p10": band["p50"], "p50": band["p50"], "p90": band["p50"]}

@@ -9,7 +9,7 @@ import pytest
 
 from omniladder.engine.billing import classify
 from omniladder.errors import InputError
-from omniladder.loading import load_catalogs
+from omniladder.inputs.catalogs import load_catalogs
 from omniladder.models import Connection, validate_record
 from tests.builders import BILLING, BILLING_FILE, catalogs, conn, fleet, freeze, plan
 

@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
+from omniladder.analyses.check import Expectation, judge
+from omniladder.analyses.diff import diff_plans
+from omniladder.analyses.why import explain
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.budgets import period_start
 from omniladder.engine.quota import verdict, window_views
 from omniladder.errors import UsageError
-from omniladder.explain import explain
-from omniladder.loading import validate
-from omniladder.plan_document import parse_saved_plan
-from omniladder.plandiff import diff_plans
-from omniladder.policy import Expectation, judge
+from omniladder.inputs.plan_document import parse_saved_plan
+from omniladder.inputs.validation import validate
 from tests.builders import (
     NOW,
     at,

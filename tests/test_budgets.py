@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.budgets import BudgetPosition, BudgetState, period_start
-from omniladder.engine.plan import rung_state as ladder_state
+from omniladder.engine.report import rung_state as ladder_state
 from omniladder.models import Rung
 from tests.builders import at, conn, fleet, plan, reading, reason, rung_state
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from omniladder.catalog_lint import lint_catalogs
+from omniladder.analyses.catalog_check import lint_catalogs
 from omniladder.cli import app
 from tests.conftest import EXAMPLES
 

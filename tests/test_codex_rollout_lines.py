@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from omniladder.errors import InputError
-from omniladder.loading import SYMLINK_LOOP
+from omniladder.inputs.files import SYMLINK_LOOP
 from omniladder.sources.codex_sessions import RolloutFile, find_rollouts, parse_line, read_file
 
 WHERE = "rollout-1.jsonl:7"

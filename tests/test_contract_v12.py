@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from omniladder import loading
 from omniladder.cli import app
 from omniladder.engine.quota import HeldWindow, _walk_holds, readings_until, verdict, with_holds
+from omniladder.inputs import input_set
 from omniladder.models import Reading, Window
 from tests.builders import NOW, at, conn, fleet, history, ladder, plan, reading, window
 from tests.builders import decision as pair
@@ -338,7 +338,7 @@ def test_different_readings_at_one_instant_are_exit_2_naming_both(tmp_path: Path
 def test_an_instant_ahead_of_the_clock_is_warned(tmp_path: Path, ahead: int, warned: bool,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     clock = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-    monkeypatch.setattr(loading, "clock", lambda: clock)
+    monkeypatch.setattr(input_set, "clock", lambda: clock)
     future = (clock + timedelta(seconds=ahead)).isoformat().replace("+00:00", "Z")
     config = _write(tmp_path, [reading("c", future, window("5h", 50, at(hours=2)))],
                     taken_at=future)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from omniladder.engine.plan import REASON_CODES
+from omniladder.engine.records import REASON_CODES
 from omniladder.errors import EXIT_MEANINGS
 from tests.conftest import ROOT
 
@@ -212,3 +212,38 @@ def test_every_reason_code_is_documented_in_the_contract() -> None:
     """SPEC §4.2: every code the engine can give has a row, and every row is a code."""
     rows = table(page_section("contract", "reason-codes"))
     assert [row[0].strip("`") for row in rows] == list(REASON_CODES)
+
+
+# --- the map of the code ---------------------------------------------------------------------
+
+MODULE_NAME = re.compile(r"`((?:[a-z_]+/)*[a-z_]+(?:\.py|/))`")
+"""A module or a package as docs/architecture.md names it: ``inputs/files.py``, ``export/``."""
+
+LAYER_DIRECTORIES = ("engine", "inputs", "sources", "analyses", "rendering", "commands")
+
+
+def unresolved_modules(text: str) -> list[str]:
+    """The module and package names of ``text`` that are in no layer of the package: each is
+    read from the package root or from one of its layer directories."""
+    package = ROOT / "omniladder"
+    bases = [package, *(package / name for name in LAYER_DIRECTORIES)]
+    missing = []
+    for name in MODULE_NAME.findall(text):
+        if name.startswith(("tests/", "benchmarks/", "schemas/", "docs/", "catalogs/")):
+            continue
+        if not any((base / name).exists() for base in bases):
+            missing.append(name)
+    return missing
+
+
+def test_every_module_the_architecture_map_names_exists() -> None:
+    """docs/architecture.md names each module where it lives: a module moved or renamed
+    without the map fails here."""
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    assert len(MODULE_NAME.findall(text)) > 40
+    assert unresolved_modules(text) == []
+
+
+def test_the_map_check_sees_a_stale_name() -> None:
+    assert unresolved_modules("`loading.py`, `explain.py`, `inputs/files.py`, `engine/`") == [
+        "loading.py", "explain.py"]

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from omniladder.analyses.check import Expectation, judge
 from omniladder.cli import app
-from omniladder.policy import Expectation, judge
 from tests.builders import at, conn, fleet, reading, window
 from tests.builders import plan as make_plan
 from tests.conftest import ROOT

@@ -30,9 +30,10 @@ from typing import IO, Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from omniladder import credentials, loading
 from omniladder.cli import app
 from omniladder.errors import InputError
+from omniladder.inputs import catalogs, credentials
+from omniladder.inputs import files as input_files
 from tests.conftest import EXAMPLES, ROOT
 
 runner = CliRunner()
@@ -126,8 +127,8 @@ def test_an_output_reaching_an_input_through_a_link_is_refused(fleet: Path, link
 def test_an_output_onto_a_shipped_catalog_is_refused(
         fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shipped = fleet / "shipped"
-    shutil.copytree(loading.shipped_catalog_dir(), shipped)
-    monkeypatch.setattr(loading, "shipped_catalog_dir", lambda: shipped)
+    shutil.copytree(catalogs.shipped_catalog_dir(), shipped)
+    monkeypatch.setattr(catalogs, "shipped_catalog_dir", lambda: shipped)
     before = digests(fleet)
     for name, what in (("models.toml", "a model catalog"),
                        ("connection-billing.toml", "a billing catalog")):
@@ -712,13 +713,13 @@ def test_a_file_past_the_cap_is_refused_without_reading_it(fleet: Path) -> None:
 
 def test_the_cap_itself_is_readable_and_one_byte_more_is_not(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loading, "INPUT_LIMIT", 1000)
+    monkeypatch.setattr(input_files, "INPUT_LIMIT", 1000)
     path = tmp_path / "q.json"
     path.write_bytes(b" " * 1000)
-    assert len(loading.read_bytes(path, "q.json")) == 1000
+    assert len(input_files.read_bytes(path, "q.json")) == 1000
     path.write_bytes(b" " * 1001)
     with pytest.raises(InputError) as refused:
-        loading.read_bytes(path, "q.json")
+        input_files.read_bytes(path, "q.json")
     assert str(refused.value) == ("q.json: larger than 1,000 bytes, the most omniladder reads "
                                   "from one input; is it the right file?")
 
@@ -727,31 +728,31 @@ def test_standard_input_is_capped_too(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
     import types
 
-    monkeypatch.setattr(loading, "INPUT_LIMIT", 3 * 1024 * 1024)
+    monkeypatch.setattr(input_files, "INPUT_LIMIT", 3 * 1024 * 1024)
     for size, fits in ((3 * 1024 * 1024, True), (3 * 1024 * 1024 + 1, False)):
         stdin = types.SimpleNamespace(buffer=io.BytesIO(b"x" * size))
         monkeypatch.setattr(sys, "stdin", stdin)
         if fits:
-            assert len(loading.read_stdin()) == size
+            assert len(input_files.read_stdin()) == size
         else:
             with pytest.raises(InputError, match=r"^<stdin>: larger than 3 MiB"):
-                loading.read_stdin()
+                input_files.read_stdin()
 
 
 def test_a_rollout_is_read_a_line_at_a_time_within_its_caps(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "rollout-1.jsonl"
-    monkeypatch.setattr(loading, "INPUT_LIMIT", 10)
-    monkeypatch.setattr(loading, "STREAMED_LIMIT", 25)
+    monkeypatch.setattr(input_files, "INPUT_LIMIT", 10)
+    monkeypatch.setattr(input_files, "STREAMED_LIMIT", 25)
     path.write_bytes(b"123456789\n" * 2 + b"12345")  # a line at the cap; 25 bytes in all
-    assert [line for _, line in loading.input_lines(path, "r")] == [
+    assert [line for _, line in input_files.input_lines(path, "r")] == [
         b"123456789\n", b"123456789\n", b"12345"]
     path.write_bytes(b"123456789\n" * 2 + b"123456")
     with pytest.raises(InputError, match=r"^r: larger than 25 bytes"):
-        list(loading.input_lines(path, "r"))
+        list(input_files.input_lines(path, "r"))
     path.write_bytes(b"1234567890\n")
     with pytest.raises(InputError, match=r"^r:1: a line longer than 10 bytes"):
-        list(loading.input_lines(path, "r"))
+        list(input_files.input_lines(path, "r"))
 
 
 @pytest.mark.parametrize("hostile", ["\x1b[2J", "x\ny", "\x9b"], ids=["esc", "newline", "csi"])

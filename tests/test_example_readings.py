@@ -13,8 +13,8 @@ import pytest
 
 from omniladder.commands.common import InputOptions
 from omniladder.forecast import catalog_lengths
-from omniladder.loading import load_settings, resolve_files
-from omniladder.scopes import load_window_scopes
+from omniladder.inputs.input_set import load_settings, resolve_files
+from omniladder.inputs.scopes import load_window_scopes
 from tests.conftest import EXAMPLES
 
 

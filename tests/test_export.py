@@ -18,15 +18,17 @@ import pytest
 import yaml  # type: ignore[import-untyped]
 from typer.testing import CliRunner
 
+from omniladder.analyses.export.core import Export, Target, export
+from omniladder.analyses.export.fidelity import CODES, LEVELS
+from omniladder.analyses.export.litellm import deployment_id, parse_deployment_id
+from omniladder.analyses.export.routes import ConnectionRoute
+from omniladder.analyses.export.source import ExportPlan, managed_name
 from omniladder.cli import app
+from omniladder.commands.export_cmd import exported_plan
 from omniladder.engine.autoid import all_auto_ids, parse_auto_id
-from omniladder.engine.plan import Plan, make_plan
-from omniladder.export.core import Export, Target, export
-from omniladder.export.fidelity import CODES, LEVELS
-from omniladder.export.litellm import deployment_id, parse_deployment_id
-from omniladder.export.routes import ConnectionRoute
-from omniladder.export.source import ExportPlan, from_plan, managed_name
-from omniladder.loading import load_inputs
+from omniladder.engine.plan import make_plan
+from omniladder.engine.records import Plan
+from omniladder.inputs.input_set import load_inputs
 from tests.conftest import EXAMPLES, ROOT
 from tests.test_meta import IMPORTS_PROBE, core_modules, run_python_args, section, table_rows
 
@@ -163,12 +165,13 @@ def test_a_published_litellm_config_passes_the_documented_fields_schema() -> Non
 
 
 def test_the_export_package_is_in_the_pure_core() -> None:
-    """CONVENTIONS 1: omniladder.export imports neither typer nor rich (nor click)."""
-    modules = [m for m in core_modules() if m.startswith("omniladder.export")]
-    assert {"omniladder.export", "omniladder.export.core", "omniladder.export.source",
-            "omniladder.export.routes", "omniladder.export.fidelity",
-            "omniladder.export.litellm", "omniladder.export.omniroute",
-            "omniladder.export.targets", "omniladder.rendering.export_view"} <= {
+    """CONVENTIONS 1: omniladder.analyses.export imports neither typer nor rich (nor click)."""
+    modules = [m for m in core_modules() if m.startswith("omniladder.analyses.export")]
+    assert {"omniladder.analyses.export", "omniladder.analyses.export.core",
+            "omniladder.analyses.export.source",
+            "omniladder.analyses.export.routes", "omniladder.analyses.export.fidelity",
+            "omniladder.analyses.export.litellm", "omniladder.analyses.export.omniroute",
+            "omniladder.analyses.export.targets", "omniladder.rendering.export_view"} <= {
         *modules, *core_modules()}
     found = json.loads(run_python_args(IMPORTS_PROBE, *modules,
                                        "omniladder.rendering.export_view"))
@@ -292,7 +295,7 @@ def exported_litellm_pool(document: dict[str, Any]) -> list[tuple[int, str, list
 def test_every_litellm_export_of_the_example_is_yaml_in_documented_fields_in_plan_order(
         auto_id: str) -> None:
     made = example_plan(auto_id)
-    plan = from_plan(made)
+    plan = exported_plan(made)
     result = export(Target.LITELLM, plan, routes=full_routes(made))
     check_litellm(result, plan)
     assert exported_litellm_pool(result.document) == [
@@ -313,7 +316,7 @@ def check_omniroute(result: Export, plan: ExportPlan) -> None:
 def test_every_omniroute_export_of_the_example_is_a_combo_with_the_plans_steps(
         auto_id: str) -> None:
     made = example_plan(auto_id)
-    plan = from_plan(made)
+    plan = exported_plan(made)
     result = export(Target.OMNIROUTE, plan)
     check_omniroute(result, plan)
     steps = result.document["models"]
@@ -326,10 +329,10 @@ def test_every_omniroute_export_of_the_example_is_a_combo_with_the_plans_steps(
 def test_auto_subscription_of_the_example_exports_only_its_plan_connection() -> None:
     """R10 through to the gateway: one step, the one usable hard-stop plan, no paid rung."""
     made = example_plan("auto/subscription")
-    combo = export(Target.OMNIROUTE, from_plan(made)).document
+    combo = export(Target.OMNIROUTE, exported_plan(made)).document
     assert [(s["model"], s["allowedConnectionIds"]) for s in combo["models"]] == [
         ("claude/claude-sonnet-4-5", ["claude-max-work"])]
-    litellm = export(Target.LITELLM, from_plan(made), routes=full_routes(made)).document
+    litellm = export(Target.LITELLM, exported_plan(made), routes=full_routes(made)).document
     assert [d["model_info"]["id"] for d in litellm["model_list"]] == [
         "omniladder-subscription~claude-max-work~claude~claude-sonnet-4-5"]
     assert "router_settings" not in litellm
@@ -1310,7 +1313,7 @@ def test_a_long_report_lists_twenty_items_of_a_code_and_counts_the_rest() -> Non
     """A fleet of thousands gets a readable table; --json still lists every item."""
     import io
 
-    from omniladder.export.source import ExportEntry, ExportMark
+    from omniladder.analyses.export.source import ExportEntry, ExportMark
     from omniladder.rendering import Format
     from omniladder.rendering.export_view import ExportReport, render_report
 

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from omniladder.analyses.export.core import Export, Target, export
+from omniladder.analyses.export.routes import ConnectionRoute
+from omniladder.analyses.export.source import ExportClamp, ExportEntry, ExportExclusion, ExportPlan
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
-from omniladder.export.core import Export, Target, export
-from omniladder.export.routes import ConnectionRoute
-from omniladder.export.source import ExportClamp, ExportEntry, ExportExclusion, ExportPlan
 from omniladder.models import Rung
 from tests.conftest import EXAMPLES
 

@@ -14,13 +14,14 @@ import yaml  # type: ignore[import-untyped]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from omniladder.analyses.export.core import Target, export
+from omniladder.analyses.export.litellm import document_text, parse_deployment_id
+from omniladder.analyses.export.routes import ConnectionRoute
+from omniladder.analyses.export.source import ExportEntry, ExportMark, ExportPlan
+from omniladder.commands.export_cmd import exported_plan
 from omniladder.engine.autoid import all_auto_ids, parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.errors import UsageError
-from omniladder.export.core import Target, export
-from omniladder.export.litellm import document_text, parse_deployment_id
-from omniladder.export.routes import ConnectionRoute
-from omniladder.export.source import ExportEntry, ExportMark, ExportPlan, from_plan
 from tests.builders import plan
 from tests.strategies import input_sets
 from tests.test_export import (
@@ -48,7 +49,7 @@ def routes_for(inputs: LoadedInputs, unmapped: frozenset[str]) -> dict[str, Conn
 def test_litellm_exports_follow_the_plan_and_never_bill_auto_subscription(
         inputs: LoadedInputs, auto_id: str, verified_only: bool, data: st.DataObject) -> None:
     made = plan(inputs, auto_id)
-    source = from_plan(made)
+    source = exported_plan(made)
     ids = [c.id for c in inputs.connections]
     unmapped = frozenset(data.draw(st.lists(st.sampled_from(ids), unique=True)
                                    if ids else st.just([])))
@@ -97,7 +98,7 @@ def _candidate(identity: str) -> tuple[str, str]:
 def test_omniroute_exports_follow_the_plan_and_never_bill_auto_subscription(
         inputs: LoadedInputs, auto_id: str, verified_only: bool) -> None:
     made = plan(inputs, auto_id)
-    result = export(Target.OMNIROUTE, from_plan(made), verified_only=verified_only)
+    result = export(Target.OMNIROUTE, exported_plan(made), verified_only=verified_only)
     document = json.loads(result.text)
     assert schema_errors(document, OMNIROUTE_SCHEMA, OMNIROUTE_SCHEMA) == []
     expected = []

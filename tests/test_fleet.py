@@ -17,16 +17,17 @@ from typing import Any
 
 import pytest
 
+from omniladder.analyses.simulate import simulate
 from omniladder.engine import fleet as fleet_module
 from omniladder.engine import readings
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs, SourcedModelEntry
-from omniladder.engine.plan import Plan, connection_plan, make_plan
+from omniladder.engine.plan import connection_plan, make_plan
+from omniladder.engine.records import Plan
 from omniladder.engine.stepping import Stepper
 from omniladder.engine.tiers import rung_of
 from omniladder.models import Connection, LadderSettings
-from omniladder.simulate import simulate
 from tests.builders import NOW, at, conn, fleet, reading, window
 
 LADDER = {"exit_cutoff_percent": 2, "reentry_min_remaining_percent": 5,

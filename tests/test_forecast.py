@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner, Result
 
 from omniladder import timefmt
+from omniladder.analyses.simulate import _walk as whole_fleet_walk
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
@@ -35,7 +36,8 @@ from omniladder.forecast import (
     no_lengths,
     with_projection,
 )
-from omniladder.loading import load_catalogs
+from omniladder.inputs.catalogs import load_catalogs
+from omniladder.inputs.scopes import load_window_scopes
 from omniladder.models import (
     BudgetSettings,
     Connection,
@@ -49,8 +51,6 @@ from omniladder.models import (
     Window,
 )
 from omniladder.rendering.forecast_view import budget_lines
-from omniladder.scopes import load_window_scopes
-from omniladder.simulate import _walk as whole_fleet_walk
 from tests.conftest import EXAMPLES
 from tests.strategies import ONE_PLAN, input_sets
 from tests.test_simulate_stepping import CATALOGS, FLEETS, T0

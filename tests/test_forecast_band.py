@@ -15,9 +15,21 @@ from typer.testing import CliRunner
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.forecast import MIN_SPREAD, burn_band, forecast, history_rates
+from omniladder.forecast import (
+    MIN_SPREAD,
+    _at_burn,
+    _band_heads,
+    _walk_projection,
+    burn_band,
+    forecast,
+    history_rates,
+    listed_instants,
+    outlook,
+)
 from omniladder.models import Reading, Window
+from tests.builders import fleet
 from tests.conftest import EXAMPLES
+from tests.strategies import SHIPPED, _settings
 from tests.test_simulate_stepping import FLEETS, T0
 
 runner = CliRunner()
@@ -114,3 +126,125 @@ def test_the_band_is_ordered_and_centred_on_the_point(inputs: LoadedInputs, auto
         if band.p90 is not None:
             assert band.p50 is not None
             assert band.p50 <= band.p90
+
+
+# --- the band's walks decide again only what the middle walk does not give ------------------
+
+
+@st.composite
+def burning_fleets(draw: st.DrawFn) -> LoadedInputs:
+    """Plans whose windows burn through several readings of one cycle (a rate and a band
+    each), beside metered keys: a 5h window resetting within the horizon, often a weekly
+    one (sometimes below the cutoff, holding the plan out until its own reset while the 5h
+    window's figure passes the floor) or one that names a model, figures drawn down towards
+    the cutoff and the floor at paces far apart, cooldowns ending inside the horizon,
+    budgets and spend."""
+    table = _settings(draw)
+    table["ladder"]["max_reading_age_seconds"] = draw(st.sampled_from([600.0, 3600.0]))
+    connections: list[dict[str, object]] = []
+    history: list[dict[str, object]] = []
+    for index in range(draw(st.integers(1, 6))):
+        cid = f"c{index}"
+        plan = draw(st.integers(0, 3)) > 0
+        item: dict[str, object] = {
+            "id": cid, "provider": "claude" if plan else "openai",
+            "auth_type": "oauth" if plan else "apikey",
+            "models": ["claude-sonnet-4-5", "claude-opus-4-1"] if plan else ["gpt-5-mini"]}
+        if draw(st.integers(0, 4)) == 0:
+            item["rate_limited_until"] = _at(draw(st.integers(-30, 600)))
+        connections.append(item)
+        if not plan:
+            continue
+        count = draw(st.integers(2, 5))
+        last = -draw(st.integers(0, 8))
+        gap = draw(st.sampled_from([1, 5, 15]))
+        reset = draw(st.integers(10, 300))
+        figure = draw(st.sampled_from([100.0, 60.0, 30.0, 20.0, 8.0, 5.5, 3.0]))
+        pace = draw(st.sampled_from([0.0, 0.5, 2.0, 10.0, 40.0, 60.0]))
+        weekly = draw(st.sampled_from([None, 50.0, 6.0, 1.0]))
+        weekly_reset = draw(st.sampled_from([15, 25, 40, 95, 200, 600]))
+        scoped = draw(st.booleans())
+        length = draw(st.sampled_from([18_000, None]))
+        for step in range(count):
+            figure = max(figure - pace * gap / 60 * draw(st.sampled_from([0.5, 1.0, 1.5])),
+                         0.0)
+            at = last - gap * (count - 1 - step)
+            windows: list[dict[str, object]] = [
+                {"name": "5h", "remaining_percent": round(figure, 3), "reset_at": _at(reset),
+                 **({"window_seconds": length} if length else {})}]
+            if weekly is not None:
+                windows.append({"name": "weekly", "remaining_percent": weekly,
+                                "reset_at": _at(weekly_reset)})
+            if scoped:
+                windows.append({"name": "opus", "models": ["claude-opus-4-1"],
+                                "remaining_percent": round(min(figure * 2, 100.0), 3),
+                                "reset_at": _at(reset + 60)})
+            history.append({"connection": cid, "checked_at": _at(at), "windows": windows})
+    return fleet(connections, history, settings=table, catalog=SHIPPED.catalogs,
+                 spend=[{"at": _at(-30), "rung": "cheap", "cost_usd": 1.0}])
+
+
+def _at(minutes: int) -> str:
+    return (T0 + timedelta(minutes=minutes)).isoformat().replace("+00:00", "Z")
+
+
+def five_hours(provider: str, window: Window) -> tuple[float | None, str]:
+    return 18_000.0, "test"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(burning_fleets(), FLEETS),
+       st.sampled_from(["auto/thrifty", "auto/subscription"]),
+       st.sampled_from([4, 12, 30]))
+def test_the_band_walks_equal_whole_walks_at_each_edge(inputs: LoadedInputs, auto_id: str,
+                                                       hours: int) -> None:
+    """``_band_heads`` (the middle walk's decisions reused, moved or decided again) gives
+    the heads of the whole walk at the high and the low burn, at every instant it decides
+    at: the band's answers and paid hours are the whole walks'."""
+    parsed = parse_auto_id(auto_id)
+    end = T0 + timedelta(hours=hours)
+    listed = listed_instants(T0, end, timedelta(minutes=15))
+    outlooks = tuple(outlook(c.id, c.provider, inputs.readings.get(c.id, ()), T0, inputs,
+                             five_hours)
+                     for c in inputs.connections if inputs.readings.get(c.id))
+    middle = _walk_projection(inputs, parsed, T0, end, listed, outlooks, False, keep_log=True)
+    for edge in ("high", "low"):
+        burnt = _at_burn(outlooks, edge)
+        whole = _walk_projection(inputs, parsed, T0, end, listed, burnt, False).heads
+        assert _band_heads(inputs, parsed, T0, end, listed, middle, outlooks,
+                           burnt) == whole
+
+
+def test_a_plan_held_out_comes_back_at_the_burn_whose_figure_clears_the_floor() -> None:
+    """The weekly window (at the cutoff) holds the plan out until its reset 25 minutes on;
+    then the 5h window decides: at the middle burn (60 %/h) it shows 5 %, under the floor,
+    at the low one (45 %/h) 11.25 %, above it, though neither has crossed the cutoff. The
+    low walk must not take the middle walk's decision there."""
+    windows = [(-10, 40.0), (-5, 35.0), (0, 30.0)]
+    inputs = fleet(
+        [{"id": "plan", "provider": "claude", "auth_type": "oauth",
+          "models": ["claude-sonnet-4-5"]},
+         {"id": "key", "provider": "openai", "auth_type": "apikey", "models": ["gpt-5-mini"]}],
+        [{"connection": "plan", "checked_at": _at(at),
+          "windows": [{"name": "5h", "remaining_percent": figure, "reset_at": _at(200)},
+                      {"name": "weekly", "remaining_percent": 1.0, "reset_at": _at(25)}]}
+         for at, figure in windows],
+        settings={"ladder": {"exit_cutoff_percent": 2, "reentry_min_remaining_percent": 10,
+                             "max_reading_age_seconds": 600}},
+        catalog=SHIPPED.catalogs)
+    parsed = parse_auto_id("auto/thrifty")
+    end = T0 + timedelta(hours=2)
+    listed = listed_instants(T0, end, timedelta(minutes=15))
+    outlooks = tuple(outlook(c.id, c.provider, inputs.readings[c.id], T0, inputs, five_hours)
+                     for c in inputs.connections if c.id in inputs.readings)
+    (pace, _) = outlooks[0].paces
+    assert pace.burn_percent_per_hour == pytest.approx(60.0)
+    assert pace.burn_band is not None
+    assert pace.burn_band[0] == pytest.approx(45.0)
+    middle = _walk_projection(inputs, parsed, T0, end, listed, outlooks, False, keep_log=True)
+    low = _at_burn(outlooks, "low")
+    whole = _walk_projection(inputs, parsed, T0, end, listed, low, False).heads
+    back = T0 + timedelta(minutes=25)
+    assert dict(middle.heads.heads)[back] == "cheap"
+    assert dict(whole.heads)[back] == "subscription"
+    assert _band_heads(inputs, parsed, T0, end, listed, middle, outlooks, low) == whole

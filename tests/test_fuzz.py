@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from omniladder.cli import app
-from omniladder.credentials import KEY_PREFIXES, key_kind
+from omniladder.inputs.credentials import KEY_PREFIXES, key_kind
 from tests import strategies
 from tests.conftest import EXAMPLES, ROOT
 
@@ -697,7 +697,7 @@ IDENTIFIERS = {
 
 
 def _loc(path: tuple[str | int, ...]) -> str:
-    from omniladder.loading import format_loc
+    from omniladder.inputs.validation import format_loc
 
     return format_loc(path)
 

@@ -29,10 +29,10 @@ from typing import Any
 import pytest
 import yaml  # type: ignore[import-untyped]
 
+from omniladder.analyses.export.core import Target, export
+from omniladder.analyses.export.routes import ConnectionRoute
+from omniladder.analyses.export.source import ExportEntry, ExportPlan
 from omniladder.engine.autoid import parse_auto_id
-from omniladder.export.core import Target, export
-from omniladder.export.routes import ConnectionRoute
-from omniladder.export.source import ExportEntry, ExportPlan
 
 pytestmark = [
     pytest.mark.gateways,

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from omniladder import __version__
 from omniladder.cli import app
-from omniladder.engine.plan import REASON_CODES
+from omniladder.engine.records import REASON_CODES
 from tests.conftest import ROOT
 from tests.golden_checks import CHECKS, check_golden
 
@@ -283,9 +283,9 @@ def _plain(value: Any) -> Any:
 
 def test_check_results(tmp_path: Path) -> None:
     """Every check kind's expected, actual and evidence text, passing and failing."""
+    from omniladder.analyses.check import evaluate, load_policy
     from omniladder.engine.autoid import parse_instant
-    from omniladder.loading import load_inputs
-    from omniladder.policy import evaluate, load_policy
+    from omniladder.inputs.input_set import load_inputs
 
     inputs = load_inputs(ROOT / "examples" / "omniladder.toml")
     results = []
@@ -318,8 +318,8 @@ def saved_plans(folder: Path) -> dict[str, Path]:
 
 def test_plan_diffs(tmp_path: Path) -> None:
     """Every difference the example plans have between them, field by field."""
-    from omniladder.plan_document import load_saved_plan
-    from omniladder.plandiff import diff_plans
+    from omniladder.analyses.diff import diff_plans
+    from omniladder.inputs.plan_document import load_saved_plan
 
     saved = saved_plans(tmp_path)
     found = []

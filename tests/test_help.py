@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from omniladder.cli import _COMMANDS, app
 from omniladder.commands.help import COMMAND_HELP
 from omniladder.errors import EXIT_MEANINGS, ExitCode
-from omniladder.schemas import KINDS, json_schema
+from omniladder.inputs.schemas import KINDS, json_schema
 from tests.conftest import ROOT
 from tests.test_meta import command_paths, section, table_rows
 
@@ -123,9 +123,9 @@ def test_every_schema_property_has_a_description(kind: str) -> None:
 
 def test_the_description_table_names_exactly_the_models_fields() -> None:
     """No description for a field that is gone, none missing for a new one."""
-    from omniladder import models, plan_document, scope_models
-    from omniladder.inputs import traffic
-    from omniladder.schemas import DESCRIPTIONS
+    from omniladder import models, scope_models
+    from omniladder.inputs import plan_document, traffic
+    from omniladder.inputs.schemas import DESCRIPTIONS
 
     names = set()
     for kind, model in KINDS.items():

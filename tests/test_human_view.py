@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from omniladder.cli import app
-from omniladder.engine.plan import Plan
+from omniladder.engine.records import Plan
 from omniladder.rendering.table import render_table
 from tests.builders import at, conn, fleet, plan, reading, window
 from tests.conftest import EXAMPLES, ROOT

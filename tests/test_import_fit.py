@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 
 from omniladder import timefmt
 from omniladder.cli import app
-from omniladder.loading import load_model
-from omniladder.schemas import json_schema
+from omniladder.inputs.documents import load_model
+from omniladder.inputs.schemas import json_schema
 from omniladder.scope_models import QuotaSource, WindowScopeCatalog
 from omniladder.sources import fit
 from tests.conftest import ROOT

@@ -17,16 +17,11 @@ from typer.testing import CliRunner
 
 from omniladder.cli import app
 from omniladder.errors import InputError, UsageError
-from omniladder.loading import load_inputs
-from omniladder.sources.omniroute import (
-    SECRET_COLUMNS,
-    _Row,
-    db_instant,
-    group_readings,
-    map_status,
-    open_readonly,
-    parse_since,
-)
+from omniladder.inputs.input_set import load_inputs
+from omniladder.sources.omniroute.connections import map_status
+from omniladder.sources.omniroute.database import SECRET_COLUMNS, db_instant, open_readonly
+from omniladder.sources.omniroute.options import parse_since
+from omniladder.sources.omniroute.snapshots import _Row, group_readings
 from tests.omniroute_db import CANARIES, CONNECTIONS_DDL, SNAPSHOTS_DDL, build_db
 
 runner = CliRunner()

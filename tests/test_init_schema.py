@@ -16,15 +16,16 @@ from typer.testing import CliRunner
 
 from omniladder.cli import app
 from omniladder.commands.schema_cmd import Kind
-from omniladder.loading import load_inputs, read_document
-from omniladder.schemas import (
+from omniladder.inputs.documents import read_document
+from omniladder.inputs.input_set import load_inputs
+from omniladder.inputs.schemas import (
     IGNORES_UNKNOWN_KEYS,
     KINDS,
     json_schema,
     schema_file_name,
     schema_text,
 )
-from omniladder.starter import STARTER_FILES
+from omniladder.inputs.starter import STARTER_FILES
 from tests.conftest import EXAMPLES, ROOT
 
 runner = CliRunner()

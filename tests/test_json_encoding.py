@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from omniladder.inputs.writing import write_atomic
 from omniladder.rendering import json_text
 from omniladder.rendering.json_text import dumps, iter_dumps, write_json
-from omniladder.writing import write_atomic
 
 
 def reference(document: Any) -> str:

@@ -32,7 +32,7 @@ def exported_ids(auto_id: str = "auto/thrifty") -> dict[tuple[str, str], str]:
                                  "--now", "2026-11-29T10:00:00Z"])
     text = result.stdout
     document = json.loads(text[text.index("{"):])
-    from omniladder.export.litellm import parse_deployment_id
+    from omniladder.analyses.export.litellm import parse_deployment_id
 
     found: dict[tuple[str, str], str] = {}
     for deployment in document["model_list"]:
@@ -178,7 +178,7 @@ def test_a_map_base_shared_by_two_connections_gives_the_row_to_neither(
 
 
 def test_a_connection_the_fleet_lacks_is_kept_under_its_own_id(tmp_path: Path) -> None:
-    from omniladder.export.litellm import deployment_id
+    from omniladder.analyses.export.litellm import deployment_id
 
     gone = deployment_id("omniladder-thrifty", "old-key", "openai", "gpt-4o")
     source = write_rows(tmp_path / "logs.json", [row("r-1", model="gpt-4o", model_id=gone)])

@@ -17,15 +17,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from omniladder import loading
 from omniladder import models as model_module
 from omniladder.errors import OmniladderError
-from omniladder.loading import (
-    forbids_unknown_keys_everywhere,
-    load_model,
-    read_document,
-    validate,
-)
+from omniladder.inputs import documents
+from omniladder.inputs.direct import forbids_unknown_keys_everywhere
+from omniladder.inputs.documents import load_model, read_document
+from omniladder.inputs.validation import validate
 from omniladder.models import (
     BillingCatalog,
     ConnectionsFile,
@@ -50,7 +47,7 @@ def _strict_models() -> list[type[StrictModel] | type[Record]]:
         if isinstance(value, type) and value is not StrictModel and (
             issubclass(value, StrictModel)
             or (issubclass(value, Record) and dataclasses.is_dataclass(value)))]
-    from omniladder.policy import Expectation, Policy
+    from omniladder.analyses.check import Expectation, Policy
 
     return [*found, Policy, Expectation]
 
@@ -84,7 +81,7 @@ def test_only_closed_models_take_the_direct_path(model: type[StrictModel] | type
 
 
 def test_a_secret_key_in_a_policy_table_is_still_refused(tmp_path: Path) -> None:
-    from omniladder.policy import Policy
+    from omniladder.analyses.check import Policy
 
     assert not forbids_unknown_keys_everywhere(Policy)
 
@@ -210,7 +207,7 @@ def test_timestamps_from_json_text_are_the_plain_paths(tmp_path: Path, value: st
         def no_plain_path(*args: Any) -> None:
             raise AssertionError("took the plain path")
 
-        monkeypatch.setattr(loading, "validate", no_plain_path)
+        monkeypatch.setattr(documents, "validate", no_plain_path)
         assert load_model(ConnectionsFile, path) == direct
 
 

@@ -17,8 +17,8 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from omniladder.cli import app
-from omniladder.engine import billing, budgets, plan, tiers
-from omniladder.engine.plan import REASON_CODES
+from omniladder.engine import billing, budgets, records, tiers
+from omniladder.engine.records import REASON_CODES
 from omniladder.errors import ExitCode
 from omniladder.models import Overage
 from omniladder.rendering import RENDERERS, Format, render
@@ -104,9 +104,10 @@ def edge_imports() -> dict[str, list[str]]:
 
 def test_the_core_is_found() -> None:
     modules = core_modules()
-    assert {"omniladder.engine.plan", "omniladder.engine.quota", "omniladder.policy",
-            "omniladder.plandiff", "omniladder.rendering", "omniladder.rendering.json_view",
-            "omniladder.sources.merge", "omniladder.explain", "omniladder.audit"} <= set(modules)
+    assert {"omniladder.engine.plan", "omniladder.engine.quota", "omniladder.analyses.check",
+            "omniladder.analyses.diff", "omniladder.rendering", "omniladder.rendering.json_view",
+            "omniladder.sources.merge", "omniladder.analyses.why",
+            "omniladder.analyses.audit"} <= set(modules)
     assert not [m for m in modules if m.startswith(("omniladder.cli", "omniladder.commands"))]
 
 
@@ -120,7 +121,7 @@ def test_core_module_imports_neither_typer_nor_rich(module: str,
 def test_the_cli_loads_the_engine_lazily() -> None:
     """`omniladder --version` and `--help` do not pay for the engine or rich tables."""
     loaded = run_python("import sys, omniladder.cli; print(sorted(m for m in sys.modules if m "
-                        "in ('omniladder.engine.plan', 'omniladder.loading', "
+                        "in ('omniladder.engine.plan', 'omniladder.inputs.input_set', "
                         "'omniladder.engine.quota', "
                         "'rich.table', 'tomllib')))")
     assert loaded == "[]"
@@ -207,7 +208,8 @@ def test_every_format_has_a_renderer() -> None:
 def hyphenated_constants() -> set[str]:
     """Every hyphenated lowercase string constant in the engine modules."""
     found: set[str] = set()
-    for name in ("plan", "quota", "budgets", "billing", "tiers"):
+    for name in ("records", "decide", "plan", "report", "quota", "budgets", "billing",
+                 "tiers"):
         source = ROOT / "omniladder" / "engine" / f"{name}.py"
         tree = ast.parse(source.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
@@ -220,7 +222,7 @@ def hyphenated_constants() -> set[str]:
 def test_every_code_the_engine_can_emit_is_a_known_reason_code() -> None:
     """Any hyphenated word in the engine that is not other vocabulary must be a reason code."""
     vocabulary = {*get_args(Overage), *get_args(billing.BillingSource),
-                  *get_args(tiers.TierSource), *get_args(plan.RungState),
+                  *get_args(tiers.TierSource), *get_args(records.RungState),
                   *get_args(budgets.BudgetState)}
     unknown = hyphenated_constants() - vocabulary - set(REASON_CODES)
     assert not unknown, f"reason codes missing from REASON_CODES: {sorted(unknown)}"

@@ -132,9 +132,9 @@ def test_R2a_overage_source_is_in_the_json_document() -> None:
 
 
 def test_R2a_why_shows_the_observation_used_and_the_one_refused() -> None:
+    from omniladder.analyses.why import explain
     from omniladder.engine.autoid import parse_auto_id
     from omniladder.engine.plan import make_plan
-    from omniladder.explain import explain
     from omniladder.rendering.why_view import why_document
     from tests.builders import NOW
 

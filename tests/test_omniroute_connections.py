@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from omniladder.errors import InputError
-from omniladder.sources.omniroute import CONNECTION_COLUMNS, map_connections
+from omniladder.sources.omniroute.connections import map_connections
+from omniladder.sources.omniroute.database import CONNECTION_COLUMNS
 from tests.omniroute_direct import shipped
 
 

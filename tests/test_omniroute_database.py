@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from omniladder.errors import InputError
-from omniladder.loading import IS_A_DIRECTORY
-from omniladder.sources.omniroute import open_readonly
+from omniladder.inputs.files import IS_A_DIRECTORY
+from omniladder.sources.omniroute.database import open_readonly
 from tests.omniroute_db import CONNECTIONS_DDL, SNAPSHOTS_DDL, build_db
 from tests.omniroute_direct import NOW, run_import
 

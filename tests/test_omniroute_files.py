@@ -14,7 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from omniladder.sources.omniroute import render_files
+from omniladder.sources.omniroute.importer import render_files
 from tests.omniroute_db import build_db
 from tests.omniroute_direct import NOW, run_import
 

@@ -15,10 +15,10 @@ import pytest
 
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
-from omniladder.sources.omniroute import (
+from omniladder.sources.omniroute.database import db_instant
+from omniladder.sources.omniroute.options import (
     MAX_GROUP_SECONDS,
     check_group_seconds,
-    db_instant,
     parse_confirmed_at,
     parse_since,
 )

@@ -16,12 +16,9 @@ from typing import Any
 import pytest
 
 from omniladder.errors import InputError
-from omniladder.sources.omniroute import (
-    RAW_DATA,
-    SNAPSHOT_COLUMNS,
-    ImportOptions,
-    map_snapshots,
-)
+from omniladder.sources.omniroute.database import RAW_DATA, SNAPSHOT_COLUMNS
+from omniladder.sources.omniroute.options import ImportOptions
+from omniladder.sources.omniroute.snapshots import map_snapshots
 from tests.omniroute_direct import NOW, shipped
 
 CONNECTIONS: list[dict[str, Any]] = [

@@ -27,8 +27,9 @@ from omniladder.cli import app
 from omniladder.commands.common import InputOptions
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import Plan, make_plan
+from omniladder.engine.plan import make_plan
 from omniladder.engine.quota import in_force, resolved
+from omniladder.engine.records import Plan
 from omniladder.forecast import Forecast, forecast
 from omniladder.models import RUNGS, Reading
 from omniladder.rendering.openmetrics import (
@@ -406,7 +407,7 @@ def test_plan_metrics_of_the_day_example_thrifty() -> None:
 
 def day_forecast(auto_id: str) -> tuple[Forecast, str]:
     from omniladder.forecast import catalog_lengths, parse_span
-    from omniladder.scopes import load_window_scopes
+    from omniladder.inputs.scopes import load_window_scopes
 
     inputs = InputOptions(config=Path(DAY)).load()
     now = datetime(2026, 11, 29, 13, tzinfo=UTC)

@@ -134,7 +134,7 @@ def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     baseline, a saved plan, a deployed export, telemetry of every source, an OmniRoute
     database and a copy of the shipped catalogs (an output that wrongly replaced one hits
     the copy), as the working directory."""
-    from omniladder import loading
+    from omniladder.inputs import catalogs
     from tests.omniroute_db import build_db
 
     for item in EXAMPLES.iterdir():
@@ -143,8 +143,8 @@ def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(EXAMPLES / "ci", tmp_path / "ci")
     shutil.copy(EXAMPLES / "ci" / "plan-thrifty.json", tmp_path / "saved.json")
     shipped = tmp_path / "shipped"
-    shutil.copytree(loading.shipped_catalog_dir(), shipped)
-    monkeypatch.setattr(loading, "shipped_catalog_dir", lambda: shipped)
+    shutil.copytree(catalogs.shipped_catalog_dir(), shipped)
+    monkeypatch.setattr(catalogs, "shipped_catalog_dir", lambda: shipped)
     (tmp_path / "models-overlay.json").write_text(json.dumps(MODELS_OVERLAY))
     (tmp_path / "windows.toml").write_text('[[windows]]\nprovider = "acme"\nwindow = "x"\n'
                                            'ignore = true\n')
@@ -225,8 +225,8 @@ def every_file(folder: Path) -> dict[str, str]:
 def files_opened(args: list[str], monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Every file a successful run reads, as the two reading functions see them (text
     inputs, and an OmniRoute database)."""
-    from omniladder import loading
-    from omniladder.sources import omniroute
+    from omniladder.inputs import files
+    from omniladder.sources.omniroute import database
 
     opened: list[Path] = []
 
@@ -238,8 +238,8 @@ def files_opened(args: list[str], monkeypatch: pytest.MonkeyPatch) -> list[Path]
         return record
 
     with monkeypatch.context() as patched:
-        patched.setattr(loading, "open_input", recording(loading.open_input))
-        patched.setattr(omniroute, "open_readonly", recording(omniroute.open_readonly))
+        patched.setattr(files, "open_input", recording(files.open_input))
+        patched.setattr(database, "open_readonly", recording(database.open_readonly))
         result = runner.invoke(app, args)
     assert result.exit_code in (0, 1), (args, result.output)
     return list(dict.fromkeys(opened))
@@ -356,7 +356,7 @@ def test_every_output_refuses_every_file_its_run_reads_by_path_and_link(
 def test_every_directory_output_refuses_every_file_its_run_reads(
         how: str, fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """import omniroute --out DIR: each file it writes into DIR, reaching an input."""
-    from omniladder.sources.omniroute import CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME
+    from omniladder.sources.omniroute.importer import CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME
 
     (args,) = CASES["import omniroute"]
     read = files_opened([*args, "--out", "fresh"], monkeypatch)

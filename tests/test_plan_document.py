@@ -1,4 +1,4 @@
-"""The plan document has one shape: ``PlanDocument`` (``omniladder/plan_document.py``).
+"""The plan document has one shape: ``PlanDocument`` (``omniladder/inputs/plan_document.py``).
 
 The writer (``rendering/json_view.py``) writes exactly its fields, in its order, on every
 golden plan and on generated fleets; what it writes validates; and the committed schema
@@ -18,8 +18,8 @@ from pydantic import BaseModel
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import make_plan
-from omniladder.loading import as_tuples
-from omniladder.plan_document import PlanDocument, parse_saved_plan
+from omniladder.inputs.documents import as_tuples
+from omniladder.inputs.plan_document import PlanDocument, parse_saved_plan
 from omniladder.rendering.json_view import plan_json
 from tests.builders import NOW
 from tests.conftest import EXAMPLES, ROOT

@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from omniladder.analyses.diff import PlanDiff, diff_plans
 from omniladder.engine.autoid import parse_auto_id, parse_instant
 from omniladder.engine.plan import make_plan
 from omniladder.errors import InputError
-from omniladder.loading import load_inputs
-from omniladder.plan_document import load_saved_plan, parse_saved_plan
-from omniladder.plandiff import PlanDiff, diff_plans
+from omniladder.inputs.input_set import load_inputs
+from omniladder.inputs.plan_document import load_saved_plan, parse_saved_plan
 from omniladder.rendering.json_view import plan_document
 from tests.conftest import EXAMPLES
 

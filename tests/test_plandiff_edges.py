@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from omniladder.analyses.diff import ReasonChange, diff_plans
 from omniladder.errors import InputError
-from omniladder.plan_document import load_saved_plan, parse_saved_plan
-from omniladder.plandiff import ReasonChange, diff_plans
+from omniladder.inputs.plan_document import load_saved_plan, parse_saved_plan
 
 
 def _entry(position: int, model: str) -> dict[str, Any]:

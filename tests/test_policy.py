@@ -10,13 +10,7 @@ from typing import Any
 
 import pytest
 
-from omniladder.engine.autoid import parse_auto_id, parse_instant
-from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import Plan, make_plan
-from omniladder.errors import InputError
-from omniladder.forecast import Forecast, forecast
-from omniladder.loading import load_inputs, validate
-from omniladder.policy import (
+from omniladder.analyses.check import (
     CHECK_KEYS,
     FORECAST_KEYS,
     FORECAST_STEP,
@@ -27,6 +21,14 @@ from omniladder.policy import (
     load_policy,
     span,
 )
+from omniladder.engine.autoid import parse_auto_id, parse_instant
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.plan import make_plan
+from omniladder.engine.records import Plan
+from omniladder.errors import InputError
+from omniladder.forecast import Forecast, forecast
+from omniladder.inputs.input_set import load_inputs
+from omniladder.inputs.validation import validate
 from tests.conftest import EXAMPLES, ROOT
 
 SNAPSHOT = "2026-11-29T12:00:00Z"
@@ -137,7 +139,7 @@ CASES += [
 @cache
 def day_forecast(auto_id: str, horizon: str = "24h") -> Forecast:
     from omniladder.forecast import catalog_lengths
-    from omniladder.scopes import load_window_scopes
+    from omniladder.inputs.scopes import load_window_scopes
 
     return forecast(load_inputs(EXAMPLES / "day" / "omniladder.toml"), parse_auto_id(auto_id),
                     parse_instant(DAY_NOW), span(horizon), FORECAST_STEP,
@@ -162,7 +164,7 @@ def _audit_document(key: str, value: Any) -> Any:
     """The candidate list an ``audit`` check names, read as ``check`` reads it."""
     if key != "audit":
         return None
-    from omniladder.audit import parse_candidates
+    from omniladder.analyses.audit import parse_candidates
 
     return parse_candidates((ROOT / value).read_bytes(), value)
 
@@ -374,7 +376,7 @@ def test_a_forecast_horizon_past_the_calendar_names_the_horizon(tmp_path: Path,
     """A forecast check whose horizon steps past year 9999 is exit 2 naming the
     expectation's horizon, as ``forecast --horizon`` is (docs/forecast.md), never an
     OverflowError out of the stepping."""
-    from omniladder.policy import evaluate
+    from omniladder.analyses.check import evaluate
 
     path = tmp_path / "policy.toml"
     path.write_text(HEAD + keys, encoding="utf-8")

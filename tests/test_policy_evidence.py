@@ -10,11 +10,7 @@ from typing import Any
 
 import pytest
 
-from omniladder.engine.autoid import parse_auto_id
-from omniladder.engine.plan import REASON_CODES, Plan, make_plan
-from omniladder.errors import InputError
-from omniladder.loading import validate
-from omniladder.policy import (
+from omniladder.analyses.check import (
     Expectation,
     check_connection_ids,
     describe_now,
@@ -22,6 +18,11 @@ from omniladder.policy import (
     judge,
     load_policy,
 )
+from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.plan import make_plan
+from omniladder.engine.records import REASON_CODES, Plan
+from omniladder.errors import InputError
+from omniladder.inputs.validation import validate
 from tests.builders import NOW, at, conn, fleet, reading, window
 
 HEAD = '[[expect]]\nname = "a"\nauto_id = "auto/thrifty"\n'

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from omniladder.engine.billing import BillingInfo, classify
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import REASON_CODES, Plan
 from omniladder.engine.quota import cooldown, verdict
+from omniladder.engine.records import REASON_CODES, Plan
 from omniladder.engine.tiers import economic_tier, rung_of
 from omniladder.models import QUOTA_RUNGS, RUNGS, TERMINAL_STATUSES, Reading
 from tests.builders import NOW, plan

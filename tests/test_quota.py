@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from omniladder.engine.quota import verdict
-from omniladder.loading import load_inputs
+from omniladder.inputs.input_set import load_inputs
 from tests.builders import NOW, at, conn, fleet, history, ladder, plan, reading, window
 
 CUTOFF_2 = {"exit_cutoff_percent": 2, "reentry_min_remaining_percent": 5,

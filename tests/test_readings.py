@@ -127,7 +127,7 @@ def test_next_reset_reads_the_exhausted_reading_then_the_low_windows() -> None:
 def test_the_remedy_and_why_name_the_same_reset() -> None:
     """The remedy's "next reset" and ``why``'s comeback ask one function: the remedy names
     the instant the comeback route starts from, and both list the same low windows."""
-    from omniladder.explain import explain
+    from omniladder.analyses.why import explain
 
     inputs = fleet([conn("c", models=["sonnet"])],
                    [reading("c", at(minutes=-5), window("5h", 0, at(hours=2)),

@@ -16,7 +16,7 @@ import pytest
 from pydantic import ValidationError
 
 from omniladder.errors import InputError
-from omniladder.loading import load_model
+from omniladder.inputs.documents import load_model
 from omniladder.models import (
     Connection,
     ConnectionsFile,

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from omniladder.cli import app
-from omniladder.engine.plan import REASON_CODES, Exclusion, Plan
+from omniladder.engine.records import REASON_CODES, Exclusion, Plan
 from omniladder.engine.remedies import REMEDIED_REASONS
 from omniladder.models import BillingEntry
 from omniladder.rendering import Format, render

@@ -1,6 +1,6 @@
 """The check for a key given twice clears most JSON inputs without parsing them again.
 
-``loading.no_key_repeats`` compares an upper bound of the member names a JSON text writes
+``direct.no_key_repeats`` compares an upper bound of the member names a JSON text writes
 (``keys_spelled_at_most``) with a lower bound of the distinct keys the validated model
 holds (``keys_given_at_least``); only when it cannot clear a document is the document
 parsed again with ``unique_keys``. These tests hold each bound on generated documents
@@ -20,16 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import Field
 
-from omniladder import loading
 from omniladder.errors import InputError
-from omniladder.loading import (
-    RepeatedKey,
-    keys_given_at_least,
-    keys_spelled_at_most,
-    load_model,
-    no_key_repeats,
-    unique_keys,
-)
+from omniladder.inputs import direct
+from omniladder.inputs.direct import keys_given_at_least, keys_spelled_at_most, no_key_repeats
+from omniladder.inputs.documents import RepeatedKey, load_model, unique_keys
 from omniladder.models import ConnectionsFile, QuotaFile, Record, SpendFile, StrictModel
 from tests.test_fuzz import json_fleet
 
@@ -221,7 +215,7 @@ def test_the_fast_path_never_clears_a_repeated_key(model: Any, documents: Any,
                                                    data: st.DataObject) -> None:
     tree = data.draw(with_repeat(documents))
     text = render(tree, data).encode()
-    found = loading._from_json(model, text)
+    found = direct.from_json(model, text)
     if found is None:
         return  # refused by validation: the plain path words it
     _, distinct = counts(text)

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from omniladder.cli import app
-from omniladder.scopes import load_window_scopes
+from omniladder.inputs.scopes import load_window_scopes
 
 runner = CliRunner()
 

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from omniladder.analyses.simulate import parse_step, simulate, step_instants
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.errors import UsageError
-from omniladder.loading import load_catalogs
+from omniladder.inputs.catalogs import load_catalogs
 from omniladder.models import Connection, LadderSettings, Reading, Settings, Window
 from omniladder.rendering.timeline import timeline_svg, transition_text
-from omniladder.simulate import parse_step, simulate, step_instants
 from tests.conftest import EXAMPLES
 
 runner = CliRunner()

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from omniladder.analyses.simulate import simulate
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.readings import stale_after
@@ -28,7 +29,6 @@ from omniladder.models import (
     Window,
 )
 from omniladder.rendering.timeline import series_json
-from omniladder.simulate import simulate
 from tests.conftest import EXAMPLES
 from tests.strategies import SHIPPED, input_sets
 
@@ -84,7 +84,7 @@ def test_stepping_equals_replanning_across_a_week_start(inputs: LoadedInputs, au
 
 
 def test_stepping_equals_replanning_on_the_day_example() -> None:
-    from omniladder.loading import load_inputs
+    from omniladder.inputs.input_set import load_inputs
 
     inputs = load_inputs(EXAMPLES / "day" / "omniladder.toml")
     start = datetime(2026, 11, 29, tzinfo=UTC)

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from omniladder.cli import app
 from omniladder.errors import InputError
+from omniladder.inputs.scopes import load_window_scopes
 from omniladder.scope_models import WindowAliasEntry, WindowScopeCatalog
-from omniladder.scopes import load_window_scopes
 from omniladder.sources import gemini_quota
 from tests.conftest import ROOT
 
@@ -331,7 +331,7 @@ def test_catalog_check_lints_alias_entries(tmp_path: Path) -> None:
 
 def test_shipped_aliases_are_curated_and_shown_by_catalog_show() -> None:
     shipped = WindowScopeCatalog.model_validate(
-        __import__("omniladder.loading", fromlist=["read_document"]).read_document(
+        __import__("omniladder.inputs.documents", fromlist=["read_document"]).read_document(
             ROOT / "catalogs" / "quota-windows.toml", "shipped"))
     pairs = {(a.provider, a.window, a.models) for a in shipped.aliases}
     assert pairs == {(provider, bucket, models)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from omniladder.errors import InputError, UsageError
-from omniladder.loading import load_model
+from omniladder.inputs.documents import load_model
 from omniladder.models import QuotaFile
 from omniladder.sources.merge import merge_readings
 

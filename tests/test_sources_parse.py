@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from omniladder.errors import InputError
-from omniladder.scopes import load_window_scopes, window_base
+from omniladder.inputs.scopes import load_window_scopes, window_base
 from omniladder.sources import claude_usage, codex_sessions, copilot_user, gemini_quota
 from omniladder.sources.codex_sessions import RolloutFile, find_rollouts, read_file
 from omniladder.sources.common import SourceReading, SourceWindow

@@ -38,7 +38,8 @@ def imported_by(*args: str) -> tuple[int, set[str], str]:
     return report["code"], set(report["modules"]), done.stdout
 
 
-ENGINE = ("rich.table", "omniladder.models", "omniladder.engine.plan", "omniladder.loading")
+ENGINE = ("rich.table", "omniladder.models", "omniladder.engine.plan",
+          "omniladder.inputs.input_set")
 
 
 @pytest.mark.parametrize("args", [("--version",), ("--help",), ("plan", "--help"), ("ids",)])

@@ -20,12 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from omniladder.analyses.simulate import simulate
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.forecast import forecast
 from omniladder.rendering.timeline import forecast_svg, timeline_svg
-from omniladder.simulate import simulate
 from tests.conftest import EXAMPLES
 from tests.test_simulate_stepping import FLEETS, T0
 
@@ -312,3 +312,47 @@ def test_the_picture_and_the_metrics_cannot_share_a_file(tmp_path: Path) -> None
     assert "--svg" in line
     assert "--metrics-out" in line
     assert not target.exists()
+
+
+# --- the band ----------------------------------------------------------------------------
+
+
+def band_rects(root: ET.Element) -> list[ET.Element]:
+    found = [g for g in root.iter(f"{NS}g") if g.attrib.get("id") == "bands"]
+    return [rect for group in found for rect in group.iter(f"{NS}rect")]
+
+
+def test_the_day_forecast_shades_first_paid_from_its_p10_to_its_p90(tmp_path: Path) -> None:
+    """The band of first_paid_at (13:49Z at the high burn, 14:01:15Z at the middle, 15:34:42Z
+    at the low) is a translucent span across the chart from the p10's x to the p90's, at the
+    marker's scale, whose title names the three instants."""
+    root = day_svg(tmp_path)
+    assert_inside_the_view_box(root)
+    step_w = CHART / 289
+
+    def x_of(minutes: float) -> float:
+        return LEFT + minutes * 60 / 86_400 * (CHART - step_w)
+
+    (rect,) = band_rects(root)
+    start, end = span(rect)
+    assert start == pytest.approx(x_of(49), abs=EPS)
+    assert end == pytest.approx(x_of(154.7), abs=EPS)
+    assert float(rect.attrib["fill-opacity"]) < 0.5
+    (title,) = rect.iter(f"{NS}title")
+    assert title.text == "first paid: p10 13:49Z, p50 14:01:15Z, p90 15:34:42Z"
+
+
+def test_the_emptying_pool_of_auto_subscription_is_shaded_too(tmp_path: Path) -> None:
+    root = day_svg(tmp_path, "auto/subscription")
+    (rect,) = band_rects(root)
+    (title,) = rect.iter(f"{NS}title")
+    assert title.text == "pool empty: p10 13:49Z, p50 14:01:15Z, p90 15:34:42Z"
+
+
+def test_a_forecast_whose_answers_are_unknown_shades_no_band(tmp_path: Path) -> None:
+    """Two days on, the readings are stale: the answers are unknown, and no span stands
+    for a band the forecast does not have."""
+    root = day_svg(tmp_path, "auto/subscription", "--now", "2026-12-01T13:00:00Z")
+    assert_inside_the_view_box(root)
+    assert band_rects(root) == []
+    assert not [g for g in root.iter(f"{NS}g") if g.attrib.get("id") == "bands"]

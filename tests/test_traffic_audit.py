@@ -28,7 +28,8 @@ from omniladder.analyses.traffic import (
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import REASON_CODES, make_plan
+from omniladder.engine.plan import make_plan
+from omniladder.engine.records import REASON_CODES
 from omniladder.inputs.traffic import Ledger
 from omniladder.models import PAID_RUNGS, QUOTA_RUNGS, RUNGS
 from tests.builders import at, conn, fleet, instant, reading, window

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from omniladder.cli import app
 from omniladder.errors import InputError
+from omniladder.inputs.schemas import json_schema
 from omniladder.inputs.traffic import FIELDS, STATUSES, Ledger, TrafficEvent
 from omniladder.models import field_types
-from omniladder.schemas import json_schema
 from tests.test_init_schema import _valid
 
 runner = CliRunner()

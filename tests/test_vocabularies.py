@@ -13,15 +13,16 @@ from typing import get_args
 
 import pytest
 
+from omniladder.analyses.why import COMEBACK_REASONS
 from omniladder.engine.autoid import TIERS, AutoTier, NowSource, all_auto_ids
 from omniladder.engine.billing import BillingClass, BillingSource, OverageClass, OverageSource
 from omniladder.engine.budgets import BudgetState
-from omniladder.engine.plan import DOUBTFUL_STATUSES, REASON_CODES, RungState
 from omniladder.engine.quota import VerdictKind
+from omniladder.engine.records import DOUBTFUL_STATUSES, REASON_CODES, RungState
 from omniladder.engine.tiers import TierSource
 from omniladder.errors import EXIT_MEANINGS, ExitCode, InputError
-from omniladder.explain import COMEBACK_REASONS
-from omniladder.loading import load_settings
+from omniladder.inputs.input_set import load_settings
+from omniladder.inputs.scopes import ScopeKind
 from omniladder.models import (
     CATEGORIES,
     PAID_RUNGS,
@@ -39,7 +40,6 @@ from omniladder.models import (
     Tier,
 )
 from omniladder.scope_models import QuotaSource, WindowAliasEntry, WindowScopeEntry
-from omniladder.scopes import ScopeKind
 
 
 def test_reason_codes_in_the_spec_order() -> None:

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from omniladder.analyses.who import check_target, split_target, who
 from omniladder.engine.autoid import all_auto_ids, parse_auto_id
 from omniladder.engine.plan import make_plan
 from omniladder.errors import UsageError
-from omniladder.who import check_target, split_target, who
 from tests.builders import NOW, at, conn, fleet, plan, reading, window
 from tests.conftest import ROOT
 

@@ -11,11 +11,12 @@ import pytest
 from hypothesis import given, settings
 from typer.testing import CliRunner
 
+from omniladder.analyses.why import explain
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import Plan, make_plan
-from omniladder.explain import explain
+from omniladder.engine.plan import make_plan
+from omniladder.engine.records import Plan
 from omniladder.models import (
     Reading,
     Window,
@@ -310,7 +311,7 @@ def test_focus_decides_a_connection_as_the_whole_fleet_does(config: str) -> None
     from pathlib import Path
 
     from omniladder.engine.plan import focus
-    from omniladder.loading import load_inputs
+    from omniladder.inputs.input_set import load_inputs
 
     inputs = load_inputs(Path(EXAMPLES / config))
     assert inputs.quota is not None
@@ -388,7 +389,7 @@ def _narrowed_equals_whole(inputs: LoadedInputs, now: datetime, ids: tuple[str, 
 
 @pytest.mark.parametrize("config", ["omniladder.toml", "day/omniladder.toml"])
 def test_narrowed_why_equals_the_whole_plans_on_the_examples(config: str) -> None:
-    from omniladder.loading import load_inputs
+    from omniladder.inputs.input_set import load_inputs
 
     inputs = load_inputs(EXAMPLES / config)
     for at in ("2026-11-29T10:45:00Z", "2026-11-29T12:00:00Z", "2026-11-29T17:00:00Z"):
@@ -406,7 +407,7 @@ def test_narrowed_why_equals_the_whole_plans_on_generated_fleets(inputs: LoadedI
 def test_narrowed_why_names_an_unknown_id_as_the_whole_plan_does() -> None:
     from omniladder.engine.plan import connection_plan
     from omniladder.errors import UsageError
-    from omniladder.loading import load_inputs
+    from omniladder.inputs.input_set import load_inputs
 
     inputs = load_inputs(EXAMPLES / "omniladder.toml")
     now = datetime(2026, 11, 29, 12, tzinfo=UTC)

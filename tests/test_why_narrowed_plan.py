@@ -11,7 +11,8 @@ import pytest
 
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import Clamp, connection_plan, focus, make_plan
+from omniladder.engine.plan import connection_plan, focus, make_plan
+from omniladder.engine.records import Clamp
 from tests.builders import NOW, at, conn, fleet, instant, reading, window
 
 

@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 
 from omniladder.errors import InputError
-from omniladder.loading import as_tuples
-from omniladder.scope_models import WindowScopeEntry
-from omniladder.scopes import (
+from omniladder.inputs.documents import as_tuples
+from omniladder.inputs.scopes import (
     WINDOW_CATALOG_NAME,
     WindowScopes,
     load_window_scopes,
     ordered,
     window_catalog_paths,
 )
+from omniladder.scope_models import WindowScopeEntry
 from omniladder.sources.common import ScopeReport, SourceReading, SourceWindow, reading_document
 
 MODELS = ["claude-opus-4-1", "claude-sonnet-4-5"]
@@ -144,7 +144,7 @@ def test_the_same_question_is_answered_once_and_remembered() -> None:
 
 
 def test_the_shipped_catalog_comes_first_unless_left_out(tmp_path: Path) -> None:
-    from omniladder.loading import SHIPPED_PREFIX, shipped_catalog_dir
+    from omniladder.inputs.catalogs import SHIPPED_PREFIX, shipped_catalog_dir
 
     overlay = tmp_path / "windows.toml"
     paths = window_catalog_paths([overlay])
@@ -167,11 +167,11 @@ def test_without_the_shipped_catalog_only_the_overlays_scope(tmp_path: Path) -> 
 
 def test_a_broken_shipped_window_catalog_is_named_as_shipped(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import omniladder.loading
+    import omniladder.inputs.catalogs
 
     (tmp_path / WINDOW_CATALOG_NAME).write_text(
         '[[windows]]\nprovider = 5\nwindow = "w"\nmodels = ["*"]\n', encoding="utf-8")
-    monkeypatch.setattr(omniladder.loading, "shipped_catalog_dir", lambda: tmp_path)
+    monkeypatch.setattr(omniladder.inputs.catalogs, "shipped_catalog_dir", lambda: tmp_path)
     with pytest.raises(InputError) as excinfo:
         load_window_scopes()
     assert str(excinfo.value) == (f"<shipped>/{WINDOW_CATALOG_NAME}:2: windows[0].provider: "

@@ -1,1 +1,3 @@
-"""Questions asked of plans over time and of what a gateway did: the traffic audit."""
+"""Questions asked of plans, one module per command: ``why``, ``who``, ``simulate``,
+``check``, ``diff``, ``audit`` (``audit omniroute``), ``traffic`` (``audit traffic``),
+``export/`` and ``catalog_check`` (``catalog check``)."""

@@ -26,9 +26,10 @@ from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import next_period_start
 from omniladder.engine.changes import connection_changes
+from omniladder.engine.decide import facts_at
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import PairDecision, facts_at
+from omniladder.engine.records import PairDecision
 from omniladder.engine.stepping import Stepper
 from omniladder.inputs.prices import PriceDatabase, missing_note, price_database
 from omniladder.inputs.prices import installed as installed_database
@@ -343,15 +344,15 @@ def verdict_line(audit: TrafficAudit) -> str:
 def _requested_ids(auto_id: AutoId) -> frozenset[str]:
     """The ``requested`` values that name the audited id: the id, and the name an export
     gives it on a gateway."""
-    from omniladder.export.source import managed_name
+    from omniladder.analyses.export.source import managed_name
 
     return frozenset({auto_id.text, managed_name(auto_id)})
 
 
 def _other_id(requested: str) -> bool:
+    from omniladder.analyses.export.source import MANAGED_PREFIX
     from omniladder.engine.autoid import parse_auto_id
     from omniladder.errors import OmniladderError
-    from omniladder.export.source import MANAGED_PREFIX
 
     if requested.startswith(MANAGED_PREFIX):
         return True

@@ -30,7 +30,7 @@ audit_app = typer.Typer(
 
 def read_candidates(path: Path) -> tuple[bytes, str]:
     """The document's bytes and the name messages give it; ``-`` is standard input."""
-    from omniladder.loading import (
+    from omniladder.inputs.files import (
         STDIN_NAME,
         check_input_file,
         display_path,
@@ -73,7 +73,7 @@ def omniroute(
     with --strict).
     """
     with user_errors():
-        from omniladder.audit import audit_auto_id, audit_plan, parse_candidates
+        from omniladder.analyses.audit import audit_auto_id, audit_plan, parse_candidates
         from omniladder.commands.common import output_format
         from omniladder.engine.plan import make_plan
         from omniladder.rendering import Format

@@ -37,7 +37,7 @@ def _files(config: Path | None, connections: Path | None, catalog: list[Path] | 
            models_catalog: list[Path] | None, no_shipped_catalogs: bool,
            windows_catalog: list[Path] | None) -> tuple[Any, Any]:
     """(settings, InputFiles) as plan would resolve them."""
-    from omniladder.loading import find_settings, load_settings, resolve_files
+    from omniladder.inputs.input_set import find_settings, load_settings, resolve_files
 
     settings_path = find_settings(config)
     settings = load_settings(settings_path)
@@ -62,9 +62,9 @@ def show(
     with user_errors():
         import json
 
-        from omniladder.loading import load_catalogs
+        from omniladder.inputs.catalogs import load_catalogs
+        from omniladder.inputs.scopes import load_window_scopes
         from omniladder.rendering.catalog_view import catalog_document, render_catalog_table
-        from omniladder.scopes import load_window_scopes
 
         settings, files = _files(config, None, catalog, models_catalog, no_shipped_catalogs,
                                  windows_catalog)
@@ -108,20 +108,14 @@ def check(
         import json
         from datetime import UTC, date, datetime
 
-        from omniladder.catalog_lint import (
-            Baseline,
-            baseline_of,
-            baseline_text,
-            judge,
-            lint_catalogs,
-            lint_fleet,
-            release_date,
-        )
+        from omniladder.analyses.catalog_check import Baseline, baseline_text, check_catalogs
         from omniladder.errors import UsageError
-        from omniladder.loading import catalog_paths, display_path, load_model
+        from omniladder.inputs.catalogs import catalog_paths
+        from omniladder.inputs.documents import load_model
+        from omniladder.inputs.files import display_path
+        from omniladder.inputs.scopes import window_catalog_paths
         from omniladder.models import ConnectionsFile
         from omniladder.rendering.catalog_view import lint_document, lint_lines
-        from omniladder.scopes import window_catalog_paths
 
         if today is None:
             day = datetime.now(UTC).date()
@@ -150,47 +144,32 @@ def check(
             *(("a billing catalog", path) for path, _ in billing_paths),
             *(("a model catalog", path) for path, _ in model_paths),
             *(("a window-scope catalog", path) for path, _ in window_paths)])
-        released = release_date()
-        result = lint_catalogs(billing_paths, model_paths, day, max_age_days, window_paths,
-                               released)
-        # Only the files the user owns fail: a shipped catalog's findings are notes.
-        problems = [p for p in result.problems if not p.shipped]
-        notes = [p for p in result.problems if p.shipped]
-        fleet: str | None = None
+        fleet = None
         if files.connections is not None:
-            fleet = display_path(files.connections)
-            fleet_connections = load_model(ConnectionsFile, files.connections).connections
-            problems += lint_fleet(fleet_connections, result.catalogs, fleet)
-        shown = [s for _, s in (*billing_paths, *model_paths, *window_paths)]
-        judged = None
-        against: str | None = None
-        if write_baseline is not None:
-            accepted = baseline_of(problems, accepted)
-            write_atomic(write_baseline, baseline_text(accepted, write_baseline.suffix))
-            against = display_path(write_baseline)
-            say(f"omniladder: wrote {len(accepted.accepted)} accepted finding"
-                f"{'' if len(accepted.accepted) == 1 else 's'} to {against}")
-        elif baseline is not None:
-            against = display_path(baseline)
-        if accepted is not None:
-            judged = judge(problems, accepted)
+            fleet = (load_model(ConnectionsFile, files.connections).connections,
+                     display_path(files.connections))
+        written = write_baseline if write_baseline is not None else baseline
+        result = check_catalogs(
+            billing_paths=billing_paths, model_paths=model_paths, window_paths=window_paths,
+            fleet=fleet, day=day, max_age_days=max_age_days, baseline=accepted,
+            against=display_path(written) if written is not None else None,
+            rewrite=write_baseline is not None)
+        if write_baseline is not None and result.baseline is not None:
+            write_atomic(write_baseline, baseline_text(result.baseline, write_baseline.suffix))
+            count = len(result.baseline.accepted)
+            say(f"omniladder: wrote {count} accepted finding{'' if count == 1 else 's'} to "
+                f"{result.against}")
         if json_out:
-            sys.stdout.write(json.dumps(lint_document(problems, shown, day, max_age_days,
-                                                      fleet, judged, against, notes,
-                                                      released)) + "\n")
+            sys.stdout.write(json.dumps(lint_document(result)) + "\n")
         else:
-            for index, entry in judged.stale if judged is not None else ():
-                say(f"omniladder: warning: {against}: accepted[{index}]: {entry.label()} "
-                    "matches no finding any more (stale); remove it from the baseline")
+            for index, entry in result.judged.stale if result.judged is not None else ():
+                say(f"omniladder: warning: {result.against}: accepted[{index}]: "
+                    f"{entry.label()} matches no finding any more (stale); remove it from the "
+                    "baseline")
             from omniladder.rendering.escape import printable
 
             human_view()
-            sys.stdout.write(printable("\n".join(lint_lines(problems, shown, fleet, judged,
-                                                             against, notes))) + "\n")
-        failing = judged.new if judged is not None else problems
-        if failing:
-            new = "new " if judged is not None else ""
-            accepted_note = (f" ({len(judged.accepted)} accepted by {against})"
-                             if judged is not None else "")
-            answer_is_no(f"{len(failing)} {new}catalog problem"
-                         f"{'' if len(failing) == 1 else 's'} found{accepted_note}")
+            sys.stdout.write(printable("\n".join(lint_lines(result))) + "\n")
+        verdict = result.verdict()
+        if verdict is not None:
+            answer_is_no(verdict)

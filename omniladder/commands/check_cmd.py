@@ -51,7 +51,7 @@ def check(
     --config overrides it. An expectation's own now wins over --now.
     """
     with user_errors():
-        from omniladder.policy import check_connection_ids, evaluate, load_policy
+        from omniladder.analyses.check import check_connection_ids, evaluate, load_policy
         from omniladder.rendering import Format
         from omniladder.rendering.check_view import junit_xml, render_check
 
@@ -76,8 +76,8 @@ def check(
         lengths = None
         if any(e.needs_forecast for e in loaded.policy.expect):
             from omniladder.forecast import catalog_lengths
-            from omniladder.loading import find_settings, resolve_files
-            from omniladder.scopes import load_window_scopes
+            from omniladder.inputs.input_set import find_settings, resolve_files
+            from omniladder.inputs.scopes import load_window_scopes
 
             files = resolve_files(find_settings(options.config), inputs.settings,
                                   no_shipped_catalogs=options.no_shipped_catalogs)

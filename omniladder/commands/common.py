@@ -116,7 +116,7 @@ class InputOptions(NamedTuple):
 
     def load(self) -> LoadedInputs:
         """Load and validate every input these options name."""
-        from omniladder.loading import find_settings, load_inputs
+        from omniladder.inputs.input_set import find_settings, load_inputs
 
         loaded = load_inputs(
             find_settings(self.config), connections=self.connections, quota=self.quota,
@@ -232,23 +232,23 @@ def refuse_overwriting(outputs: Iterable[tuple[str, Path | None]],
                        inputs: Iterable[tuple[str, Path]], *,
                        makes_directories: bool = False) -> None:
     """The one check every output option goes through before anything is written: exit 2
-    when an output is an input of the run or another output (omniladder.writing).
+    when an output is an input of the run or another output (omniladder.inputs.writing).
 
     ``outputs`` are (option, path); an output not asked for (None) is skipped.
     """
     asked = [(option, path) for option, path in outputs if path is not None]
     if not asked:  # most runs write nothing: they need not import the writer (~1 ms)
         return
-    from omniladder.writing import Output
-    from omniladder.writing import refuse_overwriting as refuse
+    from omniladder.inputs.writing import Output
+    from omniladder.inputs.writing import refuse_overwriting as refuse
 
     refuse([Output(option, path) for option, path in asked], inputs,
            makes_directories=makes_directories)
 
 
 def write_atomic(path: Path, text: str | Iterable[str]) -> None:
-    """The one atomic writer (omniladder.writing), imported when a command writes."""
-    from omniladder.writing import write_atomic as write
+    """The one atomic writer (omniladder.inputs.writing), imported when a command writes."""
+    from omniladder.inputs.writing import write_atomic as write
 
     write(path, text)
 

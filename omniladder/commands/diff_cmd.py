@@ -33,9 +33,9 @@ def diff(
     (the sha256 stamps `plan --out` writes); those alone are not differences.
     """
     with user_errors():
-        from omniladder.loading import display_path
-        from omniladder.plan_document import load_saved_plan
-        from omniladder.plandiff import diff_plans
+        from omniladder.analyses.diff import diff_plans
+        from omniladder.inputs.files import display_path
+        from omniladder.inputs.plan_document import load_saved_plan
         from omniladder.rendering.diff_view import render_diff
 
         chosen = output_format(fmt, json_out)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from omniladder.analyses.export.targets import Target
 from omniladder.commands.common import (
     FormatOpt,
     InputOptions,
@@ -23,7 +24,10 @@ from omniladder.commands.common import (
     write_atomic,
 )
 from omniladder.commands.lifetime import hold
-from omniladder.export.targets import Target
+
+if TYPE_CHECKING:
+    from omniladder.analyses.export.source import ExportPlan
+    from omniladder.engine.records import Plan
 
 
 @with_input_options
@@ -64,10 +68,10 @@ def export(
     is sent to a gateway: applying the document is your step (docs/gateways.md#export).
     """
     with user_errors():
+        from omniladder.analyses.export.core import compare_current
+        from omniladder.analyses.export.core import export as build_export
         from omniladder.errors import UsageError
-        from omniladder.export.core import compare_current
-        from omniladder.export.core import export as build_export
-        from omniladder.loading import display_path
+        from omniladder.inputs.files import display_path
         from omniladder.rendering import Format
         from omniladder.rendering.export_view import ExportReport, render_report
 
@@ -78,13 +82,12 @@ def export(
                              field="--map")
         routes = None
         if route_map is not None:
-            from omniladder.export.routes import load_routes
+            from omniladder.analyses.export.routes import load_routes
 
             routes = load_routes(route_map)
         if plan_or_id.startswith("auto/"):
             from omniladder.engine.autoid import parse_auto_id
             from omniladder.engine.plan import make_plan
-            from omniladder.export.source import from_plan
 
             parsed = parse_auto_id(plan_or_id)
             inputs = options.load()
@@ -92,10 +95,10 @@ def export(
             instant, source, inputs = now_for(now, inputs)
             made = make_plan(inputs, parsed, instant, source)
             hold(made)
-            plan = from_plan(made)
+            plan = exported_plan(made)
         else:
-            from omniladder.export.source import from_saved
-            from omniladder.plan_document import read_saved_plan
+            from omniladder.analyses.export.source import from_document
+            from omniladder.inputs.plan_document import read_saved_plan
 
             if options != InputOptions() or now is not None:
                 raise UsageError("the input options and --now plan an AUTO_ID; a saved plan "
@@ -103,7 +106,7 @@ def export(
                                  "id)", field="PLAN")
             path = Path(plan_or_id)
             saved, _ = read_saved_plan(path)
-            plan = from_saved(saved, display_path(path))
+            plan = from_document(saved, display_path(path))
             read = [("the saved plan", path)]
         # --current may be the --out file: compared first, then replaced (the cron update).
         refuse_overwriting([("--out", out)], [
@@ -131,3 +134,13 @@ def export(
                           if comparison.empties else "")
                          + f"the export differs from {comparison.file} ({count} "
                          f"difference{'' if count == 1 else 's'})")
+
+
+def exported_plan(made: Plan) -> ExportPlan:
+    """The export's view of a plan just made: its plan document, as the JSON writer writes it
+    and a saved plan is read back, so the two exports cannot differ."""
+    from omniladder.analyses.export.source import from_document
+    from omniladder.inputs.plan_document import parse_saved_plan
+    from omniladder.rendering.json_view import plan_document
+
+    return from_document(parse_saved_plan(plan_document(made), "(current plan)"), None)

@@ -53,13 +53,13 @@ def forecast(
     """Project each window at its burn rate and step the plan: escalations, first paid."""
     with user_errors():
         from omniladder import timefmt
+        from omniladder.analyses.simulate import MAX_STEPS
         from omniladder.engine.autoid import parse_auto_id
         from omniladder.errors import UsageError
         from omniladder.forecast import catalog_lengths, forecast, parse_span
-        from omniladder.loading import find_settings, resolve_files
+        from omniladder.inputs.input_set import find_settings, resolve_files
+        from omniladder.inputs.scopes import load_window_scopes, window_catalog_paths
         from omniladder.rendering.forecast_view import RENDERERS
-        from omniladder.scopes import load_window_scopes, window_catalog_paths
-        from omniladder.simulate import MAX_STEPS
 
         chosen = plan_output_format(fmt, json_out)
         parsed = parse_auto_id(auto_id)

@@ -72,17 +72,17 @@ def omniroute(
     """Import connections and quota history from an OmniRoute database."""
     with user_errors():
         from omniladder.engine.autoid import parse_instant_or_now
-        from omniladder.loading import display_path, load_catalogs
-        from omniladder.scopes import load_window_scopes
-        from omniladder.sources.omniroute import (
+        from omniladder.inputs.catalogs import load_catalogs
+        from omniladder.inputs.files import display_path
+        from omniladder.inputs.scopes import load_window_scopes
+        from omniladder.inputs.writing import write_files
+        from omniladder.sources.omniroute.importer import import_omniroute, render_files
+        from omniladder.sources.omniroute.options import (
             ImportOptions,
             check_group_seconds,
-            import_omniroute,
             parse_confirmed_at,
             parse_since,
-            render_files,
         )
-        from omniladder.writing import write_files
 
         instant = parse_instant_or_now(now if now is not None else "now", "--now")
         confirmed = (parse_confirmed_at(confirmed_at, instant) if confirmed_at is not None
@@ -94,9 +94,13 @@ def omniroute(
                                  include_shipped=not no_shipped_catalogs)
         scopes = load_window_scopes(tuple(windows_catalog or ()),
                                     include_shipped=not no_shipped_catalogs)
-        from omniladder.loading import catalog_paths
-        from omniladder.scopes import window_catalog_paths
-        from omniladder.sources.omniroute import CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME
+        from omniladder.inputs.catalogs import catalog_paths
+        from omniladder.inputs.scopes import window_catalog_paths
+        from omniladder.sources.omniroute.importer import (
+            CONNECTIONS_NAME,
+            QUOTA_NAME,
+            SETTINGS_NAME,
+        )
         from omniladder.sources.omniroute_traffic import TRAFFIC_NAME
 
         refuse_overwriting([("--out", out / name)
@@ -191,7 +195,7 @@ def _import(source: str, request: ImportRequest,
     must be none of them, nor any other file the import reads. ``notes`` is what the source
     says beside its readings, filled while they are read."""
     with user_errors():
-        from omniladder.loading import display_path
+        from omniladder.inputs.files import display_path
         from omniladder.sources.run import import_readings, resolve_target
 
         target = resolve_target(request, source)
@@ -254,7 +258,7 @@ def codex_sessions(
     found: list[Any] = []
 
     def sources() -> list[tuple[str, Path]]:
-        from omniladder.loading import display_path
+        from omniladder.inputs.files import display_path
         from omniladder.sources.codex_sessions import find_rollouts
 
         found[:] = find_rollouts((path, display_path(path)) for path in paths)
@@ -324,14 +328,14 @@ def litellm_spend(
 ) -> None:
     """Import LiteLLM's spend logs (one row per request) into a traffic ledger."""
     with user_errors():
+        from omniladder.analyses.export.litellm import parse_deployment_id
+        from omniladder.analyses.export.routes import load_routes
+        from omniladder.analyses.export.source import managed_name
         from omniladder.engine.autoid import all_auto_ids, parse_auto_id, parse_instant_or_now
-        from omniladder.export.litellm import parse_deployment_id
-        from omniladder.export.routes import load_routes
-        from omniladder.export.source import managed_name
+        from omniladder.inputs.files import display_path, read_bytes
         from omniladder.inputs.traffic import merge_into
-        from omniladder.loading import display_path, read_bytes
         from omniladder.sources import litellm_spend as spend
-        from omniladder.sources.omniroute import parse_since
+        from omniladder.sources.omniroute.options import parse_since
 
         instant = parse_instant_or_now("now", "--now")
         start = parse_since(since, instant)

@@ -16,8 +16,8 @@ def init(
 ) -> None:
     """Write a commented starter omniladder.toml and connections.toml (never overwriting)."""
     with user_errors():
-        from omniladder.loading import display_path
-        from omniladder.starter import write_starter
+        from omniladder.inputs.files import display_path
+        from omniladder.inputs.starter import write_starter
 
         written = write_starter(directory)
         for path in written:

@@ -69,12 +69,12 @@ def plan(
         parsed = parse_auto_id(auto_id)
         saved = None
         if compare is not None:
-            from omniladder.plan_document import load_saved_plan
+            from omniladder.inputs.plan_document import load_saved_plan
 
             saved = load_saved_plan(compare)
         digests: dict[str, str] = {}
         if out is not None or saved is not None:
-            from omniladder.loading import digests_kept
+            from omniladder.inputs.files import digests_kept
 
             # The stamp records the bytes planned from, whatever the files hold later.
             with digests_kept() as digests:
@@ -94,8 +94,8 @@ def plan(
         hold(result)
         document = None
         if out is not None or saved is not None:
+            from omniladder.inputs.stamp import stamped
             from omniladder.rendering.json_view import plan_document
-            from omniladder.stamp import stamped
 
             document = stamped(plan_document(result), inputs, digests)
         if out is not None:
@@ -114,9 +114,9 @@ def plan(
                 say(f"omniladder: warning: {warning}")
         reasons = []
         if saved is not None and compare is not None and chosen is not None:
-            from omniladder.loading import display_path
-            from omniladder.plan_document import parse_saved_plan
-            from omniladder.plandiff import diff_plans
+            from omniladder.analyses.diff import diff_plans
+            from omniladder.inputs.files import display_path
+            from omniladder.inputs.plan_document import parse_saved_plan
             from omniladder.rendering.diff_view import render_diff
 
             current = parse_saved_plan(document, "(current plan)")

@@ -55,12 +55,8 @@ def prune(
         from omniladder import timefmt
         from omniladder.engine.autoid import parse_instant_or_now
         from omniladder.errors import UsageError
-        from omniladder.loading import (
-            display_path,
-            find_settings,
-            load_settings,
-            resolve_files,
-        )
+        from omniladder.inputs.files import display_path
+        from omniladder.inputs.input_set import find_settings, load_settings, resolve_files
         from omniladder.sources.merge import prune_readings
 
         def instant(text: str | None, what: str) -> datetime | None:

@@ -32,6 +32,6 @@ def schema(
     with user_errors():
         import sys
 
-        from omniladder.schemas import schema_text
+        from omniladder.inputs.schemas import schema_text
 
         sys.stdout.write(schema_text(kind.value))

@@ -28,8 +28,8 @@ def show(
     exit 2, with the file and the field named.
     """
     with user_errors():
-        from omniladder.loading import display_path
-        from omniladder.plan_document import read_saved_plan
+        from omniladder.inputs.files import display_path
+        from omniladder.inputs.plan_document import read_saved_plan
         from omniladder.rendering import Format
         from omniladder.rendering.show_view import ShownPlan, render_show
 

@@ -48,8 +48,8 @@ def simulate(
     with user_errors():
         from datetime import UTC, datetime
 
+        from omniladder.analyses.simulate import parse_step, simulate, step_instants
         from omniladder.engine.autoid import parse_auto_id, parse_instant_or_now
-        from omniladder.simulate import parse_step, simulate, step_instants
 
         parsed = parse_auto_id(auto_id)
         clock = datetime.now(UTC)  # one reading of the clock for both ends

@@ -30,7 +30,7 @@ def traffic_path(flag: Path | None, options: InputOptions) -> Path:
     """``--traffic``, else the settings file's ``[inputs] traffic`` (relative to it)."""
     if flag is not None:
         return flag
-    from omniladder.loading import find_settings, load_settings
+    from omniladder.inputs.input_set import find_settings, load_settings
 
     settings_path = find_settings(options.config)
     settings = load_settings(settings_path)

@@ -40,11 +40,11 @@ def who(
     nobody serves the model is still an answer (exit 0).
     """
     with user_errors():
+        from omniladder.analyses.who import check_target, split_target, who
         from omniladder.engine.autoid import all_auto_ids, parse_auto_id
         from omniladder.engine.fleet import Fleet
         from omniladder.engine.plan import make_plan
         from omniladder.errors import UsageError
-        from omniladder.who import check_target, split_target, who
 
         split_target(target)
         if auto_id is not None and all_ids:

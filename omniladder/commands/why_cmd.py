@@ -40,10 +40,10 @@ def why(
 ) -> None:
     """Explain one connection: billing, gates, tiers, quota replay, budget and verdict."""
     with user_errors():
+        from omniladder.analyses.why import explain
         from omniladder.engine.autoid import parse_auto_id
         from omniladder.engine.fleet import Fleet
         from omniladder.engine.plan import connection_plan
-        from omniladder.explain import explain
 
         ids = [parse_auto_id(auto_id)] if auto_id is not None else [
             parse_auto_id("auto/subscription"), parse_auto_id("auto/thrifty")]
@@ -55,8 +55,8 @@ def why(
         plans = [connection_plan(inputs, parsed, instant, source, connection_id, fleet)
                  for parsed in ids]
         from omniladder.forecast import catalog_lengths
-        from omniladder.loading import find_settings, resolve_files
-        from omniladder.scopes import load_window_scopes
+        from omniladder.inputs.input_set import find_settings, resolve_files
+        from omniladder.inputs.scopes import load_window_scopes
 
         files = resolve_files(find_settings(options.config), inputs.settings,
                               no_shipped_catalogs=options.no_shipped_catalogs)

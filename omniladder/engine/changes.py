@@ -4,7 +4,7 @@ A pair's decision reads its connection's readings (R6, R7, R9, R2a), its cooldow
 through its rung, the budgets (R8). Between two instants where none of those inputs changes,
 the decision is the same. ``connection_changes`` lists those instants for one connection;
 ``simulate``'s stepper maps them onto its steps (``stepping.change_steps``) and ``why``'s
-earliest comeback probes each one after now (``explain.change_instants``). The budget
+earliest comeback probes each one after now (``why.change_instants``). The budget
 period's start is fleet-wide and each caller adds it in its own terms.
 """
 

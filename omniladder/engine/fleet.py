@@ -14,6 +14,7 @@ three decision schedules over this one model, none of which derives any of it ag
 of the model changes here, once.
 """
 
+import copy
 from collections.abc import Sequence
 from datetime import datetime
 from typing import NamedTuple
@@ -209,6 +210,15 @@ class Fleet:
             found = economic_tier(provider, model, self.inputs.catalogs, self._tier_settings)
             self._extra_tiers[key] = found  # pragma: no mutate
         return found
+
+    def with_readings(self, inputs: LoadedInputs) -> "Fleet":
+        """This fleet over ``inputs``, the same inputs but for their readings (the forecast's
+        projections at another burn): everything here but the histories depends on the
+        connections, the catalogs and the settings only, and is shared."""
+        fleet = copy.copy(self)
+        fleet.inputs = inputs
+        fleet.histories = tuple(inputs.readings.get(c.id, ()) for c in self.connections)
+        return fleet
 
     def verdicts(self, index: int, now: datetime) -> HistoryVerdicts:
         """The quota verdicts (R6, R7) of one connection's models at now."""

@@ -1,6 +1,6 @@
 """What the engine reads: the loaded inputs and the effective catalogs.
 
-``loading`` builds these records from files; the rules read them and nothing else of I/O.
+``inputs.input_set`` builds these records from files; the rules read them and nothing else of I/O.
 Catalog files are merged here, once, for planning and for ``catalog check`` alike: a later
 file's entry replaces an earlier one with the same key.
 """

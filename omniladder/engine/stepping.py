@@ -26,10 +26,12 @@ from datetime import datetime
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import BudgetPosition, budget_positions, period_start
 from omniladder.engine.changes import connection_changes
+from omniladder.engine.decide import Moment, decide, facts_at
 from omniladder.engine.fleet import Fleet, fleet_for
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import Moment, PairDecision, decide, facts_at, rung_state
 from omniladder.engine.pool import RUNG_INDEX, Seating
+from omniladder.engine.records import PairDecision
+from omniladder.engine.report import rung_state
 from omniladder.models import RUNGS, Reading, Rung
 
 
@@ -92,7 +94,8 @@ class Stepper:
     def __init__(self, inputs: LoadedInputs, auto_id: AutoId,
                  instants: Sequence[datetime], kept_fresh: Collection[str] = (),
                  fleet: Fleet | None = None,
-                 seated_at: Collection[datetime] | None = None) -> None:
+                 seated_at: Collection[datetime] | None = None,
+                 only: Collection[int] | None = None) -> None:
         self.seated_at = None if seated_at is None else frozenset(seated_at)
         """The instants whose states list the seated and unverified connections (None:
         all); at the others they are left as at the step before (the forecast lists only
@@ -120,10 +123,17 @@ class Stepper:
                     on.append(index)
         self.spend_ats = (sorted(e.at for e in inputs.spend)
                           if inputs.spend is not None else None)
+        self.only: tuple[int, ...] | None = None if only is None else tuple(sorted(set(only)))
+        """The connections ``admissions`` decides (None: all); only theirs are scheduled."""
+        self.log: dict[int, list[tuple[datetime, tuple[int, ...]]]] | None = None
+        """Set to a dict before ``steps()``, each decision of a connection is logged under its
+        index as (instant, ``seats``) (what the forecast's band reuses)."""
         self.schedule: dict[int, list[int]] = {}
         ladder = fleet.ladder
         fresh = frozenset(kept_fresh)
-        for index, connection in enumerate(fleet.connections):
+        scheduled = range(len(fleet.connections)) if self.only is None else self.only
+        for index in scheduled:
+            connection = fleet.connections[index]
             for step in change_steps(fleet.histories[index], connection.rate_limited_until,
                                      ladder.max_reading_age_seconds, instants,
                                      ladder.exit_cutoff_percent,
@@ -155,7 +165,60 @@ class Stepper:
         counted = bisect.bisect_right(self.spend_ats, now) if self.spend_ats else 0
         return period_start(now, self.inputs.settings.budgets.period), counted
 
+    def seats(self, index: int, decisions: Sequence[PairDecision]) -> tuple[int, ...]:
+        """A connection's admitted pairs per rung (``RUNGS`` order): what it adds to each
+        rung's entries, and so to which rung heads the pool."""
+        counts = [0] * len(RUNGS)
+        for pair, decision in zip(self.pairs[index], decisions, strict=True):
+            if decision.admitted:
+                counts[RUNG_INDEX[pair.rung]] += 1
+        return tuple(counts)
+
     # --- the walk -----------------------------------------------------------------------
+
+    def _redecided(self, everyone: Sequence[int]
+                   ) -> Iterator[tuple[int, datetime, dict[str, BudgetPosition], list[int]]]:
+        """(step, instant, budget positions there, the connections to decide there in
+        order): ``everyone`` at the first step, then the scheduled ones and, when a rung's
+        budget position changes, every connection of ``everyone`` on the rung."""
+        budgets: dict[str, BudgetPosition] = {}
+        budget_key: tuple[datetime, int] | None = None
+        among = None if len(everyone) == len(self.fleet.connections) else frozenset(everyone)
+        for step, now in enumerate(self.instants):
+            key = self._budget_key(now)
+            if step == 0:
+                budgets, budget_key = self.budgets(now), key
+                yield step, now, budgets, list(everyone)
+                continue
+            redo = set(self.schedule.get(step, ()))
+            if key != budget_key:
+                fresh = self.budgets(now)
+                for rung, moved_to in fresh.items():
+                    was = budgets.get(rung)
+                    # a pair reads its rung's budget only while the budget closes it
+                    if was != moved_to and (moved_to.gates or (was is not None
+                                                               and was.gates)):
+                        redo.update(self.on_rung[rung] if among is None else
+                                    (i for i in self.on_rung[rung] if i in among))
+                budgets, budget_key = fresh, key
+            yield step, now, budgets, sorted(redo)
+
+    def admissions(self, since: dict[int, datetime] | None = None
+                   ) -> dict[int, list[tuple[datetime, tuple[int, ...]]]]:
+        """Each decision of the connections ``only`` names (all without it) at the steps
+        ``steps()`` decides them, as (instant, ``seats``), without seating anyone; a
+        connection ``since`` gives an instant is decided only from there on (the caller
+        knows its decisions before, and the instant is one of its steps)."""
+        everyone = self.only if self.only is not None else range(len(self.fleet.connections))
+        log: dict[int, list[tuple[datetime, tuple[int, ...]]]] = {i: [] for i in everyone}
+        starts = since or {}
+        for _, now, budgets, redo in self._redecided(list(everyone)):
+            for index in redo:
+                start = starts.get(index)
+                if start is None or now >= start:
+                    log[index].append(
+                        (now, self.seats(index, self.decide(index, now, budgets))))
+        return log
 
     def steps(self) -> Iterator[StepState]:
         count = len(self.fleet.connections)
@@ -172,33 +235,18 @@ class Stepper:
                 for pair, decision in zip(self.pairs[index], decisions, strict=True)
                 if decision.admitted], sign)
 
-        budgets: dict[str, BudgetPosition] = {}
-        budget_key: tuple[datetime, int] | None = None
         previous: StepState | None = None
         dirty = False
-        for step, now in enumerate(self.instants):
-            key = self._budget_key(now)
-            redo: set[int] | list[int]
-            if step == 0:
-                budgets, budget_key = self.budgets(now), key
-                redo = range(count)  # type: ignore[assignment]
-            else:
-                redo = set(self.schedule.get(step, ()))
-                if key != budget_key:
-                    fresh = self.budgets(now)
-                    for rung, moved_to in fresh.items():
-                        was = budgets.get(rung)
-                        # a pair reads its rung's budget only while the budget closes it
-                        if was != moved_to and (moved_to.gates or (was is not None
-                                                                   and was.gates)):
-                            redo.update(self.on_rung[rung])
-                    budgets, budget_key = fresh, key
+        log = self.log
+        for step, now, budgets, redo in self._redecided(range(count)):
             changed: list[tuple[int, int, PairDecision, PairDecision]] = []
             moved = step == 0
-            for index in sorted(redo):
+            for index in redo:
                 old = decided[index]
                 new = self.decide(index, now, budgets)
                 decided[index] = new
+                if log is not None:
+                    log.setdefault(index, []).append((now, self.seats(index, new)))
                 if step == 0:
                     apply(index, new, 1)
                     continue

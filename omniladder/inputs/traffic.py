@@ -33,7 +33,7 @@ from pydantic import Field
 
 from omniladder import timefmt
 from omniladder.errors import InputError, close_match
-from omniladder.loading import LINE_SUFFIXES
+from omniladder.inputs.input_set import LINE_SUFFIXES
 from omniladder.models import (
     IDENTIFIER_PATTERN,
     NO_OFFSET,
@@ -373,14 +373,14 @@ _BLANK = object()
 
 
 def _too_long(shown: str, line: int) -> InputError:
-    from omniladder.loading import INPUT_LIMIT, _size
+    from omniladder.inputs.files import INPUT_LIMIT, _size
 
     return InputError(f"a line longer than {_size(INPUT_LIMIT)}; is it the right file?",
                       file=shown, line=line)
 
 
 def _too_large(shown: str) -> InputError:
-    from omniladder.loading import STREAMED_LIMIT, too_large
+    from omniladder.inputs.files import STREAMED_LIMIT, too_large
 
     return too_large(shown, STREAMED_LIMIT)
 
@@ -399,7 +399,7 @@ class Ledger:
     without duplicates, as often as asked."""
 
     def __init__(self, path: Path, shown: str | None = None) -> None:
-        from omniladder.loading import display_path
+        from omniladder.inputs.files import display_path
 
         self.path = path
         self.shown = shown if shown is not None else display_path(path)
@@ -436,7 +436,7 @@ class Ledger:
         only. Any other line (blank, not UTF-8, not JSON, with a byte-order mark, or
         led by whitespace) goes through ``_one``: ``json.loads`` on its bytes, as
         ``input_lines`` reads them, with the same limits and messages."""
-        from omniladder.loading import INPUT_LIMIT, STREAMED_LIMIT, open_input
+        from omniladder.inputs.files import INPUT_LIMIT, STREAMED_LIMIT, open_input
 
         shown = self.shown
         scan = _SCAN
@@ -524,7 +524,7 @@ class Ledger:
         return event_from(data, _Place(self.shown, number, ""), number)
 
     def _read_document(self) -> list[LedgerEvent]:
-        from omniladder.loading import read_document
+        from omniladder.inputs.documents import read_document
 
         document = read_document(self.path, self.shown)
         extra = [key for key in document if key != "events"]
@@ -704,7 +704,7 @@ def is_traffic(path: Path, shown: str) -> bool:
     one)."""
     if path.suffix.lower() in LINE_SUFFIXES:
         return True
-    from omniladder.loading import read_document
+    from omniladder.inputs.documents import read_document
 
     try:
         document = read_document(path, shown)
@@ -787,8 +787,8 @@ def merge_into(path: Path, events: Iterator[Mapping[str, Any]],
     line is cut short is being written by someone else and is not merged into."""
     import tempfile
 
-    from omniladder.loading import display_path
-    from omniladder.writing import write_atomic
+    from omniladder.inputs.files import display_path
+    from omniladder.inputs.writing import write_atomic
 
     shown = shown if shown is not None else display_path(path)
     if path.suffix.lower() not in LINE_SUFFIXES:

@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from omniladder.engine.plan import Plan
+    from omniladder.engine.records import Plan
 
 
 class Format(StrEnum):

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from omniladder import timefmt
-from omniladder.audit import KINDS, Audit, Finding, gateway_text
+from omniladder.analyses.audit import KINDS, Audit, Finding, gateway_text
 from omniladder.rendering import Format
 
 AUDIT_FORMAT_VERSION = "1"

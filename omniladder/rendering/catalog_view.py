@@ -6,15 +6,13 @@ user-supplied string as ``Text``; lint findings are plain, grep-able lines.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import date
 from typing import Any, TextIO
 
-from omniladder.catalog_lint import Judged, Problem
+from omniladder.analyses.catalog_check import CatalogCheck, Problem
 from omniladder.engine.inputs import Catalogs
 from omniladder.engine.tiers import economic_tier
+from omniladder.inputs.scopes import WindowScopes
 from omniladder.models import TierSettings
-from omniladder.scopes import WindowScopes
 
 FORMAT_VERSION = "1"
 
@@ -132,29 +130,25 @@ def render_catalog_table(catalogs: Catalogs, tiers: TierSettings, out: TextIO,
     console.print(Text(summary))
 
 
-def lint_document(problems: Sequence[Problem], files: Sequence[str], today: date,
-                  max_age_days: int, connections: str | None,
-                  judged: Judged | None = None, baseline: str | None = None,
-                  notes: Sequence[Problem] = (), released: date | None = None
-                  ) -> dict[str, Any]:
+def lint_document(check: CatalogCheck) -> dict[str, Any]:
     """The JSON document. With a baseline, ``problems`` are the new findings only, and
-    ``accepted``, ``stale`` and ``baseline`` are added (``ok``: no new finding). ``notes``
+    ``accepted``, ``stale`` and ``baseline`` are added (``ok``: no new finding); ``notes``
     are the findings in shipped catalogs, which never fail (``released``: the date the
     shipped catalogs are judged against)."""
-    shown = judged.new if judged is not None else problems
+    judged = check.judged
     document: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
-        "ok": not shown,
-        "today": today.isoformat(),
-        "max_age_days": max_age_days,
-        "files": list(files),
-        "connections": connections,
-        "problems": [_problem(p) for p in shown],
-        "notes": [_problem(p) for p in notes],
-        "released": released.isoformat() if released is not None else None,
+        "ok": not check.failing,
+        "today": check.day.isoformat(),
+        "max_age_days": check.max_age_days,
+        "files": list(check.files),
+        "connections": check.connections,
+        "problems": [_problem(p) for p in check.failing],
+        "notes": [_problem(p) for p in check.notes],
+        "released": check.released.isoformat(),
     }
     if judged is not None:
-        document["baseline"] = baseline
+        document["baseline"] = check.against
         document["accepted"] = [_problem(p) for p in judged.accepted]
         document["stale"] = [{"index": index, **entry.model_dump(exclude_none=True)}
                              for index, entry in judged.stale]
@@ -166,12 +160,10 @@ def _problem(p: Problem) -> dict[str, str]:
             "message": p.message}
 
 
-def lint_lines(problems: Sequence[Problem], files: Sequence[str],
-               connections: str | None, judged: Judged | None = None,
-               baseline: str | None = None, notes: Sequence[Problem] = ()) -> list[str]:
+def lint_lines(check: CatalogCheck) -> list[str]:
     """One line per problem (with a baseline: per new problem), one ``note:`` line per
     finding in a shipped catalog (never a failure), then the verdict."""
-    shown = judged.new if judged is not None else problems
+    shown, judged, notes = check.failing, check.judged, check.notes
     lines = []
     for p in shown:
         parts = [p.file] + [part for part in (p.where, p.key) if part] + [p.code, p.message]
@@ -179,14 +171,15 @@ def lint_lines(problems: Sequence[Problem], files: Sequence[str],
     for p in notes:
         parts = [p.file] + [part for part in (p.where, p.key) if part] + [p.code, p.message]
         lines.append("note: " + ": ".join(parts))
-    checked = f"{len(files)} catalog file(s)" + (f" and {connections}" if connections else "")
+    checked = (f"{len(check.files)} catalog file(s)"
+               + (f" and {check.connections}" if check.connections else ""))
     new = "new " if judged is not None else ""
     if shown:
         verdict = f"catalog check: {len(shown)} {new}problem(s) in {checked}"
     else:
         verdict = f"catalog check: ok, no {new}problems in {checked}"
     if judged is not None:
-        verdict += f"; {len(judged.accepted)} accepted by {baseline}"
+        verdict += f"; {len(judged.accepted)} accepted by {check.against}"
         if judged.stale:
             verdict += f", {len(judged.stale)} stale baseline entr" + (
                 "y" if len(judged.stale) == 1 else "ies")

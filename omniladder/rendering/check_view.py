@@ -8,7 +8,7 @@ from typing import Any, TextIO
 from xml.etree import ElementTree as ET
 
 from omniladder import timefmt
-from omniladder.policy import ExpectationResult, PolicyResult
+from omniladder.analyses.check import ExpectationResult, PolicyResult
 from omniladder.rendering import Format
 
 CHECK_FORMAT_VERSION = "1"

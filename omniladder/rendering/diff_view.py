@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any, TextIO
 
-from omniladder.plandiff import ExclusionRef, PlanDiff, PlanHeader
+from omniladder.analyses.diff import ExclusionRef, PlanDiff, PlanHeader
 from omniladder.rendering import Format
 
 DIFF_FORMAT_VERSION = "1"

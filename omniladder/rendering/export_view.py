@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, TextIO
 
 from omniladder import timefmt
-from omniladder.export.core import Comparison, Export, Target
-from omniladder.export.fidelity import LEVELS, Fidelity
+from omniladder.analyses.export.core import Comparison, Export, Target
+from omniladder.analyses.export.fidelity import LEVELS, Fidelity
 from omniladder.rendering import Format
 
 EXPORT_FORMAT_VERSION = "1"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from omniladder import timefmt
-from omniladder.engine.plan import FORMAT_VERSION, Plan
+from omniladder.engine.records import FORMAT_VERSION, Plan
 from omniladder.rendering.json_text import dumps, write_json
 
 __all__ = ["dumps", "plan_document", "plan_json", "write_plan_json"]

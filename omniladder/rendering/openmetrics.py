@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 from omniladder.models import RUNGS, Reading, Window
 
 if TYPE_CHECKING:
-    from omniladder.engine.plan import Plan
+    from omniladder.engine.records import Plan
     from omniladder.forecast import Forecast, Pace
 
 PREFIX = "omniladder_"

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 from omniladder import timefmt
 
 if TYPE_CHECKING:
-    from omniladder.engine.plan import Plan
-    from omniladder.plan_document import PlanDocument
+    from omniladder.engine.records import Plan
+    from omniladder.inputs.plan_document import PlanDocument
 
 
 class RungLine(Protocol):

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
-from omniladder.plan_document import PlanDocument
+from omniladder.inputs.plan_document import PlanDocument
 from omniladder.rendering import Format
 from omniladder.rendering.plan_view import view_of_saved
 

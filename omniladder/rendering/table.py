@@ -22,7 +22,7 @@ from omniladder.rendering.escape import printable_text
 from omniladder.rendering.plan_view import ExclusionLine, PlanView, remedy_groups, view_of_plan
 
 if TYPE_CHECKING:
-    from omniladder.engine.plan import Plan
+    from omniladder.engine.records import Plan
 
 PIPED_WIDTH = 120
 

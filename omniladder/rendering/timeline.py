@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 from rich.text import Text
 
 from omniladder import timefmt
-from omniladder.engine.plan import FORMAT_VERSION
+from omniladder.analyses.simulate import Point, Series, Transition
+from omniladder.engine.records import FORMAT_VERSION
 from omniladder.models import RUNGS
 from omniladder.rendering.json_text import dumps
-from omniladder.simulate import Point, Series, Transition
 
 if TYPE_CHECKING:
-    from omniladder.forecast import Forecast
+    from omniladder.forecast import Band, Forecast
 
 HEAD_MARK = {"subscription": "S", "keyless": "K", "free": "F", "cheap": "C", "premium": "P"}
 EMPTY_MARK = "·"
@@ -238,6 +238,9 @@ class Picture:
     projected_from: datetime | None = None
     markers: tuple[tuple[datetime, str, str], ...] = ()
     """(instant, label, colour): a labelled line across the chart (first paid, pool empty)."""
+    spans: tuple[tuple[datetime, datetime, str, str], ...] = ()
+    """(from, to, title, colour): a translucent shading across the chart between two
+    instants (a forecast answer's p10 to p90)."""
 
 
 _PROJECTED_OPACITY = "0.4"
@@ -288,6 +291,10 @@ def forecast_svg(result: Forecast) -> str:
     if result.pool_empty_at is not None:
         markers.append((result.pool_empty_at,
                         f"pool empty {timefmt.short(result.pool_empty_at, now)}", "#424242"))
+    spans = [found for found in (
+        _band_span("first paid", result.first_paid_band, result, COLOURS["premium"]),
+        _band_span("pool empty", result.pool_empty_band, result, "#424242"))
+        if found is not None]
     return picture_svg(Picture(
         title=(f"omniladder forecast {result.auto_id.text} from {timefmt.iso(now)} over "
                f"{timefmt.duration(result.horizon.total_seconds())}"),
@@ -302,7 +309,23 @@ def forecast_svg(result: Forecast) -> str:
         notes=tuple(transition_note(t, now) for t in result.transitions),
         summary=summary_line(result),
         after=tuple((wait_text(e, now), None) for e in result.escalations),
-        projected_from=now, markers=tuple(markers)))
+        projected_from=now, markers=tuple(markers), spans=tuple(spans)))
+
+
+def _band_span(answer: str, band: Band | None, result: Forecast, colour: str
+               ) -> tuple[datetime, datetime, str, str] | None:
+    """The shading of one answer's band: from its p10 to its p90 (the horizon's end when
+    a burn never reaches it there); None without a band (unknown answers), when no burn
+    reaches the answer within the horizon, or when the three burns agree (no spread)."""
+    if band is None or band.p10 is None or band.p10 == band.p90:
+        return None
+    now = result.now
+
+    def word(at: datetime | None) -> str:
+        return timefmt.short(at, now) if at is not None else "past the horizon"
+
+    title = f"{answer}: p10 {word(band.p10)}, p50 {word(band.p50)}, p90 {word(band.p90)}"
+    return band.p10, band.p90 if band.p90 is not None else result.end, title, colour
 
 
 def picture_svg(picture: Picture) -> str:
@@ -427,6 +450,16 @@ def picture_svg(picture: Picture) -> str:
             "d": f"M {x - 4:.2f} {head_y + head_h + 9} L {x + 4:.2f} {head_y + head_h + 9} "
                  f"L {x:.2f} {head_y + head_h + 2} Z",
             "fill": "none", "stroke": "#6a1b9a"})
+
+    if picture.spans:
+        group = ET.SubElement(svg, "g", {"id": "bands"})
+        for since, until, title, colour in picture.spans:
+            x = x_of(since)
+            rect = ET.SubElement(group, "rect", {
+                "x": f"{x:.2f}", "y": str(head_y - 4), "width": f"{x_of(until) - x:.2f}",
+                "height": str(rows_bottom - gap - head_y + 4), "fill": colour,
+                "fill-opacity": "0.15"})
+            ET.SubElement(rect, "title").text = title
 
     if picture.markers:
         group = ET.SubElement(svg, "g", {"id": "markers"})

@@ -7,10 +7,10 @@ from typing import Any, TextIO
 from rich.text import Text
 
 from omniladder import timefmt
-from omniladder.engine.plan import FORMAT_VERSION
+from omniladder.analyses.who import WhoAnswer, WhoForId, WhoRow
+from omniladder.engine.records import FORMAT_VERSION
 from omniladder.rendering.table import make_console
 from omniladder.rendering.why_view import _leaf, _Tree
-from omniladder.who import WhoAnswer, WhoForId, WhoRow
 
 
 def who_document(answer: WhoAnswer) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.text import Text
 
 from omniladder import timefmt
-from omniladder.engine.plan import FORMAT_VERSION
-from omniladder.explain import R1_STEPS, Comeback, IdVerdict, ModelTrace, Route, Trace
+from omniladder.analyses.why import R1_STEPS, Comeback, IdVerdict, ModelTrace, Route, Trace
+from omniladder.engine.records import FORMAT_VERSION
 from omniladder.rendering.table import make_console
 
 # --- JSON ----------------------------------------------------------------------------------

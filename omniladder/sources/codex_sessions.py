@@ -50,15 +50,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from omniladder.errors import InputError
-from omniladder.loading import (
+from omniladder.inputs.documents import (
     RepeatedKey,
-    check_input_file,
-    input_lines,
     long_number,
     reject_lone_surrogates,
     repeated_key,
     unique_keys,
 )
+from omniladder.inputs.files import check_input_file, input_lines
 from omniladder.models import MAX_WINDOW_SECONDS, ObservedOverage
 from omniladder.sources import fields
 from omniladder.sources.common import SourceReading, SourceWindow

@@ -14,8 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from omniladder import timefmt
+from omniladder.inputs.scopes import Scope, WindowScopes
 from omniladder.models import ObservedOverage, ReadingStatus
-from omniladder.scopes import Scope, WindowScopes
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,8 @@ def fail(file: str, path: str, expected: str, value: Any) -> InputError:
 
 def load_json(raw: bytes, file: str) -> Any:
     """A whole JSON document; an unreadable one names the file and the line."""
-    from omniladder.loading import decode_text, parse_text
+    from omniladder.inputs.documents import parse_text
+    from omniladder.inputs.files import decode_text
 
     return parse_text(decode_text(raw, file), ".json", file)
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
-from omniladder.loading import AHEAD_SLACK
+from omniladder.inputs.normalise import AHEAD_SLACK
 from omniladder.sources.common import SourceReading
 from omniladder.sources.fields import shown_value
 
@@ -195,7 +195,7 @@ def check_rollout(path: Path, shown: str) -> None:
     is small enough it is read as one, so a saved error body or another source's response is
     named as such. Anything else is left to the line reader.
     """
-    from omniladder.loading import open_input
+    from omniladder.inputs.files import open_input
 
     try:
         with open_input(path, shown) as stream:
@@ -215,7 +215,7 @@ def check_rollout(path: Path, shown: str) -> None:
 
 
 def _whole_document(path: Path) -> Any:
-    from omniladder.loading import read_bytes
+    from omniladder.inputs.files import read_bytes
 
     try:
         if path.stat().st_size > _WHOLE_DOCUMENT_BYTES:
@@ -250,9 +250,9 @@ def load_source_fit(window_files: Iterable[Path] = (),
     Files are read in override order (shipped first): a later file's entry for an importer
     replaces an earlier one's.
     """
-    from omniladder.loading import load_model
+    from omniladder.inputs.documents import load_model
+    from omniladder.inputs.scopes import window_catalog_paths
     from omniladder.scope_models import WindowScopeCatalog
-    from omniladder.scopes import window_catalog_paths
 
     fits: dict[str, SourceFit] = {}
     for path, shown in window_catalog_paths(window_files, include_shipped):

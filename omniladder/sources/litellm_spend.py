@@ -16,7 +16,7 @@ Facts (docs/traffic.md#litellm-spend-logs), from BerriAI/litellm ``schema.prisma
   ``{"data": [...]}``).
 
 Each row becomes one event. It joins its connection through ``model_id`` (the id ``export
-litellm`` writes, read back by ``omniladder.export.litellm.parse_deployment_id``), else
+litellm`` writes, read back by ``omniladder.analyses.export.litellm.parse_deployment_id``), else
 through the export map (``--map``: the one route whose ``api_base`` is the row's and whose
 connection serves the row's model). A row that joins nothing is kept under a connection id
 no connections file holds (``litellm:<model_id>``, or ``litellm:no-model-id``) and counted
@@ -112,7 +112,7 @@ class Joiner:
     """Finds the connection and model of a row (module docstring).
 
     ``parse_id`` is the export's own reader of the ``model_info.id`` it writes
-    (``omniladder.export.litellm.parse_deployment_id``) and ``groups`` maps each exported
+    (``omniladder.analyses.export.litellm.parse_deployment_id``) and ``groups`` maps each exported
     group's name to its auto id (``managed_name``): the command passes them in, so the ids
     are read by the code that writes them."""
 
@@ -480,11 +480,11 @@ def load_fleet(config: Any, connections: Any, models_catalogs: tuple[Any, ...] =
     """Each connection of the connections file (``--connections``, or the settings file's
     ``[inputs] connections``) → the models it serves (None: any the catalog does not list),
     or None when no connections file is named; and the files read for it."""
-    from omniladder.loading import (
-        display_path,
+    from omniladder.inputs.catalogs import load_catalogs
+    from omniladder.inputs.documents import load_model
+    from omniladder.inputs.files import display_path
+    from omniladder.inputs.input_set import (
         find_settings,
-        load_catalogs,
-        load_model,
         load_settings,
         named_by_settings,
         resolve_files,

@@ -32,9 +32,11 @@ from pydantic import ValidationError
 
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError, close_match
-from omniladder.loading import as_tuples, display_path, read_document, validate
+from omniladder.inputs.documents import as_tuples, read_document
+from omniladder.inputs.files import display_path
+from omniladder.inputs.validation import validate
+from omniladder.inputs.writing import write_atomic
 from omniladder.models import QuotaFile, Reading, validate_record
-from omniladder.writing import write_atomic
 
 FORMATS = (".json", ".toml")
 _INSTANT_KEYS = frozenset({"taken_at", "checked_at", "reset_at"})
@@ -293,7 +295,7 @@ def _refuse_losing(path: Path, shown: str, taken_at: datetime | None,
     A pruned file is written whole, as omniladder writes TOML: a file already in that
     spelling loses nothing; any other loses its comments, and the spelling of what it holds
     (instants in UTC with ``Z``, its own layout and quoting)."""
-    from omniladder.loading import decode_text, read_bytes
+    from omniladder.inputs.files import decode_text, read_bytes
 
     text = decode_text(read_bytes(path, shown), shown)
     document: dict[str, Any] = {}

@@ -36,11 +36,7 @@ from typing import Any
 from omniladder.errors import InputError
 from omniladder.inputs.traffic import event_line, millis
 from omniladder.models import IDENTIFIER_PATTERN
-from omniladder.sources.omniroute import (
-    CALL_LOG_COLUMNS,
-    CALL_LOGS_TABLE,
-    db_instant,
-)
+from omniladder.sources.omniroute.database import CALL_LOG_COLUMNS, CALL_LOGS_TABLE, db_instant
 
 TRAFFIC_NAME = "traffic.jsonl"
 TABLE = CALL_LOGS_TABLE

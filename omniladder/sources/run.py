@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omniladder.errors import InputError, UsageError
-from omniladder.scopes import WindowScopes
+from omniladder.inputs.scopes import WindowScopes
 from omniladder.sources import fit
 from omniladder.sources.common import ScopeReport, SourceReading, reading_document
 from omniladder.sources.merge import MergeOutcome, merge_readings
 from omniladder.sources.request import ImportRequest
 
 if TYPE_CHECKING:
-    from omniladder.loading import InputFiles
+    from omniladder.inputs.input_set import InputFiles
 
 STDIN = "-"
 
@@ -77,7 +77,7 @@ class ImportOutcome:
 def catalogs_read(files: InputFiles) -> list[tuple[str, Path]]:
     """The billing and model catalogs an import reads to find a connection's models when
     it lists none, as ``refuse_overwriting`` takes them."""
-    from omniladder.loading import catalog_paths
+    from omniladder.inputs.catalogs import catalog_paths
 
     billing, model = catalog_paths((), files.model_catalogs, not files.no_shipped_catalogs)
     return ([("a billing catalog", path) for path, _ in billing]
@@ -89,17 +89,17 @@ def resolve_target(request: ImportRequest, source: str | None = None) -> Target:
 
     With ``source``, the connection's provider must be one the source serves (SPEC §6).
     """
-    from omniladder.loading import (
-        display_path,
+    from omniladder.inputs.catalogs import load_catalogs
+    from omniladder.inputs.documents import load_model
+    from omniladder.inputs.files import display_path
+    from omniladder.inputs.input_set import (
         find_settings,
-        load_catalogs,
-        load_model,
         load_settings,
         named_by_settings,
         resolve_files,
     )
+    from omniladder.inputs.scopes import load_window_scopes, window_catalog_paths
     from omniladder.models import ConnectionsFile
-    from omniladder.scopes import load_window_scopes, window_catalog_paths
 
     settings_path = find_settings(request.config)
     settings = load_settings(settings_path)
@@ -199,7 +199,7 @@ def read_snapshots(files: Sequence[Path], at: datetime | None,
 
     ``-`` reads standard input, stamped with the clock (it has no modification time).
     """
-    from omniladder.loading import display_path, read_bytes
+    from omniladder.inputs.files import display_path, read_bytes
 
     if sum(1 for path in files if str(path) == STDIN) > 1:
         raise UsageError("standard input ('-') can be read only once", field="FILE")
@@ -257,7 +257,7 @@ def within_clock(readings: Iterable[SourceReading], file: str, field: str,
 
 
 def _read_stdin() -> bytes:
-    from omniladder.loading import read_stdin
+    from omniladder.inputs.files import read_stdin
 
     return read_stdin()
 

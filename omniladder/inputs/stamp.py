@@ -10,14 +10,14 @@ from typing import Any
 
 from omniladder import __version__
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.loading import read_bytes
+from omniladder.inputs.files import read_bytes
 
 
 def input_stamps(inputs: LoadedInputs, digests: Mapping[str, str] | None = None
                  ) -> list[dict[str, str]]:
     """Each file the plan read, in reading order: its role, display path and sha256.
 
-    ``digests`` are those ``loading.digests_kept`` took as the inputs were loaded: the bytes
+    ``digests`` are those ``files.digests_kept`` took as the inputs were loaded: the bytes
     planned from, whatever the file holds now. A file missing from them is read again.
     Shipped catalogs are named ``<shipped>/…`` as in the plan's ``connections``, so the stamp
     does not depend on where omniladder is installed; their digest still changes with them.

@@ -22,14 +22,7 @@ from omniladder.engine.budgets import BudgetPosition, next_period_start
 from omniladder.engine.changes import connection_changes
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import (
-    ConnectionFacts,
-    PairDecision,
-    Plan,
-    focus,
-    make_plan,
-    unknown_connection,
-)
+from omniladder.engine.plan import focus, make_plan, unknown_connection
 from omniladder.engine.quota import (
     Cooldown,
     ReplayStep,
@@ -38,6 +31,7 @@ from omniladder.engine.quota import (
     window_views,
 )
 from omniladder.engine.readings import age_seconds, is_fresh, low_windows, stale_after
+from omniladder.engine.records import ConnectionFacts, PairDecision, Plan
 from omniladder.engine.tiers import TierInfo
 from omniladder.errors import UsageError
 from omniladder.models import Reading, Rung, Window

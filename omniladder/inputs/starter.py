@@ -70,7 +70,7 @@ STARTER_FILES: Mapping[str, str] = {
 
 def write_starter(directory: Path) -> list[Path]:
     """Write the starter files into directory, never overwriting one that exists."""
-    from omniladder.writing import write_files
+    from omniladder.inputs.writing import write_files
 
     return write_files(directory, STARTER_FILES,
                        refusal="already exists; init never overwrites a file")

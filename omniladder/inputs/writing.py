@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from omniladder.errors import InputError, UsageError
-from omniladder.loading import SYMLINK_LOOP, display_path, not_regular
+from omniladder.inputs.files import SYMLINK_LOOP, display_path, not_regular
 
 WRITES_ONLY_FILES = "omniladder writes only regular files, each replaced whole"
 

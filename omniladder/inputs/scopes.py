@@ -220,7 +220,8 @@ def ordered(files: Sequence[tuple[str, Sequence[WindowScopeEntry]]],
 def window_catalog_paths(window_files: Iterable[Path],
                          include_shipped: bool = True) -> list[tuple[Path, str]]:
     """The window-scope catalog files in override order, with their display names."""
-    from omniladder.loading import SHIPPED_PREFIX, display_path, shipped_catalog_dir
+    from omniladder.inputs.catalogs import SHIPPED_PREFIX, shipped_catalog_dir
+    from omniladder.inputs.files import display_path
 
     paths: list[tuple[Path, str]] = []
     if include_shipped:
@@ -233,7 +234,7 @@ def window_catalog_paths(window_files: Iterable[Path],
 def load_window_scopes(window_files: Iterable[Path] = (),
                        include_shipped: bool = True) -> WindowScopes:
     """Read and validate the window-scope catalogs, shipped first, then the overlays."""
-    from omniladder.loading import load_model
+    from omniladder.inputs.documents import load_model
 
     catalogs = [(shown, load_model(WindowScopeCatalog, path, shown))
                 for path, shown in window_catalog_paths(window_files, include_shipped)]

@@ -34,11 +34,11 @@ import re
 from typing import Any
 
 from omniladder import timefmt
+from omniladder.analyses.export.compare import by_identity
+from omniladder.analyses.export.fidelity import Fidelity, Tally, item
+from omniladder.analyses.export.litellm import redacted
+from omniladder.analyses.export.source import ExportPlan
 from omniladder.errors import InputError
-from omniladder.export.compare import by_identity
-from omniladder.export.fidelity import Fidelity, Tally, item
-from omniladder.export.litellm import redacted
-from omniladder.export.source import ExportPlan
 
 
 def build(plan: ExportPlan, *, verified_only: bool
@@ -186,7 +186,7 @@ def document_text(document: dict[str, Any]) -> str:
 
 def parse_current(text: str, shown: str) -> Any:
     """A deployed combo document: JSON, any of the shapes ``find_combo`` takes."""
-    from omniladder.loading import parse_json
+    from omniladder.inputs.documents import parse_json
 
     return parse_json(text, shown, hint="--current reads the export's combo or OmniRoute's "
                       "GET /api/combos answer")

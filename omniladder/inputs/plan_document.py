@@ -18,16 +18,11 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, model_validator
 
-from omniladder.engine.plan import FORMAT_VERSION
+from omniladder.engine.records import FORMAT_VERSION
 from omniladder.errors import InputError
-from omniladder.loading import (
-    as_tuples,
-    decode_text,
-    display_path,
-    parse_json,
-    read_bytes,
-    validate,
-)
+from omniladder.inputs.documents import as_tuples, parse_json
+from omniladder.inputs.files import decode_text, display_path, read_bytes
+from omniladder.inputs.validation import validate
 from omniladder.models import StrictModel, first_repeat
 
 

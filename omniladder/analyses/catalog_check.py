@@ -19,7 +19,10 @@ from pydantic import BaseModel, ValidationError
 
 from omniladder.engine.billing import classify
 from omniladder.engine.inputs import Catalogs, merge_catalogs
-from omniladder.loading import SHIPPED_PREFIX, describe_errors, format_loc, read_document
+from omniladder.inputs.catalogs import SHIPPED_PREFIX
+from omniladder.inputs.documents import read_document
+from omniladder.inputs.scopes import WindowScopes, glob_matches, ordered
+from omniladder.inputs.validation import describe_errors, format_loc
 from omniladder.models import (
     BillingEntry,
     Connection,
@@ -28,7 +31,6 @@ from omniladder.models import (
     parse_date,
 )
 from omniladder.scope_models import SourceProvidersEntry, WindowAliasEntry, WindowScopeEntry
-from omniladder.scopes import WindowScopes, glob_matches, ordered
 
 ProblemCode = Literal[
     "not-a-catalog", "unknown-key", "invalid-entry", "duplicate-key", "missing-reason",
@@ -356,6 +358,76 @@ def lint_fleet(connections: Sequence[Connection], catalogs: Catalogs,
         for (provider, model), ids in missing.items()
     ]
     return problems
+
+
+# --- the check: catalogs, fleet and baseline, judged ---------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class CatalogCheck:
+    """What ``catalog check`` found: the user's own findings, the shipped catalogs' notes, and
+    the baseline they were judged against."""
+
+    problems: tuple[Problem, ...]
+    """Findings in the files the user owns (catalog overlays, the connections file)."""
+    notes: tuple[Problem, ...]
+    """Findings in the shipped catalogs: reported, never a failure."""
+    files: tuple[str, ...]
+    """Every catalog file read, as shown."""
+    connections: str | None
+    """The connections file checked against the catalogs, as shown."""
+    day: date
+    max_age_days: int
+    released: date
+    judged: Judged | None
+    """The findings split by the baseline; None without one."""
+    baseline: Baseline | None
+    """The baseline judged against: the one read, or the one to write (``--write-baseline``)."""
+    against: str | None
+    """The baseline file, as shown."""
+
+    @property
+    def failing(self) -> tuple[Problem, ...]:
+        """The findings that fail the check: the new ones with a baseline, else all."""
+        return self.judged.new if self.judged is not None else self.problems
+
+    def verdict(self) -> str | None:
+        """Why the check fails, or None when it passes."""
+        if not self.failing:
+            return None
+        count = len(self.failing)
+        new = "new " if self.judged is not None else ""
+        accepted = (f" ({len(self.judged.accepted)} accepted by {self.against})"
+                    if self.judged is not None else "")
+        return f"{count} {new}catalog problem{'' if count == 1 else 's'} found{accepted}"
+
+
+def check_catalogs(*, billing_paths: Sequence[tuple[Path, str]],
+                   model_paths: Sequence[tuple[Path, str]],
+                   window_paths: Sequence[tuple[Path, str]],
+                   fleet: tuple[Sequence[Connection], str] | None, day: date,
+                   max_age_days: int, baseline: Baseline | None, against: str | None,
+                   rewrite: bool = False, released: date | None = None) -> CatalogCheck:
+    """``catalog check``: lint the catalog files, check the fleet (its connections and the
+    name it is shown by) against the catalogs that validated, and judge the findings by the
+    baseline. Only the files the user owns fail; a shipped catalog's findings are notes. With
+    ``rewrite`` the baseline becomes one accepting every finding (keeping the notes of the
+    entries that still match), for the command to write and judge against."""
+    released = released if released is not None else release_date()
+    result = lint_catalogs(billing_paths, model_paths, day, max_age_days, window_paths,
+                           released)
+    problems = [p for p in result.problems if not p.shipped]
+    if fleet is not None:
+        problems += lint_fleet(fleet[0], result.catalogs, fleet[1])
+    if rewrite:
+        baseline = baseline_of(problems, baseline)
+    return CatalogCheck(
+        problems=tuple(problems), notes=tuple(p for p in result.problems if p.shipped),
+        files=tuple(shown for _, shown in (*billing_paths, *model_paths, *window_paths)),
+        connections=fleet[1] if fleet is not None else None, day=day,
+        max_age_days=max_age_days, released=released,
+        judged=judge(problems, baseline) if baseline is not None else None,
+        baseline=baseline, against=against)
 
 
 # --- accepted findings (catalog check --baseline) -------------------------------------------

@@ -40,11 +40,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+from omniladder.analyses.export.compare import by_identity
+from omniladder.analyses.export.fidelity import Fidelity, Tally, item
+from omniladder.analyses.export.routes import ConnectionRoute
+from omniladder.analyses.export.source import ExportPlan
 from omniladder.errors import InputError, UsageError, close_match
-from omniladder.export.compare import by_identity
-from omniladder.export.fidelity import Fidelity, Tally, item
-from omniladder.export.routes import ConnectionRoute
-from omniladder.export.source import ExportPlan
 from omniladder.models import SECRET_KEYS
 
 PAID = ("cheap", "premium")
@@ -285,7 +285,7 @@ def parse_current(text: str, shown: str) -> dict[str, Any]:
     while skipped < len(lines) and (not lines[skipped].strip()
                                     or lines[skipped].lstrip().startswith("#")):
         skipped += 1
-    from omniladder.loading import parse_json
+    from omniladder.inputs.documents import parse_json
 
     data = parse_json("\n".join(lines[skipped:]), shown,
                       what="not a fragment `omniladder export litellm` writes",

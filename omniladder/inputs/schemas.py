@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from omniladder.inputs.plan_document import PlanDocument
 from omniladder.inputs.traffic import TrafficFile
 from omniladder.models import (
     BillingCatalog,
@@ -16,7 +17,6 @@ from omniladder.models import (
     Settings,
     SpendFile,
 )
-from omniladder.plan_document import PlanDocument
 from omniladder.scope_models import WindowScopeCatalog
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"

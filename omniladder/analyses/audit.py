@@ -32,7 +32,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from omniladder.engine.autoid import AutoId, NowSource, parse_auto_id
-from omniladder.engine.plan import ConnectionFacts, PairDecision, Plan
+from omniladder.engine.records import ConnectionFacts, PairDecision, Plan
 from omniladder.errors import InputError, UsageError
 from omniladder.models import RUNGS, Rung
 from omniladder.sources import fields

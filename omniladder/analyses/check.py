@@ -28,14 +28,17 @@ from omniladder import timefmt
 from omniladder.engine.autoid import NowSource, parse_auto_id
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import REASON_CODES, Plan, make_plan
+from omniladder.engine.plan import make_plan
+from omniladder.engine.records import REASON_CODES, Plan
 from omniladder.errors import InputError, UsageError, close_match
-from omniladder.loading import display_path, load_model, toml_line
+from omniladder.inputs.documents import load_model
+from omniladder.inputs.files import display_path
+from omniladder.inputs.validation import toml_line
 from omniladder.models import RUNGS, NonBlank, Rung, StrictModel, Timestamp, first_repeat
 
 if TYPE_CHECKING:
+    from omniladder.analyses.audit import CandidatesDocument
     from omniladder.analyses.traffic import TrafficAudit
-    from omniladder.audit import CandidatesDocument
     from omniladder.forecast import Forecast, WindowLength
 
 BillingClassName = Literal["subscription", "metered", "unknown", "keyless"]
@@ -75,7 +78,7 @@ def _valid_reason(value: str) -> str:
 
 
 def _valid_span(value: str) -> str:
-    from omniladder.simulate import parse_step
+    from omniladder.analyses.simulate import parse_step
 
     try:
         parse_step(value)
@@ -130,7 +133,7 @@ Hours = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 def span(text: str) -> timedelta:
     """A validated duration text (``4h``, or ``0s`` where zero is allowed) as a
     timedelta."""
-    from omniladder.simulate import parse_step
+    from omniladder.analyses.simulate import parse_step
 
     return timedelta(0) if _is_zero(text) else parse_step(text)
 
@@ -355,7 +358,7 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
         auto_id = parse_auto_id(expectation.auto_id)
         document = documents.get(index)
         if document is not None:
-            from omniladder.audit import audit_auto_id
+            from omniladder.analyses.audit import audit_auto_id
 
             _, mismatch = audit_auto_id(document, expectation.auto_id)
             if mismatch is not None:
@@ -393,7 +396,7 @@ def _within_calendar(shown: str, index: int, now: datetime,
                      expectation: Expectation) -> None:
     """Raise the InputError naming the expectation's horizon when its forecast would step
     past the end of the calendar (year 9999), as ``forecast --horizon`` says it."""
-    from omniladder.simulate import MAX_STEPS
+    from omniladder.analyses.simulate import MAX_STEPS
 
     horizon = expectation.horizon or DEFAULT_HORIZON
     if timefmt.shifted(now, expectation.forecast_horizon) is None:
@@ -430,8 +433,8 @@ def empty_fleet_result(inputs: LoadedInputs, now: datetime,
 
 def load_audits(loaded: LoadedPolicy) -> dict[int, CandidatesDocument]:
     """The gateway candidate lists the expectations name, read before any plan is made."""
-    from omniladder.audit import parse_candidates
-    from omniladder.loading import check_input_file, read_bytes
+    from omniladder.analyses.audit import parse_candidates
+    from omniladder.inputs.files import check_input_file, read_bytes
 
     out: dict[int, CandidatesDocument] = {}
     for index, expectation in enumerate(loaded.policy.expect):
@@ -480,7 +483,7 @@ def _audit(document: CandidatesDocument, plan: Plan) -> CheckResult:
     """The gateway's rows against the plan: no row in use that would bill, that the plan
     finds exhausted, or (under a subscription id) that the plan cannot vouch for (the exit-1
     kinds of ``audit omniroute``)."""
-    from omniladder.audit import audit_plan, finding_line
+    from omniladder.analyses.audit import audit_plan, finding_line
 
     audit = audit_plan(document, plan)
     counts = audit.counts

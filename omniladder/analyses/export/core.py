@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from omniladder.analyses.export import litellm, omniroute
+from omniladder.analyses.export.fidelity import LEVELS, Fidelity, ordered
+from omniladder.analyses.export.routes import ConnectionRoute
+from omniladder.analyses.export.source import ExportPlan
+from omniladder.analyses.export.targets import UNIT, Target
 from omniladder.errors import UsageError
-from omniladder.export import litellm, omniroute
-from omniladder.export.fidelity import LEVELS, Fidelity, ordered
-from omniladder.export.routes import ConnectionRoute
-from omniladder.export.source import ExportPlan
-from omniladder.export.targets import UNIT, Target
 
 __all__ = ["UNIT", "Comparison", "Export", "Target", "compare_current", "export"]
 
@@ -86,7 +86,7 @@ def export(target: Target, plan: ExportPlan, *,
 
 def compare_current(result: Export, path: Path) -> Comparison:
     """Read the deployed document and say how the export differs from it."""
-    from omniladder.loading import check_input_file, decode_text, display_path, read_bytes
+    from omniladder.inputs.files import check_input_file, decode_text, display_path, read_bytes
 
     shown = display_path(path)
     if _first_run(path):

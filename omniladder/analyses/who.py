@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from omniladder.engine.plan import Plan, PoolEntry, UnverifiedMark
+from omniladder.engine.records import Plan, PoolEntry, UnverifiedMark
 from omniladder.errors import UsageError
 from omniladder.models import Rung
 

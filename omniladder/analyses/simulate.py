@@ -18,7 +18,8 @@ from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import PairDecision, Plan, PlanSettings, make_plan
+from omniladder.engine.plan import make_plan
+from omniladder.engine.records import PairDecision, Plan, PlanSettings
 from omniladder.engine.stepping import Stepper
 from omniladder.errors import UsageError
 from omniladder.models import RUNGS, Rung, duration_count

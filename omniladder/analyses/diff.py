@@ -1,6 +1,6 @@
 """The differences of two saved plans (``diff``, ``show``'s neighbour ``plan --compare``).
 
-Plans are read as ``PlanDocument`` (``omniladder.plan_document``) and compared the way an
+Plans are read as ``PlanDocument`` (``omniladder.inputs.plan_document``) and compared the way an
 operator reads them: pool entries are identified by ``(rung, provider, model)``, exclusions
 by ``(connection_id, model)``.
 """
@@ -10,7 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from omniladder.plan_document import DocumentEntry, DocumentExclusion, DocumentInput, PlanDocument
+from omniladder.inputs.plan_document import (
+    DocumentEntry,
+    DocumentExclusion,
+    DocumentInput,
+    PlanDocument,
+)
 
 # --- the differences -----------------------------------------------------------------------
 

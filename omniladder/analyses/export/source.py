@@ -1,9 +1,9 @@
 """What an export reads of a plan: the auto id, the instant, and the pool in dispatch order
 with each entry's allowlist and unverified marks.
 
-A plan comes from ``make_plan`` (an auto id with the usual input options) or from a saved
-plan document (``plan --out`` / ``plan --json``), validated by ``omniladder.plandiff`` the
-way ``show`` and ``diff`` read it. A saved plan is a file anyone can edit, so what would make
+A plan comes as its plan document (``inputs/plan_document.py``): the one ``plan --out`` saved,
+or the one written for a plan made now from an auto id and the usual input options, validated
+the way ``show`` and ``diff`` read it. A saved plan is a file anyone can edit, so what would make
 a gateway bill is checked again here: an ``auto/subscription`` plan holding a rung other than
 ``subscription`` (R10), an entry with an empty allowlist (OmniRoute reads an empty step
 allowlist as every connection of the provider), or an unverified mark for a connection the
@@ -14,12 +14,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from omniladder import timefmt
 from omniladder.engine.autoid import AutoId, parse_auto_id
-from omniladder.engine.plan import Plan
 from omniladder.errors import InputError, UsageError
+from omniladder.inputs.plan_document import PlanDocument
 from omniladder.models import RUNGS, Rung
-from omniladder.plan_document import PlanDocument
 
 MANAGED_PREFIX = "omniladder-"
 """Every name an export writes starts with it: the names omniladder manages on a gateway."""
@@ -95,31 +93,11 @@ class ExportPlan(NamedTuple):
         return managed_name(self.auto_id)
 
 
-def from_plan(plan: Plan) -> ExportPlan:
-    """The export's view of a plan just made."""
-    entries = tuple(
-        ExportEntry(entry.position, entry.rung, entry.provider, entry.model,
-                    entry.allowed_connection_ids,
-                    tuple(ExportMark(m.connection_id, m.reason, m.detail)
-                          for m in entry.unverified)
-                    or tuple(ExportMark(cid, "quota-unknown", "")
-                             for cid in entry.unverified_connection_ids))
-        for entry in plan.pool)
-    notes: dict[str, str] = {status.rung: budget_part(status.note) for status in plan.rungs
-             if status.rung in ("cheap", "premium")}
-    result = ExportPlan(
-        plan.auto_id, timefmt.iso(plan.now), plan.now_source, entries, notes, plan.warnings,
-        None,
-        tuple(ExportExclusion(e.connection_id, e.provider, e.model, e.rung, e.reason)
-              for e in plan.excluded),
-        tuple(ExportClamp(c.connection_id, timefmt.iso(c.rate_limited_until), c.cooling)
-              for c in plan.clamps))
-    check(result, None)
-    return result
-
-
-def from_saved(saved: PlanDocument, name: str) -> ExportPlan:
-    """The export's view of a saved plan; ``name`` is what errors call the file."""
+def from_document(saved: PlanDocument, name: str | None) -> ExportPlan:
+    """The export's view of a plan document: one saved (``name`` is what errors call the
+    file) or one just written for a plan made now (``name`` is None). An export reads a
+    plan only through its document, so a plan exported as it is made and the same plan saved
+    and exported later give the same bytes."""
     try:
         auto_id = parse_auto_id(saved.auto_id)
     except UsageError as exc:

@@ -28,9 +28,11 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationInfo, field_validator
 
-from omniladder.credentials import pasted_key, pasted_url_key
 from omniladder.errors import InputError
-from omniladder.loading import display_path, load_model, toml_line
+from omniladder.inputs.credentials import pasted_key, pasted_url_key
+from omniladder.inputs.documents import load_model
+from omniladder.inputs.files import display_path
+from omniladder.inputs.validation import toml_line
 from omniladder.models import StrictModel, first_repeat
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -93,7 +95,7 @@ class ConnectionRoute(StrictModel):
 
 
 def _no_key(problem: str | None, value: str) -> str:
-    """``value``, or the ValueError saying what key it looks like (omniladder.credentials)."""
+    """``value``, or the ValueError saying what key it looks like (inputs.credentials)."""
     if problem is not None:
         raise ValueError(problem)
     return value
