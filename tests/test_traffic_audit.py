@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -337,6 +337,64 @@ def test_a_model_outside_the_catalog_cannot_be_priced(tmp_path: Path) -> None:
     assert result.leak_unpriced == 1
 
 
+def _database() -> str:
+    from importlib.metadata import version
+
+    pytest.importorskip("genai_prices")  # the optional extra omniladder[prices]
+    return f"genai-prices {version('genai-prices')}"
+
+
+def test_a_model_the_catalog_lacks_is_priced_by_the_price_database(tmp_path: Path) -> None:
+    """gpt-4o is not in the model catalog; genai-prices' bundled data prices it at $2.50
+    an input MTok, $10 an output MTok and $1.25 a cache-read MTok (genai-prices 0.2.5,
+    genai_prices/data.py, provider openai, model gpt-4o). The ledger's tokens_in leaves the
+    cached tokens out; genai-prices counts them among its input tokens."""
+    source = _database()
+    inputs = fleet([conn("claude-max", models=["sonnet"]),
+                    conn("openai-key", "openai", "apikey", models=["gpt-4o"])], [FRESH])
+    result = run(inputs, tmp_path, [
+        event("openai-key", "gpt-4o", tokens_in=1_000_000, tokens_out=100_000,
+              request_id="a"),
+        event("openai-key", "gpt-4o", tokens_in=0, tokens_out=0,
+              tokens_cache_read=1_000_000, request_id="b"),
+        event("openai-key", "gpt-4o", cost_usd=0.5, request_id="c")])
+    assert result.counts["early-paid"] == 3
+    assert result.unpriced == 0
+    assert result.leak_usd == pytest.approx(2.5 + 1.0 + 1.25 + 0.5)
+    assert [(j.request_id, j.cost_usd, j.price_source) for j in result.top_leaks] == [
+        ("a", pytest.approx(3.5), source), ("b", pytest.approx(1.25), source),
+        ("c", 0.5, "recorded")]
+    assert result.price_database == source
+    assert not any("omniladder[prices]" in note for note in result.notes)
+
+
+def test_without_the_price_database_the_event_stays_unpriced_with_a_note(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without genai-prices installed, a model the catalog lacks stays unpriced (counted,
+    listed, never summed as 0) and a note says what to install."""
+    from omniladder.inputs import prices
+
+    monkeypatch.setattr(prices, "_LOADED", [None])
+    inputs = fleet([conn("claude-max", models=["sonnet"]),
+                    conn("openai-key", "openai", "apikey", models=["gpt-4o"])], [FRESH])
+    result = run(inputs, tmp_path, [event("openai-key", "gpt-4o", tokens_in=10,
+                                          tokens_out=10)])
+    assert (result.unpriced, result.leak_unpriced, result.leak_usd) == (1, 1, 0)
+    assert result.unpriced_events[0].price_source is None
+    assert result.price_database is None
+    assert any(note.startswith("1 event of models the model catalog lacks could not be "
+                               "priced: install omniladder[prices]") for note in result.notes)
+
+
+def test_the_catalog_is_asked_before_the_price_database(tmp_path: Path) -> None:
+    """gpt-mini is in the catalog: its price is the catalog's, whatever a database says."""
+    result = run(mixed(), tmp_path, [event("openai-key", "gpt-mini", tokens_in=1_000_000,
+                                           tokens_out=0)])
+    [listed] = result.top_leaks
+    assert listed.cost_usd == pytest.approx(0.25)
+    assert listed.price_source == "catalog"
+
+
 def test_past_quota_a_meters_to_paid_subscription_is_priced(tmp_path: Path) -> None:
     """devin-desktop keeps billing past its plan (meters-to-paid): served past quota it is
     priced; a hard-stop one past quota costs nothing."""
@@ -414,3 +472,30 @@ def test_the_calendars_last_budget_period_has_no_next(tmp_path: Path) -> None:
         event("openai-key", "gpt-mini", "9999-12-01T00:00:00Z", cost_usd=1.0),
         event("openai-key", "gpt-mini", "9999-12-31T23:59:59Z", cost_usd=1.0)])
     assert result.counts["on-plan"] == 2
+
+
+@pytest.mark.parametrize(("provider", "model"), [
+    ("openai", "gpt-4o"), ("claude", "claude-sonnet-4-5"), ("gemini", "gemini-2.5-pro"),
+    ("deepseek", "deepseek-chat")])
+def test_the_price_database_prices_as_genai_prices_calculates(provider: str,
+                                                              model: str) -> None:
+    """A model with one price at all times and no tier is priced from its four per-token
+    rates, one without (gemini-2.5-pro's prompts past 200k tokens cost more) by genai-prices
+    for each event: both equal genai_prices.calc_price on the same tokens."""
+    _database()
+    import genai_prices
+
+    from omniladder.inputs.prices import PROVIDERS, price_database
+
+    database = price_database()
+    assert database is not None
+    when = datetime(2026, 11, 29, 12, tzinfo=UTC)
+    for tokens_in, tokens_out, read, write in [(1_000, 200, 0, 0), (250_000, 3_000, 40_000, 0),
+                                                (0, 0, 5_000, 7_000), (17, 1, 3, 2)]:
+        expected = genai_prices.calc_price(
+            genai_prices.Usage(input_tokens=tokens_in + read + write, output_tokens=tokens_out,
+                               cache_read_tokens=read, cache_write_tokens=write),
+            model, provider_id=PROVIDERS.get(provider, provider),
+            genai_request_timestamp=when).total_price
+        found = database.price(provider, model, when, tokens_in, tokens_out, read, write)
+        assert found == pytest.approx(float(expected), rel=1e-12), (tokens_in, read, write)

@@ -108,6 +108,29 @@ def test_usage_errors_are_exit_2(args: list[str], words: str) -> None:
     assert "Traceback" not in result.output
 
 
+@pytest.mark.usefixtures("in_examples")
+@pytest.mark.parametrize(("args", "words"), [
+    (["--from", "2026-11-29T13:00:00+01:00"],
+     "--from 2026-11-29T13:00:00+01:00 is after the ledger's last event "
+     "(2026-11-29T11:59:30Z)"),
+    (["--to", "2026-11-29T09:00:00Z"],
+     "--to 2026-11-29T09:00:00Z is before the ledger's first event (2026-11-29T09:05:12Z)"),
+])
+def test_a_span_past_the_ledger_on_one_side_is_a_usage_error(args: list[str],
+                                                              words: str) -> None:
+    """--from after the ledger's last event with no --to would end the span before it
+    starts: no silent audit of no events, but the two instants named (likewise --to before
+    its first); with both given, a span outside the ledger is audited: nothing served."""
+    result = audit("auto/thrifty", "--traffic", "traffic.jsonl", *args, exit_code=2)
+    assert words in result.stderr
+    assert result.stdout == ""
+    both = audit("auto/thrifty", "--traffic", "traffic.jsonl", "--from",
+                 "2026-11-29T13:00:00Z", "--to", "2026-11-29T14:00:00Z", "--json", exit_code=0)
+    document = json.loads(both.stdout)
+    assert sum(document["counts"].values()) == 0
+    assert document["from"] == "2026-11-29T13:00:00Z"
+
+
 def test_a_bad_line_is_exit_2_naming_file_line_and_field(tmp_path: Path) -> None:
     ledger = tmp_path / "traffic.jsonl"
     ledger.write_text('{"at": "2026-11-29T11:00:00Z", "connection": "a", "model": "m"}\n'

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from omniladder.cli import app
@@ -261,3 +263,82 @@ def test_a_bad_line_after_good_ones_is_still_the_error(tmp_path: Path) -> None:
         Ledger(path).scan()
     assert caught.value.line == 51
     assert caught.value.field == "tokens_out"
+
+
+# --- the fast paths and the full check agree ------------------------------------------------
+
+_AT_PIECES = ("2026-11-29", "20261129", "2026W481", "2026-W48-1", "T", "t", " ", "x", "ß",
+              "12", "12:00", "120000", "12:00:00", ":60", ".5", ".123456", ".1234567", ",5",
+              "Z", "z", "+02:00", "-0130", "+14:00", "+24:00", "0001-01-01", "9999-12-31",
+              "23:59:59", "\u0130", "\n", "")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_AT_PIECES), min_size=1, max_size=6),
+       st.text(max_size=12))
+@example(["2026-11-29", "ß", "12:00", "Z"], "r")  # upper() makes the separator two letters
+@example(["2026-11-29", "t", "12:00", "z"], " \xa0r")
+def test_the_fast_check_reads_at_and_request_id_as_event_from(
+        pieces: list[str], request: str) -> None:
+    """``_fast`` parses ``at`` with ``datetime.fromisoformat`` as it is and takes a
+    printable request id without the pattern: each answer equals ``event_from``'s, and
+    what ``_fast`` leaves to it is for ``event_from`` to decide."""
+    from omniladder.inputs.traffic import _fast, _instant_of, _Place, event_from
+
+    place = _Place("traffic.jsonl", 1, "")
+    event_from(dict(GOOD), place, 1)
+    data = {**GOOD, "at": "".join(pieces), "request_id": request}
+    quick = _fast(dict(data))
+    try:
+        event = event_from(dict(data), place, 1)
+    except InputError:
+        assert quick is None, data
+        return
+    if quick is not None:
+        assert quick == (event.at, event.connection, event.status, event.request_id)
+        assert quick[0].utcoffset() == event.at.utcoffset()
+    again = _instant_of("".join(pieces))  # the second read's parse of an accepted text
+    assert (again, again.utcoffset()) == (event.at, event.at.utcoffset())
+
+
+_LINE_PIECES = ('{"at": "2026-11-29T11:00:00Z", "connection": "claude-api", '
+                '"model": "claude-sonnet-4-5"}', "{}", "[]", "1", '"x"', "null", " ", "\t",
+                "\r", "\x0b", "\ufeff", "\xe9", "x", "{", "}", '{"a": 1}', ",", "NaN",
+                '{"a": "\\ud800"}', '{"a": "\x01"}', '{"a": 1}{"b": 2}')
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_LINE_PIECES), max_size=3).map("".join),
+                min_size=1, max_size=6),
+       st.sampled_from(["utf-8", "utf-8-sig", "latin-1", "utf-16"]),
+       st.booleans())
+def test_the_reader_gives_each_line_as_json_loads_does(
+        tmp_path_factory: pytest.TempPathFactory, lines: list[str], encoding: str,
+        torn: bool) -> None:
+    """The ledger's reader (blocks, one decode, the C scanner) gives every line as
+    ``json.loads`` gives it, skips the blank ones, and refuses the first other one with the
+    message a line read by itself gets."""
+    path = tmp_path_factory.mktemp("lines") / "traffic.jsonl"
+    errors = "surrogatepass" if encoding.startswith("utf") else "replace"
+    path.write_bytes(b"\n".join(line.encode(encoding, errors) for line in lines)
+                     + (b"" if torn else b"\n"))
+    *whole, rest = path.read_bytes().split(b"\n")  # the lines readline gives
+    raw = [line + b"\n" for line in whole] + ([rest] if rest else [])
+    expected: list[tuple[int, Any]] = []
+    error: int | None = None
+    for number, item in enumerate(raw, 1):
+        try:
+            expected.append((number, json.loads(item)))
+        except (ValueError, RecursionError):
+            if not item.endswith(b"\n") or item.isspace():
+                continue  # the torn last line, or a blank one
+            error = number
+            break
+    ledger = Ledger(path)
+    if error is not None:
+        with pytest.raises(InputError, match=r"not (a JSON event|UTF-8)") as caught:
+            list(ledger._parsed())
+        assert caught.value.line == error
+        return
+    found = list(ledger._parsed())
+    assert repr(found) == repr(expected)  # repr: NaN is not equal to itself

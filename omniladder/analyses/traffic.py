@@ -20,6 +20,7 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
@@ -30,7 +31,9 @@ from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.records import PairDecision
 from omniladder.engine.stepping import Stepper
-from omniladder.inputs.traffic import Ledger, LedgerEvent
+from omniladder.inputs.prices import PriceDatabase, missing_note, price_database
+from omniladder.inputs.prices import installed as installed_database
+from omniladder.inputs.traffic import Ledger, LedgerEvent, ledger_event
 from omniladder.models import (
     PAID_RUNGS,
     QUOTA_RUNGS,
@@ -50,6 +53,10 @@ BILLING_REASONS = frozenset({"keyless-not-subscription", "overage-not-hard-stop"
 BILLING_PREFIXES = ("billing-", "budget-")
 """Exclusion reasons that make a served pair ``off-plan-billed``; any other reason (quota,
 cooldown, gates, category) makes it ``served-excluded``."""
+RECORDED = "recorded"
+INCLUDED = "included"
+CATALOG = "catalog"
+"""Where a cost came from (``Judged.price_source``), besides the price database."""
 TOP_LEAKS = 10
 LISTED = 20
 """How many unpriced events and unattributed connections are listed (all are counted)."""
@@ -57,6 +64,10 @@ _MICROSECOND = timedelta(microseconds=1)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _NOT_LISTED = "not in the connections file"
 _RANK: dict[str, int] = {rung: index for index, rung in enumerate(RUNGS)}
+_HOUR = timedelta(hours=1)
+_END_OF_TIME = datetime.max.replace(tzinfo=UTC)
+_LAST_HOUR = (_END_OF_TIME - _EPOCH) // _HOUR
+_MEMO_MAX = 1 << 12
 _IN_POOL: dict[str, str] = {rung: f"in the pool on {rung}" for rung in RUNGS}
 
 
@@ -125,14 +136,6 @@ class PlanInForce:
         """(connection index, model) → the pair's position in ``steps`` / ``decisions``."""
         self.steps: list[list[int]] = []
         self.decisions: list[list[PairDecision]] = []
-        first = self.instants[0]
-        budgets = stepper.budgets(first)
-        for index, pairs in enumerate(fleet.pairs):
-            for pair, decision in zip(pairs, stepper.decide(index, first, budgets),
-                                      strict=True):
-                self.pair_index[(index, pair.model)] = len(self.steps)
-                self.steps.append([0])
-                self.decisions.append([decision])
         self.heads: list[Rung | None] = []
         self.leaders: list[str | None] = []
         """Per step, the connection seated first in the pool (the head entry's first)."""
@@ -140,6 +143,14 @@ class PlanInForce:
         for step, state in enumerate(stepper.steps()):
             self.heads.append(state.head)
             self.leaders.append(state.eligible[0] if state.eligible else None)
+            if step == 0:  # every pair as the first step decided it
+                for index, (pairs, decided) in enumerate(zip(fleet.pairs, stepper.decided,
+                                                             strict=True)):
+                    for pair, decision in zip(pairs, decided, strict=True):
+                        self.pair_index[(index, pair.model)] = len(self.steps)
+                        self.steps.append([0])
+                        self.decisions.append([decision])
+                continue
             for _, new in state.changed:
                 position = self.pair_index[(index_of[new.connection_id], new.model)]
                 last = self.decisions[position][-1]
@@ -211,9 +222,14 @@ class Judged:
     failed_attempts: int
     request_id: str | None
     where: str
+    price_source: str | None = None
+    """Where its cost came from (SPEC §7.4): ``recorded`` (the gateway's own figure),
+    ``included`` (0: a quota rung within quota, or past it on a connection that stops at
+    its limit), ``catalog`` (the tokens at the model catalog's prices), or the price
+    database and its version (``genai-prices 0.2.5``); None when it has no cost."""
 
 
-@dataclass
+@dataclass(slots=True)
 class ConnectionTally:
     served: int = 0
     failed: int = 0
@@ -228,7 +244,7 @@ class ConnectionTally:
     last: datetime | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class HourTally:
     served: int = 0
     leak_usd: float = 0.0
@@ -276,6 +292,8 @@ class TrafficAudit:
     plan_steps: int
     warnings: tuple[str, ...]
     notes: tuple[str, ...]
+    price_database: str | None = None
+    """The price database installed (``genai-prices 0.2.5``), None without one."""
 
     @property
     def audited(self) -> int:
@@ -350,26 +368,34 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
                   all_requests: bool = False, max_leak_usd: float = 0.0,
                   fleet: Fleet | None = None) -> TrafficAudit:
     """SPEC §7: every served event of ``auto_id`` in [start, end] (default: the ledger's
-    span) classified against the plan in force at its instant, priced, and summed."""
+    span) classified against the plan in force at its instant, priced, and summed.
+
+    The loop runs once per event of a ledger of millions: what an event's pair, its
+    plan interval and its hour decide is found once (``_Pair``, ``_Cell``, the current
+    interval and hour) and the event only adds itself to the counts; the costs are added
+    in the ledger's order, as one event at a time would add them."""
     scan = ledger.scan()
     start = start if start is not None else scan.first
     end = end if end is not None else scan.last
     fleet = fleet if fleet is not None else Fleet(inputs)
-    counts = dict.fromkeys(FINDINGS, 0)
     not_audited = {"other-request": 0, "no-request": 0, "outside-span": 0}
-    leak_split = dict.fromkeys(LEAK_FINDINGS, 0.0)
     by_connection: dict[str, ConnectionTally] = {}
     by_hour: dict[int, HourTally] = {}
     """Per hour since the epoch (UTC hours are whole hours of Unix time)."""
     unattributed: dict[str, int] = {}
     unpriced_events: list[Judged] = []
     top: list[tuple[float, int, Judged]] = []
-    totals = {"leak": 0.0, "cost": 0.0}
-    tallies = {"unpriced": 0, "leak_unpriced": 0, "failed": 0, "order": 0}
+    leak_total = cost_total = leak_early = leak_off = 0.0
+    unpriced = leak_unpriced = failed_count = order = unknown = wanting = 0
+    least = 0.0
+    """The least cost a leak event needs to be listed among the costliest."""
     plan: PlanInForce | None = None
     if start is not None and end is not None and start <= end:
         plan = PlanInForce(inputs, auto_id, start, end, fleet)
     ours = _requested_ids(auto_id)
+    audited_request: dict[str, bool] = {}
+    """Per ``requested`` text met, whether its events are audited (bounded: a ledger names a
+    few ids and gateway names)."""
     connections = fleet.connections
     index_of = fleet.index
     failed_by_request = ledger.failed_by_request
@@ -382,124 +408,183 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
             found = overage_memo[key] = facts_at(fleet, index, at).billing.overage
         return found
 
-    pairs: dict[tuple[str, str], tuple[int, int, ModelEntry | None]] = {}
-    """Per (connection, model) of the fleet met in the ledger: its connection index, its
-    position in the plan, and its catalog prices (bounded by the fleet's pairs)."""
+    pairs: dict[tuple[str, str], _Way] = {}
+    """Per (connection, model) of the fleet met in the ledger, what decides its events
+    (bounded by the fleet's pairs)."""
+    cells: list[_Cell] = []
     heads = plan.heads if plan is not None else []
-    plan_steps = plan.steps if plan is not None else []
-    plan_decisions = plan.decisions if plan is not None else []
     instants = plan.instants if plan is not None else []
+    last_step = len(instants) - 1
+    # the plan interval and the hour of the event before: a ledger in time order stays in
+    # each for hundreds of events
+    low = high = hour_low = hour_high = _EPOCH
+    step = 0
+    head: Rung | None = None
+    head_rank = -1
+    hour = HourTally()
+    hour_counts = hour.counts
 
-    def listed(event: LedgerEvent, judgement: _Judgement, cost: float | None,
-               step: int) -> Judged:
+    def listed(line: int, at: datetime, data: dict[str, Any], judgement: _Judgement,
+               cost: float | None, step: int) -> Judged:
         assert plan is not None
-        return _judged(event, judgement, cost, plan, step, failed_by_request)
+        return _judged(ledger_event(at, data, line), judgement, cost, plan, step,
+                       failed_by_request)
 
-    for event in ledger.events():
-        at = event.at
+    for line, at, data in ledger.records():
         if plan is None or not start <= at <= end:  # type: ignore[operator]
             not_audited["outside-span"] += 1
             continue
-        connection = event.connection
-        if event.status != "served":
+        connection = data["connection"]
+        status = data.get("status")
+        if status is not None and status != "served":
             tally = by_connection.get(connection)
             if tally is None:
                 tally = by_connection[connection] = ConnectionTally()
             tally.failed += 1
-            tallies["failed"] += 1
+            failed_count += 1
             continue
-        requested = event.requested
+        requested = data.get("requested")
         if requested is None:
             if not all_requests:
                 not_audited["no-request"] += 1
                 continue
-        elif requested not in ours and _other_id(requested):
-            not_audited["other-request"] += 1
-            continue
-        tally = by_connection.get(connection)
-        if tally is None:
-            tally = by_connection[connection] = ConnectionTally()
-        step = bisect_right(instants, at) - 1
-        head = heads[step]
-        model = event.model
-        pair = pairs.get((connection, model))
-        if pair is None:
-            pair = _pair(plan, index_of, connections, fleet, connection, model)
-            if pair is not None:
-                pairs[(connection, model)] = pair
-        cost: float | None
-        if pair is None:
-            finding = "unknown-connection"
-            decision = None
-            held = _NOT_LISTED
-            cost = event.cost_usd
-            unattributed[connection] = unattributed.get(connection, 0) + 1
         else:
-            index, position, entry = pair
-            steps = plan_steps[position]
-            decision = plan_decisions[position][
-                0 if len(steps) == 1 else bisect_right(steps, step) - 1]
-            rung = decision.rung
-            if not decision.admitted:
-                finding = ("off-plan-billed" if billing_reason(decision.reason)
-                           else "served-excluded")
-            elif rung in PAID_RUNGS and head in QUOTA_RUNGS:
-                finding = "early-paid"
-            elif head is not None and _RANK[rung] > _RANK[head]:
-                finding = "above-head"
-            else:
-                finding = "on-plan"
-            held = decision.reason or _IN_POOL[rung]
+            audited = audited_request.get(requested)
+            if audited is None:
+                audited = requested in ours or not _other_id(requested)
+                if len(audited_request) < _MEMO_MAX:
+                    audited_request[requested] = audited
+            if not audited:
+                not_audited["other-request"] += 1
+                continue
+        if not low <= at < high:
+            step = bisect_right(instants, at) - 1
+            low = instants[step]
+            high = instants[step + 1] if step < last_step else _END_OF_TIME
+            head = heads[step]
+            head_rank = -1 if head is None else _RANK[head]
+        if not hour_low <= at < hour_high:
+            hour_key = int(at.timestamp()) // 3600
+            found_hour = by_hour.get(hour_key)
+            if found_hour is None:
+                found_hour = by_hour[hour_key] = HourTally()
+            hour = found_hour
+            hour_counts = hour.counts
+            hour_low = hour_high = _EPOCH
+            # int() rounds an instant before 1970 up, not down: no interval is kept for it,
+            # nor for the calendar's last hour (which has no next)
+            if 0 <= hour_key < _LAST_HOUR:
+                hour_low = _EPOCH + timedelta(hours=hour_key)
+                hour_high = hour_low + _HOUR
+        model = data["model"]
+        way = pairs.get((connection, model))
+        if way is None:
+            way = _pair(plan, index_of, connections, fleet, connection, model, by_connection,
+                        cells)
+            if way is not None:
+                pairs[(connection, model)] = way
+        cost: float | None
+        source: str | None = None
+        if way is None:
+            finding = "unknown-connection"
+            tally = by_connection.get(connection)
+            if tally is None:
+                tally = by_connection[connection] = ConnectionTally()
+            unknown += 1
+            tally.served += 1
+            tally.counts[finding] += 1
+            tally.held[_NOT_LISTED] = tally.held.get(_NOT_LISTED, 0) + 1
+            unattributed[connection] = unattributed.get(connection, 0) + 1
+            decision: PairDecision | None = None
+            held = _NOT_LISTED
+            leak = False
+            cost = data.get("cost_usd")
+            if cost is not None:
+                cost = float(cost)
+                source = RECORDED
+        else:
+            if way.later is not None:  # the pair's decision changed over the span
+                way = way.at_step(step)
+            tally = way.tally
+            cell = way.by_head[head_rank]
+            if cell is None:
+                cell = way.cell(head_rank, cells)
+            if cell.count:
+                cell.count += 1
+            else:  # what the plan held is listed in the order the events first met it
+                cell.count = 1
+                if way.held not in tally.held:
+                    tally.held[way.held] = 0
+            finding = cell.finding
+            leak = cell.leak
+            decision = way.decision
+            held = way.held
             # §7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota
             # on a quota rung 0 when the connection stops at its limit; otherwise the
-            # recorded cost, else the tokens at the catalog's prices, else None (unpriced)
-            if rung in QUOTA_RUNGS and (decision.admitted
-                                        or overage(index, step, at) == "hard-stop"):
+            # recorded cost, else the tokens at the catalog's prices, else at the price
+            # database's, else None (unpriced)
+            if way.free or (way.quota and overage(way.index, step, at) == "hard-stop"):
                 cost = 0.0
-            elif event.cost_usd is not None:
-                cost = event.cost_usd
+                source = INCLUDED
             else:
-                cost = None if entry is None else _priced(entry, event)
-        judgement = (finding, decision, head, held, None)
-        counts[finding] += 1
-        tally.served += 1
-        tally.counts[finding] += 1
-        tally_held = tally.held
-        tally_held[held] = tally_held.get(held, 0) + 1
+                cost = data.get("cost_usd")
+                if cost is not None:
+                    cost = float(cost)
+                    source = RECORDED
+                elif way.entry is not None:
+                    cost = _priced_data(way.entry, data)
+                    source = CATALOG
+                else:
+                    database = way.priced_by()
+                    if database is not None:
+                        cost = way.database_price(database, at, data)
+                        source = database.source
+                    elif way.lacks:
+                        wanting += 1
+        hour.served += 1
+        hour_counts[finding] += 1
         if tally.first is None or at < tally.first:
             tally.first = at
         if tally.last is None or at > tally.last:
             tally.last = at
-        hour_key = int(at.timestamp()) // 3600
-        hour = by_hour.get(hour_key)
-        if hour is None:
-            hour = by_hour[hour_key] = HourTally()
-        hour.served += 1
-        hour.counts[finding] += 1
-        leak = finding in LEAK_FINDINGS
         if cost is None:
-            if finding != "unknown-connection":  # must be priced, and cannot be
+            if decision is not None:  # must be priced, and cannot be
                 tally.unpriced += 1
-                tallies["unpriced"] += 1
+                unpriced += 1
                 if leak:
-                    tallies["leak_unpriced"] += 1
+                    leak_unpriced += 1
                 if len(unpriced_events) < LISTED:
-                    unpriced_events.append(listed(event, judgement, cost, step))
+                    unpriced_events.append(listed(line, at, data, (
+                        finding, decision, head, held, None), cost, step))
             continue
         tally.cost_usd += cost
-        totals["cost"] += cost
+        cost_total += cost
         if leak:
             tally.leak_usd += cost
             hour.leak_usd += cost
-            totals["leak"] += cost
-            leak_split[finding] += cost
-            if cost > 0:
-                tallies["order"] += 1
-                order = -tallies["order"]
+            leak_total += cost
+            if finding == "early-paid":
+                leak_early += cost
+            else:
+                leak_off += cost
+            if cost > least:  # a later event ties with none it would replace
+                order += 1
+                item = (cost, -order, listed(line, at, data, (finding, decision, head, held,
+                                                              source), cost, step))
                 if len(top) < TOP_LEAKS:
-                    heapq.heappush(top, (cost, order, listed(event, judgement, cost, step)))
-                elif (cost, order) > top[0][:2]:
-                    heapq.heapreplace(top, (cost, order, listed(event, judgement, cost, step)))
+                    heapq.heappush(top, item)
+                else:
+                    heapq.heapreplace(top, item)
+                if len(top) == TOP_LEAKS:
+                    least = top[0][0]
+    counts = dict.fromkeys(FINDINGS, 0)
+    for cell in cells:  # each cell's events, added to its connection's counts
+        if cell.count:
+            counts[cell.finding] += cell.count
+            cell.tally.served += cell.count
+            cell.tally.counts[cell.finding] += cell.count
+            cell.tally.held[cell.held] += cell.count
+    counts["unknown-connection"] = unknown
     leaks = tuple(j for _, _, j in sorted(top, key=lambda item: (-item[0], -item[1])))
     expired = (expired_unused(fleet, start, end)
                if start is not None and end is not None else ())
@@ -507,38 +592,162 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
         auto_id=auto_id, start=start, end=end, ledger=ledger.shown, files=dict(inputs.files),
         all_requests=all_requests, max_leak_usd=max_leak_usd, events_read=scan.events,
         duplicates=ledger.duplicates, counts=counts, not_audited=not_audited,
-        leak_usd=totals["leak"], leak_split=leak_split, cost_usd=totals["cost"],
-        leak_unpriced=tallies["leak_unpriced"], unpriced=tallies["unpriced"],
+        leak_usd=leak_total, leak_split={"off-plan-billed": leak_off, "early-paid": leak_early},
+        cost_usd=cost_total, leak_unpriced=leak_unpriced, unpriced=unpriced,
         unpriced_events=tuple(unpriced_events), unattributed=unattributed,
-        failed=tallies["failed"], expired_unused=expired,
+        failed=failed_count, expired_unused=expired,
         by_connection=dict(sorted(by_connection.items())),
         by_hour={_EPOCH + timedelta(hours=hour): tally
                  for hour, tally in sorted(by_hour.items())}, top_leaks=leaks,
         plan_steps=len(plan.instants) if plan is not None else 0,
-        warnings=tuple(inputs.warnings), notes=tuple(ledger.notes))
+        warnings=tuple(inputs.warnings),
+        notes=(*ledger.notes, *([missing_note(wanting)] if wanting else ())),
+        price_database=installed_database())
 
 
-_Judgement = tuple[str, PairDecision | None, Rung | None, str, int | None]
-"""(finding, the pair's decision, the head rung, what the plan held, connection index)."""
+_Judgement = tuple[str, PairDecision | None, Rung | None, str, str | None]
+"""(finding, the pair's decision, the head rung, what the plan held, where its cost came
+from)."""
+
+
+class _Cell:
+    """The served events of one way of a pair under one finding: counted here, and added
+    to the connection's counts once the ledger is read."""
+
+    __slots__ = ("count", "finding", "held", "leak", "tally")
+
+    def __init__(self, finding: str, held: str, tally: ConnectionTally) -> None:
+        self.count = 0
+        self.finding = finding
+        self.leak = finding in LEAK_FINDINGS
+        self.held = held
+        self.tally = tally
+
+
+class _Way:
+    """One decision the plan took on a served pair, and what it makes of an event: the
+    finding by head rung (``by_head``, filled as the heads are met), what it held, and
+    whether its events cost 0 (``free``: admitted on a quota rung) or may (``quota``: held
+    out on a quota rung, 0 when the connection stops at its limit). The pair's first way
+    also holds the steps at which its decision changed and the ways from each (``later``;
+    None when it never changed over the span): one object to reach per event."""
+
+    __slots__ = ("by_head", "database", "decision", "entry", "free", "held", "index", "lacks",
+                 "later", "model", "provider", "quota", "steps", "tally")
+
+    def __init__(self, decision: PairDecision, tally: ConnectionTally, index: int,
+                 entry: ModelEntry | None, provider: str) -> None:
+        self.decision = decision
+        self.tally = tally
+        self.index = index
+        self.entry = entry
+        self.provider = provider
+        self.model = decision.model
+        self.database: PriceDatabase | None = None
+        """The price database, for a model the catalog lacks and the database has."""
+        self.lacks: bool | None = None
+        """Whether the catalog lacks the model and no price database is installed; None
+        until an event asks (``priced_by``)."""
+        rung = decision.rung
+        self.held = decision.reason or _IN_POOL[rung]
+        self.free = rung in QUOTA_RUNGS and decision.admitted
+        self.quota = rung in QUOTA_RUNGS and not decision.admitted
+        self.by_head: list[_Cell | None] = [None] * (len(RUNGS) + 1)
+        """Per head rung's rank (the last: no head), the cell of its finding."""
+        self.steps: list[int] = []
+        self.later: list[_Way] | None = None
+
+    def priced_by(self) -> PriceDatabase | None:
+        """The price database that prices this pair's model, which the catalog lacks: found
+        (and the database loaded) when the first event needs it."""
+        if self.lacks is None:
+            database = price_database()
+            self.lacks = database is None
+            if database is not None and database.knows(self.provider, self.model):
+                self.database = database
+        return self.database
+
+    def database_price(self, database: PriceDatabase, at: datetime,
+                       data: Mapping[str, Any]) -> float | None:
+        """The event's tokens at the price database's price (input and output tokens
+        given), else None."""
+        tokens_in = data.get("tokens_in")
+        tokens_out = data.get("tokens_out")
+        if tokens_in is None or tokens_out is None:
+            return None
+        return database.price(self.provider, self.model, at, tokens_in, tokens_out,
+                                   data.get("tokens_cache_read") or 0,
+                                   data.get("tokens_cache_write") or 0)
+
+    def at_step(self, step: int) -> _Way:
+        """The pair's way in force at ``step`` (this the first way of the pair)."""
+        assert self.later is not None
+        return self.later[bisect_right(self.steps, step) - 1]
+
+    def cell(self, head_rank: int, cells: list[_Cell]) -> _Cell:
+        """The cell of this way's events under the head of ``head_rank`` (-1: none)."""
+        decision = self.decision
+        head = RUNGS[head_rank] if head_rank >= 0 else None
+        rung = decision.rung
+        if not decision.admitted:
+            finding = ("off-plan-billed" if billing_reason(decision.reason)
+                       else "served-excluded")
+        elif rung in PAID_RUNGS and head in QUOTA_RUNGS:
+            finding = "early-paid"
+        elif head is not None and _RANK[rung] > head_rank:
+            finding = "above-head"
+        else:
+            finding = "on-plan"
+        for found in self.by_head:
+            if found is not None and found.finding == finding:
+                self.by_head[head_rank] = found
+                return found
+        made = self.by_head[head_rank] = _Cell(finding, self.held, self.tally)
+        cells.append(made)
+        return made
 
 
 def _pair(plan: PlanInForce, index_of: Mapping[str, int], connections: Sequence[Connection],
-          fleet: Fleet, connection: str, model: str
-          ) -> tuple[int, int, ModelEntry | None] | None:
-    """A served pair's connection index, plan position and catalog prices; None when the
-    connections file has no such pair (unknown-connection)."""
+          fleet: Fleet, connection: str, model: str,
+          by_connection: dict[str, ConnectionTally], cells: list[_Cell]) -> _Way | None:
+    """A served pair's first ``_Way`` (its connection's tally made if there is none yet);
+    None when the connections file has no such pair (unknown-connection)."""
     index = index_of.get(connection)
     position = None if index is None else plan.pair_index.get((index, model))
     if position is None or index is None:
         return None
-    sourced = fleet.inputs.catalogs.models.get((connections[index].provider, model))
-    return index, position, None if sourced is None else sourced.entry
+    provider = connections[index].provider
+    sourced = fleet.inputs.catalogs.models.get((provider, model))
+    entry = None if sourced is None else sourced.entry
+    tally = by_connection.get(connection)
+    if tally is None:
+        tally = by_connection[connection] = ConnectionTally()
+    ways = [_Way(decision, tally, index, entry, provider)
+            for decision in plan.decisions[position]]
+    first = ways[0]
+    if len(ways) > 1:
+        first.steps = plan.steps[position]
+        first.later = ways
+    return first
+
+
+def _priced_data(entry: ModelEntry, data: Mapping[str, Any]) -> float | None:
+    """``_priced`` of an event read as its fields (``Ledger.records``)."""
+    tokens_in = data.get("tokens_in")
+    tokens_out = data.get("tokens_out")
+    if tokens_in is None or tokens_out is None:
+        return None
+    tokens_in = (tokens_in + (data.get("tokens_cache_read") or 0)
+                 + (data.get("tokens_cache_write") or 0))
+    priced: float = (tokens_in * entry.input_usd_per_mtok
+                     + tokens_out * entry.output_usd_per_mtok) / 1_000_000
+    return priced
 
 
 def _judged(event: LedgerEvent, judgement: _Judgement, cost: float | None,
             plan: PlanInForce, step: int, failed_by_request: Mapping[int, int]) -> Judged:
     """The record of one listed event (a top leak or an unpriced one)."""
-    finding, decision, head, _, _ = judgement
+    finding, decision, head, _, source = judgement
     request = event.request_id
     failed = failed_by_request.get(hash(request), 0) if request is not None else 0
     return Judged(
@@ -546,7 +755,7 @@ def _judged(event: LedgerEvent, judgement: _Judgement, cost: float | None,
         cost_usd=cost, rung=decision.rung if decision else None, head=head,
         reason=decision.reason if decision else None,
         detail=_had(decision, head, plan.leaders[step]), failed_attempts=failed,
-        request_id=event.request_id, where=event.where)
+        request_id=event.request_id, where=event.where, price_source=source)
 
 
 # --- quota that expired unused (§7.5) ------------------------------------------------------

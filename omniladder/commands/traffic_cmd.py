@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,6 +19,11 @@ from omniladder.commands.common import (
     with_input_options,
 )
 from omniladder.errors import UsageError
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from omniladder.inputs.traffic import Scan
 
 
 def traffic_path(flag: Path | None, options: InputOptions) -> Path:
@@ -41,6 +46,24 @@ def check_allowance(value: float) -> float:
         raise UsageError(f"must be a finite amount of US dollars, 0 or more, got {value:g}",
                          field="--max-leak-usd")
     return value
+
+
+def check_span(begin: datetime | None, finish: datetime | None, scan: Scan,
+               start: str | None, end: str | None) -> None:
+    """A --from after the ledger's last event with no --to (the span would end at that
+    event, before it starts), or a --to before its first with no --from, is a usage error
+    naming both instants, not an audit of no events. Given both, a span outside the
+    ledger is a question with an answer: nothing was served in it."""
+    from omniladder import timefmt
+
+    if begin is not None and finish is None and scan.last is not None and begin > scan.last:
+        raise UsageError(f"--from {start} is after the ledger's last event "
+                         f"({timefmt.iso(scan.last)}); give --to as well to audit a span "
+                         "past the ledger", field="--from")
+    if finish is not None and begin is None and scan.first is not None and finish < scan.first:
+        raise UsageError(f"--to {end} is before the ledger's first event "
+                         f"({timefmt.iso(scan.first)}); give --from as well to audit a span "
+                         "before the ledger", field="--to")
 
 
 @with_input_options
@@ -94,6 +117,7 @@ def traffic(
         path = traffic_path(ledger, options)
         inputs = options.load()
         found = Ledger(path)
+        check_span(begin, finish, found.scan(), start, end)
         result = audit_traffic(inputs, parsed, found, start=begin, end=finish,
                                all_requests=all_requests, max_leak_usd=allowance)
         if chosen is not Format.JSON:

@@ -226,6 +226,8 @@ class Stepper:
         seating: Seating[bool] = Seating(ids, track=True)
         entries, members = seating.entries, seating.connections
         decided: list[tuple[PairDecision, ...]] = [()] * count
+        self.decided = decided
+        """Per connection, its pairs' decisions at the step last yielded."""
 
         def apply(index: int, decisions: tuple[PairDecision, ...], sign: int) -> None:
             seating.place(index, [

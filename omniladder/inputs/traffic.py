@@ -24,7 +24,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, NamedTuple
@@ -244,53 +244,95 @@ def event_from(data: Any, place: _Place, line: int) -> LedgerEvent:
 _KNOWN = frozenset(FIELDS)
 
 
-def _trusted(data: dict[str, Any], line: int) -> LedgerEvent:
+_FROMISOFORMAT = datetime.fromisoformat
+
+
+def _instant_of(text: str) -> datetime:
+    """The instant of an ``at`` text the scan accepted. ``timefmt.from_rfc3339`` strips and
+    upper-cases the text before ``datetime.fromisoformat``; an ASCII text that
+    ``fromisoformat`` parses as it is has no blank at either end and no lower-case letter
+    but its date-time separator (``t``; any character separates), so upper-casing it
+    changes nothing it reads: it is parsed as it is (``_fast`` relies on the same)."""
+    if text.isascii():
+        try:
+            return _FROMISOFORMAT(text)
+        except ValueError:
+            pass
+    return timefmt.from_rfc3339(text)
+
+
+def ledger_event(at: datetime, data: dict[str, Any], line: int) -> LedgerEvent:
     """An event ``event_from`` already accepted, built again without its checks."""
     get = data.get
     cost = get("cost_usd")
     return LedgerEvent(
-        timefmt.from_rfc3339(data["at"]), data["connection"], data["model"],
-        get("requested"), get("status") or "served", get("tokens_in"), get("tokens_out"),
-        get("tokens_cache_read"), get("tokens_cache_write"),
-        None if cost is None else float(cost), get("request_id"), get("attempts_before"),
-        line)
+        at, data["connection"], data["model"], get("requested"), get("status") or "served",
+        get("tokens_in"), get("tokens_out"), get("tokens_cache_read"),
+        get("tokens_cache_write"), None if cost is None else float(cost),
+        get("request_id"), get("attempts_before"), line)
+
+
+_INF = math.inf
+
+
+def _none(data: Any) -> None:
+    """``_fast`` for the events of a document, which ``event_from`` built already."""
 
 
 def _fast(data: Any) -> tuple[datetime, str, str, str | None] | None:
     """(at, connection, status, request_id) of an event every check of ``event_from``
     accepts, or None when one may not (``event_from`` then decides and words the fault).
-    The same checks, without building the event: the scan runs this once per line."""
+    The same checks, without building the event: the scan runs this once per line, so each
+    is written out (a property test holds it to ``event_from``)."""
     if type(data) is not dict or not _KNOWN.issuperset(data):
         return None
     get = data.get
-    text = get("at")
     connection = get("connection")
     model = get("model")
-    requested = get("requested")
-    status = get("status")
-    request = get("request_id")
-    cost = get("cost_usd")
-    if (type(text) is not str or type(connection) is not str or connection not in _CHECKED
-            or type(model) is not str or model not in _CHECKED
-            or (requested is not None
-                and (type(requested) is not str or requested not in _CHECKED))
-            or (cost is not None and (type(cost) is not float or not 0.0 <= cost < math.inf))
-            or (request is not None
-                and (type(request) is not str or _IDENTIFIER.match(request) is None))):
+    if (type(connection) is not str or connection not in _CHECKED
+            or type(model) is not str or model not in _CHECKED):
         return None
+    requested = get("requested")
+    if requested is not None and (type(requested) is not str or requested not in _CHECKED):
+        return None
+    status = get("status")
     if status is None:
         status = "served"
     elif status != "served" and status != "failed":
         return None
-    for name in COUNT_FIELDS:
-        value = get(name)
-        if value is not None and (type(value) is not int or value < 0):
-            return None
+    value = get("tokens_in")
+    if value is not None and (type(value) is not int or value < 0):
+        return None
+    value = get("tokens_out")
+    if value is not None and (type(value) is not int or value < 0):
+        return None
+    value = get("tokens_cache_read")
+    if value is not None and (type(value) is not int or value < 0):
+        return None
+    value = get("tokens_cache_write")
+    if value is not None and (type(value) is not int or value < 0):
+        return None
+    value = get("attempts_before")
+    if value is not None and (type(value) is not int or value < 0):
+        return None
+    cost = get("cost_usd")
+    if cost is not None and (type(cost) is not float or not 0.0 <= cost < _INF):
+        return None
+    request = get("request_id")
+    # a printable text holds no control character and no blank but the space: one other
+    # character is what _IDENTIFIER asks
+    if request is not None and (type(request) is not str or (
+            not (request.isprintable() and request.strip(" "))
+            and _IDENTIFIER.match(request) is None)):
+        return None
+    text = get("at")
+    if type(text) is not str or not text.isascii():
+        return None
     try:
-        at = timefmt.from_rfc3339(text)
+        at = _FROMISOFORMAT(text)
     except ValueError:
         return None
-    if at.tzinfo is None or not timefmt.in_utc_range(at):
+    if at.tzinfo is None or (not 1 < at.year < 9999 and not timefmt.in_utc_range(at)):
         return None
     return at, connection, status, request
 
@@ -308,13 +350,48 @@ class Scan(NamedTuple):
 
 
 _BLOOM_BITS = 1 << 27
-"""The Bloom filter of keys that may repeat: 16 MiB, whatever the ledger's size. At a million
-keys about one in 80,000 is a false alarm, which only costs an exact comparison."""
+"""The Bloom filter of keys that may repeat: 16 MiB, whatever the ledger's size, two bits a
+key in one block of 512 (a cache line: one memory access a key). At a million keys about
+one in 4,000 is a false alarm, at two million one in 1,000, which only costs an exact
+comparison of that request's events in the second read."""
+_IN_BLOCK = 511
+_BLOCK_MASK = (_BLOOM_BITS - 1) & ~_IN_BLOCK
 
 
-def _bloom_positions(key: int) -> tuple[int, int, int]:
-    mask = _BLOOM_BITS - 1
-    return key & mask, (key >> 21) & mask, (key >> 37 ^ key * 0x9E3779B1) & mask
+def _bloom_positions(key: int) -> tuple[int, int]:
+    one = key & (_BLOOM_BITS - 1)
+    return one, one & _BLOCK_MASK | (key >> 40) & _IN_BLOCK
+
+
+_SCAN: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
+"""The C scanner under ``json.loads`` (its decoder, with the same defaults): a line that is
+one JSON text reads to the same value through it without the two Python layers above it."""
+_BLOCK = 1 << 20
+"""A JSONL ledger is read a megabyte at a time."""
+_BLANK = object()
+"""``Ledger._one``'s answer for a line of whitespace, which a JSONL ledger may hold."""
+
+
+def _too_long(shown: str, line: int) -> InputError:
+    from omniladder.inputs.files import INPUT_LIMIT, _size
+
+    return InputError(f"a line longer than {_size(INPUT_LIMIT)}; is it the right file?",
+                      file=shown, line=line)
+
+
+def _too_large(shown: str) -> InputError:
+    from omniladder.inputs.files import STREAMED_LIMIT, too_large
+
+    return too_large(shown, STREAMED_LIMIT)
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    """What tells a file changed between two reads: its inode, size and times."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
 
 
 class Ledger:
@@ -332,10 +409,13 @@ class Ledger:
         self.failed_by_request: Counter[int] = Counter()
         """Per request (the hash of its ``request_id``), the failed attempts the ledger holds."""
         self._document: list[LedgerEvent] | None = None
-        self._maybe_repeated: set[int] = set()
+        self._maybe_repeated: set[str] = set()
+        """The request ids of the keys the Bloom filter may have seen twice."""
         self._scan: Scan | None = None
         self._lines_seen = 0
         """The last line of an event the scan read."""
+        self._scanned: tuple[int, ...] | None = None
+        """The file's ``_identity`` before the scan read it."""
 
     # --- reading ------------------------------------------------------------------------
 
@@ -348,31 +428,79 @@ class Ledger:
     def _parsed(self) -> Iterator[tuple[int, Any]]:
         """Every non-blank line of a JSONL ledger as ``json.loads`` gives it, in line order,
         or the InputError of a line that is not JSON; each is validated by the caller
-        before the next is read."""
-        from omniladder.inputs.files import input_lines
+        before the next is read.
+
+        The file is read a megabyte at a time and each block of whole lines decoded at once;
+        a line is parsed by the C scanner ``json.loads`` itself runs (``_SCAN``), which gives
+        the same value for a line that starts with its JSON text and ends with whitespace
+        only. Any other line (blank, not UTF-8, not JSON, with a byte-order mark, or
+        led by whitespace) goes through ``_one``: ``json.loads`` on its bytes, as
+        ``input_lines`` reads them, with the same limits and messages."""
+        from omniladder.inputs.files import INPUT_LIMIT, STREAMED_LIMIT, open_input
 
         shown = self.shown
-        loads = json.loads
-        pending: tuple[int, bytes] | None = None
-        for number, raw in input_lines(self.path, shown):
-            if pending is not None:  # a line without a newline was not the last
-                yield pending[0], self._json(*pending)
-                pending = None
-            if not raw.endswith(b"\n"):
-                pending = (number, raw)
-                continue
-            try:
-                data = loads(raw)
-            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-                if raw.isspace():
-                    continue
-                raise _not_json(exc, _Place(shown, number, "")) from None
-            yield number, data
-        if pending is not None:
-            number, raw = pending
-            if raw.strip():
+        scan = _SCAN
+        number = total = 0
+        rest = b""
+        with open_input(self.path, shown) as stream:
+            while True:
                 try:
-                    data = loads(raw)
+                    block = stream.read(_BLOCK)
+                except OSError as exc:
+                    raise InputError(f"cannot read file ({exc.strerror})",
+                                     file=shown) from None
+                if not block:
+                    break
+                cut = block.rfind(b"\n")
+                if cut < 0:
+                    rest += block
+                    if len(rest) > INPUT_LIMIT:
+                        raise _too_long(shown, number + 1)
+                    continue
+                body = rest + block[:cut + 1] if rest else block[:cut + 1]
+                rest = block[cut + 1:]
+                if len(body) > INPUT_LIMIT or total + len(body) > STREAMED_LIMIT:
+                    for piece in body.split(b"\n")[:-1]:  # each line, as input_lines
+                        raw = piece + b"\n"
+                        number += 1
+                        total += len(raw)
+                        if len(raw) > INPUT_LIMIT:
+                            raise _too_long(shown, number)
+                        if total > STREAMED_LIMIT:
+                            raise _too_large(shown)
+                        data = self._one(number, raw)
+                        if data is not _BLANK:
+                            yield number, data
+                    continue
+                total += len(body)
+                try:
+                    lines: list[Any] = body.decode("utf-8").split("\n")
+                except UnicodeDecodeError:
+                    lines = body.split(b"\n")
+                lines.pop()  # the empty text after the block's last newline
+                for line in lines:
+                    number += 1
+                    if type(line) is str:
+                        try:
+                            data, end = scan(line, 0)
+                        except (StopIteration, ValueError, RecursionError):
+                            end = -1
+                        if end == len(line) or (end > 0 and not line[end:].strip(" \t\r")):
+                            yield number, data
+                            continue
+                        line = line.encode("utf-8")  # the line's own bytes: it decoded
+                    data = self._one(number, line + b"\n")
+                    if data is not _BLANK:
+                        yield number, data
+        if len(rest) > INPUT_LIMIT:
+            raise _too_long(shown, number + 1)
+        if rest:
+            number += 1
+            if total + len(rest) > STREAMED_LIMIT:
+                raise _too_large(shown)
+            if rest.strip():
+                try:
+                    data = json.loads(rest)
                 except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                     note = (f"{shown}: line {number}, the last, is cut short (no newline, not "
                             "JSON): the ledger is read up to it, as a file still being "
@@ -382,19 +510,18 @@ class Ledger:
                     return
                 yield number, data
 
-    def _json(self, number: int, raw: bytes) -> Any:
+    def _one(self, number: int, raw: bytes) -> Any:
+        """A whole line (with its newline) as ``json.loads`` gives it, ``_BLANK`` for a line
+        of whitespace, or the InputError of a line that is not JSON."""
         try:
             return json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            if raw.isspace():
+                return _BLANK
             raise _not_json(exc, _Place(self.shown, number, "")) from None
 
-    def _line(self, number: int, raw: bytes) -> LedgerEvent:
-        place = _Place(self.shown, number, "")
-        try:
-            data = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-            raise _not_json(exc, place) from None
-        return event_from(data, place, number)
+    def _line(self, number: int, data: Any) -> LedgerEvent:
+        return event_from(data, _Place(self.shown, number, ""), number)
 
     def _read_document(self) -> list[LedgerEvent]:
         from omniladder.inputs.documents import read_document
@@ -414,25 +541,49 @@ class Ledger:
                            -index - 1)
                 for index, item in enumerate(events)]
 
-    def _again(self) -> Iterator[LedgerEvent]:
-        """A JSONL ledger's events once more, after ``scan`` validated every line: the same
-        events ``event_from`` built, without checking each field again. A ledger changed
-        between the two reads (a gateway still appending) is validated where it differs:
-        any line the first read did not see (past its last line) goes through
-        ``event_from``."""
-        from omniladder.inputs.files import input_lines
-
-        seen = self._lines_seen
-        for number, raw in input_lines(self.path, self.shown):
-            if number > seen:
+    def _again(self) -> Iterator[tuple[int, datetime, dict[str, Any]]]:
+        """``records`` of a JSONL ledger, once ``scan`` validated every line: what
+        ``event_from`` accepted, without checking each field again, when the file is as the
+        scan found it. A ledger changed since (a gateway still appending, a log rewritten)
+        is validated again line by line, and no line past the scan's last is read: the
+        span and the keys that may repeat are the scan's."""
+        seen_lines = self._lines_seen
+        trusted = self._scanned is not None and _identity(self.path) == self._scanned
+        fromisoformat = _FROMISOFORMAT
+        maybe = self._maybe_repeated
+        seen: set[tuple[str, str, str]] = set()
+        duplicates = 0
+        for number, data in self._parsed():
+            if number > seen_lines:
                 break
-            if raw.isspace():
-                continue
-            try:
-                event = _trusted(json.loads(raw), number)
-            except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
-                event = self._line(number, raw)  # changed since the scan: the full check
-            yield event
+            if trusted:
+                try:
+                    text = data["at"]
+                    at = fromisoformat(text) if text.isascii() else _instant_of(text)
+                except (ValueError, TypeError, KeyError, AttributeError):
+                    at = self._line(number, data).at  # a lower-case t or z, or a fault
+            else:
+                at = self._line(number, data).at
+            if maybe:
+                request = data.get("request_id")
+                if request is not None and request in maybe:
+                    exact = (request, data["connection"], data.get("status") or "served")
+                    if exact in seen:
+                        duplicates += 1
+                        continue
+                    seen.add(exact)
+            yield number, at, data
+        self._read_once(duplicates)
+
+    def _read_once(self, duplicates: int) -> None:
+        """The note of the events a read found repeated (SPEC §7.1)."""
+        self.duplicates = duplicates
+        if duplicates:
+            note = (f"{self.shown}: {duplicates} event{'s' if duplicates != 1 else ''} "
+                    "repeated an earlier one's request_id, connection and status and "
+                    f"{'were' if duplicates != 1 else 'was'} read once (SPEC §7.1)")
+            if note not in self.notes:
+                self.notes.append(note)
 
     def _all(self) -> Iterator[LedgerEvent]:
         if self.by_line:
@@ -449,13 +600,25 @@ class Ledger:
             return self._scan
         bits = bytearray(_BLOOM_BITS // 8)
         mask = _BLOOM_BITS - 1
-        maybe: set[int] = set()
+        maybe: set[str] = set()
         failed = self.failed_by_request
         first: datetime | None = None
         last: datetime | None = None
         count = 0
         last_line = 0
-        for line, at, connection, status, request in self._checked():
+        self._scanned = _identity(self.path) if self.by_line else None
+        shown = self.shown
+        fast = _fast if self.by_line else _none
+        lines: Iterator[tuple[int, Any]] = (self._parsed() if self.by_line
+                                            else enumerate(self._all()))
+        for line, data in lines:
+            found = fast(data)
+            if found is None:
+                event = (data if type(data) is LedgerEvent
+                         else event_from(data, _Place(shown, line, ""), line))
+                line = event.line
+                found = (event.at, event.connection, event.status, event.request_id)
+            at, connection, status, request = found
             count += 1
             last_line = line
             if first is None or at < first:
@@ -465,65 +628,56 @@ class Ledger:
             if request is None:
                 continue
             if status == "failed":
-                failed[hash(request)] += 1
+                hashed = hash(request)
+                failed[hashed] = failed.get(hashed, 0) + 1
             key = hash((request, connection, status))
-            # the three positions of _bloom_positions, inline: this runs once per event
+            # the two positions of _bloom_positions, inline: this runs once per event
             one = key & mask
-            two = (key >> 21) & mask
-            three = (key >> 37 ^ key * 0x9E3779B1) & mask
-            seen = (bits[one >> 3] & 1 << (one & 7) and bits[two >> 3] & 1 << (two & 7)
-                    and bits[three >> 3] & 1 << (three & 7))
-            if seen:
-                maybe.add(key)
+            two = one & _BLOCK_MASK | (key >> 40) & _IN_BLOCK
+            if bits[one >> 3] & 1 << (one & 7) and bits[two >> 3] & 1 << (two & 7):
+                maybe.add(request)
             else:
                 bits[one >> 3] |= 1 << (one & 7)
                 bits[two >> 3] |= 1 << (two & 7)
-                bits[three >> 3] |= 1 << (three & 7)
         self._maybe_repeated = maybe
         self._lines_seen = last_line
         self._scan = Scan(first, last, count)
         return self._scan
 
-    def _checked(self) -> Iterator[tuple[int, datetime, str, str, str | None]]:
-        """Every event validated, as (line, at, connection, status, request_id): what the
-        scan needs. A JSONL line takes ``_fast``, and ``event_from`` when that cannot say
-        (a text not seen yet, an integer cost, any fault: ``event_from`` words it)."""
-        if not self.by_line:
-            for event in self._all():
-                yield (event.line, event.at, event.connection, event.status,
-                       event.request_id)
-            return
-        shown = self.shown
-        for number, data in self._parsed():
-            found = _fast(data)
-            if found is None:
-                event = event_from(data, _Place(shown, number, ""), number)
-                found = (event.at, event.connection, event.status, event.request_id)
-            yield number, *found
-
-    def events(self) -> Iterator[LedgerEvent]:
-        """The ledger's events in file order, each (request_id, connection, status) once."""
+    def records(self) -> Iterator[tuple[int, datetime, dict[str, Any]]]:
+        """The ledger's events in file order, each (request_id, connection, status) once, as
+        (line, at, fields): each field as the event has it (a JSONL line's own values, which
+        ``event_from`` accepted: a cost may be an integer), ``at`` as the instant. What a
+        reader of millions of events takes instead of building each ``LedgerEvent``."""
         self.scan()
+        if self.by_line:
+            return self._again()
+        return self._documented()
+
+    def _documented(self) -> Iterator[tuple[int, datetime, dict[str, Any]]]:
+        """``records`` of a document ledger."""
         maybe = self._maybe_repeated
         seen: set[tuple[str, str, str]] = set()
         duplicates = 0
-        for event in (self._again() if self.by_line else self._all()):
+        for event in self._all():
             request = event.request_id
-            if request is not None and maybe:
+            if request is not None and request in maybe:
                 exact = (request, event.connection, event.status)
-                if hash(exact) in maybe:
-                    if exact in seen:
-                        duplicates += 1
-                        continue
-                    seen.add(exact)
-            yield event
-        self.duplicates = duplicates
-        if duplicates:
-            note = (f"{self.shown}: {duplicates} event{'s' if duplicates != 1 else ''} "
-                    "repeated an earlier one's request_id, connection and status and "
-                    f"{'were' if duplicates != 1 else 'was'} read once (SPEC §7.1)")
-            if note not in self.notes:
-                self.notes.append(note)
+                if exact in seen:
+                    duplicates += 1
+                    continue
+                seen.add(exact)
+            yield event.line, event.at, event._asdict()
+        self._read_once(duplicates)
+
+    def events(self) -> Iterator[LedgerEvent]:
+        """The ledger's events in file order, each (request_id, connection, status) once."""
+        if not self.by_line:
+            for _, _, data in self.records():
+                yield LedgerEvent(**data)
+            return
+        for number, at, data in self.records():
+            yield ledger_event(at, data, number)
 
 
 def _thawed(value: Any) -> Any:

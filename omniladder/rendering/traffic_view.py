@@ -58,6 +58,7 @@ def judged_document(judged: Judged) -> dict[str, Any]:
         "failed_attempts": judged.failed_attempts,
         "request_id": judged.request_id,
         "where": judged.where,
+        "price_source": judged.price_source,
     }
 
 
@@ -98,6 +99,7 @@ def traffic_document(audit: TrafficAudit) -> dict[str, Any]:
         "leak_usd": money(audit.leak_usd),
         "leak_by_finding": {k: money(v) for k, v in audit.leak_split.items()},
         "cost_usd": money(audit.cost_usd),
+        "price_database": audit.price_database,
         "unpriced": {
             "count": audit.unpriced,
             "leak": audit.leak_unpriced,
