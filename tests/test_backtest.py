@@ -28,6 +28,7 @@ from omniladder.forecast import SAME_RESET_SECONDS, no_lengths, outlook
 from omniladder.models import Reading
 from tests.builders import conn, fleet
 from tests.conftest import EXAMPLES, ROOT, benchmark_module
+from tests.errors import one_error
 from tests.test_init_schema import _valid
 
 T0 = datetime(2026, 11, 29, 6, tzinfo=UTC)
@@ -333,17 +334,14 @@ def test_the_span_defaults_to_the_history_and_narrows_the_forecasts() -> None:
     (["--format", "openmetrics"], "--format openmetrics does not go with --backtest"),
 ])
 def test_bad_spans_and_options_are_one_line_usage_errors(args: list[str], words: str) -> None:
-    result = run(*args, code=2)
-    assert words in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1
+    one_error(run(*args, code=2), words)
 
 
 @pytest.mark.parametrize("option", ["--from", "--to"])
 def test_a_span_without_backtest_is_a_usage_error(option: str) -> None:
     result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", DAY, option,
                                  "2026-11-29T06:00:00Z"])
-    assert result.exit_code == 2
-    assert f"{option}: a span to replay, only with --backtest" in result.stderr
+    one_error(result, f"{option}: a span to replay, only with --backtest")
 
 
 def test_no_quota_history_is_a_usage_error(tmp_path: Path) -> None:
@@ -351,8 +349,7 @@ def test_no_quota_history_is_a_usage_error(tmp_path: Path) -> None:
         '[[connections]]\nid = "c"\nprovider = "claude"\nauth_type = "oauth"\n')
     result = runner.invoke(app, ["forecast", "auto/thrifty", "--connections",
                                  str(tmp_path / "connections.toml"), "--backtest"])
-    assert result.exit_code == 2, result.output
-    assert "--backtest: no quota reading of a connection serving auto/thrifty" in result.stderr
+    one_error(result, "--backtest: no quota reading of a connection serving auto/thrifty")
 
 
 # --- the worked examples of docs/forecast.md ---------------------------------------------------
