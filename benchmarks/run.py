@@ -10,6 +10,9 @@
                                                # (litellm_bench.py; OMNILADDER_TEST_POSTGRES_URL)
     python benchmarks/run.py --forecast-band  # forecast with its band against the forecast
                                               # before it (forecast_bench.py; needs git)
+    python benchmarks/run.py --backtest   # forecast --backtest on 100 accounts x 7 days of
+                                          # 5-minute readings: time, coverage, p50 error
+                                          # (backtest_bench.py)
 
 Every figure is the median wall time of repeated runs of the whole process (a subprocess,
 output discarded), as an operator runs it; memory is the child's peak ``ru_maxrss``.
@@ -337,10 +340,18 @@ def main() -> None:
                         help="only forecast with its band on 10,000 burning connections "
                         "against the forecast before the band, on the same fleet "
                         "(benchmarks/forecast_bench.py; --repeats rounds, at least 3)")
+    parser.add_argument("--backtest", action="store_true",
+                        help="only forecast --backtest on a generated week of 100 accounts' "
+                        "5-minute readings: its time, the band's coverage and the p50's error "
+                        "(benchmarks/backtest_bench.py)")
     args = parser.parse_args()
     if args.forecast_band:
         done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "forecast_bench.py"),
                                "--repeats", str(max(3, args.repeats))], check=False)
+        raise SystemExit(done.returncode)
+    if args.backtest:
+        done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "backtest_bench.py")],
+                              check=False)
         raise SystemExit(done.returncode)
     if args.litellm_import:
         done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "litellm_bench.py")],

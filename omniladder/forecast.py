@@ -286,35 +286,51 @@ MIN_SPREAD = 0.25
 """The band is at least this share of the burn rate either side of it: a short or steady
 history does not make the forecast surer than a quarter of its rate."""
 HALF_LIFE_HOURS = 24.0
-"""A rate between two readings this many hours before now weighs half a rate of now."""
+"""A span of the history this many hours before now weighs half a span ending now."""
 BAND_QUANTILES = (0.1, 0.9)
+RATE_SPAN_HOURS = 1.0
+"""The history is read in spans of at least this long (consecutive readings of one cycle
+joined until they are): the band is about the burn over the hours ahead, not over the
+minutes between two readings (docs/forecast.md#band)."""
 
 
 def history_rates(readings: Sequence[Reading], window: Window,
                   now: datetime) -> list[tuple[float, float]]:
-    """(rate in %/h, weight) between each two consecutive readings of the window in one
-    cycle (same reset, no regain), over the current and past cycles. The weight is the
-    hours between the two readings, halved for every ``HALF_LIFE_HOURS`` before now."""
+    """(ratio, weight): for each span of the window's history (at least ``RATE_SPAN_HOURS``
+    of consecutive readings of one cycle: same reset, no regain), its burn rate divided by
+    the rate of the span just before it in the same cycle, when that one burnt: how far
+    the burn over the next span strayed from the burn the span before showed. Over the
+    current and past cycles; the weight is the span's hours, halved for every
+    ``HALF_LIFE_HOURS`` before now."""
     out: list[tuple[float, float]] = []
-    previous: tuple[datetime, float, datetime | None] | None = None
+    start: tuple[datetime, float, datetime | None] | None = None
+    last: tuple[float, datetime] | None = None
     for reading in readings:
         mine = next((w for w in reading.all_windows() if _same_window(w, window)), None)
         if mine is None or mine.unlimited:
-            previous = None
+            start = last = None
             continue
-        if previous is not None:
-            at, figure, reset_at = previous
-            hours = (reading.checked_at - at).total_seconds() / 3600.0
-            if hours > 0 and mine.figure <= figure and _same_reset(reset_at, mine.reset_at):
-                age = max((now - reading.checked_at).total_seconds() / 3600.0, 0.0)
-                out.append(((figure - mine.figure) / hours,
-                            hours * 0.5 ** (age / HALF_LIFE_HOURS)))
-        previous = (reading.checked_at, mine.figure, mine.reset_at)
+        here = (reading.checked_at, mine.figure, mine.reset_at)
+        if start is None:
+            start = here
+            continue
+        at, figure, reset_at = start
+        hours = (reading.checked_at - at).total_seconds() / 3600.0
+        if mine.figure > figure or not _same_reset(reset_at, mine.reset_at):
+            start, last = here, None  # a regain or a reset: a new cycle
+            continue
+        if hours < RATE_SPAN_HOURS:
+            continue
+        rate = (figure - mine.figure) / hours
+        if last is not None and last[1] == at and last[0] > 0:
+            age = max((now - reading.checked_at).total_seconds() / 3600.0, 0.0)
+            out.append((rate / last[0], hours * 0.5 ** (age / HALF_LIFE_HOURS)))
+        start, last = here, (rate, reading.checked_at)
     return out
 
 
 def _quantile(rates: Sequence[tuple[float, float]], share: float) -> float:
-    """The weighted quantile: the least rate whose cumulative weight reaches ``share``."""
+    """The weighted quantile: the least value whose cumulative weight reaches ``share``."""
     ordered = sorted(rates)
     total = sum(weight for _, weight in ordered)
     reached = 0.0
@@ -327,14 +343,14 @@ def _quantile(rates: Sequence[tuple[float, float]], share: float) -> float:
 
 def burn_band(readings: Sequence[Reading], window: Window, rate: float,
               now: datetime) -> tuple[float, float]:
-    """The low and high burn around ``rate``: the 10th and 90th weighted percentiles of
-    the window's history of rates, widened to at least ``MIN_SPREAD`` of the rate either
-    side and never excluding the rate itself."""
-    rates = history_rates(readings, window, now)
+    """The low and high burn around ``rate``: the rate times the 10th and 90th weighted
+    percentiles of the window's history of span-to-span ratios (``history_rates``), widened
+    to at least ``MIN_SPREAD`` of the rate either side and never excluding the rate."""
+    ratios = history_rates(readings, window, now)
     low, high = rate * (1.0 - MIN_SPREAD), rate * (1.0 + MIN_SPREAD)
-    if rates and sum(weight for _, weight in rates) > 0:
-        low = min(low, _quantile(rates, BAND_QUANTILES[0]))
-        high = max(high, _quantile(rates, BAND_QUANTILES[1]))
+    if ratios and sum(weight for _, weight in ratios) > 0:
+        low = min(low, rate * _quantile(ratios, BAND_QUANTILES[0]))
+        high = max(high, rate * _quantile(ratios, BAND_QUANTILES[1]))
     return max(low, 0.0), high
 
 

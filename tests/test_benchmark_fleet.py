@@ -8,6 +8,7 @@ from itertools import pairwise
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 from typer.testing import CliRunner
 
 from omniladder.cli import app
@@ -90,3 +91,45 @@ def test_the_burning_fleet_gives_every_plan_a_burn_rate_and_a_band(tmp_path: Pat
         assert pace.burn_percent_per_hour is not None
         assert pace.burn_band is not None
         assert pace.burn_band[0] < pace.burn_percent_per_hour < pace.burn_band[1]
+def test_the_generated_week_is_seeded_and_reads_like_a_quota_history(tmp_path: Path) -> None:
+    """benchmarks/fleet.py --week (docs/forecast.md#calibration): the same seed writes the
+    same bytes; each account is read every 5 minutes (a few readings lost), its 5h window
+    only falls within a cycle and resets 5 hours after the cycle's first use."""
+    fleet = fleet_module()
+    settings = fleet.generate_week(tmp_path / "a", connections=4, days=2, seed=3)
+    fleet.generate_week(tmp_path / "b", connections=4, days=2, seed=3)
+    for name in ("connections.toml", "quota.json", "omniladder.toml"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    readings = json.loads((settings.parent / "quota.json").read_text())["readings"]
+    by_account: dict[str, list[dict[str, object]]] = {}
+    for item in readings:
+        by_account.setdefault(str(item["connection"]), []).append(item)
+    assert len(by_account) == 4
+    for items in by_account.values():
+        assert 0.8 * 2 * 288 <= len(items) <= 2 * 288
+        cycles: dict[object, list[float]] = {}
+        for item in items:
+            five = item["windows"][0]  # type: ignore[index]
+            assert five["name"] == "5h"
+            if "reset_at" in five:
+                cycles.setdefault(five["reset_at"], []).append(five["remaining_percent"])
+        assert cycles  # some use in two days
+        for figures in cycles.values():
+            assert figures == sorted(figures, reverse=True)
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", str(settings),
+                                 "--backtest", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["forecasts"] > 0
+
+
+@pytest.mark.slow
+def test_the_band_holds_most_crossings_of_a_small_seeded_week(tmp_path: Path) -> None:
+    """A loose bound on a small week (benchmarks/run.py --backtest measures the 100-account
+    week against the 70-90% target)."""
+    settings = fleet_module().generate_week(tmp_path, connections=8, days=7, seed=5)
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", str(settings),
+                                 "--backtest", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["samples"] > 1000
+    assert 0.6 <= document["coverage"] <= 0.95

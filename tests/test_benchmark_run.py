@@ -55,7 +55,7 @@ def test_paired_runs_report_the_least_cpu_times_of_each_side() -> None:
 def test_the_forecast_benchmarks_side_without_the_band_walks_the_middle_burn_only() -> None:
     """benchmarks/forecast_bench.py's "band turned off" side runs the command with
     ``forecast(..., band=False)``: its first_paid_at band is the point, where the command's
-    own spans 13:49Z to 15:34:42Z around the same p50."""
+    own spans 13:49Z to 14:21:39Z around the same p50."""
     import json
     import subprocess
 
@@ -70,5 +70,5 @@ def test_the_forecast_benchmarks_side_without_the_band_walks_the_middle_burn_onl
              for argv in ([sys.executable, "-m", "omniladder", *args],
                           [sys.executable, "-c", bench.NO_BAND, *args])]
     band, point = (json.loads(side.stdout)["first_paid_at_band"] for side in sides)
-    assert (band["p10"], band["p90"]) == ("2026-11-29T13:49:00Z", "2026-11-29T15:34:42Z")
+    assert (band["p10"], band["p90"]) == ("2026-11-29T13:49:00Z", "2026-11-29T14:21:39Z")
     assert point == {"p10": band["p50"], "p50": band["p50"], "p90": band["p50"]}

@@ -45,23 +45,32 @@ def readings(figures: list[tuple[int, float, int]]) -> list[Reading]:
             for m, f, r in figures]
 
 
-def test_rates_come_from_consecutive_readings_of_each_cycle() -> None:
-    """Two cycles: 90 -> 80 in an hour (10%/h), then a reset, then 100 -> 70 in an hour
-    (30%/h). The jump across the reset is no rate."""
-    history = readings([(0, 90.0, 2), (60, 80.0, 2), (130, 100.0, 7), (190, 70.0, 7)])
-    now = T0 + timedelta(minutes=190)
-    rates = history_rates(history, history[-1].windows[0], now)  # type: ignore[index]
-    assert [round(rate, 6) for rate, _ in rates] == [10.0, 30.0]
-    older, newer = (weight for _, weight in rates)
+SPANS = [(0, 100.0, 10), (30, 95.0, 10), (60, 90.0, 10), (90, 80.0, 10), (120, 70.0, 10),
+         (180, 65.0, 10), (660, 100.0, 15), (720, 70.0, 15)]
+"""One cycle read in spans of an hour: 10%/h, then 20%/h (twice the span before), then 5%/h
+(a quarter); then a reset and a span of 30%/h with no span before it in its cycle."""
+
+
+def test_the_history_is_each_hour_long_span_against_the_span_before() -> None:
+    history = readings(SPANS)
+    now = T0 + timedelta(minutes=720)
+    ratios = history_rates(history, history[-1].windows[0], now)  # type: ignore[index]
+    assert [round(ratio, 6) for ratio, _ in ratios] == [2.0, 0.25]
+    older, newer = (weight for _, weight in ratios)
     assert older < newer  # weighted to the recent
+    # readings a few minutes apart make the same spans: the band is about hours
+    dense = readings([(m, 100.0 - m / 6, 10) for m in range(0, 61, 5)]
+                     + [(m, 90.0 - (m - 60) / 3, 10) for m in range(65, 121, 5)])
+    ratios = history_rates(dense, dense[-1].windows[0], now)  # type: ignore[index]
+    assert [round(ratio, 6) for ratio, _ in ratios] == [2.0]
 
 
 def test_the_band_spans_the_history_and_at_least_the_minimum_spread() -> None:
-    history = readings([(0, 90.0, 2), (60, 80.0, 2), (130, 100.0, 7), (190, 70.0, 7)])
+    history = readings(SPANS)
     window = history[-1].windows[0]  # type: ignore[index]
-    low, high = burn_band(history, window, 30.0, T0 + timedelta(minutes=190))
-    assert low == pytest.approx(10.0)  # the earlier cycle's slower burn
-    assert high == pytest.approx(30.0 * (1 + MIN_SPREAD))
+    low, high = burn_band(history, window, 30.0, T0 + timedelta(minutes=720))
+    assert low == pytest.approx(30.0 * 0.25)  # the span that slowed to a quarter
+    assert high == pytest.approx(30.0 * 2.0)  # the span that doubled
     steady = readings([(0, 90.0, 5), (60, 80.0, 5), (120, 70.0, 5)])
     low, high = burn_band(steady, steady[-1].windows[0],  # type: ignore[index]
                           10.0, T0 + timedelta(hours=2))
