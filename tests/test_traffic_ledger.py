@@ -358,3 +358,17 @@ def test_an_instant_is_written_to_the_millisecond_in_utc(instant: datetime) -> N
     assert millis(instant) == (
         f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:"
         f"{utc.second:02d}.{utc.microsecond // 1000:03d}Z")
+
+
+_VALUES = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+           | st.text(max_size=8))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), _VALUES, max_size=8))
+def test_an_event_line_is_what_json_dumps_writes(event: dict[str, Any]) -> None:
+    """``event_line`` calls the C encoder ``json.dumps`` makes, made once: the same text,
+    keys in the event's order, non-ASCII kept."""
+    from omniladder.inputs.traffic import event_line
+
+    assert event_line(event) == json.dumps(event, ensure_ascii=False) + "\n"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import json.encoder
 import math
 import re
 from collections import Counter
@@ -742,13 +743,25 @@ def millis(instant: datetime) -> str:
     return utc.isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+_MAKE_ENCODER: Any = vars(json.encoder).get("c_make_encoder")
+"""The C encoder's maker, None on a Python built without it (typeshed does not name it)."""
+_CHUNKS: Callable[[Any, int], list[str]] | None = (
+    None if _MAKE_ENCODER is None else _MAKE_ENCODER(
+        None, _ENCODER.default, json.encoder.encode_basestring, None,
+        _ENCODER.key_separator, _ENCODER.item_separator, False, False, True))
+"""The C encoder ``_ENCODER.encode`` makes on each call, made once (the arguments
+``JSONEncoder.iterencode`` passes it, without the check for circular references: an event
+is a flat mapping of texts and numbers)."""
 
 
 def event_line(event: Mapping[str, Any]) -> str:
     """One event as a JSONL line, as ``json.dumps(event, ensure_ascii=False)`` writes it
-    (keys in the caller's order), through one encoder built once."""
-    return _ENCODE(event) + "\n"
+    (keys in the caller's order), through one encoder built once: an importer writes a line
+    a row."""
+    if _CHUNKS is None:
+        return _ENCODER.encode(event) + "\n"
+    return "".join(_CHUNKS(event, 0)) + "\n"
 
 
 def _key_digest(request_id: str, connection: str, status: str) -> bytes:
