@@ -22,6 +22,7 @@ from omniladder.cli import app
 from omniladder.errors import InputError
 from omniladder.inputs.documents import parse_text
 from tests.conftest import EXAMPLES, ROOT
+from tests.errors import one_error_line
 
 CANARY = "CANARY-sk-9f8e7d6c5b4a"
 
@@ -216,10 +217,7 @@ def check(case: Case, folder: Path, code: int, stdout: str, stderr: str) -> None
     assert code == 2, output
     assert stdout == ""
     assert "Traceback" not in output
-    lines = stderr.splitlines()
-    assert len(lines) == 1, stderr
-    message = lines[0]
-    assert message.startswith("omniladder: error: "), message
+    message = one_error_line(stderr)
     if case.file is not None:
         shown = str(folder / case.file)
         assert shown in message, message

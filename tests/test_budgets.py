@@ -12,7 +12,16 @@ from typer.testing import CliRunner
 
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
-from omniladder.engine.budgets import BudgetPosition, BudgetState, period_start
+from omniladder.engine.budgets import (
+    BudgetPosition,
+    BudgetState,
+    Disabled,
+    NoBudget,
+    Spent,
+    Unenforced,
+    Within,
+    period_start,
+)
 from omniladder.engine.report import rung_state as ladder_state
 from omniladder.models import Rung
 from tests.builders import at, conn, fleet, plan, reading, reason, rung_state
@@ -186,6 +195,43 @@ def test_R8_budgets_do_not_touch_auto_subscription() -> None:
     assert reason(result, "mini") == "billing-not-subscription"
 
 
+def position_of(rung: str, state: BudgetState) -> BudgetPosition:
+    """A position of ``state`` on ``rung``: a budget of 1.0 (0 when disabled), 0.5 spent."""
+    since = utc("2026-11-29T00:00:00Z")
+    if state == "none":
+        return NoBudget(rung=rung, period="day", since=since, spent_usd=0.5)
+    if state == "disabled":
+        return Disabled(rung=rung, period="day", since=since, budget_usd=0.0, spent_usd=0.5)
+    if state == "unenforced":
+        return Unenforced(rung=rung, period="day", since=since, budget_usd=1.0)
+    kind = Spent if state == "spent" else Within
+    return kind(rung=rung, period="day", since=since, budget_usd=1.0, spent_usd=0.5)
+
+
+def test_each_budget_state_says_itself() -> None:
+    """R8: each state holds only its own figures and says itself once (describe): a closed
+    rung's words are the exclusion's detail and the rung's note, an open one's end the note."""
+    words = {state: position_of("cheap", state).describe()
+             for state in ("none", "disabled", "unenforced", "within", "spent")}
+    assert words == {
+        "none": "no cheap budget set",
+        "disabled": "cheap rung disabled (budget $0.00)",
+        "unenforced": "budget not enforced (no spend ledger)",
+        "within": "$0.50 of $1.00 spent this day",
+        "spent": "cheap budget spent: $0.50 of $1.00 this day",
+    }
+    assert [position_of("cheap", state).gates for state in ("none", "disabled", "unenforced",
+                                                             "within", "spent")] == [
+        False, True, False, False, True]
+    assert position_of("cheap", "within").remaining_usd == 0.5
+    assert position_of("cheap", "unenforced").spent_usd is None
+    assert position_of("cheap", "none").budget_usd is None
+    # a state is its class: two positions of different states never compare equal
+    assert position_of("cheap", "within") != Spent(rung="cheap", period="day",
+                                                   since=utc("2026-11-29T00:00:00Z"),
+                                                   budget_usd=1.0, spent_usd=0.5)
+
+
 @pytest.mark.parametrize(
     ("auto_id", "rung", "budget", "landed", "serving", "state"),
     [
@@ -206,8 +252,7 @@ def test_rung_state_ladder_order(auto_id: str, rung: Rung, budget: BudgetState |
     """R8, R13: the rung-state ladder plan and simulate share, in its order: an id's tier
     leaves the rung out first, then a closed budget (disabled before spent), then whether any
     pair lands on the rung, then whether any pool entry stands on it."""
-    position = (BudgetPosition(rung, budget, 1.0, 0.5, "day", utc("2026-11-29T00:00:00Z"))
-                if budget is not None else None)
+    position = position_of(rung, budget) if budget is not None else None
     got = ladder_state(parse_auto_id(auto_id), rung, position, landed, serving)
     assert got == state
 

@@ -94,7 +94,7 @@ def test_shipped_catalogs_are_clean_today() -> None:
 
 def test_shipped_reviews_never_fail_a_users_check() -> None:
     """The shipped entries' ages are judged against the release date, and only reported:
-    a user cannot edit them (tests/test_edges_gates.py has the rest)."""
+    a user cannot edit them (tests/test_catalog_dates.py has the rest)."""
     result = _check("--today", "2027-06-04")
     assert result.exit_code == 0, result.output
     assert _codes(result) == []
@@ -398,3 +398,27 @@ def test_write_baseline_needs_a_toml_or_json_name(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "--write-baseline" in result.stderr
     assert not (tmp_path / "accepted.yaml").exists()
+
+
+def test_the_shipped_catalogs_are_found_as_a_wheel_installs_them(tmp_path: Path) -> None:
+    """An installed wheel carries the catalogs inside the package (``omniladder/_catalogs``,
+    pyproject's force-include), beside ``inputs/``, not beside the module that looks for
+    them; a checkout keeps them at its top."""
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    installed = tmp_path / "site"
+    shutil.copytree(ROOT / "omniladder", installed / "omniladder",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "catalogs", installed / "omniladder" / "_catalogs")
+    probe = "from omniladder.inputs.catalogs import shipped_catalog_dir as d; print(d())"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=tmp_path, env={"PYTHONPATH": str(installed)}, check=False)
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()) == (installed / "omniladder" / "_catalogs").resolve()
+    from omniladder.inputs.catalogs import shipped_catalog_dir
+
+    assert shipped_catalog_dir() == (ROOT / "catalogs").resolve()

@@ -28,13 +28,14 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import CliRunner
 
 from omniladder.cli import app
 from omniladder.errors import InputError
 from omniladder.inputs import catalogs, credentials
 from omniladder.inputs import files as input_files
 from tests.conftest import EXAMPLES, ROOT
+from tests.errors import one_error
 
 runner = CliRunner()
 SOURCES = ROOT / "tests" / "fixtures" / "sources"
@@ -56,20 +57,6 @@ def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def digests(folder: Path) -> dict[str, str]:
     return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
             for path in sorted(folder.rglob("*")) if path.is_file() and not path.is_symlink()}
-
-
-def one_error(result: Result, *fragments: str) -> str:
-    """The run ended with exit 2 and one ``omniladder: error:`` line holding each fragment,
-    nothing on stdout and no traceback."""
-    assert result.exit_code == 2, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), (
-        result.exception)
-    assert result.stdout == ""
-    (line,) = result.stderr.splitlines()
-    assert line.startswith("omniladder: error: "), line
-    for fragment in fragments:
-        assert fragment in line, line
-    return line
 
 
 # --- 1. an output never replaces an input --------------------------------------------------

@@ -34,6 +34,7 @@ from omniladder.cli import app
 from omniladder.inputs.credentials import KEY_PREFIXES, key_kind
 from tests import strategies
 from tests.conftest import EXAMPLES, ROOT
+from tests.errors import ERROR_PREFIX, one_error
 
 runner = CliRunner()
 
@@ -91,7 +92,7 @@ def plan_in_process(folder: Path, *extra: str) -> str:
     assert result.exit_code in (0, 1, 2), result.output
     assert "Traceback" not in result.output
     if result.exit_code == 2:
-        assert result.stderr.startswith("omniladder: error: "), result.output
+        assert result.stderr.startswith(ERROR_PREFIX), result.output
         assert result.stdout == ""
     else:
         json.loads(result.stdout)
@@ -333,17 +334,6 @@ def edge_commands(bad: str) -> dict[str, list[str]]:
     }
 
 
-def one_error(result: Any, *fragments: str) -> None:
-    assert result.exit_code == 2, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), (
-        result.exception)
-    assert "Traceback" not in result.output
-    (line,) = result.stderr.splitlines()
-    assert line.startswith("omniladder: error: "), line
-    for fragment in fragments:
-        assert fragment in line, line
-
-
 @pytest.mark.parametrize("option", list(edge_commands("x")))
 def test_a_symlink_loop_is_named_for_every_input(option: str, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
@@ -541,13 +531,6 @@ def test_every_command_meets_a_closed_stdout(tmp_path: Path) -> None:
 # per command line, each with an alarm and a memory limit.
 
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _one_error_line(stderr: str, *fragments: str) -> None:
-    (line,) = stderr.splitlines()
-    assert line.startswith("omniladder: error: "), line
-    for fragment in fragments:
-        assert fragment in line, line
 
 
 def _stream_cases(tmp_path: Path) -> dict[str, tuple[list[str], Path | None]]:

@@ -24,6 +24,7 @@ from omniladder.inputs.schemas import json_schema
 from omniladder.scope_models import QuotaSource, WindowScopeCatalog
 from omniladder.sources import fit
 from tests.conftest import ROOT
+from tests.errors import one_error
 
 FIXTURES = ROOT / "tests" / "fixtures" / "sources"
 ERRORS = FIXTURES / "errors"
@@ -131,16 +132,6 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _one_error(result: Any, *fragments: str) -> str:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    (line,) = result.stderr.splitlines()
-    assert line.startswith("omniladder: error: "), line
-    for fragment in fragments:
-        assert fragment in line, line
-    return str(line)
-
-
 def _seed_quota(fleet: Path) -> bytes:
     """A quota file already there, from a fitting import: a misfit must leave its bytes."""
     seeded = _import(fleet, "claude-usage", str(SNAPSHOT_FIXTURES["claude-usage"]),
@@ -219,7 +210,7 @@ def test_SPEC6_a_bad_sources_table_is_exit_2_naming_the_file_and_field(
     overlay.write_text(f"[[sources]]\n{table}\n", encoding="utf-8")
     result = _import(fleet, "claude-usage", str(SNAPSHOT_FIXTURES["claude-usage"]),
                      "--connection", "claude-max", "--windows-catalog", str(overlay))
-    _one_error(result, "overlay.toml", message)
+    one_error(result, "overlay.toml", message)
     assert not (fleet / "quota.json").exists()
 
 
@@ -234,7 +225,7 @@ def test_SPEC6_an_overlay_entry_replaces_the_shipped_providers_of_its_importer(
     assert result.exit_code == 0, result.output
     refused = _import(fleet, "claude-usage", usage, "--connection", "claude-max",
                       "--windows-catalog", str(overlay))
-    _one_error(refused, f"it serves anthropic: {overlay} [[sources]]", "that fit: anthropic-key")
+    one_error(refused, f"it serves anthropic: {overlay} [[sources]]", "that fit: anthropic-key")
 
 
 def test_SPEC6_without_a_sources_entry_the_provider_is_not_checked_and_a_note_says_so(
@@ -286,7 +277,7 @@ def test_SPEC6_gemini_buckets_onto_a_claude_connection_are_exit_2_naming_the_fit
         fleet: Path) -> None:
     result = _import(fleet, "gemini-quota", str(SNAPSHOT_FIXTURES["gemini-quota"]),
                      "--connection", "claude-max")
-    _one_error(result, "--connection: connection 'claude-max' is provider 'claude', which "
+    one_error(result, "--connection: connection 'claude-max' is provider 'claude', which "
                "gemini-quota does not serve (it serves gemini-cli, gemini, google-gemini-cli",
                "connections of", "that fit: gemini-cli, gemini-free;", "--force")
     assert not (fleet / "quota.json").exists()
@@ -297,20 +288,20 @@ def test_SPEC6_a_misfit_with_no_fitting_connection_says_there_is_none(fleet: Pat
     (fleet / "connections.toml").write_text(CONNECTIONS.replace('"codex"', '"openai"'),
                                             encoding="utf-8")
     result = _import(fleet, "codex-sessions", str(rollouts), "--connection", "claude-max")
-    _one_error(result, "no connection of", "is of a provider codex-sessions serves")
+    one_error(result, "no connection of", "is of a provider codex-sessions serves")
 
 
 def test_SPEC6_antigravity_is_not_a_gemini_quota_connection(fleet: Path) -> None:
     result = _import(fleet, "gemini-quota", str(SNAPSHOT_FIXTURES["gemini-quota"]),
                      "--connection", "antigravity-main")
-    _one_error(result, "provider 'antigravity', which gemini-quota does not serve")
+    one_error(result, "provider 'antigravity', which gemini-quota does not serve")
 
 
 def test_SPEC6_a_misfit_leaves_an_existing_quota_file_byte_for_byte(fleet: Path) -> None:
     before = _seed_quota(fleet)
     result = _import(fleet, "copilot-user", str(SNAPSHOT_FIXTURES["copilot-user"]),
                      "--connection", "claude-max")
-    _one_error(result, "copilot-user does not serve")
+    one_error(result, "copilot-user does not serve")
     assert (fleet / "quota.json").read_bytes() == before
 
 
@@ -378,7 +369,7 @@ def test_SPEC6_a_published_error_body_is_exit_2_saying_what_it_is_and_writes_not
     path = ERRORS / name
     digest = _digest(path)
     result = _import(fleet, source, str(path), "--connection", FITTING[source])
-    line = _one_error(result, f"{name}: {field}: an error response, not a {source} document: "
+    line = one_error(result, f"{name}: {field}: an error response, not a {source} document: "
                       f"{said}", "nothing was written")
     canary = json.loads(path.read_text())["_fixture_source"].split()[-1]
     assert canary.startswith("CANARY-")
@@ -393,7 +384,7 @@ def test_SPEC6_an_error_body_leaves_an_existing_quota_file_byte_for_byte(
         fleet: Path, name: str, source: str) -> None:
     before = _seed_quota(fleet)
     result = _import(fleet, source, str(ERRORS / name), "--connection", FITTING[source])
-    _one_error(result, "an error response")
+    one_error(result, "an error response")
     assert (fleet / "quota.json").read_bytes() == before
 
 
@@ -403,7 +394,7 @@ def test_SPEC6_an_error_body_piped_from_gh_api_is_exit_2(fleet: Path) -> None:
                                  "--quota", str(fleet / "quota.json"),
                                  "--connections", str(fleet / "connections.toml")],
                            input=body)
-    _one_error(result, "<stdin>: message: an error response, not a copilot-user document: "
+    one_error(result, "<stdin>: message: an error response, not a copilot-user document: "
                "Not Found")
     assert not (fleet / "quota.json").exists()
 
@@ -414,7 +405,7 @@ def test_SPEC6_githubs_newer_body_with_a_status_says_the_status(fleet: Path) -> 
     (fleet / "404.json").write_text(json.dumps({**body, "status": "404"}), encoding="utf-8")
     result = _import(fleet, "copilot-user", str(fleet / "404.json"),
                      "--connection", "copilot-seat")
-    _one_error(result, "Not Found (status 404)")
+    one_error(result, "Not Found (status 404)")
 
 
 def test_SPEC6_googles_streaming_array_of_error_bodies_is_exit_2(fleet: Path) -> None:
@@ -424,14 +415,14 @@ def test_SPEC6_googles_streaming_array_of_error_bodies_is_exit_2(fleet: Path) ->
     (fleet / "stream.json").write_text(json.dumps([body]), encoding="utf-8")
     result = _import(fleet, "gemini-quota", str(fleet / "stream.json"),
                      "--connection", "gemini-cli")
-    _one_error(result, "stream.json: [0].error.status: an error response, not a gemini-quota "
+    one_error(result, "stream.json: [0].error.status: an error response, not a gemini-quota "
                'document: 403 PERMISSION_DENIED, "The caller does not have permission"')
 
 
 def test_SPEC6_one_error_body_among_good_files_writes_nothing(fleet: Path) -> None:
     result = _import(fleet, "claude-usage", str(SNAPSHOT_FIXTURES["claude-usage"]),
                      str(ERRORS / "claude-token-expired.json"), "--connection", "claude-max")
-    _one_error(result, "claude-token-expired.json: error.type")
+    one_error(result, "claude-token-expired.json: error.type")
     assert not (fleet / "quota.json").exists()
 
 
@@ -487,7 +478,7 @@ def test_SPEC6_another_sources_document_is_exit_2_named_as_what_it_is(
         fleet: Path, source: str, given: str, other: str, keys: str) -> None:
     result = _import(fleet, source, str(SNAPSHOT_FIXTURES[given]),
                      "--connection", FITTING[source])
-    _one_error(result, f"the top level: a {other} document ({keys}", f"not a {source} one",
+    one_error(result, f"the top level: a {other} document ({keys}", f"not a {source} one",
                f"import it with `omniladder import {other}`")
     assert not (fleet / "quota.json").exists()
 
@@ -500,7 +491,7 @@ def test_SPEC6_a_document_with_none_of_the_sources_keys_is_exit_2(
         fleet: Path, document: dict[str, Any], said: str) -> None:
     (fleet / "odd.json").write_text(json.dumps(document), encoding="utf-8")
     result = _import(fleet, "gemini-quota", str(fleet / "odd.json"), "--connection", "gemini-cli")
-    _one_error(result, "odd.json: the top level: not a gemini-quota document: it has none of "
+    one_error(result, "odd.json: the top level: not a gemini-quota document: it has none of "
                "its keys (buckets)", said)
 
 
@@ -518,7 +509,7 @@ def test_SPEC6_a_rollout_file_that_is_no_rollout_is_exit_2(
     folder.mkdir()
     (folder / "rollout-2026-11-29.jsonl").write_text(text, encoding="utf-8")
     result = _import(fleet, "codex-sessions", str(folder), "--connection", "codex-pro")
-    _one_error(result, *fragments)
+    one_error(result, *fragments)
     assert not (fleet / "quota.json").exists()
 
 
@@ -561,7 +552,7 @@ def test_SPEC6_a_snapshot_later_than_the_clock_by_more_than_5_minutes_is_exit_2(
         assert result.exit_code == 0, result.output
         assert json.loads((fleet / "quota.json").read_text())["taken_at"] == at
         return
-    _one_error(result, f"--at: a reading at {at} is later than the clock "
+    one_error(result, f"--at: a reading at {at} is later than the clock "
                f"({timefmt.iso(CLOCK)}) by more than 5 minutes", "taken_at")
     assert not (fleet / "quota.json").exists()
 
@@ -572,7 +563,7 @@ def test_SPEC6_a_file_modified_in_the_future_is_exit_2_naming_the_file(fleet: Pa
     future = (CLOCK + timedelta(days=365)).timestamp()
     os.utime(usage, (future, future))
     result = _import(fleet, "claude-usage", str(usage), "--connection", "claude-max", at=None)
-    _one_error(result, "usage.json: modification time: a reading at 2027-11-29T12:30:00Z")
+    one_error(result, "usage.json: modification time: a reading at 2027-11-29T12:30:00Z")
     assert not (fleet / "quota.json").exists()
 
 
@@ -590,7 +581,7 @@ def test_SPEC6_a_rollout_line_later_than_the_clock_is_exit_2_and_leaves_the_file
         assert result.exit_code == 0, result.output
         assert json.loads((fleet / "quota.json").read_text())["taken_at"] == _later(delta)
         return
-    _one_error(result, f"rollout-b.jsonl: timestamp: a reading at {_later(delta)}")
+    one_error(result, f"rollout-b.jsonl: timestamp: a reading at {_later(delta)}")
     assert (fleet / "quota.json").read_bytes() == before
 
 
@@ -598,7 +589,7 @@ def test_SPEC6_a_reading_dated_2030_never_moves_taken_at(fleet: Path) -> None:
     before = _seed_quota(fleet)
     result = _import(fleet, "claude-usage", str(SNAPSHOT_FIXTURES["claude-usage"]),
                      "--connection", "claude-max", at="2030-01-01T00:00:00Z")
-    _one_error(result, "2030-01-01T00:00:00Z")
+    one_error(result, "2030-01-01T00:00:00Z")
     assert (fleet / "quota.json").read_bytes() == before
 
 
@@ -613,7 +604,7 @@ def test_SPEC6_plan_telemetry_onto_an_api_key_of_a_served_provider_is_exit_2(
     showed a plan window on a key: the fit check reads the auth type too."""
     given = FIXTURES / "codex" if source == "codex-sessions" else SNAPSHOT_FIXTURES[source]
     result = _import(fleet, source, str(given), "--connection", connection)
-    _one_error(result, f"--connection: connection {connection!r} is auth_type 'apikey', whose "
+    one_error(result, f"--connection: connection {connection!r} is auth_type 'apikey', whose "
                f"connections carry no {source} telemetry (it describes",
                "of auth_type oauth: <shipped>/quota-windows.toml [[sources]])",
                f"that fit: {fitting};", "--force")

@@ -299,3 +299,27 @@ def test_the_heaviest_loops_stay_marked_slow(module: str, name: str) -> None:
 
     function = getattr(importlib.import_module(module), name)
     assert "slow" in [mark.name for mark in getattr(function, "pytestmark", [])]
+
+
+# --- the tests' own helpers ----------------------------------------------------------------
+
+
+def test_a_refused_run_is_asserted_by_the_one_helper() -> None:
+    """tests/errors.py holds the one assertion of a refused run: no test module words the error
+    line's prefix again (a copy would drift from it)."""
+    from tests.errors import ERROR_PREFIX
+
+    quoted = f'"{ERROR_PREFIX}"'
+    copies = [path.name for path in sorted((ROOT / "tests").glob("test_*.py"))
+              if quoted in path.read_text(encoding="utf-8")]
+    assert copies == []
+
+
+def test_every_reason_code_has_its_summary_phrase() -> None:
+    """The one-line summary words each reason code (``reason_phrase`` has no fallback)."""
+    from omniladder.engine.records import reason_phrase
+
+    phrases = {code: reason_phrase(code, "") for code in REASON_CODES}
+    assert all(phrases.values())
+    assert reason_phrase("overage-not-hard-stop", "overage meters-to-paid") == (
+        "overage meters to paid")

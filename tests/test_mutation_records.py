@@ -30,3 +30,42 @@ def test_the_mutation_record_names_no_mutant_number(page: str) -> None:
 ])
 def test_a_numbered_name_is_found(text: str, found: list[str]) -> None:
     assert numbered_names(text) == found
+
+
+# --- what the configuration tells mutmut to skip -------------------------------------------
+
+
+def mutmut_config() -> dict[str, list[str]]:
+    import tomllib
+
+    config: dict[str, list[str]] = tomllib.loads(
+        (ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mutmut"]
+    return config
+
+
+def mutated_lines() -> list[tuple[str, int, str]]:
+    """Every line of the modules mutmut mutates: (file, line number, text)."""
+    return [(name, number, text)
+            for name in mutmut_config()["only_mutate"]
+            for number, text in enumerate(
+                (ROOT / name).read_text(encoding="utf-8").splitlines(), start=1)]
+
+
+def test_every_skip_pattern_skips_some_line_and_no_marker_repeats_one() -> None:
+    """Each of do_not_mutate_patterns matches a line of the mutated modules (a pattern that
+    no longer matches anything is stale), and no line a pattern skips carries the pragma too."""
+    patterns = [re.compile(pattern) for pattern in mutmut_config()["do_not_mutate_patterns"]]
+    lines = mutated_lines()
+    for pattern in patterns:
+        assert any(pattern.search(text) for _, _, text in lines), pattern.pattern
+    doubled = [f"{name}:{number}" for name, number, text in lines
+               if "pragma: no mutate" in text and any(p.search(text) for p in patterns)]
+    assert doubled == []
+
+
+def test_a_zip_strict_is_written_where_the_pattern_sees_it() -> None:
+    """strict=True is skipped by a pattern over one line: a zip call split before its
+    strict=True would be mutated after all."""
+    split = [f"{name}:{number}" for name, number, text in mutated_lines()
+             if "strict=True" in text and "zip(" not in text]
+    assert split == []

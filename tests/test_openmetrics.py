@@ -44,6 +44,7 @@ from omniladder.rendering.openmetrics import (
 )
 from tests.builders import NOW, at, fleet, plan
 from tests.conftest import EXAMPLES
+from tests.errors import one_error
 from tests.strategies import input_sets as plan_fleets
 from tests.test_autoid import VALID
 from tests.test_simulate_stepping import FLEETS as FORECAST_FLEETS
@@ -663,7 +664,6 @@ def test_a_failed_write_leaves_the_previous_file(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Atomic: when the write fails the previous metrics stay whole, no temporary file is
     left, and the run exits 2 with one line naming the file."""
-    from tests.test_edges_io import one_error
 
     target = tmp_path / "omniladder_thrifty.prom"
     target.write_text("# previous\n", encoding="utf-8")
@@ -681,7 +681,6 @@ def test_a_failed_write_leaves_the_previous_file(tmp_path: Path,
 
 @pytest.mark.parametrize("args", [PLAN, FORECAST], ids=["plan", "forecast"])
 def test_metrics_out_never_replaces_an_input(args: list[str]) -> None:
-    from tests.test_edges_io import one_error
 
     config = Path(args[args.index("--config") + 1])
     quota = config.parent / "quota.json"
@@ -692,7 +691,6 @@ def test_metrics_out_never_replaces_an_input(args: list[str]) -> None:
 
 
 def test_metrics_out_and_out_need_files_of_their_own(tmp_path: Path) -> None:
-    from tests.test_edges_io import one_error
 
     target = tmp_path / "both"
     result = runner.invoke(app, [*PLAN, "--out", str(target), "--metrics-out", str(target)])
@@ -702,7 +700,6 @@ def test_metrics_out_and_out_need_files_of_their_own(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args", [PLAN, FORECAST], ids=["plan", "forecast"])
 def test_metrics_out_into_a_missing_directory(args: list[str], tmp_path: Path) -> None:
-    from tests.test_edges_io import one_error
 
     target = tmp_path / "no-such-dir" / "x.prom"
     result = runner.invoke(app, [*args, "--format", "json", "--metrics-out", str(target)])
@@ -711,14 +708,12 @@ def test_metrics_out_into_a_missing_directory(args: list[str], tmp_path: Path) -
 
 @pytest.mark.parametrize("args", [PLAN, FORECAST], ids=["plan", "forecast"])
 def test_json_and_openmetrics_is_a_usage_error(args: list[str]) -> None:
-    from tests.test_edges_io import one_error
 
     result = runner.invoke(app, [*args, "--json", "--format", "openmetrics"])
     one_error(result, "--json asks for json and --format asks for openmetrics")
 
 
 def test_compare_has_no_openmetrics_view() -> None:
-    from tests.test_edges_io import one_error
 
     result = runner.invoke(app, [*PLAN, "--compare", "examples/ci/plan-thrifty.json",
                                  "--format", "openmetrics"])

@@ -30,6 +30,7 @@ from typer.testing import CliRunner
 
 from omniladder.cli import app
 from tests.conftest import EXAMPLES, ROOT
+from tests.errors import one_error
 
 runner = CliRunner()
 SOURCES = ROOT / "tests" / "fixtures" / "sources"
@@ -313,15 +314,6 @@ def _spellings(target: Path, fleet: Path, number: int) -> dict[str, str]:
             "symlink": str(symbolic.relative_to(fleet)), "hardlink": str(hard.relative_to(fleet))}
 
 
-def _one_refusal(result: Any, *fragments: str) -> None:
-    assert result.exit_code == 2, result.output
-    assert result.stdout == ""
-    (line,) = result.stderr.splitlines()
-    assert line.startswith("omniladder: error: "), line
-    for fragment in fragments:
-        assert fragment in line, line
-
-
 @pytest.mark.parametrize(("name", "index"), [
     case for case in _cases() if any(partner != DIRECTORY
                                      for partner in OUTPUTS.get(case[0], {}).values())])
@@ -346,7 +338,7 @@ def test_every_output_refuses_every_file_its_run_reads_by_path_and_link(
             before = every_file(fleet)
             for how, spelled in spellings.items():
                 result = runner.invoke(app, with_outputs(name, args, fleet, **{flag: spelled}))
-                _one_refusal(result, f"{flag}: this run reads it as ",
+                one_error(result, f"{flag}: this run reads it as ",
                              "an output never replaces an input")
                 assert every_file(fleet) == before, (flag, target, how)
                 (fleet / "prune.json").unlink(missing_ok=True)
@@ -372,7 +364,7 @@ def test_every_directory_output_refuses_every_file_its_run_reads(
                 os.link(target, out / written)
             before = every_file(fleet)
             result = runner.invoke(app, [*args, "--out", str(out.relative_to(fleet))])
-            _one_refusal(result, f"{out.name}/{written}: --out: this run reads it as ")
+            one_error(result, f"{out.name}/{written}: --out: this run reads it as ")
             assert every_file(fleet) == before
 
 
@@ -392,5 +384,5 @@ def test_outputs_of_one_run_never_share_a_file(fleet: Path) -> None:
             before = every_file(fleet)
             result = runner.invoke(app, with_outputs(name, args, fleet, **{
                 first: target.name, second: spelled}))
-            _one_refusal(result, ": is the same file as ", f"{first}", f"{second}")
+            one_error(result, ": is the same file as ", f"{first}", f"{second}")
             assert every_file(fleet) == before, (name, first, second, how)

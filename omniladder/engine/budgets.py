@@ -5,9 +5,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Literal, NamedTuple
 
+from omniladder import timefmt
 from omniladder.models import PAID_RUNGS, BudgetSettings, SpendEvent
-
-BudgetState = Literal["none", "disabled", "spent", "within", "unenforced"]
 
 
 def period_start(now: datetime, period: str) -> datetime:
@@ -32,33 +31,160 @@ def next_period_start(now: datetime, period: str) -> datetime:
     return start.replace(year=year, month=month)
 
 
-class BudgetPosition(NamedTuple):
-    """Where one paid rung stands against its budget at now (R8): the state, the budget and
-    what the spend ledger counts in the period that started at ``since``."""
+class NoBudget(NamedTuple):
+    """No budget is set for the rung: R8 gates nothing. ``spent_usd`` is what the spend
+    ledger counts in the period (None without a ledger)."""
 
     rung: str
-    state: BudgetState
-    budget_usd: float | None
-    spent_usd: float | None
     period: str
     since: datetime
+    spent_usd: float | None
+    state: Literal["none"] = "none"
+
+    @property
+    def budget_usd(self) -> None:
+        return None
 
     @property
     def gates(self) -> bool:
         """The rung is closed by its budget."""
-        return self.state in ("disabled", "spent")
+        return False
 
     @property
     def reason(self) -> str | None:
-        return {"disabled": "budget-disabled", "spent": "budget-spent"}.get(self.state)
+        """The reason code of a pair the budget refuses."""
+        return None
 
     @property
     def remaining_usd(self) -> float | None:
-        """What the budget leaves in the period (never below 0), worked out in decimals like
-        the spend; None without a budget or without a ledger."""
-        if self.budget_usd is None or self.spent_usd is None:
-            return None
-        return float(max(_dollars(self.budget_usd) - _dollars(self.spent_usd), Decimal(0)))
+        return None
+
+    def describe(self) -> str:
+        return f"no {self.rung} budget set"
+
+
+class Disabled(NamedTuple):
+    """A budget of 0 or less: the rung is closed whatever the spend."""
+
+    rung: str
+    period: str
+    since: datetime
+    budget_usd: float
+    spent_usd: float | None
+    state: Literal["disabled"] = "disabled"
+
+    @property
+    def gates(self) -> bool:
+        return True
+
+    @property
+    def reason(self) -> str | None:
+        return "budget-disabled"
+
+    @property
+    def remaining_usd(self) -> float | None:
+        return None if self.spent_usd is None else _left(self.budget_usd, self.spent_usd)
+
+    def describe(self) -> str:
+        return f"{self.rung} rung disabled (budget {timefmt.usd(self.budget_usd)})"
+
+
+class Unenforced(NamedTuple):
+    """A budget above 0 and no spend ledger to hold it against: the rung stays open."""
+
+    rung: str
+    period: str
+    since: datetime
+    budget_usd: float
+    state: Literal["unenforced"] = "unenforced"
+
+    @property
+    def spent_usd(self) -> None:
+        return None
+
+    @property
+    def gates(self) -> bool:
+        return False
+
+    @property
+    def reason(self) -> str | None:
+        return None
+
+    @property
+    def remaining_usd(self) -> float | None:
+        return None
+
+    def describe(self) -> str:
+        return "budget not enforced (no spend ledger)"
+
+
+class Within(NamedTuple):
+    """A budget above 0 and less than it spent in the period: the rung is open."""
+
+    rung: str
+    period: str
+    since: datetime
+    budget_usd: float
+    spent_usd: float
+    state: Literal["within"] = "within"
+
+    @property
+    def gates(self) -> bool:
+        return False
+
+    @property
+    def reason(self) -> str | None:
+        return None
+
+    @property
+    def remaining_usd(self) -> float:
+        return _left(self.budget_usd, self.spent_usd)
+
+    def describe(self) -> str:
+        return (f"{timefmt.usd(self.spent_usd)} of {timefmt.usd(self.budget_usd)} spent "
+                f"this {self.period}")
+
+
+class Spent(NamedTuple):
+    """A budget above 0 and at least it spent in the period: the rung is closed."""
+
+    rung: str
+    period: str
+    since: datetime
+    budget_usd: float
+    spent_usd: float
+    state: Literal["spent"] = "spent"
+
+    @property
+    def gates(self) -> bool:
+        return True
+
+    @property
+    def reason(self) -> str | None:
+        return "budget-spent"
+
+    @property
+    def remaining_usd(self) -> float:
+        return _left(self.budget_usd, self.spent_usd)
+
+    def describe(self) -> str:
+        return (f"{self.rung} budget spent: {timefmt.usd(self.spent_usd)} of "
+                f"{timefmt.usd(self.budget_usd)} this {self.period}")
+
+
+BudgetPosition = NoBudget | Disabled | Unenforced | Within | Spent
+"""Where one paid rung stands against its budget at now (R8): one record per state, each
+holding only the figures its state has (its ``state`` is a field too, so two states never
+compare equal), and ``describe()``, what a plan says of it. The period started at ``since``;
+``spent_usd`` is what the spend ledger counts in it."""
+
+BudgetState = Literal["none", "disabled", "spent", "within", "unenforced"]
+
+
+def _left(budget: float, spent: float) -> float:
+    """What the budget leaves in the period (never below 0), worked out in decimals like
+    the spend."""
+    return float(max(_dollars(budget) - _dollars(spent), Decimal(0)))
 
 
 def total_usd(costs: Iterable[float]) -> float:
@@ -93,18 +219,22 @@ def budget_positions(settings: BudgetSettings, events: Sequence[SpendEvent] | No
     positions: dict[str, BudgetPosition] = {}
     for rung in PAID_RUNGS:
         budget = settings.rung_budget_usd.for_rung(rung)
-        state: BudgetState
+        counted = float(spent[rung]) if events is not None else None
+        position: BudgetPosition
         if budget is None:
-            state = "none"
+            position = NoBudget(rung=rung, period=settings.period, since=since,
+                                spent_usd=counted)
         elif budget <= 0:
-            state = "disabled"
-        elif events is None:
-            state = "unenforced"
+            position = Disabled(rung=rung, period=settings.period, since=since,
+                                budget_usd=budget, spent_usd=counted)
+        elif counted is None:
+            position = Unenforced(rung=rung, period=settings.period, since=since,
+                                  budget_usd=budget)
         elif spent[rung] >= _dollars(budget):
-            state = "spent"
+            position = Spent(rung=rung, period=settings.period, since=since,
+                             budget_usd=budget, spent_usd=counted)
         else:
-            state = "within"
-        positions[rung] = BudgetPosition(
-            rung, state, budget, float(spent[rung]) if events is not None else None,
-            settings.period, since)
+            position = Within(rung=rung, period=settings.period, since=since,
+                              budget_usd=budget, spent_usd=counted)
+        positions[rung] = position
     return positions

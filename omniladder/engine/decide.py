@@ -167,7 +167,7 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
         position = moment.budgets[rung]
         if position.gates:
             reason = position.reason
-            detail = budget_detail(position)
+            detail = position.describe()
         else:
             unverified = bool(doubt)
     ok = reason is None
@@ -177,15 +177,6 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
     return PairDecision(cid, provider, model, rung, tier, ok, unverified, reason,
                         "" if ok else detail,  # pragma: no mutate
                         kept, doubt if ok else "")
-
-
-def budget_detail(position: BudgetPosition) -> str:
-    if position.state == "disabled":
-        return f"{position.rung} rung disabled (budget {timefmt.usd(position.budget_usd or 0)})"
-    # state spent: a budget above 0 and a spend at least the budget, so no `or` falls back
-    spent = timefmt.usd(position.spent_usd or 0)  # pragma: no mutate
-    budget = timefmt.usd(position.budget_usd or 0)  # pragma: no mutate
-    return f"{position.rung} budget spent: {spent} of {budget} this {position.period}"
 
 
 def unverified_mark(decision: PairDecision) -> UnverifiedMark:

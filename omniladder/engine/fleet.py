@@ -49,8 +49,7 @@ def first_appearance(connections: Sequence[Connection], models: Sequence[tuple[s
     # combination's candidates are looked up once, at its first connection (where those
     # not seen before appear first), and its later connections only join their members.
     lists_of: dict[tuple[str, tuple[str, ...]], list[list[int]]] = {}
-    # the models are built from the connections, one each: strict never fires
-    served_by = zip(connections, models, strict=True)  # pragma: no mutate
+    served_by = zip(connections, models, strict=True)
     for index, (connection, served) in enumerate(served_by):
         combination = (connection.provider, served)
         # a memo: a miss finds the same lists again, through setdefault
@@ -137,15 +136,13 @@ class Fleet:
         classified = self.classified
         rungs: list[list[Rung]] = []
         unlisted: list[Candidate] = []
-        # keys, members and tiers are built one from the other: strict never fires
-        per_candidate = zip(self.keys, self.members, self.tiers, strict=True)  # pragma: no mutate
+        per_candidate = zip(self.keys, self.members, self.tiers, strict=True)
         classes = [info.billing for info in classified]
         for key, members, tier in per_candidate:
             # R4's rung, and being treated as metered, depend on a member's billing class
             # alone: each is asked once per class among the members, of one member of it.
             member_classes = list(map(classes.__getitem__, members))
-            # one is built from the other: strict never fires
-            one_of_class = dict(zip(member_classes, members, strict=True))  # pragma: no mutate
+            one_of_class = dict(zip(member_classes, members, strict=True))
             rung_by_class = {billing: rung_of(classified[member], tier)
                              for billing, member in one_of_class.items()}
             rungs.append(list(map(rung_by_class.__getitem__, member_classes)))
@@ -177,12 +174,10 @@ class Fleet:
         """Each connection's pairs, in candidate order (the order a plan decides them)."""
         if self._pairs is None:
             lists: list[list[Pair]] = [[] for _ in self.connections]
-            # keys, members and rungs are built one from the other: strict never fires
-            per_candidate = zip(self.keys, self.members, self.rungs,
-                                strict=True)  # pragma: no mutate
+            per_candidate = zip(self.keys, self.members, self.rungs, strict=True)
             for position, (key, members, rungs) in enumerate(per_candidate):
                 tier = self.tiers[position]
-                for index, rung in zip(members, rungs, strict=True):  # pragma: no mutate
+                for index, rung in zip(members, rungs, strict=True):
                     lists[index].append(Pair(key[1], position, tier, rung))
             self._pairs = tuple(tuple(pairs) for pairs in lists)
         return self._pairs

@@ -111,9 +111,7 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
         tier = fleet.tiers[position]
         # this candidate's admitted members per rung, with the unverified ones' marks
         seated: dict[Rung, tuple[list[int], dict[int, UnverifiedMark]]] = {}
-        # members and rungs are built one from the other: strict never fires
-        members = zip(fleet.members[position], fleet.rungs[position],
-                      strict=True)  # pragma: no mutate
+        members = zip(fleet.members[position], fleet.rungs[position], strict=True)
         for index, rung in members:
             facts, verdicts = members_of[index]
             decision = decide(facts, provider, model, tier, rung, verdicts, listed, moment)
@@ -216,9 +214,7 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     def entry_exists(rung: Rung, position: int) -> bool:
         found = entries.get((position, rung))  # pragma: no mutate
         if found is None:
-            # members and rungs are built one from the other: strict never fires
-            members = zip(fleet.members[position], fleet.rungs[position],
-                          strict=True)  # pragma: no mutate
+            members = zip(fleet.members[position], fleet.rungs[position], strict=True)
             found = in_category[position] and any(
                 decision(m, position, on).admitted for m, on in members if on == rung)
             entries[(position, rung)] = found  # pragma: no mutate
@@ -227,8 +223,7 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     mine = fleet.pairs_of(target)
     decisions = tuple(decision(target, pair.candidate, pair.rung) for pair in mine)
     pool: list[PoolEntry] = []
-    # one decision per pair: strict never fires
-    for pair, made in zip(mine, decisions, strict=True):  # pragma: no mutate
+    for pair, made in zip(mine, decisions, strict=True):
         if not made.admitted:
             continue
         mark = unverified_mark(made) if made.unverified else None

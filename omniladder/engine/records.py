@@ -62,13 +62,12 @@ _PHRASES: dict[str, str] = {
 }
 
 
-# Both callers pass the detail and a code of REASON_CODES, all of which are in _PHRASES: the
-# default detail and the fallback of the lookup are never used.
-def reason_phrase(reason: str, detail: str = "") -> str:  # pragma: no mutate
-    """The words the one-line summary uses for a reason code."""
+def reason_phrase(reason: str, detail: str) -> str:
+    """The words the one-line summary uses for a reason code (one of ``REASON_CODES``, each
+    of which has its phrase)."""
     if reason == "overage-not-hard-stop":
         return "overage meters to paid" if "meters-to-paid" in detail else "overage unknown"
-    return _PHRASES.get(reason, reason)  # pragma: no mutate
+    return _PHRASES[reason]
 
 
 # --- the plan object -----------------------------------------------------------------------

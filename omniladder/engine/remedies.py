@@ -18,7 +18,7 @@ from typing import NamedTuple
 from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.billing import BillingInfo
-from omniladder.engine.budgets import BudgetPosition, next_period_start
+from omniladder.engine.budgets import BudgetPosition, Spent, next_period_start
 from omniladder.engine.quota import Cooldown, DeferredVerdict, HeldWindow, Verdict, resolved
 from omniladder.engine.readings import Reset, next_reset
 from omniladder.models import Connection, LadderSettings
@@ -321,9 +321,8 @@ def _budget_spent(case: _Case) -> str:
     position = case.ctx.budgets.get(case.rung or "")
     period = position.period if position is not None else "month"
     starts = next_period_start(case.now, period)
-    spent = (f"{timefmt.usd(position.spent_usd or 0)} of "
-             f"{timefmt.usd(position.budget_usd or 0)} spent; "
-             if position is not None else "")
+    spent = (f"{timefmt.usd(position.spent_usd)} of {timefmt.usd(position.budget_usd)} spent; "
+             if isinstance(position, Spent) else "")
     return (f"{spent}the next {period} starts at {timefmt.iso(starts)}; raising "
             f"{_budget_key(case.rung)} in {SETTINGS_FILE} allows more paid traffic "
             "now")

@@ -2,15 +2,13 @@
 note, the connection records, the clamps, the warnings, the settings echoed and the one-line
 summary."""
 
-import difflib
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 
 from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
-from omniladder.engine.budgets import BudgetPosition
-from omniladder.engine.decide import budget_detail
+from omniladder.engine.budgets import BudgetPosition, Disabled, Spent, Unenforced, Within
 from omniladder.engine.fleet import Fleet, SpendNotes
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.records import (
@@ -26,7 +24,6 @@ from omniladder.engine.records import (
     reason_phrase,
 )
 from omniladder.engine.remedies import RemedyContext, remedy
-from omniladder.errors import UsageError
 from omniladder.models import (
     RUNGS,
     Rung,
@@ -49,10 +46,8 @@ def plan_warnings(fleet: Fleet, notes: SpendNotes, budgets: dict[str, BudgetPosi
             fleet.inputs.files.get("connections", "the connections file")))
     warnings += _near_misses(fleet)
     for position in budgets.values():
-        if position.state == "unenforced":
-            # state unenforced implies a budget above 0
-            warnings.append(f"the {position.rung} budget of "
-                            f"{timefmt.usd(position.budget_usd or 0)}"  # pragma: no mutate
+        if isinstance(position, Unenforced):
+            warnings.append(f"the {position.rung} budget of {timefmt.usd(position.budget_usd)}"
                             " is not enforced: no spend ledger was given")
     return warnings
 
@@ -87,19 +82,8 @@ def settings_view(inputs: LoadedInputs, budgets: dict[str, BudgetPosition]) -> P
     }
 
 
-def unknown_connection(connection_id: str, known: Sequence[str]) -> UsageError:
-    """The error for a connection id the fleet does not have, with the closest known ids."""
-    # n=3 is get_close_matches' default
-    close = difflib.get_close_matches(connection_id, known, n=3, cutoff=0.5)  # pragma: no mutate
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    listed = "" if close else f"; known ids: {', '.join(known) or '(none)'}"
-    return UsageError(f"unknown connection id {connection_id!r}{hint}{listed}",
-                      field="CONNECTION_ID")
-
-
-
 def remedy_context(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
-                    budgets: dict[str, BudgetPosition]) -> RemedyContext:
+                   budgets: dict[str, BudgetPosition]) -> RemedyContext:
     models = inputs.catalogs.models
 
     def categories_of(provider: str, model: str) -> tuple[str, ...] | None:
@@ -116,12 +100,11 @@ def _fix(ctx: RemedyContext, facts: ConnectionFacts, reason: str,
 
 
 def exclusions(facts: Sequence[ConnectionFacts], refused: Sequence[list[PairDecision]],
-                ctx: RemedyContext) -> tuple[Exclusion, ...]:
+               ctx: RemedyContext) -> tuple[Exclusion, ...]:
     """The exclusions of the connections of ``facts``; ``refused`` holds, for each of them, its
     refused decisions in decision order (every model of a connection has one decision)."""
     out: list[Exclusion] = []
-    # one list per connection: strict never fires
-    for f, failed in zip(facts, refused, strict=True):  # pragma: no mutate
+    for f, failed in zip(facts, refused, strict=True):
         connection = f.connection
         if not f.models:
             out.append(Exclusion(
@@ -168,9 +151,9 @@ def rung_state(auto_id: AutoId, rung: Rung, position: BudgetPosition | None, lan
     """
     if auto_id.tier == "subscription" and rung != "subscription":
         return "not-in-id"
-    if position is not None and position.state == "disabled":
+    if isinstance(position, Disabled):
         return "disabled"
-    if position is not None and position.state == "spent":
+    if isinstance(position, Spent):
         return "budget-spent"
     if not landed:
         return "empty"
@@ -188,8 +171,8 @@ def landed_by_rung(decisions: Sequence[PairDecision]) -> dict[Rung, list[PairDec
 
 
 def rung_statuses(auto_id: AutoId, by_rung: dict[Rung, list[PairDecision]],
-                   pool: Sequence[PoolEntry],
-                   budgets: dict[str, BudgetPosition]) -> tuple[RungStatus, ...]:
+                  pool: Sequence[PoolEntry],
+                  budgets: dict[str, BudgetPosition]) -> tuple[RungStatus, ...]:
     """Each rung's state and note, from its decisions (``landed_by_rung``) and the pool."""
     statuses: list[RungStatus] = []
     for rung in RUNGS:
@@ -209,7 +192,7 @@ def rung_statuses(auto_id: AutoId, by_rung: dict[Rung, list[PairDecision]],
         all_ids = {d.connection_id for d in on_rung}
         if state == "disabled" or state == "budget-spent":
             assert position is not None
-            note = budget_detail(position)
+            note = position.describe()
         elif state == "empty":
             note = "no connection lands on this rung"
         elif state == "serving":
@@ -221,20 +204,13 @@ def rung_statuses(auto_id: AutoId, by_rung: dict[Rung, list[PairDecision]],
             primary: dict[str, str] = {}  # one reason per connection, as the verdict counts
             for d in on_rung:
                 if not d.admitted and d.connection_id not in primary:
-                    # a refused decision always has a reason
-                    primary[d.connection_id] = reason_phrase(
-                        d.reason or "", d.detail)  # pragma: no mutate
+                    assert d.reason is not None  # a refused decision always has a reason
+                    primary[d.connection_id] = reason_phrase(d.reason, d.detail)
             counts = Counter(primary.values())
             note = f"{len(all_ids)} connection{'s' if len(all_ids) != 1 else ''}, none usable: "
             note += ", ".join(f"{n} {phrase}" for phrase, n in counts.most_common())
-        if position is not None and state == "serving":
-            if position.state == "within":
-                # state within implies a budget above 0
-                note += (f"; {timefmt.usd(position.spent_usd or 0)} of "
-                         f"{timefmt.usd(position.budget_usd or 0)} spent "  # pragma: no mutate
-                         f"this {position.period}")
-            elif position.state == "unenforced":
-                note += "; budget not enforced (no spend ledger)"
+        if state == "serving" and isinstance(position, Within | Unenforced):
+            note += "; " + position.describe()
         statuses.append(RungStatus(rung=rung, state=state, candidates=len(entries),
                                    connections=len(serving_ids), budget_usd=budget,
                                    spent_usd=spent, note=note))
@@ -253,7 +229,7 @@ def connection_record(facts: ConnectionFacts) -> ConnectionRecord:
 
 
 def plan_summary(auto_id: AutoId, facts: Sequence[ConnectionFacts], pool: Sequence[PoolEntry],
-             excluded: Sequence[Exclusion]) -> str:
+                 excluded: Sequence[Exclusion]) -> str:
     eligible: set[str] = set()
     unverified: set[str] = set()
     for entry in pool:

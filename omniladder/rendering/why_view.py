@@ -11,6 +11,7 @@ from rich.text import Text
 
 from omniladder import timefmt
 from omniladder.analyses.why import R1_STEPS, Comeback, IdVerdict, ModelTrace, Route, Trace
+from omniladder.engine.budgets import Disabled, NoBudget, Unenforced
 from omniladder.engine.records import FORMAT_VERSION
 from omniladder.rendering.table import make_console
 
@@ -370,21 +371,16 @@ def _model_node(trace: Trace, model: ModelTrace) -> tuple[Text | str, list[Any]]
     budget = model.budget
     if budget is None:
         children.append(_leaf(f"budget (R8): {model.rung} is a quota rung, no budget"))
-    elif budget.state == "none":
-        children.append(_leaf(f"budget (R8): no {budget.rung} budget set"))
-    elif budget.state == "disabled":
-        children.append(_leaf(f"budget (R8): {budget.rung} rung disabled (budget "
-                              f"{timefmt.usd(budget.budget_usd or 0)})"))
-    elif budget.state == "unenforced":
-        children.append(_leaf(f"budget (R8): {timefmt.usd(budget.budget_usd or 0)} per "
+    elif isinstance(budget, NoBudget | Disabled):
+        children.append(_leaf(f"budget (R8): {budget.describe()}"))
+    elif isinstance(budget, Unenforced):
+        children.append(_leaf(f"budget (R8): {timefmt.usd(budget.budget_usd)} per "
                               f"{budget.period}, not enforced (no spend ledger)"))
     else:
-        spent = budget.spent_usd or 0.0
-        remaining = budget.remaining_usd or 0.0
         children.append(_leaf(
-            f"budget (R8): {timefmt.usd(spent)} of {timefmt.usd(budget.budget_usd or 0)} "
+            f"budget (R8): {timefmt.usd(budget.spent_usd)} of {timefmt.usd(budget.budget_usd)} "
             f"spent this {budget.period} (since {timefmt.short(budget.since, now)}), "
-            f"{timefmt.usd(remaining)} remaining — {budget.state}"))
+            f"{timefmt.usd(budget.remaining_usd)} remaining — {budget.state}"))
     return (label, children)
 
 

@@ -71,9 +71,9 @@ def merge_readings(path: Path, documents: Sequence[dict[str, Any]]) -> MergeOutc
         quota = validate(QuotaFile, raw, shown, path)
         taken_at = quota.taken_at
         stored = raw.get("readings", ())
-        # Equivalent mutants: quota.readings is validated item by item from these very
-        # documents, so the lengths always agree and strict never fires.
-        pairs = zip(stored, quota.readings, strict=True)  # pragma: no mutate
+        # quota.readings is validated item by item from these very documents: the lengths
+        # agree
+        pairs = zip(stored, quota.readings, strict=True)
         entries = [_Entry(_thaw(document), reading) for document, reading in pairs]
     existing = len(entries)
     index: dict[tuple[str, datetime], int] = {}
@@ -170,8 +170,7 @@ def _render(document: dict[str, Any], suffix: str) -> str:
         import tomli_w
 
         return tomli_w.dumps(_toml_instants(document))
-    return json.dumps(document, indent=2, default=_json_default,
-                      ensure_ascii=False,  # pragma: no mutate (json reads it for truth)
+    return json.dumps(document, indent=2, default=_json_default, ensure_ascii=False,
                       ) + "\n"
 
 

@@ -225,9 +225,7 @@ def stream(db: sqlite3.Connection, query: str, parameters: Mapping[str, Any],
     try:
         cursor = db.execute(query, parameters)
         for row in cursor:
-            # the select list is built from names: strict never fires
-            yield dict(zip(names, row,
-                           strict=True))  # pragma: no mutate
+            yield dict(zip(names, row, strict=True))
     except sqlite3.DatabaseError as exc:
         raise InputError(f"cannot read table {table!r} ({exc})", file=shown) from None
 

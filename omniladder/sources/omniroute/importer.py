@@ -67,9 +67,7 @@ def quota_text(quota: Mapping[str, Any]) -> str:
     head = json.dumps(quota["taken_at"])  # an RFC 3339 instant: ASCII
     if not readings:
         return f'{{"taken_at": {head}, "readings": []}}\n'
-    # Equivalent mutant: ensure_ascii=None reads as False.
-    lines = ",\n".join("  " + json.dumps(reading,
-                                          ensure_ascii=False)  # pragma: no mutate
+    lines = ",\n".join("  " + json.dumps(reading, ensure_ascii=False)
                         for reading in readings)
     return f'{{"taken_at": {head}, "readings": [\n{lines}\n]}}\n'
 
