@@ -70,9 +70,9 @@ def by_name(settings: Path) -> list[str]:
         reading_instants,
         serving_connections,
     )
+    from omniladder.analyses.forecast import catalog_lengths
     from omniladder.commands.common import InputOptions
     from omniladder.engine.autoid import parse_auto_id
-    from omniladder.forecast import catalog_lengths
     from omniladder.inputs.input_set import find_settings, resolve_files
     from omniladder.inputs.scopes import load_window_scopes
 

@@ -60,3 +60,9 @@ def _pinned_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.delenv("FORCE_COLOR", raising=False)
     monkeypatch.setenv("TERM", "dumb")
+
+
+@pytest.fixture
+def at_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run the test at the repository's root (``pytestmark = usefixtures("at_the_root")``)."""
+    monkeypatch.chdir(ROOT)

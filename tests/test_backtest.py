@@ -21,10 +21,10 @@ from omniladder.analyses.backtest import (
     crossing_at,
     window_forecasts,
 )
+from omniladder.analyses.forecast import SAME_RESET_SECONDS, no_lengths, outlook
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.quota import quota_readings, readings_until
-from omniladder.forecast import SAME_RESET_SECONDS, no_lengths, outlook
 from omniladder.models import Reading
 from tests.builders import conn, fleet
 from tests.conftest import EXAMPLES, ROOT, benchmark_module

@@ -21,12 +21,12 @@ from omniladder.analyses.check import (
     load_policy,
     span,
 )
+from omniladder.analyses.forecast import Forecast, forecast
 from omniladder.engine.autoid import parse_auto_id, parse_instant
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import make_plan
 from omniladder.engine.records import Plan
 from omniladder.errors import InputError
-from omniladder.forecast import Forecast, forecast
 from omniladder.inputs.input_set import load_inputs
 from omniladder.inputs.validation import validate
 from tests.conftest import EXAMPLES, ROOT
@@ -138,7 +138,7 @@ CASES += [
 
 @cache
 def day_forecast(auto_id: str, horizon: str = "24h") -> Forecast:
-    from omniladder.forecast import catalog_lengths
+    from omniladder.analyses.forecast import catalog_lengths
     from omniladder.inputs.scopes import load_window_scopes
 
     return forecast(load_inputs(EXAMPLES / "day" / "omniladder.toml"), parse_auto_id(auto_id),

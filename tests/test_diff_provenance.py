@@ -14,23 +14,14 @@ from typer.testing import CliRunner
 
 from omniladder import __version__
 from omniladder.cli import app
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES
+from tests.saved_plans import CONFIG, save
 
 runner = CliRunner()
-CONFIG = EXAMPLES / "omniladder.toml"
 
 
-@pytest.fixture(autouse=True)
-def _at_the_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
+pytestmark = pytest.mark.usefixtures("at_the_root")
 
-
-def save(tmp_path: Path, name: str = "plan.json", *extra: str) -> Path:
-    out = tmp_path / name
-    result = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(CONFIG),
-                                 "--out", str(out), *extra])
-    assert result.exit_code == 0, result.output
-    return out
 
 
 # --- diff: the provenance notes --------------------------------------------------------------

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from omniladder.analyses.forecast import catalog_lengths
 from omniladder.commands.common import InputOptions
-from omniladder.forecast import catalog_lengths
 from omniladder.inputs.input_set import load_settings, resolve_files
 from omniladder.inputs.scopes import load_window_scopes
 from tests.conftest import EXAMPLES

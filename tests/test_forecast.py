@@ -17,12 +17,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner, Result
 
 from omniladder import timefmt
-from omniladder.analyses.simulate import _walk as whole_fleet_walk
-from omniladder.cli import app
-from omniladder.engine.autoid import parse_auto_id
-from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.plan import make_plan
-from omniladder.forecast import (
+from omniladder.analyses.forecast import (
     MIN_CYCLE_READINGS,
     MIN_ELAPSED_FRACTION,
     SPEND_BASIS_HOURS,
@@ -36,6 +31,11 @@ from omniladder.forecast import (
     no_lengths,
     with_projection,
 )
+from omniladder.analyses.simulate import _walk as whole_fleet_walk
+from omniladder.cli import app
+from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.plan import make_plan
 from omniladder.inputs.catalogs import load_catalogs
 from omniladder.inputs.scopes import load_window_scopes
 from omniladder.models import (

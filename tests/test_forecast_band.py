@@ -12,10 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from omniladder.cli import app
-from omniladder.engine.autoid import parse_auto_id
-from omniladder.engine.inputs import LoadedInputs
-from omniladder.forecast import (
+from omniladder.analyses.forecast import (
     MIN_SPREAD,
     _at_burn,
     _band_heads,
@@ -26,6 +23,9 @@ from omniladder.forecast import (
     listed_instants,
     outlook,
 )
+from omniladder.cli import app
+from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.inputs import LoadedInputs
 from omniladder.models import Reading, Window
 from tests.builders import fleet
 from tests.conftest import EXAMPLES

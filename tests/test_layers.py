@@ -37,8 +37,6 @@ ROOT_MODULES: dict[str, str] = {
     "omniladder.scope_models": "ground",
     "omniladder.cli": "commands",
     "omniladder.__main__": "commands",
-    # an analysis still at the root until it moves into analyses/
-    "omniladder.forecast": "analyses",
 }
 """The modules at the package root: the ground and the entry points."""
 

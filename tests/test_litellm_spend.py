@@ -12,6 +12,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from omniladder.cli import app
@@ -340,3 +342,18 @@ def test_event_lines_are_exactly_what_json_dumps_writes() -> None:
     ]
     for event in events:
         assert event_line(event) == json.dumps(event, ensure_ascii=False) + "\n"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=12) | st.sampled_from([" req-1 ", "\u00a0", "a\u0085", " ", "", "\t"]))
+def test_a_text_column_is_read_as_the_pattern_reads_it(value: str) -> None:
+    """A printable text is taken without the pattern (a request id on every row): the same
+    answer as stripping it and matching IDENTIFIER_PATTERN."""
+    import re
+
+    from omniladder.models import IDENTIFIER_PATTERN
+    from omniladder.sources.litellm_spend import _text
+
+    stripped = value.strip()
+    expected = stripped if stripped and re.match(IDENTIFIER_PATTERN, stripped) else None
+    assert _text(value) == expected

@@ -23,6 +23,7 @@ from prometheus_client.openmetrics.parser import (
 from prometheus_client.parser import text_string_to_metric_families as prometheus_families
 from typer.testing import CliRunner
 
+from omniladder.analyses.forecast import Forecast, forecast
 from omniladder.cli import app
 from omniladder.commands.common import InputOptions
 from omniladder.engine.autoid import parse_auto_id
@@ -30,7 +31,6 @@ from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import make_plan
 from omniladder.engine.quota import in_force, resolved
 from omniladder.engine.records import Plan
-from omniladder.forecast import Forecast, forecast
 from omniladder.models import RUNGS, Reading
 from omniladder.rendering.openmetrics import (
     DEPRECATED_FAMILIES,
@@ -407,7 +407,7 @@ def test_plan_metrics_of_the_day_example_thrifty() -> None:
 
 
 def day_forecast(auto_id: str) -> tuple[Forecast, str]:
-    from omniladder.forecast import catalog_lengths, parse_span
+    from omniladder.analyses.forecast import catalog_lengths, parse_span
     from omniladder.inputs.scopes import load_window_scopes
 
     inputs = InputOptions(config=Path(DAY)).load()

@@ -3,16 +3,14 @@ said in the singular."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from omniladder.cli import app
 from tests.conftest import ROOT
-from tests.test_audit_unvouched import _GHOSTS
+from tests.test_audit_unvouched import _GHOSTS, _audit, _candidates
 from tests.test_empty_fleet import _policy
 from tests.test_omniroute_wal import _import_args
 
@@ -22,17 +20,6 @@ _NOW = ("--now", "2026-11-29T12:00:00Z")
 
 CANDIDATES = ROOT / "tests" / "fixtures" / "sources" / "omniroute-candidates"
 FLEET = CANDIDATES / "fleet" / "omniladder.toml"
-
-
-def _candidates(tmp_path: Path, channel: str, *rows: dict[str, Any]) -> str:
-    path = tmp_path / "candidates.json"
-    path.write_text(json.dumps({"channel": channel, "candidates": list(rows)}),
-                    encoding="utf-8")
-    return str(path)
-
-
-def _audit(path: str, *args: str) -> Any:
-    return runner.invoke(app, ["audit", "omniroute", path, "--config", str(FLEET), *args])
 
 
 # --- 9. small things an operator reads -----------------------------------------------------

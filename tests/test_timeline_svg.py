@@ -20,11 +20,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from omniladder.analyses.forecast import forecast
 from omniladder.analyses.simulate import simulate
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.forecast import forecast
 from omniladder.rendering.timeline import forecast_svg, timeline_svg
 from tests.conftest import EXAMPLES
 from tests.test_simulate_stepping import FLEETS, T0

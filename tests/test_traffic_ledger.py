@@ -4,6 +4,7 @@ deduplication, and the ledger as a spend ledger (R8) and as ``[inputs] traffic``
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -342,3 +343,32 @@ def test_the_reader_gives_each_line_as_json_loads_does(
         return
     found = list(ledger._parsed())
     assert repr(found) == repr(expected)  # repr: NaN is not equal to itself
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30),
+                    timezones=st.sampled_from([UTC, timezone(timedelta(hours=14)),
+                                               timezone(timedelta(hours=-9, minutes=-30))])))
+def test_an_instant_is_written_to_the_millisecond_in_utc(instant: datetime) -> None:
+    """``millis`` (isoformat in C) writes what the field-by-field format wrote: UTC, a
+    four-digit year, the microseconds cut (never rounded) to milliseconds, and Z."""
+    from omniladder.inputs.traffic import millis
+
+    utc = instant.astimezone(UTC)
+    assert millis(instant) == (
+        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:"
+        f"{utc.second:02d}.{utc.microsecond // 1000:03d}Z")
+
+
+_VALUES = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+           | st.text(max_size=8))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), _VALUES, max_size=8))
+def test_an_event_line_is_what_json_dumps_writes(event: dict[str, Any]) -> None:
+    """``event_line`` calls the C encoder ``json.dumps`` makes, made once: the same text,
+    keys in the event's order, non-ASCII kept."""
+    from omniladder.inputs.traffic import event_line
+
+    assert event_line(event) == json.dumps(event, ensure_ascii=False) + "\n"

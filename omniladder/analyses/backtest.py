@@ -34,11 +34,7 @@ from datetime import UTC, datetime
 from itertools import accumulate
 from typing import NamedTuple
 
-from omniladder.engine.autoid import AutoId
-from omniladder.engine.fleet import Fleet
-from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.quota import quota_readings
-from omniladder.forecast import (
+from omniladder.analyses.forecast import (
     BAND_QUANTILES,
     HALF_LIFE_HOURS,
     MIN_CYCLE_READINGS,
@@ -51,6 +47,10 @@ from omniladder.forecast import (
     crossings,
     no_lengths,
 )
+from omniladder.engine.autoid import AutoId
+from omniladder.engine.fleet import Fleet
+from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.quota import quota_readings
 from omniladder.models import Reading, Window
 
 LEADS: tuple[tuple[str, float, float | None], ...] = (

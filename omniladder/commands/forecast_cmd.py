@@ -69,10 +69,10 @@ def forecast(
     """Project each window at its burn rate and step the plan: escalations, first paid."""
     with user_errors():
         from omniladder import timefmt
+        from omniladder.analyses.forecast import catalog_lengths, forecast, parse_span
         from omniladder.analyses.simulate import MAX_STEPS
         from omniladder.engine.autoid import parse_auto_id
         from omniladder.errors import UsageError
-        from omniladder.forecast import catalog_lengths, forecast, parse_span
         from omniladder.inputs.input_set import find_settings, resolve_files
         from omniladder.inputs.scopes import load_window_scopes, window_catalog_paths
         from omniladder.rendering import Format
@@ -152,9 +152,9 @@ def run_backtest(auto_id: AutoId, start: str | None, end: str | None, chosen: Fo
     """``forecast AUTO_ID --backtest``: the span checked, the history replayed, the view."""
     from omniladder import timefmt
     from omniladder.analyses.backtest import backtest, reading_instants, serving_connections
+    from omniladder.analyses.forecast import catalog_lengths
     from omniladder.engine.autoid import parse_instant_or_now
     from omniladder.errors import UsageError
-    from omniladder.forecast import catalog_lengths
     from omniladder.inputs.input_set import find_settings, resolve_files
     from omniladder.inputs.scopes import load_window_scopes
     from omniladder.rendering import Format

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 from omniladder.models import RUNGS, Reading, Window
 
 if TYPE_CHECKING:
+    from omniladder.analyses.forecast import Forecast, Pace
     from omniladder.engine.records import Plan
-    from omniladder.forecast import Forecast, Pace
 
 PREFIX = "omniladder_"
 

@@ -191,6 +191,10 @@ _TEXTS: dict[Any, str | None] = {}
 def _text(value: Any) -> str | None:
     if value is None:
         return None
+    if type(value) is str and value.isprintable():
+        # a printable text holds no control character and no blank but the space: stripped,
+        # any character left is one _IDENTIFIER asks for (a request id, every row)
+        return value.strip() or None
     text = str(value).strip()
     return text if text and _IDENTIFIER.match(text) else None
 
