@@ -70,7 +70,7 @@ def by_name(settings: Path) -> list[str]:
         reading_instants,
         serving_connections,
     )
-    from omniladder.analyses.forecast import catalog_lengths
+    from omniladder.analyses.forecast.pace import catalog_lengths
     from omniladder.commands.common import InputOptions
     from omniladder.engine.autoid import parse_auto_id
     from omniladder.inputs.input_set import find_settings, resolve_files

@@ -41,7 +41,7 @@ BEFORE_INSTANTS = "d796cc3f146a7fd9967c63d3bf95f099d96dbec2"
 """The last revision of the forecast that sampled the steps instead of exact instants."""
 TARGET = 2.0
 NO_BAND = ("import functools, sys\n"
-           "import omniladder.analyses.forecast as forecast\n"
+           "import omniladder.analyses.forecast.walk as forecast\n"
            "forecast.forecast = functools.partial(forecast.forecast, band=False)\n"
            "from omniladder.cli import run\n"
            "sys.argv[0] = 'omniladder'\n"

@@ -21,7 +21,7 @@ from omniladder.analyses.backtest import (
     crossing_at,
     window_forecasts,
 )
-from omniladder.analyses.forecast import SAME_RESET_SECONDS, no_lengths, outlook
+from omniladder.analyses.forecast.pace import SAME_RESET_SECONDS, no_lengths, outlook
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.quota import quota_readings, readings_until

@@ -58,7 +58,8 @@ def test_the_burning_fleet_gives_every_plan_a_burn_rate_and_a_band(tmp_path: Pat
     minutes apart in one cycle of a 5h window (its window_seconds given), fresh at the
     snapshot, the rest API keys without readings; every plan's window is projected with a
     band around its rate, and the same seed writes the same bytes."""
-    from omniladder.analyses.forecast import forecast, no_lengths
+    from omniladder.analyses.forecast.pace import no_lengths
+    from omniladder.analyses.forecast.walk import forecast
     from omniladder.engine.autoid import parse_auto_id
     from omniladder.inputs.input_set import load_inputs
 

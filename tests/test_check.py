@@ -21,7 +21,7 @@ from omniladder.analyses.check import (
     load_policy,
     span,
 )
-from omniladder.analyses.forecast import Forecast, forecast
+from omniladder.analyses.forecast.walk import Forecast, forecast
 from omniladder.engine.autoid import parse_auto_id, parse_instant
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import make_plan
@@ -138,7 +138,7 @@ CASES += [
 
 @cache
 def day_forecast(auto_id: str, horizon: str = "24h") -> Forecast:
-    from omniladder.analyses.forecast import catalog_lengths
+    from omniladder.analyses.forecast.pace import catalog_lengths
     from omniladder.inputs.scopes import load_window_scopes
 
     return forecast(load_inputs(EXAMPLES / "day" / "omniladder.toml"), parse_auto_id(auto_id),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from omniladder.analyses.forecast import catalog_lengths
+from omniladder.analyses.forecast.pace import catalog_lengths
 from omniladder.commands.common import InputOptions
 from omniladder.inputs.input_set import load_settings, resolve_files
 from omniladder.inputs.scopes import load_window_scopes

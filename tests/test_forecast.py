@@ -17,19 +17,21 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner, Result
 
 from omniladder import timefmt
-from omniladder.analyses.forecast import (
+from omniladder.analyses.forecast.pace import (
     MIN_CYCLE_READINGS,
     MIN_ELAPSED_FRACTION,
     SPEND_BASIS_HOURS,
+    WindowLength,
+    catalog_lengths,
+    no_lengths,
+)
+from omniladder.analyses.forecast.projection import with_projection
+from omniladder.analyses.forecast.walk import (
     BudgetOutlook,
     Forecast,
     PaidEstimate,
-    WindowLength,
     budget_reached_at,
-    catalog_lengths,
     forecast,
-    no_lengths,
-    with_projection,
 )
 from omniladder.analyses.simulate import _walk as whole_fleet_walk
 from omniladder.cli import app

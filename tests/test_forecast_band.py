@@ -12,16 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from omniladder.analyses.forecast import (
-    MIN_SPREAD,
+from omniladder.analyses.forecast.pace import MIN_SPREAD, burn_band, history_rates, outlook
+from omniladder.analyses.forecast.walk import (
     _at_burn,
     _band_heads,
     _walk_projection,
-    burn_band,
     forecast,
-    history_rates,
     listed_instants,
-    outlook,
 )
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id

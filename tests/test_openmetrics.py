@@ -23,7 +23,7 @@ from prometheus_client.openmetrics.parser import (
 from prometheus_client.parser import text_string_to_metric_families as prometheus_families
 from typer.testing import CliRunner
 
-from omniladder.analyses.forecast import Forecast, forecast
+from omniladder.analyses.forecast.walk import Forecast, forecast
 from omniladder.cli import app
 from omniladder.commands.common import InputOptions
 from omniladder.engine.autoid import parse_auto_id
@@ -407,7 +407,8 @@ def test_plan_metrics_of_the_day_example_thrifty() -> None:
 
 
 def day_forecast(auto_id: str) -> tuple[Forecast, str]:
-    from omniladder.analyses.forecast import catalog_lengths, parse_span
+    from omniladder.analyses.forecast.pace import catalog_lengths
+    from omniladder.analyses.forecast.walk import parse_span
     from omniladder.inputs.scopes import load_window_scopes
 
     inputs = InputOptions(config=Path(DAY)).load()

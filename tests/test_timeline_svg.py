@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from omniladder.analyses.forecast import forecast
+from omniladder.analyses.forecast.walk import forecast
 from omniladder.analyses.simulate import simulate
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id

@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from itertools import accumulate
 from typing import NamedTuple
 
-from omniladder.analyses.forecast import (
+from omniladder.analyses.forecast.pace import (
     BAND_QUANTILES,
     HALF_LIFE_HOURS,
     MIN_CYCLE_READINGS,

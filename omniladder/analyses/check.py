@@ -38,7 +38,8 @@ from omniladder.models import RUNGS, NonBlank, Rung, StrictModel, Timestamp, fir
 
 if TYPE_CHECKING:
     from omniladder.analyses.audit import CandidatesDocument
-    from omniladder.analyses.forecast import Forecast, WindowLength
+    from omniladder.analyses.forecast.pace import WindowLength
+    from omniladder.analyses.forecast.walk import Forecast
     from omniladder.analyses.traffic import TrafficAudit
 
 BillingClassName = Literal["subscription", "metered", "unknown", "keyless"]
@@ -375,7 +376,8 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
         warnings.update(dict.fromkeys(plan.warnings))
         ahead: Forecast | None = None
         if expectation.needs_forecast:
-            from omniladder.analyses.forecast import forecast, no_lengths
+            from omniladder.analyses.forecast.pace import no_lengths
+            from omniladder.analyses.forecast.walk import forecast
 
             _within_calendar(loaded.shown, index, now, expectation)
             ahead = forecast(inputs, auto_id, now, expectation.forecast_horizon,
@@ -678,7 +680,7 @@ _JUDGES: dict[str, Callable[[Any, Plan], CheckResult]] = {
 
 def _paid_escalations(ahead: Forecast, until: datetime) -> tuple[str, ...]:
     """One line per escalation to a paid rung at or before ``until``: when, why, how long."""
-    from omniladder.analyses.forecast import wait_text
+    from omniladder.analyses.forecast.walk import wait_text
     from omniladder.models import PAID_RUNGS
 
     now = ahead.now
@@ -724,7 +726,7 @@ def _no_paid_within(value: str, ahead: Forecast, percentile: str = "p10") -> Che
 
 
 def _max_paid_hours(value: float, ahead: Forecast, percentile: str = "p10") -> CheckResult:
-    from omniladder.analyses.forecast import hours_text
+    from omniladder.analyses.forecast.walk import hours_text
     from omniladder.models import PAID_RUNGS
 
     # Whole seconds from the steps, so that a bound equal to the paid time passes (the

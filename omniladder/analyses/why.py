@@ -37,7 +37,7 @@ from omniladder.errors import UsageError
 from omniladder.models import Reading, Rung, Window
 
 if TYPE_CHECKING:
-    from omniladder.analyses.forecast import ConnectionOutlook, WindowLength
+    from omniladder.analyses.forecast.pace import ConnectionOutlook, WindowLength
 
 R1_STEPS: dict[int, str] = {
     1: "R1.1 auth_type none: keyless",
@@ -244,7 +244,7 @@ def explain(inputs: LoadedInputs, plans: Sequence[Plan], connection_id: str,
     verdicts = tuple(_id_verdict(p, connection_id, wanted, narrowed) for p in plans)
     pace: ConnectionOutlook | None = None
     if lengths is not None:
-        from omniladder.analyses.forecast import outlook
+        from omniladder.analyses.forecast.pace import outlook
 
         connection = facts.connection
         pace = outlook(connection_id, connection.provider,

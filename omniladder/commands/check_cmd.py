@@ -75,7 +75,7 @@ def check(
             now, inputs, snapshot_used=any(e.now is None for e in loaded.policy.expect))
         lengths = None
         if any(e.needs_forecast for e in loaded.policy.expect):
-            from omniladder.analyses.forecast import catalog_lengths
+            from omniladder.analyses.forecast.pace import catalog_lengths
             from omniladder.inputs.input_set import find_settings, resolve_files
             from omniladder.inputs.scopes import load_window_scopes
 

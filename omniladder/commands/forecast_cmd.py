@@ -69,7 +69,8 @@ def forecast(
     """Project each window at its burn rate and step the plan: escalations, first paid."""
     with user_errors():
         from omniladder import timefmt
-        from omniladder.analyses.forecast import catalog_lengths, forecast, parse_span
+        from omniladder.analyses.forecast.pace import catalog_lengths
+        from omniladder.analyses.forecast.walk import forecast, parse_span
         from omniladder.analyses.simulate import MAX_STEPS
         from omniladder.engine.autoid import parse_auto_id
         from omniladder.errors import UsageError
@@ -152,7 +153,7 @@ def run_backtest(auto_id: AutoId, start: str | None, end: str | None, chosen: Fo
     """``forecast AUTO_ID --backtest``: the span checked, the history replayed, the view."""
     from omniladder import timefmt
     from omniladder.analyses.backtest import backtest, reading_instants, serving_connections
-    from omniladder.analyses.forecast import catalog_lengths
+    from omniladder.analyses.forecast.pace import catalog_lengths
     from omniladder.engine.autoid import parse_instant_or_now
     from omniladder.errors import UsageError
     from omniladder.inputs.input_set import find_settings, resolve_files

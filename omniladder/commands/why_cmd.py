@@ -54,7 +54,7 @@ def why(
         fleet = Fleet(inputs)
         plans = [connection_plan(inputs, parsed, instant, source, connection_id, fleet)
                  for parsed in ids]
-        from omniladder.analyses.forecast import catalog_lengths
+        from omniladder.analyses.forecast.pace import catalog_lengths
         from omniladder.inputs.input_set import find_settings, resolve_files
         from omniladder.inputs.scopes import load_window_scopes
 

@@ -13,7 +13,8 @@ from omniladder.rendering.escape import printable
 from omniladder.rendering.json_text import write_json
 
 if TYPE_CHECKING:
-    from omniladder.analyses.forecast import Band, Forecast, Pace
+    from omniladder.analyses.forecast.pace import Pace
+    from omniladder.analyses.forecast.walk import Band, Forecast
 
 FORMAT_VERSION = "1"
 
@@ -99,7 +100,7 @@ def summary_line(result: Forecast) -> str:
 
 
 def forecast_document(result: Forecast) -> dict[str, Any]:
-    from omniladder.analyses.forecast import wait_text
+    from omniladder.analyses.forecast.walk import wait_text
 
     now = result.now
     paid = None if result.paid is None else [
@@ -259,7 +260,7 @@ def _wrap(text: str, indent: str, width: int = 80) -> list[str]:
 
 
 def hours_line(result: Forecast) -> str:
-    from omniladder.analyses.forecast import hours_text
+    from omniladder.analyses.forecast.walk import hours_text
 
     return "Hours heading the pool: " + ", ".join(
         f"{rung} {hours_text(value)}" for rung, value in result.hours_by_head.items())
@@ -267,7 +268,7 @@ def hours_line(result: Forecast) -> str:
 
 def paid_lines(result: Forecast) -> list[str]:
     """``Paid estimate cheap: 2.92h, $0.12 (…)`` per paid rung, then the budget lines."""
-    from omniladder.analyses.forecast import hours_text
+    from omniladder.analyses.forecast.walk import hours_text
 
     if result.paid is None:
         return ["Paid estimate: no spend ledger, hours only"]
@@ -282,7 +283,7 @@ def paid_lines(result: Forecast) -> list[str]:
 def forecast_lines(result: Forecast, width: int = 80) -> list[str]:
     """The table view's lines, ``width`` columns wide (an identifier longer than that is
     printed whole on a line of its own)."""
-    from omniladder.analyses.forecast import wait_text
+    from omniladder.analyses.forecast.walk import wait_text
 
     now = result.now
     lines = [printable(f"omniladder forecast {result.auto_id.text}"),
@@ -361,7 +362,7 @@ def render_json(result: Forecast, out: TextIO) -> None:
 
 
 def render_markdown(result: Forecast, out: TextIO) -> None:
-    from omniladder.analyses.forecast import wait_text
+    from omniladder.analyses.forecast.walk import wait_text
     from omniladder.rendering import markdown as md
 
     now = result.now

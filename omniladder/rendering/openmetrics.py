@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 from omniladder.models import RUNGS, Reading, Window
 
 if TYPE_CHECKING:
-    from omniladder.analyses.forecast import Forecast, Pace
+    from omniladder.analyses.forecast.pace import Pace
+    from omniladder.analyses.forecast.walk import Forecast
     from omniladder.engine.records import Plan
 
 PREFIX = "omniladder_"

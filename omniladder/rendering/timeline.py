@@ -24,7 +24,7 @@ from omniladder.models import RUNGS
 from omniladder.rendering.json_text import dumps
 
 if TYPE_CHECKING:
-    from omniladder.analyses.forecast import Band, Forecast
+    from omniladder.analyses.forecast.walk import Band, Forecast
 
 HEAD_MARK = {"subscription": "S", "keyless": "K", "free": "F", "cheap": "C", "premium": "P"}
 EMPTY_MARK = "·"
@@ -279,7 +279,7 @@ def forecast_svg(result: Forecast) -> str:
     projected; escalations and comebacks are the numbered transitions, first paid and pool
     empty are labelled lines.
     """
-    from omniladder.analyses.forecast import wait_text
+    from omniladder.analyses.forecast.walk import wait_text
     from omniladder.rendering.forecast_view import summary_line
 
     now = result.now
