@@ -419,3 +419,32 @@ def test_a_history_imported_from_codex_rollouts_replays(tmp_path: Path) -> None:
     assert document["excluded"]["no-later-reading"] == 1
     assert document["samples"] == 0
     assert document["coverage"] is None
+
+
+@pytest.mark.parametrize(("max_age", "warned"), [(180, True), (600, False)])
+def test_readings_further_apart_than_the_max_age_are_named_as_the_reason_for_the_jumps(
+        tmp_path: Path, max_age: int, warned: bool) -> None:
+    """Readings polled every 5 minutes judged with a max reading age of 3 minutes make each
+    outcome a reading jump: the warning names the gap, the setting and the count, and is
+    gone once the setting covers the polling interval."""
+    settings_path = benchmark_module("fleet").generate_week(tmp_path, connections=2, days=1,
+                                                            seed=4)
+    text = settings_path.read_text(encoding="utf-8")
+    settings_path.write_text(re.sub(r"max_reading_age_seconds = \d+",
+                                    f"max_reading_age_seconds = {max_age}", text),
+                             encoding="utf-8")
+    result = runner.invoke(app, ["forecast", "auto/thrifty", "--config", str(settings_path),
+                                 "--backtest", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    found = [w for w in document["warnings"] if "max_reading_age_seconds" in w]
+    if warned:
+        jumps = document["excluded"]["reading-jump"]
+        assert jumps > 0
+        assert found == [f"the readings are 5m apart (median) but [ladder] "
+                         f"max_reading_age_seconds is 180: an outcome seen after a longer gap "
+                         f"is a reading jump, so {jumps} forecasts were excluded for it; set "
+                         "max_reading_age_seconds to at least the polling interval to judge "
+                         "them"]
+    else:
+        assert found == []

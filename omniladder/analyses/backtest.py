@@ -31,9 +31,10 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import accumulate
+from itertools import accumulate, pairwise
 from typing import NamedTuple
 
+from omniladder import timefmt
 from omniladder.analyses.forecast.pace import (
     BAND_QUANTILES,
     HALF_LIFE_HOURS,
@@ -552,8 +553,11 @@ def backtest(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: dateti
     excluded = dict.fromkeys(EXCLUSIONS, 0)
     forecasts = no_rate = lasted = lasted_p50 = lasted_p90 = 0
     instants: set[datetime] = set()
+    gaps: list[float] = []
     for cid in serving_connections(inputs, auto_id):
         readings = quota_readings(inputs.readings.get(cid, ()))
+        gaps += ((later.checked_at - earlier.checked_at).total_seconds()
+                 for earlier, later in pairwise(readings))
         keys = dict.fromkeys(_key(w) for r in readings for w in r.all_windows())
         for key in keys:
             series = Series(readings, key, cutoff, max_age)
@@ -589,4 +593,22 @@ def backtest(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: dateti
                     max_reading_age_seconds=max_age, instants=len(instants),
                     forecasts=forecasts, no_rate=no_rate, samples=tuple(samples),
                     lasted=lasted, lasted_p50=lasted_p50, lasted_p90=lasted_p90,
-                    excluded=excluded, warnings=tuple(inputs.warnings))
+                    excluded=excluded,
+                    warnings=(*inputs.warnings, *_polling_warning(gaps, max_age, excluded)))
+
+
+def _polling_warning(gaps: Sequence[float], max_age: float,
+                     excluded: dict[str, int]) -> tuple[str, ...]:
+    """A warning when the readings are further apart than R6.5's maximum age: each outcome
+    seen after such a gap is a ``reading-jump`` (the source was not watched in between), so
+    most forecasts are excluded for a setting, not for what the source did."""
+    if not gaps or not excluded.get("reading-jump"):
+        return ()
+    typical = statistics.median(gaps)
+    if typical <= max_age:
+        return ()
+    return (f"the readings are {timefmt.age_beside(typical, max_age)} apart (median) but "
+            f"[ladder] max_reading_age_seconds is {max_age:g}: an outcome seen after a longer "
+            f"gap is a reading jump, so {excluded['reading-jump']} forecasts were excluded "
+            "for it; set max_reading_age_seconds to at least the polling interval to judge "
+            "them",)
