@@ -173,3 +173,41 @@ def test_an_odd_value_gets_the_line_or_error_of_row_event(
                                                                       out))
         assert outcome(lambda out, found, since=since: out.extend(spend.database_lines(
             [rows[:1], rows[1:]], SHOWN, joiner(True), found, since))) == expected
+
+
+class Cursor:
+    """fetchmany as a named cursor answers it: batches, then an empty one, or an error."""
+
+    def __init__(self, batches: list[list[tuple[Any, ...]]],
+                 error: Exception | None = None) -> None:
+        self.batches = list(batches)
+        self.error = error
+        self.calls = 0
+
+    def fetchmany(self, size: int) -> list[tuple[Any, ...]]:
+        self.calls += 1
+        if self.batches:
+            return self.batches.pop(0)
+        if self.error is not None:
+            raise self.error
+        return []
+
+
+def test_prefetched_batches_arrive_in_order_and_errors_in_the_caller() -> None:
+    batches = [[(n, m) for m in range(3)] for n in range(7)]
+    assert list(spend.prefetched(Cursor(batches))) == batches
+    failing = spend.prefetched(Cursor(batches[:2], error=ValueError("lost the server")))
+    assert next(failing) == batches[0]
+    assert next(failing) == batches[1]
+    with pytest.raises(ValueError, match="lost the server"):
+        next(failing)
+
+
+def test_prefetched_stops_fetching_when_the_caller_stops() -> None:
+    cursor = Cursor([[(n,)] for n in range(1000)])
+    reading = spend.prefetched(cursor)
+    assert next(reading) == [(0,)]
+    reading.close()  # the thread is joined here
+    calls = cursor.calls
+    assert calls < 10
+    assert cursor.calls == calls

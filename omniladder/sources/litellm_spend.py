@@ -27,7 +27,7 @@ it is never dropped and never given to a connection it did not name.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -422,11 +422,19 @@ def database_lines(batches: Iterable[list[tuple[Any, ...]]], shown: str, joiner:
                     if shape is not None:
                         if shape.rows:
                             shape.rows[0] += 1
-                        counts = ("" if tokens_in is None else f', "tokens_in": {tokens_in}') \
-                            + ("" if tokens_out is None else f', "tokens_out": {tokens_out}') \
-                            + ("" if spend is None else f', "cost_usd": {spend!r}')
-                        line = (f'{{"at": "{start.isoformat(timespec="milliseconds")}Z", '
-                                f'{shape.middle}{counts}, "request_id": {quote(request)}}}\n')
+                        at = start.isoformat(timespec="milliseconds")
+                        if tokens_in is None or tokens_out is None or spend is None:
+                            counts = ("" if tokens_in is None
+                                      else f', "tokens_in": {tokens_in}') \
+                                + ("" if tokens_out is None
+                                   else f', "tokens_out": {tokens_out}') \
+                                + ("" if spend is None else f', "cost_usd": {spend!r}')
+                            line = (f'{{"at": "{at}Z", {shape.middle}{counts}, '
+                                    f'"request_id": {quote(request)}}}\n')
+                        else:  # the row every log is full of: one format
+                            line = (f'{{"at": "{at}Z", {shape.middle}, "tokens_in": '
+                                    f'{tokens_in}, "tokens_out": {tokens_out}, "cost_usd": '
+                                    f'{spend!r}, "request_id": {quote(request)}}}\n')
                         yield blake2b(request.encode("utf-8", "surrogatepass")
                                       + shape.key_tail, digest_size=16).digest(), line
                         continue
@@ -584,13 +592,57 @@ def postgres_batches(url: str, since: datetime | None,
                 cursor.itersize = _BATCH
                 try:
                     cursor.execute(query, parameters)
-                    while batch := cursor.fetchmany(_BATCH):
-                        yield batch
+                    yield from prefetched(cursor)
                 except psycopg.Error as exc:
                     raise InputError(f'cannot read table "{TABLE}": '
                                      f"{_scrubbed(str(exc), url)}", file=shown) from None
     finally:
         connection.close()
+
+
+def prefetched(cursor: Any, size: int = _BATCH
+               ) -> Generator[list[tuple[Any, ...]], None, None]:
+    """``cursor.fetchmany(size)`` until it is empty, the next batch fetched by a thread
+    while the caller works on this one (the driver waits for the server without holding
+    the interpreter). An error of the fetch is raised here, in the caller; a caller that
+    stops early stops the thread (after the fetch under way) before the cursor closes."""
+    import queue
+    import threading
+
+    ready: queue.Queue[list[tuple[Any, ...]] | BaseException] = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def hand(item: list[tuple[Any, ...]] | BaseException) -> None:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def fetch() -> None:
+        try:
+            while not stop.is_set():
+                batch = cursor.fetchmany(size)
+                hand(batch)
+                if not batch:
+                    return
+        except BaseException as exc:  # raised again in the caller
+            hand(exc)
+
+    thread = threading.Thread(target=fetch, name="omniladder-spend-logs", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = ready.get()
+            if isinstance(item, BaseException):
+                raise item
+            if not item:
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _columns(connection: Any, psycopg: Any, url: str, shown: str) -> set[str]:
