@@ -539,17 +539,6 @@ def _driver() -> Any:
     return psycopg
 
 
-def postgres_rows(url: str, since: datetime | None,
-                  on_open: Callable[[], None] | None = None
-                  ) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """``postgres_batches`` row by row, each as ``(where, row)`` for ``events``."""
-    number = 0
-    for batch in postgres_batches(url, since, on_open):
-        for values in batch:
-            number += 1
-            yield f"{TABLE}[{number}]", dict(zip(COLUMNS, values, strict=True))
-
-
 def postgres_batches(url: str, since: datetime | None,
                      on_open: Callable[[], None] | None = None
                      ) -> Iterator[list[tuple[Any, ...]]]:
