@@ -333,7 +333,7 @@ def litellm_spend(
         from omniladder.analyses.export.source import managed_name
         from omniladder.engine.autoid import all_auto_ids, parse_auto_id, parse_instant_or_now
         from omniladder.inputs.files import display_path, read_bytes
-        from omniladder.inputs.traffic import merge_into
+        from omniladder.inputs.traffic import merge_into, merge_lines_into
         from omniladder.sources import litellm_spend as spend
         from omniladder.sources.omniroute.options import parse_since
 
@@ -356,10 +356,11 @@ def litellm_spend(
              for route in routes.values()], fleet)
         found = spend.SpendImport()
         if database:
-            rows = spend.postgres_rows(source, start)
+            merged = merge_lines_into(traffic, spend.database_lines(
+                spend.postgres_batches(source, start), shown, joiner, found, start))
         else:
             rows = spend.json_rows(read_bytes(Path(source), shown), shown)
-        merged = merge_into(traffic, spend.events(rows, shown, joiner, found, start))
+            merged = merge_into(traffic, spend.events(rows, shown, joiner, found, start))
         for note in (*merged.notes, *found.notes()):
             say(f"omniladder: note: {note}")
         state = ("created" if merged.created

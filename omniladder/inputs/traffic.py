@@ -791,13 +791,36 @@ class LedgerMerge:
 
 def merge_into(path: Path, events: Iterator[Mapping[str, Any]],
                shown: str | None = None) -> LedgerMerge:
+    """``merge_lines_into`` of each event's key and line."""
+    return merge_lines_into(path, _keyed_lines(events), shown)
+
+
+def event_key(request_id: Any, connection: Any, status: Any) -> bytes | None:
+    """The deduplication key of an event's fields as ``merge_lines_into`` takes it (None:
+    no ``request_id``, always new)."""
+    if request_id is None:
+        return None
+    return _key_digest(str(request_id), str(connection), str(status or "served"))
+
+
+def _keyed_lines(events: Iterator[Mapping[str, Any]]) -> Iterator[tuple[bytes | None, str]]:
+    for item in events:
+        yield event_key(item.get("request_id"), item["connection"], item.get("status")), \
+            event_line(item)
+
+
+def merge_lines_into(path: Path, lines: Iterator[tuple[bytes | None, str]],
+                     shown: str | None = None) -> LedgerMerge:
     """Append the events a ledger does not hold yet to the JSONL ledger at ``path``
     (created if missing), atomically: the file is replaced whole or not at all, its own
     lines kept byte for byte, and left untouched when nothing is new. An event is new when
     no event of the ledger, nor an earlier one of ``events``, has its ``request_id``,
     ``connection`` and ``status`` (SPEC §7.1); an event without a ``request_id`` is always
     new. The ledger is validated first (a bad line is exit 2 naming it); one whose last
-    line is cut short is being written by someone else and is not merged into."""
+    line is cut short is being written by someone else and is not merged into.
+
+    ``lines`` gives each event as its deduplication key (``event_key``) and its line
+    (``event_line``): an importer may build both straight from its rows."""
     import tempfile
 
     from omniladder.inputs.files import display_path
@@ -828,12 +851,12 @@ def merge_into(path: Path, events: Iterator[Mapping[str, Any]],
     else:
         merged.created = True
     if merged.created:  # nothing to keep: the events go straight to the new file
-        write_atomic(path, _new_lines(events, held, merged))
+        write_atomic(path, _new_lines(lines, held, merged))
         merged.written = True
         return merged
     with tempfile.TemporaryFile("w+", encoding="utf-8", newline="\n") as pending:
-        for line in _new_lines(events, held, merged):
-            pending.write(line)
+        for chunk in _new_lines(lines, held, merged):
+            pending.write(chunk)
         if not merged.added:
             return merged
         pending.seek(0)
@@ -852,17 +875,24 @@ def merge_into(path: Path, events: Iterator[Mapping[str, Any]],
     return merged
 
 
-def _new_lines(events: Iterator[Mapping[str, Any]], held: set[bytes],
+_CHUNK_LINES = 4096
+
+
+def _new_lines(lines: Iterator[tuple[bytes | None, str]], held: set[bytes],
                merged: LedgerMerge) -> Iterator[str]:
-    """The lines of the events not held yet, each key once (``merge_into``)."""
-    for item in events:
-        request = item.get("request_id")
-        if request is not None:
-            key = _key_digest(str(request), str(item["connection"]),
-                              str(item.get("status") or "served"))
+    """The lines of the events not held yet, each key once (``merge_into``), a few
+    thousand joined into one piece: one write a piece, not one a line."""
+    pending: list[str] = []
+    for key, line in lines:
+        if key is not None:
             if key in held:
                 merged.skipped += 1
                 continue
             held.add(key)
         merged.added += 1
-        yield event_line(item)
+        pending.append(line)
+        if len(pending) >= _CHUNK_LINES:
+            yield "".join(pending)
+            pending.clear()
+    if pending:
+        yield "".join(pending)

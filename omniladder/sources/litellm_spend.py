@@ -27,7 +27,7 @@ it is never dropped and never given to a connection it did not name.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -44,6 +44,8 @@ NEEDED = ("request_id", "startTime", "model", "spend", "prompt_tokens", "complet
 """The columns every LiteLLM database has had since the spend logs began."""
 OPTIONAL = ("model_id", "model_group", "api_base", "custom_llm_provider", "status")
 """Read when present: an older database lacks some (``status`` came later)."""
+COLUMNS = NEEDED + OPTIONAL
+"""The columns a row of ``postgres_batches`` holds, in order."""
 UNATTRIBUTED_PREFIX = "litellm:"
 NO_MODEL_ID = UNATTRIBUTED_PREFIX + "no-model-id"
 EXTRA = "postgres"
@@ -181,6 +183,7 @@ class Joiner:
 
 
 _STATUSES = {"success": "served", "failure": "failed"}
+_STATUS_TEXTS = frozenset({None, "", *_STATUSES})
 
 
 _KNOWN_MAX = 1 << 16
@@ -319,6 +322,134 @@ def events(rows: Iterable[tuple[str, Mapping[str, Any]]], shown: str, joiner: Jo
             yield event
 
 
+# --- the rows of the database, straight to ledger lines ---------------------------------
+
+
+_COUNTED = ("rows", "served", "failed", "by_model_id", "by_map", "ambiguous", "before_since")
+_PROBE_START = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+class _Shape(NamedTuple):
+    """What every row of one (status, model, model_id, api_base, model_group) gets: the
+    line from ``"connection"`` to ``"status"`` encoded once, the tail of its deduplication
+    key, and what it adds to the counts."""
+
+    middle: str
+    key_tail: bytes
+    probe: SpendImport
+    rows: list[int]
+
+
+def _add(found: SpendImport, probe: SpendImport, times: int) -> None:
+    for name in _COUNTED:
+        setattr(found, name, getattr(found, name) + times * getattr(probe, name))
+    for into, source in ((found.unattributed, probe.unattributed),
+                         (found.not_in_fleet, probe.not_in_fleet)):
+        for cid, n in source.items():
+            into[cid] = into.get(cid, 0) + times * n
+
+
+def _shape(status: Any, model: Any, model_id: Any, api_base: Any, group: Any,
+           shown: str, joiner: Joiner) -> _Shape:
+    """``row_event`` of a row with these five values, read back as a ``_Shape``: the
+    line a database row gets is the line ``row_event`` gives it."""
+    from omniladder.inputs.traffic import event_line
+
+    probe = SpendImport()
+    row = {"request_id": "r", "startTime": _PROBE_START, "status": status, "model": model,
+           "model_id": model_id, "api_base": api_base, "model_group": group}
+    event = row_event(row, "", shown, joiner, probe, None)
+    assert event is not None
+    line = event_line(event)
+    head = line.index(', "connection": ') + 2
+    tail = line.rindex(', "request_id": ')
+    return _Shape(line[head:tail], ("\x00" + event["connection"] + "\x00" + event["status"])
+                  .encode("utf-8", "surrogatepass"), probe, [0])
+
+
+def database_lines(batches: Iterable[list[tuple[Any, ...]]], shown: str, joiner: Joiner,
+                   found: SpendImport, since: datetime | None
+                   ) -> Iterator[tuple[bytes | None, str]]:
+    """Each row of ``postgres_batches`` as ``merge_lines_into`` takes it: its key and its
+    line, byte for byte what ``events`` and ``event_line`` give the row as a mapping.
+
+    The rows a database holds take a shortcut: the part of the line that depends only on
+    the row's status, model, model_id, api_base and model_group is built once by
+    ``row_event`` itself (``_shape``), and the rest (instant, tokens, spend, request id)
+    is written around it. A row the shortcut does not cover (a value of another type, or
+    out of range) goes through ``row_event``: the same event, or the same error."""
+    import hashlib
+    import json
+
+    from omniladder.inputs.traffic import event_key, event_line
+
+    blake2b = hashlib.blake2b
+    quote: Callable[[str], str] = json.encoder.encode_basestring
+    inf = float("inf")
+    floor = None if since is None else since.astimezone(UTC).replace(tzinfo=None)
+    shapes: dict[tuple[Any, ...], _Shape] = {}
+    number = 0
+    try:
+        for batch in batches:
+            for values in batch:
+                number += 1
+                (request, start, model, spend, tokens_in, tokens_out, model_id, group,
+                 api_base, _provider, status) = values
+                line = None
+                if (type(request) is str and request.isprintable()
+                        and type(start) is datetime and start.tzinfo is None
+                        and 1 < start.year < 9999
+                        and (tokens_in is None or (type(tokens_in) is int and tokens_in >= 0))
+                        and (tokens_out is None
+                             or (type(tokens_out) is int and tokens_out >= 0))
+                        and (spend is None or (type(spend) is float and 0 <= spend < inf))
+                        and (request := request.strip())):
+                    if floor is not None and start < floor:
+                        found.rows += 1
+                        found.before_since += 1
+                        continue
+                    key = (status, model, model_id, api_base, group)
+                    shape = shapes.get(key)
+                    if shape is None and status in _STATUS_TEXTS and all(
+                            value is None or type(value) is str for value in key):
+                        shape = _shape(status, model, model_id, api_base, group, shown,
+                                       joiner)
+                        if len(shapes) < _KNOWN_MAX:
+                            shapes[key] = shape
+                        else:
+                            _add(found, shape.probe, 1)
+                            shape = shape._replace(rows=[])
+                    if shape is not None:
+                        if shape.rows:
+                            shape.rows[0] += 1
+                        at = start.isoformat(timespec="milliseconds")
+                        if tokens_in is None or tokens_out is None or spend is None:
+                            counts = ("" if tokens_in is None
+                                      else f', "tokens_in": {tokens_in}') \
+                                + ("" if tokens_out is None
+                                   else f', "tokens_out": {tokens_out}') \
+                                + ("" if spend is None else f', "cost_usd": {spend!r}')
+                            line = (f'{{"at": "{at}Z", {shape.middle}{counts}, '
+                                    f'"request_id": {quote(request)}}}\n')
+                        else:  # the row every log is full of: one format
+                            line = (f'{{"at": "{at}Z", {shape.middle}, "tokens_in": '
+                                    f'{tokens_in}, "tokens_out": {tokens_out}, "cost_usd": '
+                                    f'{spend!r}, "request_id": {quote(request)}}}\n')
+                        yield blake2b(request.encode("utf-8", "surrogatepass")
+                                      + shape.key_tail, digest_size=16).digest(), line
+                        continue
+                row = dict(zip(COLUMNS, values, strict=True))
+                event = row_event(row, f"{TABLE}[{number}]", shown, joiner, found, since)
+                if event is not None:
+                    yield event_key(event.get("request_id"), event["connection"],
+                                    event.get("status")), event_line(event)
+    finally:
+        for shape in shapes.values():
+            if shape.rows[0]:
+                _add(found, shape.probe, shape.rows[0])
+                shape.rows[0] = 0
+
+
 # --- the JSON of GET /spend/logs ----------------------------------------------------------
 
 
@@ -408,13 +539,14 @@ def _driver() -> Any:
     return psycopg
 
 
-def postgres_rows(url: str, since: datetime | None,
-                  on_open: Callable[[], None] | None = None
-                  ) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """The rows of ``"LiteLLM_SpendLogs"`` from ``since`` on, in ``startTime`` order, read
-    in one read-only transaction through a server-side (named) cursor: the table is
-    streamed, never loaded. An unreachable or unauthenticated URL, or a database without
-    the table, is exit 2, and no message ever holds the password."""
+def postgres_batches(url: str, since: datetime | None,
+                     on_open: Callable[[], None] | None = None
+                     ) -> Iterator[list[tuple[Any, ...]]]:
+    """The rows of ``"LiteLLM_SpendLogs"`` from ``since`` on, in ``startTime`` order, as
+    tuples of the ``COLUMNS`` (a column an older database lacks is read as NULL), a batch
+    at a time, read in one read-only transaction through a server-side (named) cursor:
+    the table is streamed, never loaded. An unreachable or unauthenticated URL, or a
+    database without the table, is exit 2, and no message ever holds the password."""
     psycopg = _driver()
     shown = shown_url(url)
     target, schema = _libpq_url(url)
@@ -435,8 +567,8 @@ def postgres_rows(url: str, since: datetime | None,
             if missing:
                 raise InputError(f'table "{TABLE}" has no column {", ".join(missing)}: not '
                                  "LiteLLM's spend logs", file=shown)
-            names = NEEDED + tuple(name for name in OPTIONAL if name in present)
-            listed = ", ".join(f'"{name}"' for name in names)
+            listed = ", ".join(f'"{name}"' if name in present else f'NULL AS "{name}"'
+                               for name in COLUMNS)
             query = f'SELECT {listed} FROM "{TABLE}"'
             parameters: list[Any] = []
             if since is not None:
@@ -449,13 +581,57 @@ def postgres_rows(url: str, since: datetime | None,
                 cursor.itersize = _BATCH
                 try:
                     cursor.execute(query, parameters)
-                    for number, values in enumerate(cursor, 1):
-                        yield f"{TABLE}[{number}]", dict(zip(names, values, strict=True))
+                    yield from prefetched(cursor)
                 except psycopg.Error as exc:
                     raise InputError(f'cannot read table "{TABLE}": '
                                      f"{_scrubbed(str(exc), url)}", file=shown) from None
     finally:
         connection.close()
+
+
+def prefetched(cursor: Any, size: int = _BATCH
+               ) -> Generator[list[tuple[Any, ...]], None, None]:
+    """``cursor.fetchmany(size)`` until it is empty, the next batch fetched by a thread
+    while the caller works on this one (the driver waits for the server without holding
+    the interpreter). An error of the fetch is raised here, in the caller; a caller that
+    stops early stops the thread (after the fetch under way) before the cursor closes."""
+    import queue
+    import threading
+
+    ready: queue.Queue[list[tuple[Any, ...]] | BaseException] = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def hand(item: list[tuple[Any, ...]] | BaseException) -> None:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def fetch() -> None:
+        try:
+            while not stop.is_set():
+                batch = cursor.fetchmany(size)
+                hand(batch)
+                if not batch:
+                    return
+        except BaseException as exc:  # raised again in the caller
+            hand(exc)
+
+    thread = threading.Thread(target=fetch, name="omniladder-spend-logs", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = ready.get()
+            if isinstance(item, BaseException):
+                raise item
+            if not item:
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _columns(connection: Any, psycopg: Any, url: str, shown: str) -> set[str]:
