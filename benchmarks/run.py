@@ -1,4 +1,4 @@
-"""Time omniladder at fleet scale and print the table of issue 11, with targets and floors.
+"""Time omniladder at fleet scale and print the table of its targets and floors.
 
     python benchmarks/run.py              # every row but 100,000 connections
     python benchmarks/run.py --large      # also plan 100,000 connections

@@ -1,7 +1,7 @@
 """Boundaries and precedences a mutation run found unpinned, each with both of its sides.
 
 Every test names the SPEC rule it holds to; each one fails if the comparison, the condition
-or the ordering it pins is changed (issue 12).
+or the ordering it pins is changed.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Regression tests for the CLI's promises at the edges (issue 10): exit-1 reasons, writes,
+"""Regression tests for the CLI's promises at the edges: exit-1 reasons, writes,
 instants, validation listings, the honest now and the smaller messages."""
 
 from __future__ import annotations

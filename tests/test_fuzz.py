@@ -291,7 +291,7 @@ def test_secret_canaries_are_never_shown(name: str, data: st.DataObject) -> None
         assert set(digest(folder)) == written  # nothing new was written beside the inputs
 
 
-# --- the edges of the command line (issue 10): every input path, option and pipe ---------
+# --- the edges of the command line: every input path, option and pipe ---------
 
 CONFIG = str(EXAMPLES / "omniladder.toml")
 POLICY = str(EXAMPLES / "policy.toml")

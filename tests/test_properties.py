@@ -228,7 +228,7 @@ def check_exclusions_match_the_decisions(inputs: LoadedInputs, result: Plan) -> 
 
 def check_every_no_has_a_remedy_and_every_unverified_a_reason(inputs: LoadedInputs,
                                                               result: Plan) -> None:
-    """Issue 10: every exclusion carries a remedy; every unverified connection of a pool
+    """Every exclusion carries a remedy; every unverified connection of a pool
     entry has exactly one mark, in allowlist order, with the quota verdict's reason (or
     ``connection-status-unknown`` when its own status is error or unknown)."""
     for x in result.excluded:

@@ -1,4 +1,4 @@
-"""A remedy for every "no" (issue 10): each exclusion's ``fix``, and why each unverified
+"""A remedy for every "no": each exclusion's ``fix``, and why each unverified
 connection is unverified (SPEC §4.2 ``unverified``)."""
 
 from __future__ import annotations

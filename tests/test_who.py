@@ -1,4 +1,4 @@
-"""`omniladder who PROVIDER/MODEL [AUTO_ID]`: the inverse question (issue 10)."""
+"""`omniladder who PROVIDER/MODEL [AUTO_ID]`: the inverse question."""
 
 from __future__ import annotations
 

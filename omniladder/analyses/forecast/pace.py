@@ -79,7 +79,7 @@ def catalog_lengths(scopes: object) -> WindowLength:
 
 @dataclass(frozen=True, kw_only=True)
 class Pace:
-    """One window of a connection's latest reading, against an even pace (issue item 2)."""
+    """One window of a connection's latest reading, against an even pace."""
 
     connection_id: str
     window: str
