@@ -553,11 +553,10 @@ def backtest(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: dateti
     excluded = dict.fromkeys(EXCLUSIONS, 0)
     forecasts = no_rate = lasted = lasted_p50 = lasted_p90 = 0
     instants: set[datetime] = set()
-    gaps: list[float] = []
+    histories: list[Sequence[Reading]] = []
     for cid in serving_connections(inputs, auto_id):
         readings = quota_readings(inputs.readings.get(cid, ()))
-        gaps += ((later.checked_at - earlier.checked_at).total_seconds()
-                 for earlier, later in pairwise(readings))
+        histories.append(readings)
         keys = dict.fromkeys(_key(w) for r in readings for w in r.all_windows())
         for key in keys:
             series = Series(readings, key, cutoff, max_age)
@@ -594,15 +593,19 @@ def backtest(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: dateti
                     forecasts=forecasts, no_rate=no_rate, samples=tuple(samples),
                     lasted=lasted, lasted_p50=lasted_p50, lasted_p90=lasted_p90,
                     excluded=excluded,
-                    warnings=(*inputs.warnings, *_polling_warning(gaps, max_age, excluded)))
+                    warnings=(*inputs.warnings, *_polling_warning(histories, max_age, excluded)))
 
 
-def _polling_warning(gaps: Sequence[float], max_age: float,
+def _polling_warning(histories: Sequence[Sequence[Reading]], max_age: float,
                      excluded: dict[str, int]) -> tuple[str, ...]:
     """A warning when the readings are further apart than R6.5's maximum age: each outcome
     seen after such a gap is a ``reading-jump`` (the source was not watched in between), so
     most forecasts are excluded for a setting, not for what the source did."""
-    if not gaps or not excluded.get("reading-jump"):
+    if not excluded.get("reading-jump"):
+        return ()
+    gaps = [(later.checked_at - earlier.checked_at).total_seconds()
+            for readings in histories for earlier, later in pairwise(readings)]
+    if not gaps:
         return ()
     typical = statistics.median(gaps)
     if typical <= max_age:
