@@ -195,12 +195,20 @@ def token_price(fleet: Fleet, provider: str, event: LedgerEvent) -> float | None
 
 def _priced(entry: ModelEntry, event: LedgerEvent) -> float | None:
     """``token_price`` once the catalog entry is found."""
-    if event.tokens_in is None or event.tokens_out is None:
+    return _token_cost(entry, event.tokens_in, event.tokens_out, event.tokens_cache_read,
+                       event.tokens_cache_write)
+
+
+def _token_cost(entry: ModelEntry, tokens_in: int | None, tokens_out: int | None,
+                cache_read: int | None, cache_write: int | None) -> float | None:
+    """The tokens at the catalog entry's prices, cache reads and writes at the input price;
+    None without both token counts."""
+    if tokens_in is None or tokens_out is None:
         return None
-    tokens_in = (event.tokens_in + (event.tokens_cache_read or 0)
-                 + (event.tokens_cache_write or 0))
-    return (tokens_in * entry.input_usd_per_mtok
-            + event.tokens_out * entry.output_usd_per_mtok) / 1_000_000
+    tokens_in += (cache_read or 0) + (cache_write or 0)
+    priced: float = (tokens_in * entry.input_usd_per_mtok
+                     + tokens_out * entry.output_usd_per_mtok) / 1_000_000
+    return priced
 
 
 # --- the result ----------------------------------------------------------------------------
@@ -733,15 +741,8 @@ def _pair(plan: PlanInForce, index_of: Mapping[str, int], connections: Sequence[
 
 def _priced_data(entry: ModelEntry, data: Mapping[str, Any]) -> float | None:
     """``_priced`` of an event read as its fields (``Ledger.records``)."""
-    tokens_in = data.get("tokens_in")
-    tokens_out = data.get("tokens_out")
-    if tokens_in is None or tokens_out is None:
-        return None
-    tokens_in = (tokens_in + (data.get("tokens_cache_read") or 0)
-                 + (data.get("tokens_cache_write") or 0))
-    priced: float = (tokens_in * entry.input_usd_per_mtok
-                     + tokens_out * entry.output_usd_per_mtok) / 1_000_000
-    return priced
+    return _token_cost(entry, data.get("tokens_in"), data.get("tokens_out"),
+                       data.get("tokens_cache_read"), data.get("tokens_cache_write"))
 
 
 def _judged(event: LedgerEvent, judgement: _Judgement, cost: float | None,
