@@ -100,7 +100,7 @@ def test_a_diurnal_burn_is_projected_by_the_hour_of_the_day() -> None:
     pace = pace_of(weekly_history(sine_used))
     assert pace.profile is not None
     assert pace.profile.days == pytest.approx(2.0, abs=0.1)
-    assert "by the hour of the day, as 2.0 days of readings show it" in pace.note
+    assert pace.note == "burn by the hour of the day (2.0 days of readings)"
     assert pace.remaining_percent is not None
     truth = sine_truth(pace.remaining_percent)
     assert pace.cutoff_at is not None
@@ -339,3 +339,43 @@ def test_profiled_band_walks_equal_whole_walks(inputs: LoadedInputs, auto_id: st
         whole = _walk_projection(inputs, parsed, T0, end, listed, burnt, False).heads
         assert _band_heads(inputs, parsed, T0, end, listed, middle, outlooks,
                            burnt) == whole
+
+
+def test_a_history_of_years_is_learned_without_overflow() -> None:
+    """Drops more than ``REBASE_HOURS`` apart: the weights are rebased instead of
+    outgrowing a float, the old days weigh next to nothing, and the backtest learns what
+    the forecast learns."""
+    from omniladder.analyses.backtest import window_forecasts
+    from omniladder.analyses.forecast.profile import REBASE_HOURS, ProfileLearner
+    from omniladder.engine.quota import quota_readings
+
+    def day_of(start: datetime, busy: int, figure: float) -> list[dict[str, Any]]:
+        out = []
+        for step in range(0, 26 * 4 + 1):
+            at = start + timedelta(minutes=15 * step)
+            figure -= 3.0 if at.hour == busy else 0.1
+            out.append({"connection": "c", "checked_at": stamp(at), "windows": [
+                {"name": "5h", "remaining_percent": round(figure, 3)}]})
+        return out
+
+    old = NOW - timedelta(hours=REBASE_HOURS + 500)
+    readings = day_of(old, 3, 100.0) + day_of(NOW - timedelta(hours=26), 15, 100.0)
+    inputs = inputs_of(readings)
+    history = inputs.readings["c"]
+    quota = quota_readings(history)
+    last = quota[-1].checked_at
+    items = list(window_forecasts("claude", quota, ("5h", None), CUTOFF, no_lengths,
+                                  quota[0].checked_at, last))
+    pace = pace_of(readings, last)
+    assert items[-1].profile == pace.profile
+    assert pace.profile is not None
+    weights = pace.profile.weights
+    assert max(range(BINS), key=lambda k: weights[k]) == 15  # the late day's busy hour
+    assert weights[3] < 0.2 * weights[15]  # the old one's, 500 days older, weighs nothing
+    learner = ProfileLearner(lambda a, b: a == b)
+    for reading in quota:
+        (window,) = reading.all_windows()
+        learner.see(reading.checked_at, window.figure, window.reset_at)
+    assert learner.learned(last) == DayProfile.of(weights, pace.profile.learned_hours)
+    assert learner.anchor is not None
+    assert learner.anchor > old + timedelta(hours=REBASE_HOURS)

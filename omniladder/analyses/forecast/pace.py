@@ -237,8 +237,7 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
     rate = max(first - last, 0.0) / hours
     profile = cycle_profile(window_profile(readings, window, last_at), first_at, last_at)
     if profile is not None:
-        followed = (f"burn projected by the hour of the day, as {profile.days:.1f} days of "
-                    "readings show it")
+        followed = f"burn by the hour of the day ({profile.days:.1f} days of readings)"
         assumed = f"{assumed}; {followed}" if assumed else followed
     blank = dataclasses.replace(blank, note=assumed,
                                 burn_band=burn_band(readings, window, rate, now),
