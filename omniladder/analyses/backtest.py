@@ -4,9 +4,10 @@ what the later readings showed (docs/forecast.md#backtest).
 At every recorded reading of a connection that serves the auto id, inside the span, each
 window of that reading is forecast from the readings up to it (the later ones hidden), as
 ``forecast`` paces it at that instant: its burn rate over the current cycle, its band from
-the history's span-to-span ratios, and the instants it reaches the exit cutoff at the high,
-middle and low burn (p10, p50, p90; none when that burn lasts to the reset). A forecast with
-a burn rate is then judged by the readings after it (``Series``):
+the history's span-to-span ratios, its time-of-day profile, and the instants it reaches the
+exit cutoff at the high, middle and low burn (p10, p50, p90; none when that burn lasts to
+the reset). A forecast with a burn rate is then judged by the readings after it
+(``Series``):
 
 * **crossed** — a later reading of the same cycle shows the window at or below the cutoff:
   that reading's ``checked_at`` is the true crossing, and the forecast is a *sample*;
