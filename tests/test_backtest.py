@@ -104,12 +104,61 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     return out
 
 
+@st.composite
+def long_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A window read every 10 to 60 minutes for a day and more (a time-of-day profile to
+    learn): burns that follow the hour of the day, resets every few hours, regains, windows
+    spent until their reset, absent and unlimited windows, readings with a status."""
+    out: list[dict[str, Any]] = []
+    every = draw(st.sampled_from([10, 20, 30, 60]))
+    busy = draw(st.lists(st.integers(0, 23), min_size=1, max_size=12))
+    pace = draw(st.floats(0.2, 4))
+    figure = 100.0
+    reset = T0 + timedelta(hours=draw(st.integers(1, 30)))
+    steps = draw(st.integers(24 * 60 // every + 2, 40 * 60 // every))
+    for step in range(steps):
+        minutes = every * step + draw(st.integers(0, every - 1))
+        now = T0 + timedelta(minutes=minutes)
+        if reset <= now:
+            reset = now + timedelta(hours=draw(st.integers(1, 30)))
+            figure = 100.0
+        burn = pace * every / 60 * (3.0 if now.hour in busy else 0.3)
+        figure = max(figure - burn * draw(st.sampled_from([0.0, 0.5, 1.0, 2.0])), 0.0)
+        kind = draw(st.sampled_from(["burn"] * 60 + ["regain", "absent", "unlimited",
+                                                     "status", "noreset"]))
+        if kind == "regain":
+            figure = min(figure + draw(st.floats(0, 20)), 100.0)
+        if kind == "absent":
+            out.append(raw(minutes, None))
+        elif kind == "unlimited":
+            out.append(raw(minutes, None, unlimited=True))
+        elif kind == "status":
+            out.append(raw(minutes, round(figure, 1), reset,
+                           status=draw(st.sampled_from(["ok", "unknown", "exhausted"]))))
+        else:
+            out.append(raw(minutes, round(figure, 1), None if kind == "noreset" else reset))
+    return out
+
+
 @settings(max_examples=150, deadline=None)
 @given(histories())
 def test_the_pace_at_each_reading_is_the_forecasts_pace(readings: list[dict[str, Any]]
                                                          ) -> None:
     """At every reading, the incremental pace (burn rate, band, cutoff instant) equals
     ``forecast.outlook`` given the readings up to that instant."""
+    assert_the_forecasts_pace(readings)
+
+
+@settings(max_examples=40, deadline=None)
+@given(long_histories())
+def test_the_profiled_pace_at_each_reading_is_the_forecasts_pace(
+        readings: list[dict[str, Any]]) -> None:
+    """The same over a day and more of readings: the time-of-day profile learned reading
+    after reading is the forecast's, to the last bit, and so are its crossings."""
+    assert_the_forecasts_pace(readings)
+
+
+def assert_the_forecasts_pace(readings: list[dict[str, Any]]) -> None:
     inputs = inputs_of(readings)
     history = inputs.readings.get("c", ())
     quota = quota_readings(history)
@@ -126,7 +175,8 @@ def test_the_pace_at_each_reading_is_the_forecasts_pace(readings: list[dict[str,
         if rate is None or item is None or pace is None:
             continue
         assert item.band == pytest.approx(pace.burn_band)
-        assert crossing_at(item.window, rate, now, CUTOFF) == pace.cutoff_at
+        assert item.profile == pace.profile
+        assert crossing_at(item.window, rate, now, CUTOFF, item.profile) == pace.cutoff_at
 
 
 # --- judging -----------------------------------------------------------------------------------

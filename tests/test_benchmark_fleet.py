@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import random
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
@@ -134,3 +136,26 @@ def test_the_band_holds_most_crossings_of_a_small_seeded_week(tmp_path: Path) ->
     document = json.loads(result.stdout)
     assert document["samples"] > 1000
     assert 0.6 <= document["coverage"] <= 0.95
+
+
+def test_the_oracle_replays_the_generated_week_and_runs_its_futures(tmp_path: Path) -> None:
+    """benchmarks/backtest_oracle.py recovers each account's hidden state by replaying the
+    generator's draws (checked against the readings written), and from a state whose 5h
+    window is nearly spent its median future shows the cutoff before the reset."""
+    fleet = fleet_module()
+    oracle = benchmark_module("backtest_oracle")
+    settings = fleet.generate_week(tmp_path, connections=3, days=1, seed=2)
+    written = json.loads((settings.parent / "quota.json").read_text())["readings"]
+    states = oracle.hidden_states(3, 1, 2, written)
+    assert len(states) == 3 * 288
+    with pytest.raises(SystemExit, match="does not write the generated readings"):
+        oracle.hidden_states(3, 1, 3, written)
+    at, state = next((at, s) for (_, at), s in states.items()
+                     if s.five_reset is not None and s.five_reset - at >= timedelta(hours=1))
+    state = copy.copy(state)
+    state.five_used, state.drift, state.idle_until = 97.5, 0.0, None
+    state.peak = 200.0
+    sample = SimpleNamespace(at=at, reset_at=state.five_reset)
+    found = oracle.oracle_p50(state, sample, 5, random.Random(1))
+    assert found is not None
+    assert at < found < state.five_reset

@@ -4,9 +4,10 @@ what the later readings showed (docs/forecast.md#backtest).
 At every recorded reading of a connection that serves the auto id, inside the span, each
 window of that reading is forecast from the readings up to it (the later ones hidden), as
 ``forecast`` paces it at that instant: its burn rate over the current cycle, its band from
-the history's span-to-span ratios, and the instants it reaches the exit cutoff at the high,
-middle and low burn (p10, p50, p90; none when that burn lasts to the reset). A forecast with
-a burn rate is then judged by the readings after it (``Series``):
+the history's span-to-span ratios, its time-of-day profile, and the instants it reaches the
+exit cutoff at the high, middle and low burn (p10, p50, p90; none when that burn lasts to
+the reset). A forecast with a burn rate is then judged by the readings after it
+(``Series``):
 
 * **crossed** — a later reading of the same cycle shows the window at or below the cutoff:
   that reading's ``checked_at`` is the true crossing, and the forecast is a *sample*;
@@ -46,8 +47,10 @@ from omniladder.analyses.forecast.pace import (
     Pace,
     WindowLength,
     crossings,
+    cycle_profile,
     no_lengths,
 )
+from omniladder.analyses.forecast.profile import DayProfile, ProfileLearner
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
@@ -203,6 +206,8 @@ class WindowForecast:
     """%/h; None: a guardrail gave no burn rate."""
     band: tuple[float, float] | None
     cycle_readings: int
+    profile: DayProfile | None = None
+    """The burn over the hours of the day the projection follows (``Pace.profile``)."""
 
 
 def _same_reset(a: datetime | None, b: datetime | None) -> bool:
@@ -324,6 +329,7 @@ def window_forecasts(provider: str, readings: Sequence[Reading], key: WindowKey,
     span: tuple[datetime, float, datetime | None] | None = None
     last: tuple[float, datetime] | None = None
     cycle = _Cycle()
+    learner = ProfileLearner(_same_reset)
     hold: tuple[datetime, float] | None = None
     """R6.4: the reset and figure of the last low window that later readings hold."""
     for index, reading in enumerate(readings):
@@ -336,8 +342,10 @@ def window_forecasts(provider: str, readings: Sequence[Reading], key: WindowKey,
         if mine is None or mine.unlimited:
             span = last = None
             cycle = _Cycle()
+            learner.see(now, None, None)
             continue
         figure = mine.figure
+        learner.see(now, figure, mine.reset_at)
         # the history of span-to-span ratios, as forecast.history_rates reads it
         here = (now, figure, mine.reset_at)
         if span is None:
@@ -360,11 +368,11 @@ def window_forecasts(provider: str, readings: Sequence[Reading], key: WindowKey,
         if held or figure <= cutoff or reading.status in ("unknown", "exhausted"):
             continue
         yield _forecast_at(index, provider, mine, now, count,
-                           cycle.times[first], cycle.figures[first], rates, lengths)
+                           cycle.times[first], cycle.figures[first], rates, learner, lengths)
 
 
 def _forecast_at(index: int, provider: str, window: Window, now: datetime, count: int,
-                 first_at: datetime, first: float, rates: _Rates,
+                 first_at: datetime, first: float, rates: _Rates, learner: ProfileLearner,
                  lengths: WindowLength) -> WindowForecast:
     blank = WindowForecast(index=index, window=window, rate=None, band=None,
                            cycle_readings=count)
@@ -377,24 +385,29 @@ def _forecast_at(index: int, provider: str, window: Window, now: datetime, count
         if elapsed < MIN_ELAPSED_FRACTION:
             return blank
     rate = max(first - window.figure, 0.0) / hours
-    return dataclasses.replace(blank, rate=rate, band=rates.band(rate))
+    return dataclasses.replace(blank, rate=rate, band=rates.band(rate),
+                               profile=cycle_profile(learner.learned(now), first_at, now))
 
 
 # --- judging -----------------------------------------------------------------------------------
 
 
-def _pace(window: Window, rate: float, at: datetime) -> Pace:
+def _pace(window: Window, rate: float, at: datetime, profile: DayProfile | None) -> Pace:
     return Pace(connection_id="", window=window.name, models=window.models, checked_at=at,
                 remaining_percent=window.figure, reset_at=window.reset_at,
                 window_seconds=None, length_source="", readings=0, elapsed_fraction=None,
                 expected_used_percent=None, used_percent=None, ahead_percent=None,
-                burn_percent_per_hour=rate, cutoff_at=None, lasts_to_reset=None, note="")
+                burn_percent_per_hour=rate, cutoff_at=None, lasts_to_reset=None, note="",
+                profile=profile)
 
 
-def crossing_at(window: Window, rate: float, at: datetime, cutoff: float) -> datetime | None:
-    """Where the window, burnt at ``rate`` from its reading at ``at``, first shows the
-    cutoff before its reset (``forecast.crossings``, as the pace's ``cutoff_at``)."""
-    found = crossings(window, _pace(window, rate, at), at, cutoff, window.reset_at or _FAR)
+def crossing_at(window: Window, rate: float, at: datetime, cutoff: float,
+                profile: DayProfile | None = None) -> datetime | None:
+    """Where the window, burnt at ``rate`` (following ``profile``) from its reading at
+    ``at``, first shows the cutoff before its reset (``forecast.crossings``, as the pace's
+    ``cutoff_at``)."""
+    found = crossings(window, _pace(window, rate, at, profile), at, cutoff,
+                      window.reset_at or _FAR)
     return found[0] if found else None
 
 
@@ -575,8 +588,9 @@ def backtest(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: dateti
                     excluded[kind] += 1
                     continue
                 low, high = item.band
-                p50 = crossing_at(item.window, item.rate, at, cutoff)
-                p90 = crossing_at(item.window, low, at, cutoff)
+                shape = item.profile
+                p50 = crossing_at(item.window, item.rate, at, cutoff, shape)
+                p90 = crossing_at(item.window, low, at, cutoff, shape)
                 if kind == "lasted":
                     lasted += 1
                     lasted_p50 += p50 is None
@@ -586,7 +600,8 @@ def backtest(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: dateti
                 assert seen_above is not None
                 samples.append(Sample(
                     connection_id=cid, window=key[0], at=at, truth=truth, seen_above=seen_above,
-                    reset_at=item.window.reset_at, p10=crossing_at(item.window, high, at, cutoff),
+                    reset_at=item.window.reset_at,
+                    p10=crossing_at(item.window, high, at, cutoff, shape),
                     p50=p50, p90=p90))
     return Backtest(auto_id=auto_id, start=start, end=end, cutoff_percent=cutoff,
                     max_reading_age_seconds=max_age, instants=len(instants),

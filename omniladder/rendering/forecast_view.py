@@ -44,7 +44,20 @@ def pace_document(pace: Pace) -> dict[str, Any]:
         else [_num(pace.burn_band[0]), _num(pace.burn_band[1])],
         "cutoff_at": _at(pace.cutoff_at), "lasts_to_reset": pace.lasts_to_reset,
         "note": pace.note,
+        "burn_profile": _profile_document(pace),
     }
+
+
+def _profile_document(pace: Pace) -> dict[str, Any] | None:
+    """The time-of-day profile the projection follows: the days of readings it was
+    learned from and the middle burn in each UTC hour (docs/forecast.md#profile)."""
+    profile = pace.profile
+    if profile is None or pace.burn_percent_per_hour is None:
+        return None
+    return {"learned_days": _num(profile.days, 2),
+            "percent_per_hour_by_utc_hour": [
+                _num(pace.burn_percent_per_hour * profile.scale * weight)
+                for weight in profile.weights]}
 
 
 def unknown_text(result: Forecast) -> str:

@@ -10,7 +10,8 @@ Two parts, both plain functions over the loaded inputs:
   cycle, less than 5% of the window elapsed (when its length and reset are known), a stale,
   unknown or exhausted reading. Nothing runs out after its own reset.
 * **The ladder's forecast.** Each connection whose latest reading is fresh at now gets
-  projected readings: its windows burnt at their rates, back to 100% at each reset, as if
+  projected readings: its windows burnt at their rates (along the hours of the day a day of
+  history shows: ``profile``), back to 100% at each reset, as if
   its telemetry kept arriving. The projected readings join the recorded history and the
   stepping engine (``omniladder.engine.stepping``, the one ``simulate`` runs) decides the
   plan at every instant a decision can change (docs/forecast.md#instants): each projected

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from omniladder import timefmt
+from omniladder.analyses.forecast.profile import DayProfile, ProfileLearner
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.quota import HeldWindow, in_force
 from omniladder.models import (
@@ -111,11 +112,22 @@ class Pace:
     past_reset: bool = False
     """The window's reset lies at or before now: its figure is of a past cycle (the row
     says so instead of looking current)."""
+    profile: DayProfile | None = None
+    """The burn over the hours of the day the projection follows, scaled so that the rate
+    times it burns what the cycle burnt over its readings (docs/forecast.md#profile); None:
+    the rate is constant (less than a day of history, or a flat one)."""
 
     @property
     def rate(self) -> float:
         """The burn the projection uses: none without a forecast."""
         return self.burn_percent_per_hour or 0.0
+
+    def burnt(self, start: datetime, end: datetime) -> float:
+        """The percent the projection burns from ``start`` to ``end``: the rate times the
+        hours, or times the profile's hours (more in its busy hours, fewer in its quiet)."""
+        if self.profile is None:
+            return self.rate * (end - start).total_seconds() / 3600.0
+        return self.rate * self.profile.hours(start, end)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,10 +233,15 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
         assumed = (f"window length unknown (no window_seconds, no catalog duration): burn "
                    f"from {len(cycle)} readings of this cycle without the early-cycle "
                    "guardrail; full at its reset, which does not recur")
-    (_, first), (last_at, last) = cycle[0], cycle[-1]
+    (first_at, first), (last_at, last) = cycle[0], cycle[-1]
     rate = max(first - last, 0.0) / hours
+    profile = cycle_profile(window_profile(readings, window, last_at), first_at, last_at)
+    if profile is not None:
+        followed = f"burn by the hour of the day ({profile.days:.1f} days of readings)"
+        assumed = f"{assumed}; {followed}" if assumed else followed
     blank = dataclasses.replace(blank, note=assumed,
-                                burn_band=burn_band(readings, window, rate, now))
+                                burn_band=burn_band(readings, window, rate, now),
+                                profile=profile)
     paced = dataclasses.replace(blank, burn_percent_per_hour=rate, lasts_to_reset=True)
     # The reset always wins; a crossing past it is never placed on the calendar (a burn of
     # a sliver an hour puts it past year 9999). The instant is the one the projection shows.
@@ -234,6 +251,31 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
     if found:
         return dataclasses.replace(paced, cutoff_at=found[0], lasts_to_reset=False)
     return paced
+
+
+def window_profile(readings: Sequence[Reading], window: Window,
+                   now: datetime) -> DayProfile | None:
+    """The window's profile over the hours of the day at ``now``, learned from its history
+    (``ProfileLearner``)."""
+    learner = ProfileLearner(_same_reset)
+    for reading in readings:
+        mine = next((w for w in reading.all_windows() if _same_window(w, window)), None)
+        if mine is None or mine.unlimited:
+            learner.see(reading.checked_at, None, None)
+        else:
+            learner.see(reading.checked_at, mine.figure, mine.reset_at)
+    return learner.learned(now)
+
+
+def cycle_profile(profile: DayProfile | None, first_at: datetime,
+                  last_at: datetime) -> DayProfile | None:
+    """The profile scaled so that its mean over the cycle's readings (from ``first_at`` to
+    ``last_at``) is 1: the cycle's rate times it burns what the cycle burnt, and a flat
+    profile burns at the rate."""
+    if profile is None:
+        return None
+    return profile.scaled((last_at - first_at).total_seconds() / 3600.0
+                          / profile.hours(first_at, last_at))
 
 
 MIN_SPREAD = 0.25
@@ -366,7 +408,7 @@ def _projected_window(window: Window, pace: Pace, origin: datetime, at: datetime
     if reset_at is None or at < reset_at:
         if window.unlimited or pace.rate == 0:
             return _plain(window, window.remaining_percent, reset_at)
-        left = max(window.figure - pace.rate * (at - origin).total_seconds() / 3600.0, 0.0)
+        left = max(window.figure - pace.burnt(origin, at), 0.0)
         return _plain(window, left, reset_at)
     length = pace.window_seconds
     if length is None:  # no length: the window is full again, and no further reset is known
@@ -375,7 +417,7 @@ def _projected_window(window: Window, pace: Pace, origin: datetime, at: datetime
     start = reset_at + timedelta(seconds=length * cycles)
     if window.unlimited:
         return _plain(window, None, start + timedelta(seconds=length))
-    left = max(100.0 - pace.rate * (at - start).total_seconds() / 3600.0, 0.0)
+    left = max(100.0 - pace.burnt(start, at), 0.0)
     return _plain(window, left, start + timedelta(seconds=length))
 
 
@@ -411,6 +453,20 @@ def whole_second(at: datetime) -> datetime:
     return timefmt.shifted(at, timedelta(microseconds=1_000_000 - at.microsecond)) or at
 
 
+def _reached(pace: Pace, start: datetime, hours: float, reset_at: datetime | None
+             ) -> datetime | None:
+    """Where ``hours`` at the pace's rate have burnt since ``start`` (its profile
+    followed), when that is on the calendar and not after the reset."""
+    if pace.profile is None:
+        if hours < _CALENDAR_HOURS and _before_reset(start, hours, reset_at):
+            return timefmt.shifted(start, timedelta(hours=hours))
+        return None
+    reached = pace.profile.after(start, hours)
+    if reached is None or (reset_at is not None and reached > reset_at):
+        return None
+    return reached
+
+
 def crossings(window: Window, pace: Pace, origin: datetime, threshold: float,
               end: datetime) -> list[datetime]:
     """Every instant, to the microsecond, at which the projected window first shows a
@@ -429,9 +485,7 @@ def crossings(window: Window, pace: Pace, origin: datetime, threshold: float,
     start, figure, reset_at = origin, window.figure, window.reset_at
     while start <= end:
         hours = (figure - threshold) / rate
-        reached = (timefmt.shifted(start, timedelta(hours=hours))
-                   if figure > threshold and hours < _CALENDAR_HOURS
-                   and _before_reset(start, hours, reset_at) else None)
+        reached = _reached(pace, start, hours, reset_at) if figure > threshold else None
         if reached is not None:
             at = reached
 

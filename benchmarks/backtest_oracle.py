@@ -1,0 +1,135 @@
+"""The least p50 error the generated week allows: a forecaster that knows the generator.
+
+    python benchmarks/backtest_oracle.py                    # 100 accounts x 7 days, seed 1
+    python benchmarks/backtest_oracle.py --connections 20   # a quicker look
+
+The backtest's 1-3 h target is a median absolute error of the p50; how low can it go on
+benchmarks/fleet.py's week? This script replays the generator (the same calls in the same
+order, checked against the readings it wrote) to recover each account's hidden state at
+every reading: the use of its 5h window to the fraction, its drift, whether it is idle.
+For each crossing of a 5h window that the backtest judged at 1-3 h lead, it runs the
+generator's own step (``fleet.advance``) forward from that state ``--futures`` times, with
+draws of its own, and takes the median instant the window first shows the cutoff (a
+future that lasts to the reset counting as later than any crossing): the best p50 for
+absolute error a forecaster could give, knowing everything the readings only hint at.
+Its median absolute error over the same crossings is printed beside the forecast's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import random
+import statistics
+import sys
+import tempfile
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import fleet
+
+from omniladder.analyses.backtest import Sample, backtest, reading_instants, serving_connections
+from omniladder.analyses.forecast.pace import catalog_lengths
+from omniladder.commands.common import InputOptions
+from omniladder.engine.autoid import parse_auto_id
+from omniladder.inputs.input_set import find_settings, resolve_files
+from omniladder.inputs.scopes import load_window_scopes
+
+CUTOFF = 2.0
+"""The generated week's exit cutoff (``fleet.WEEK_SETTINGS``)."""
+
+
+def hidden_states(connections: int, days: int, seed: int,
+                  written: list[dict[str, Any]]) -> dict[tuple[str, datetime], fleet.Account]:
+    """Each account's state after the step of each reading instant, replaying
+    ``fleet.generate_week``'s draws; the readings it would write must be those written."""
+    rng = random.Random(seed)
+    accounts = [fleet.account(rng, index) for index in range(connections)]
+    steps = int(timedelta(days=days) / fleet.READING_EVERY)
+    states: dict[tuple[str, datetime], fleet.Account] = {}
+    replayed: list[dict[str, Any]] = []
+    for item in accounts:
+        phase = timedelta(seconds=rng.randrange(0, 300))
+        outage: tuple[int, int] | None = None
+        if rng.random() < 0.2:
+            first = rng.randrange(steps)
+            outage = (first, first + rng.randrange(6, 25))
+        for step in range(steps):
+            at = fleet.WEEK_START + phase + fleet.READING_EVERY * step
+            fleet.advance(rng, item, at)
+            states[(item.cid, at)] = copy.copy(item)
+            lost = rng.random() < 0.01 or (outage is not None and outage[0] <= step < outage[1])
+            if not lost:
+                replayed.append(fleet.week_reading(rng, item, at))
+    if replayed != written:
+        raise SystemExit("the replay does not write the generated readings: "
+                         "benchmarks/fleet.py changed its draws")
+    return states
+
+
+def oracle_p50(state: fleet.Account, sample: Sample, futures: int,
+               rng: random.Random) -> datetime | None:
+    """The median of the instants the window first shows the cutoff over ``futures`` runs
+    of the generator from ``state`` (None: the median future lasts to the reset)."""
+    reset_at = sample.reset_at
+    assert reset_at is not None
+    found: list[datetime | None] = []
+    for _ in range(futures):
+        item = copy.copy(state)
+        at, crossed = sample.at, None
+        while True:
+            at += fleet.READING_EVERY
+            if at >= reset_at:
+                break
+            fleet.advance(rng, item, at)
+            if round(max(100.0 - item.five_used, 0.0), item.decimals) <= CUTOFF:
+                crossed = at
+                break
+        found.append(crossed)
+    later = reset_at + timedelta(days=1)
+    return sorted(found, key=lambda at: at or later)[futures // 2]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--connections", type=int, default=100)
+    parser.add_argument("--days", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--futures", type=int, default=41, help="runs per crossing (odd)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="omniladder-oracle-") as name:
+        settings = fleet.generate_week(Path(name), args.connections, args.days, args.seed)
+        written = json.loads((settings.parent / "quota.json").read_text())["readings"]
+        states = hidden_states(args.connections, args.days, args.seed, written)
+        inputs = InputOptions(config=settings).load()
+        files = resolve_files(find_settings(settings), inputs.settings,
+                              no_shipped_catalogs=False)
+        scopes = load_window_scopes(files.window_catalogs, include_shipped=True)
+    auto_id = parse_auto_id("auto/thrifty")
+    instants = reading_instants(inputs, serving_connections(inputs, auto_id))
+    result = backtest(inputs, auto_id, instants[0], instants[-1],
+                      lengths=catalog_lengths(scopes))
+    picked = [s for s in result.samples
+              if s.window == "5h" and 3600 <= s.lead_seconds < 3 * 3600]
+    rng = random.Random(args.seed + 1)
+    oracle: list[float] = []
+    for sample in picked:
+        p50 = oracle_p50(states[(sample.connection_id, sample.at)], sample, args.futures, rng)
+        assert sample.reset_at is not None
+        oracle.append(((p50 or sample.reset_at) - sample.truth).total_seconds() / 60)
+    forecast = [s.error_seconds / 60 for s in picked]
+    print(f"5h windows' crossings at 1-3 h lead on {args.connections} accounts x "
+          f"{args.days} days (seed {args.seed}): {len(picked):,}")
+    for label, errors in (("the generator's own median future", oracle),
+                          ("the forecast's p50", forecast)):
+        print(f"  {label}: median absolute error {statistics.median(map(abs, errors)):.1f} "
+              f"min, bias {statistics.median(errors):+.1f} min")
+
+
+if __name__ == "__main__":
+    main()
