@@ -44,6 +44,7 @@ from omniladder.engine.autoid import parse_auto_id
 from omniladder.inputs.input_set import find_settings, resolve_files
 from omniladder.inputs.scopes import load_window_scopes
 
+DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 CUTOFF = 2.0
 """The generated week's exit cutoff (``fleet.WEEK_SETTINGS``)."""
 
@@ -102,9 +103,10 @@ def oracle_p50(state: fleet.Account, sample: Sample, futures: int,
 
 
 def crossing_errors(connections: int, days: int, seed: int, futures: int,
-                    noise: float = 1.0) -> tuple[list[float], list[float]]:
+                    noise: float = 1.0) -> tuple[list[float], list[float], list[int]]:
     """(the oracle's, the forecast's) p50 errors in minutes, positive late, on each crossing
-    of a 5h window the backtest judged at 1-3 h lead on the week of these arguments."""
+    of a 5h window the backtest judged at 1-3 h lead on the week of these arguments, and
+    the day of the week (0 is Monday, UTC) each was forecast on."""
     with tempfile.TemporaryDirectory(prefix="omniladder-oracle-") as name:
         settings = fleet.generate_week(Path(name), connections, days, seed, noise)
         written = json.loads((settings.parent / "quota.json").read_text())["readings"]
@@ -126,7 +128,7 @@ def crossing_errors(connections: int, days: int, seed: int, futures: int,
                          noise)
         assert sample.reset_at is not None
         oracle.append(((p50 or sample.reset_at) - sample.truth).total_seconds() / 60)
-    return oracle, [s.error_seconds / 60 for s in picked]
+    return oracle, [s.error_seconds / 60 for s in picked], [s.at.weekday() for s in picked]
 
 
 def main() -> None:
@@ -140,14 +142,22 @@ def main() -> None:
     args = parser.parse_args()
     if not 0.0 <= args.noise <= 1.0:
         parser.error(f"--noise {args.noise}: a scale from 0 to 1")
-    oracle, forecast = crossing_errors(args.connections, args.days, args.seed, args.futures,
-                                       args.noise)
+    oracle, forecast, weekdays = crossing_errors(args.connections, args.days, args.seed,
+                                                 args.futures, args.noise)
     print(f"5h windows' crossings at 1-3 h lead on {args.connections} accounts x "
           f"{args.days} days (seed {args.seed}, noise {args.noise:g}): {len(oracle):,}")
     for label, errors in (("the generator's own median future", oracle),
                           ("the forecast's p50", forecast)):
         print(f"  {label}: median absolute error {statistics.median(map(abs, errors)):.1f} "
               f"min, bias {statistics.median(errors):+.1f} min")
+    print("by the day forecast on (the first has no profile yet): crossings, median absolute "
+          "error of the oracle and of the forecast")
+    for day in sorted(set(weekdays)):
+        pairs = [(o, f) for o, f, on in zip(oracle, forecast, weekdays, strict=True)
+                 if on == day]
+        print(f"  {DAYS[day]}: {len(pairs):,}, "
+              f"{statistics.median(abs(o) for o, _ in pairs):.1f} min, "
+              f"{statistics.median(abs(f) for _, f in pairs):.1f} min")
 
 
 if __name__ == "__main__":

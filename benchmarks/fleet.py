@@ -284,11 +284,13 @@ def generate(out: Path, size: FleetSize, seed: int = 1, connections_format: str 
 #   by up to a second for the half that derive it from a count of seconds left.
 #
 # ``--noise SCALE`` (``generate_week(noise=...)``, 0 to 1, default 1: the model above, to
-# the byte) scales the noise terms only, from the same draws in the same order: the drift's
-# stationary sigma is 0.4 x SCALE, the idle stretches start with probability 0.03 x SCALE,
-# and each burst is 1 + sqrt(SCALE) x (g - 1) for the gamma draw g above (mean 1, variance
-# SCALE x 2/3, exactly 1 at 0). The diurnal demand, the weekend, the log-normal scale per
-# account, the lost readings and the outages are the same at every scale.
+# the byte) scales the noise terms only: the drift's stationary sigma is 0.4 x SCALE, the
+# idle stretches start with probability 0.03 x SCALE, and each burst is
+# 1 + sqrt(SCALE) x (g - 1) for the gamma draw g above (mean 1, variance SCALE x 2/3,
+# exactly 1 at 0). Each term is drawn as at 1 and only scaled (a gamma of shape 1.5/SCALE
+# would take other draws), so backtest_oracle.py's replay stays in step at every scale.
+# The diurnal demand, the weekend, the log-normal scale per account, the lost readings and
+# the outages are the same at every scale.
 
 WEEK_START = datetime(2026, 11, 23, tzinfo=UTC)
 """A Monday, 00:00 UTC."""

@@ -237,6 +237,7 @@ def test_the_oracle_at_noise_0_is_on_time_within_a_reading() -> None:
     lost reading moves the crossing the backtest sees); the forecast, which does not know
     the generator, is held to nothing here."""
     oracle = benchmark_module("backtest_oracle")
-    errors, forecast = oracle.crossing_errors(4, 2, 2, 3, 0.0)
-    assert len(errors) == len(forecast) > 20
+    errors, forecast, weekdays = oracle.crossing_errors(4, 2, 2, 3, 0.0)
+    assert len(errors) == len(forecast) == len(weekdays) > 20
+    assert set(weekdays) <= {0, 1}  # the week's two days, a Monday and a Tuesday
     assert max(abs(minutes) for minutes in errors) <= 5.0
