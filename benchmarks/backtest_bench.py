@@ -2,15 +2,16 @@
 
     python benchmarks/backtest_bench.py                    # 100 accounts x 7 days, seed 1
     python benchmarks/backtest_bench.py --connections 20   # a quicker look
+    python benchmarks/backtest_bench.py --connections 40 --noise 0.5   # a calmer week
 
 The week is benchmarks/fleet.py's (``--week``; the noise model is in docs/forecast.md
-#calibration): every account read every 5 minutes. The backtest runs as an operator runs it
-(``omniladder forecast auto/thrifty --backtest --json``, in a child process, output kept for
-its figures); memory is the child's peak ``ru_maxrss``. The targets: the whole backtest of
-100 accounts x 7 days in at most 60 s; on that week, the p10-p90 band's coverage within
-70-90% and the p50's median absolute error at 1-3 h lead at most 20 minutes. The figures
-are also printed per window name (5h, weekly) and lead time, from the same analysis run in
-this process.
+#calibration, and ``--noise SCALE`` scales its noise terms, 1 by default): every account
+read every 5 minutes. The backtest runs as an operator runs it (``omniladder forecast
+auto/thrifty --backtest --json``, in a child process, output kept for its figures); memory
+is the child's peak ``ru_maxrss``. The targets: the whole backtest of 100 accounts x 7 days
+in at most 60 s; on that week, the p10-p90 band's coverage within 70-90% and the p50's
+median absolute error at 1-3 h lead at most 20 minutes. The figures are also printed per
+window name (5h, weekly) and lead time, from the same analysis run in this process.
 """
 
 from __future__ import annotations
@@ -32,10 +33,11 @@ from run import child_env
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def generate_week(out: Path, connections: int, days: int, seed: int) -> Path:
+def generate_week(out: Path, connections: int, days: int, seed: int, noise: float = 1.0
+                  ) -> Path:
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "fleet.py"), str(out), "--connections",
-         str(connections), "--week", str(days), "--seed", str(seed)],
+         str(connections), "--week", str(days), "--seed", str(seed), "--noise", repr(noise)],
         capture_output=True, text=True, check=True)
     return Path(done.stdout.strip())
 
@@ -106,9 +108,14 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=100)
     parser.add_argument("--days", type=int, default=7)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--noise", type=float, default=1.0, metavar="SCALE",
+                        help="the week's noise scale (benchmarks/fleet.py --noise; default 1)")
     args = parser.parse_args()
+    if not 0.0 <= args.noise <= 1.0:
+        parser.error(f"--noise {args.noise}: a scale from 0 to 1")
     with tempfile.TemporaryDirectory(prefix="omniladder-backtest-") as name:
-        settings = generate_week(Path(name), args.connections, args.days, args.seed)
+        settings = generate_week(Path(name), args.connections, args.days, args.seed,
+                                 args.noise)
         readings = len(json.loads((settings.parent / "quota.json").read_text())["readings"])
         wall, cpu, peak, document = run_measured_json(settings)
         detail = by_name(settings)
@@ -118,8 +125,9 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; one run of the whole "
           "process\n")
     print(f"backtest of {args.connections} accounts x {args.days} days ({readings:,} "
-          f"readings, seed {args.seed}): {wall:.1f} s wall, {cpu:.1f} s CPU, {peak:,.0f} MiB "
-          f"peak; target <= 60 s: {'met' if wall <= 60 else 'NOT met'}")
+          f"readings, seed {args.seed}, noise {args.noise:g}): {wall:.1f} s wall, "
+          f"{cpu:.1f} s CPU, {peak:,.0f} MiB peak; target <= 60 s: "
+          f"{'met' if wall <= 60 else 'NOT met'}")
     print(f"{document['forecasts']:,} window forecasts, {document['samples']:,} crossings "
           f"judged")
     print(f"band p10-p90 coverage {coverage:.1%}; target 70-90%: "

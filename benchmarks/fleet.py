@@ -282,6 +282,15 @@ def generate(out: Path, size: FleetSize, seed: int = 1, connections_format: str 
 #   a fifth of the accounts have one outage of 30-120 minutes in the week. Half the accounts
 #   report whole percents, half one decimal; their resets are given to the second, and jitter
 #   by up to a second for the half that derive it from a count of seconds left.
+#
+# ``--noise SCALE`` (``generate_week(noise=...)``, 0 to 1, default 1: the model above, to
+# the byte) scales the noise terms only: the drift's stationary sigma is 0.4 x SCALE, the
+# idle stretches start with probability 0.03 x SCALE, and each burst is
+# 1 + sqrt(SCALE) x (g - 1) for the gamma draw g above (mean 1, variance SCALE x 2/3,
+# exactly 1 at 0). Each term is drawn as at 1 and only scaled (a gamma of shape 1.5/SCALE
+# would take other draws), so backtest_oracle.py's replay stays in step at every scale.
+# The diurnal demand, the weekend, the log-normal scale per account, the lost readings and
+# the outages are the same at every scale.
 
 WEEK_START = datetime(2026, 11, 23, tzinfo=UTC)
 """A Monday, 00:00 UTC."""
@@ -334,23 +343,32 @@ def account(rng: random.Random, index: int) -> Account:
                                             hours=rng.randrange(0, 24)))
 
 
-def advance(rng: random.Random, item: Account, at: datetime) -> None:
-    """Five minutes of use ending at ``at``."""
+def burst(rng: random.Random, noise: float) -> float:
+    """One 5 minutes' burst: the gamma draw of mean 1 (shape 1.5) at ``noise`` 1; below,
+    the same draw pulled towards 1 so that its variance is ``noise`` times as large."""
+    drawn = rng.gammavariate(1.5, 1 / 1.5)
+    if noise == 1.0:
+        return drawn
+    return 1.0 + math.sqrt(noise) * (drawn - 1.0)
+
+
+def advance(rng: random.Random, item: Account, at: datetime, noise: float = 1.0) -> None:
+    """Five minutes of use ending at ``at``, with the noise terms scaled by ``noise``."""
     if item.five_reset is not None and at >= item.five_reset:
         item.five_used, item.five_reset = 0.0, None
     while at >= item.weekly_reset:
         item.weekly_used = 0.0
         item.weekly_reset += timedelta(days=7)
-    item.drift = 0.97 * item.drift + rng.gauss(0.0, 0.4 * math.sqrt(1 - 0.97 ** 2))
+    item.drift = 0.97 * item.drift + rng.gauss(0.0, 0.4 * noise * math.sqrt(1 - 0.97 ** 2))
     if item.idle_until is not None and at < item.idle_until:
         return
-    if rng.random() < 0.03:
+    if rng.random() < 0.03 * noise:
         item.idle_until = at + timedelta(minutes=rng.expovariate(1 / 40))
         return
     local = at + timedelta(hours=item.offset_hours)
     hours = READING_EVERY.total_seconds() / 3600.0
     use = (item.peak * demand(local.hour + local.minute / 60.0, local.weekday()) * hours
-           * math.exp(item.drift) * rng.gammavariate(1.5, 1 / 1.5))
+           * math.exp(item.drift) * burst(rng, noise))
     if use <= 0 or item.five_used >= 100.0 or item.weekly_used >= 100.0:
         return
     if item.five_reset is None:
@@ -375,9 +393,20 @@ def week_reading(rng: random.Random, item: Account, checked: datetime) -> dict[s
     return {"connection": item.cid, "checked_at": stamp(checked), "windows": [five, weekly]}
 
 
-def generate_week(out: Path, connections: int, days: int = 7, seed: int = 1) -> Path:
+def check_noise(noise: float) -> float:
+    """``noise`` if it is a scale the model takes (0 to 1), else a ValueError."""
+    if not 0.0 <= noise <= 1.0:
+        raise ValueError(f"noise {noise!r}: a scale from 0 (no noise) to 1 (the documented "
+                         "model)")
+    return noise
+
+
+def generate_week(out: Path, connections: int, days: int = 7, seed: int = 1,
+                  noise: float = 1.0) -> Path:
     """Write ``connections`` accounts' readings every 5 minutes for ``days`` days from
-    ``WEEK_START`` into ``out``, by the noise model above; return the settings file."""
+    ``WEEK_START`` into ``out``, by the noise model above with its noise terms scaled by
+    ``noise`` (1: the model as documented); return the settings file."""
+    check_noise(noise)
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
     accounts = [account(rng, index) for index in range(connections)]
@@ -391,7 +420,7 @@ def generate_week(out: Path, connections: int, days: int = 7, seed: int = 1) -> 
             outage = (first, first + rng.randrange(6, 25))
         for step in range(steps):
             at = WEEK_START + phase + READING_EVERY * step
-            advance(rng, item, at)
+            advance(rng, item, at, noise)
             lost = rng.random() < 0.01 or (outage is not None and outage[0] <= step < outage[1])
             if not lost:
                 readings.append(week_reading(rng, item, at))
@@ -425,9 +454,14 @@ def main() -> None:
                         help="instead, a backtest fleet: --connections accounts read every "
                         "5 minutes for DAYS days, with diurnal demand and the noise model of "
                         "docs/forecast.md#calibration")
+    parser.add_argument("--noise", type=float, default=1.0, metavar="SCALE",
+                        help="with --week: scale the noise model's drift, bursts and idle "
+                        "stretches from 0 (none) to 1 (the documented model, the default)")
     args = parser.parse_args()
+    if not 0.0 <= args.noise <= 1.0:
+        parser.error(f"--noise {args.noise}: a scale from 0 to 1")
     if args.week is not None:
-        print(generate_week(args.out, args.connections, args.week, args.seed))
+        print(generate_week(args.out, args.connections, args.week, args.seed, args.noise))
         return
     events = args.spend_events if args.spend_events is not None else args.connections // 10
     settings = generate(args.out, FleetSize(args.connections, args.models, args.readings,

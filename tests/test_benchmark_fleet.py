@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import random
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
@@ -159,3 +162,82 @@ def test_the_oracle_replays_the_generated_week_and_runs_its_futures(tmp_path: Pa
     found = oracle.oracle_p50(state, sample, 5, random.Random(1))
     assert found is not None
     assert at < found < state.five_reset
+
+
+# sha256 of quota.json of `fleet.py OUT --connections 3 --week 1 --seed 6` as written before
+# the week took a noise scale: --noise 1 must keep every draw, so these same bytes.
+DOCUMENTED_WEEK_SHA256 = "ad831ca2ed0b8c9c4887f9c7b661601f71dd9220a925bc23f92409ca3b81606f"
+
+
+def run_fleet_script(*args: str) -> subprocess.CompletedProcess[str]:
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "fleet.py"
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True,
+                          text=True, check=False)
+
+
+def test_the_week_at_noise_1_is_the_documented_week_to_the_byte(tmp_path: Path) -> None:
+    """fleet.py --week --noise 1 writes what the week wrote before it took a scale, and so
+    does the week without --noise; another scale writes another week, as reproducibly."""
+    digests = []
+    for name, extra in (("plain", ()), ("one", ("--noise", "1")), ("half", ("--noise", "0.5")),
+                        ("half-again", ("--noise", "0.5"))):
+        done = run_fleet_script(str(tmp_path / name), "--connections", "3", "--week", "1",
+                                "--seed", "6", *extra)
+        assert done.returncode == 0, done.stderr
+        digests.append(hashlib.sha256((tmp_path / name / "quota.json").read_bytes()).hexdigest())
+    assert digests[0] == digests[1] == DOCUMENTED_WEEK_SHA256
+    assert digests[2] == digests[3] != DOCUMENTED_WEEK_SHA256
+
+
+@pytest.mark.parametrize("scale", ["-0.1", "1.5", "nan"])
+def test_a_noise_scale_outside_0_to_1_is_refused(tmp_path: Path, scale: str) -> None:
+    done = run_fleet_script(str(tmp_path), "--connections", "2", "--week", "1",
+                            f"--noise={scale}")
+    assert done.returncode == 2
+    assert "a scale from 0 to 1" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "quota.json").exists()
+
+
+def test_at_noise_0_each_accounts_use_is_a_function_of_its_state() -> None:
+    """--noise 0: no drift, no bursts, no idle stretch; whatever the draws, each 5 minutes'
+    use is the account's peak times the diurnal demand, capped by its windows."""
+    fleet = fleet_module()
+    drawn = random.Random(4)
+    accounts = [fleet.account(drawn, index) for index in range(6)]
+    runs = []
+    for seed in (1, 2):
+        rng = random.Random(seed)
+        path = []
+        for item in copy.deepcopy(accounts):
+            for step in range(2 * 288):
+                at = fleet.WEEK_START + fleet.READING_EVERY * step
+                before = copy.copy(item)
+                fleet.advance(rng, item, at, 0.0)
+                assert item.drift == 0.0
+                assert item.idle_until is None
+                local = at + timedelta(hours=item.offset_hours)
+                use = item.peak * fleet.demand(local.hour + local.minute / 60.0,
+                                               local.weekday()) * 5 / 60
+                fresh = 0.0 if before.five_reset is not None and at >= before.five_reset \
+                    else before.five_used
+                if fresh < 100.0 and before.weekly_used < 100.0 and \
+                        item.weekly_reset == before.weekly_reset:
+                    capped = min(use, 100.0 - fresh, (100.0 - before.weekly_used) * 8.0)
+                    assert item.five_used == pytest.approx(fresh + capped)
+                path.append((item.five_used, item.weekly_used, item.five_reset))
+        runs.append(path)
+    assert runs[0] == runs[1]
+    assert any(used > 99.99 for used, _, _ in runs[0])  # some window is spent
+
+
+def test_the_oracle_at_noise_0_is_on_time_within_a_reading() -> None:
+    """backtest_oracle.py --noise 0: the futures are the generator's one path, so the
+    oracle's p50 is the crossing itself, late or early by at most the reading interval (a
+    lost reading moves the crossing the backtest sees); the forecast, which does not know
+    the generator, is held to nothing here."""
+    oracle = benchmark_module("backtest_oracle")
+    errors, forecast, weekdays = oracle.crossing_errors(4, 2, 2, 3, 0.0)
+    assert len(errors) == len(forecast) == len(weekdays) > 20
+    assert set(weekdays) <= {0, 1}  # the week's two days, a Monday and a Tuesday
+    assert max(abs(minutes) for minutes in errors) <= 5.0
