@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -33,7 +33,7 @@ from omniladder.engine.records import PairDecision
 from omniladder.engine.stepping import Stepper
 from omniladder.inputs.prices import PriceDatabase, missing_note, price_database
 from omniladder.inputs.prices import installed as installed_database
-from omniladder.inputs.traffic import Ledger, LedgerEvent, ledger_event
+from omniladder.inputs.traffic import Ledger, LedgerEvent, Unsettled, ledger_event
 from omniladder.models import (
     PAID_RUNGS,
     QUOTA_RUNGS,
@@ -378,35 +378,69 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
     """SPEC §7: every served event of ``auto_id`` in [start, end] (default: the ledger's
     span) classified against the plan in force at its instant, priced, and summed.
 
+    A JSONL ledger not read yet is audited in one read (``Ledger.one_pass``): the span's
+    missing ends are taken from the file's first and last lines (``Ledger.ends``), the plan
+    is walked over them, and each event is audited as it is validated. When that read cannot
+    give the two reads' answer (an unordered ledger, a hash two keys share) it is given up
+    and the ledger is read twice: ``scan`` (validation, span, keys that may repeat), then
+    ``records``, with the same audit of each event."""
+    fleet = fleet if fleet is not None else Fleet(inputs)
+    plans: dict[tuple[datetime, datetime], PlanInForce] = {}
+    """The plans walked, by span: the two reads reuse the one read's when the span is the
+    same."""
+    if ledger.unread:
+        ends = ledger.ends() if start is None or end is None else None
+        if ends is not None or (start is not None and end is not None):
+            first = ends[0] if ends is not None and start is None else None
+            last = ends[1] if ends is not None and end is None else None
+            try:
+                return _audit(inputs, auto_id, ledger, ledger.one_pass(first, last),
+                              start if first is None else first,
+                              end if last is None else last, all_requests, max_leak_usd,
+                              fleet, plans)
+            except Unsettled:
+                ledger.forget()
+    scan = ledger.scan()
+    return _audit(inputs, auto_id, ledger, ledger.records(),
+                  start if start is not None else scan.first,
+                  end if end is not None else scan.last, all_requests, max_leak_usd, fleet,
+                  plans)
+
+
+def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
+           records: Iterator[tuple[int, datetime, dict[str, Any]]], start: datetime | None,
+           end: datetime | None, all_requests: bool, max_leak_usd: float, fleet: Fleet,
+           plans: dict[tuple[datetime, datetime], PlanInForce]) -> TrafficAudit:
+    """``audit_traffic`` of the events ``records`` gives, over [start, end].
+
     The loop runs once per event of a ledger of millions: what an event's pair, its
     plan interval and its hour decide is found once (``_Pair``, ``_Cell``, the current
     interval and hour) and the event only adds itself to the counts; the costs are added
-    in the ledger's order, as one event at a time would add them."""
-    scan = ledger.scan()
-    start = start if start is not None else scan.first
-    end = end if end is not None else scan.last
-    fleet = fleet if fleet is not None else Fleet(inputs)
+    in the ledger's order, as one event at a time would add them. The events listed (the
+    costliest leaks, the first unpriced) are made records once the ledger is read, with
+    the failed attempts it holds for their requests."""
     not_audited = {"other-request": 0, "no-request": 0, "outside-span": 0}
     by_connection: dict[str, ConnectionTally] = {}
     by_hour: dict[int, HourTally] = {}
     """Per hour since the epoch (UTC hours are whole hours of Unix time)."""
     unattributed: dict[str, int] = {}
-    unpriced_events: list[Judged] = []
-    top: list[tuple[float, int, Judged]] = []
+    unpriced_events: list[_Listed] = []
+    top: list[tuple[float, int, _Listed]] = []
     leak_total = cost_total = leak_early = leak_off = 0.0
     unpriced = leak_unpriced = failed_count = order = unknown = wanting = 0
     least = 0.0
     """The least cost a leak event needs to be listed among the costliest."""
     plan: PlanInForce | None = None
     if start is not None and end is not None and start <= end:
-        plan = PlanInForce(inputs, auto_id, start, end, fleet)
+        plan = plans.get((start, end))
+        if plan is None:
+            plan = plans[(start, end)] = PlanInForce(inputs, auto_id, start, end, fleet)
     ours = _requested_ids(auto_id)
     audited_request: dict[str, bool] = {}
     """Per ``requested`` text met, whether its events are audited (bounded: a ledger names a
     few ids and gateway names)."""
     connections = fleet.connections
     index_of = fleet.index
-    failed_by_request = ledger.failed_by_request
     overage_memo: dict[tuple[int, int], str] = {}
 
     def overage(index: int, step: int, at: datetime) -> str:
@@ -432,13 +466,7 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
     hour = HourTally()
     hour_counts = hour.counts
 
-    def listed(line: int, at: datetime, data: dict[str, Any], judgement: _Judgement,
-               cost: float | None, step: int) -> Judged:
-        assert plan is not None
-        return _judged(ledger_event(at, data, line), judgement, cost, plan, step,
-                       failed_by_request)
-
-    for line, at, data in ledger.records():
+    for line, at, data in records:
         if plan is None or not start <= at <= end:  # type: ignore[operator]
             not_audited["outside-span"] += 1
             continue
@@ -562,8 +590,8 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
                 if leak:
                     leak_unpriced += 1
                 if len(unpriced_events) < LISTED:
-                    unpriced_events.append(listed(line, at, data, (
-                        finding, decision, head, held, None), cost, step))
+                    unpriced_events.append((line, at, data, (finding, decision, head, held,
+                                                             None), cost, step))
             continue
         tally.cost_usd += cost
         cost_total += cost
@@ -577,8 +605,8 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
                 leak_off += cost
             if cost > least:  # a later event ties with none it would replace
                 order += 1
-                item = (cost, -order, listed(line, at, data, (finding, decision, head, held,
-                                                              source), cost, step))
+                item = (cost, -order, (line, at, data, (finding, decision, head, held,
+                                                        source), cost, step))
                 if len(top) < TOP_LEAKS:
                     heapq.heappush(top, item)
                 else:
@@ -593,7 +621,17 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
             cell.tally.counts[cell.finding] += cell.count
             cell.tally.held[cell.held] += cell.count
     counts["unknown-connection"] = unknown
-    leaks = tuple(j for _, _, j in sorted(top, key=lambda item: (-item[0], -item[1])))
+    scan = ledger.scan()  # the read is over: its span, count and failed attempts are known
+    failed_by_request = ledger.failed_by_request
+
+    def judged(listed: _Listed) -> Judged:
+        assert plan is not None
+        line, at, data, judgement, cost, step = listed
+        return _judged(ledger_event(at, data, line), judgement, cost, plan, step,
+                       failed_by_request)
+
+    leaks = tuple(judged(j) for _, _, j in sorted(top, key=lambda item: (-item[0],
+                                                                          -item[1])))
     expired = (expired_unused(fleet, start, end)
                if start is not None and end is not None else ())
     return TrafficAudit(
@@ -602,7 +640,8 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
         duplicates=ledger.duplicates, counts=counts, not_audited=not_audited,
         leak_usd=leak_total, leak_split={"off-plan-billed": leak_off, "early-paid": leak_early},
         cost_usd=cost_total, leak_unpriced=leak_unpriced, unpriced=unpriced,
-        unpriced_events=tuple(unpriced_events), unattributed=unattributed,
+        unpriced_events=tuple(judged(listed) for listed in unpriced_events),
+        unattributed=unattributed,
         failed=failed_count, expired_unused=expired,
         by_connection=dict(sorted(by_connection.items())),
         by_hour={_EPOCH + timedelta(hours=hour): tally
@@ -616,6 +655,8 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
 _Judgement = tuple[str, PairDecision | None, Rung | None, str, str | None]
 """(finding, the pair's decision, the head rung, what the plan held, where its cost came
 from)."""
+_Listed = tuple[int, datetime, dict[str, Any], _Judgement, float | None, int]
+"""A listed event until the ledger is read: (line, at, fields, judgement, cost, step)."""
 
 
 class _Cell:

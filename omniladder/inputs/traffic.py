@@ -11,7 +11,10 @@ Two events with the same ``request_id``, ``connection`` and ``status`` are one (
 a ledger is idempotent); the first is kept. A ledger is read twice (``Ledger.scan`` first,
 then ``Ledger.events``): the scan validates every line and marks, in a fixed-size Bloom
 filter, the keys that may repeat; the second read compares exact keys only for those, so the
-memory spent on deduplication does not grow with the ledger.
+memory spent on deduplication does not grow with the ledger. ``audit traffic`` reads a JSONL
+ledger once when it can (``Ledger.one_pass``: each key's hash in a fixed table, the events
+whose hash repeats held aside and compared once the ledger is read), and twice when that
+read cannot give the same answer.
 
 A traffic ledger is also a spend ledger (``spend_events``): each served event with a
 recorded ``cost_usd`` counts toward the R8 budgets like a spend event.
@@ -23,7 +26,10 @@ import dataclasses
 import json
 import json.encoder
 import math
+import os
 import re
+from array import array
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
@@ -365,6 +371,33 @@ def _bloom_positions(key: int) -> tuple[int, int]:
     return one, one & _BLOCK_MASK | (key >> 40) & _IN_BLOCK
 
 
+_SLOTS = 1 << 23
+"""The table of ``one_pass``'s deduplication: the hash of each key (request_id, connection,
+status) in a slot of 8 bytes and the line that put it there in 4, 96 MiB whatever the
+ledger's size, filled to three quarters at most (6.3 million keys; a ledger of more is read
+twice). Two keys share a 64-bit hash about once in 10 million ledgers of 2 million events."""
+
+
+def _slots(size: int | None) -> int:
+    """The table's slots for a ledger of ``size`` bytes: a line of a key takes 16 bytes at
+    least (its instant alone 20), so the table is filled to a quarter at most, and small
+    for a small ledger."""
+    wanted = 1 << max(64, (size or 0) // 16).bit_length()
+    return min(_SLOTS, wanted)
+
+
+_HELD_MAX = 1 << 16
+"""The most events ``one_pass`` holds aside before it reads the ledger twice instead."""
+_ENDS = 1 << 16
+"""``Ledger.ends`` reads this much of each end of the file."""
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+_LATEST = datetime.max.replace(tzinfo=UTC)
+
+
+class Unsettled(Exception):
+    """``Ledger.one_pass`` cannot give the two reads' answer: read the ledger twice."""
+
+
 _SCAN: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
 """The C scanner under ``json.loads`` (its decoder, with the same defaults): a line that is
 one JSON text reads to the same value through it without the two Python layers above it."""
@@ -418,6 +451,8 @@ class Ledger:
         """The last line of an event the scan read."""
         self._scanned: tuple[int, ...] | None = None
         """The file's ``_identity`` before the scan read it."""
+        self.gave_up: str | None = None
+        """Why ``one_pass`` gave its read up for the two reads, None when it did not."""
 
     # --- reading ------------------------------------------------------------------------
 
@@ -645,6 +680,200 @@ class Ledger:
         self._lines_seen = last_line
         self._scan = Scan(first, last, count)
         return self._scan
+
+    # --- one read -----------------------------------------------------------------------
+
+    @property
+    def unread(self) -> bool:
+        """Whether this is a JSONL ledger not read yet: ``one_pass`` may read it."""
+        return self.by_line and self._scan is None
+
+    def ends(self) -> tuple[datetime, datetime] | None:
+        """The instants of the events on the first and the last line of a JSONL ledger, read
+        from the file's two ends; None when either is not a valid event (a blank file, a line
+        longer than ``_ENDS``) or the file cannot be read (the read that follows says why).
+        A ledger in time order (as importers and appending gateways write it) spans these;
+        ``one_pass`` finds out whether it does."""
+        from omniladder.inputs.files import open_input
+
+        try:
+            with open_input(self.path, self.shown) as stream:
+                size = os.fstat(stream.fileno()).st_size
+                head = stream.read(_ENDS)
+                tail = head
+                if size > _ENDS:
+                    stream.seek(size - _ENDS)
+                    tail = stream.read(_ENDS)
+        except (InputError, OSError):
+            return None
+        whole = size <= _ENDS
+        lines = head.split(b"\n")
+        if not whole:
+            lines.pop()  # a line the head may have cut
+        first = next((line for line in lines if line.strip()), None)
+        lines = tail.split(b"\n")
+        if not whole:
+            lines = lines[1:]  # a line the tail may have cut
+        last = next((line for line in reversed(lines) if line.strip()), None)
+        if first is None or last is None:
+            return None
+        instants = [self._instant_of_line(line) for line in (first, last)]
+        if instants[1] is None and not tail.endswith(b"\n"):  # a last line cut short
+            last = next((line for line in reversed(lines[:-1]) if line.strip()), None)
+            instants[1] = None if last is None else self._instant_of_line(last)
+        if instants[0] is None or instants[1] is None:
+            return None
+        return instants[0], instants[1]
+
+    def _instant_of_line(self, line: bytes) -> datetime | None:
+        """The instant of an event line, None when it is not a valid event."""
+        try:
+            return event_from(json.loads(line), _Place(self.shown, None, ""), 0).at
+        except (InputError, ValueError, RecursionError):
+            return None
+
+    def one_pass(self, first: datetime | None, last: datetime | None
+                 ) -> Iterator[tuple[int, datetime, dict[str, Any]]]:
+        """``records`` of a JSONL ledger not read yet, in one read: each line validated as
+        ``scan`` validates it and given at once. ``first`` and ``last`` are the span's ends
+        the caller took from ``ends`` (None: an end the caller chose, which no event needs to
+        be inside); the ledger's span is theirs only if every event falls between them and
+        the first and the last events are at them.
+
+        Deduplication keeps each key's hash in a fixed table (``_SLOTS``) with the line that
+        put it there; an event whose hash is held already is held aside, not given. Once the
+        ledger is read, each held event is compared with the line its hash names: the same
+        request_id, connection and status is a duplicate, read once as ``records`` reads
+        it. Whenever the answer would not be the two reads' (an event outside the span, a
+        held event that is not a duplicate, a file changed before the comparison, more keys
+        or held events than the table holds), this raises ``Unsettled`` (its reason also in
+        ``gave_up``): the caller drops what it made of the events and reads the ledger the
+        two-read way (``forget``, then ``scan`` and ``records``). Once it ends, the ledger
+        is as ``scan`` leaves it: ``records`` reads it again, the same events."""
+        shown = self.shown
+        identity = _identity(self.path)
+        slots = _slots(identity[2] if identity is not None else None)
+        table = array("q", [0]) * slots
+        put_at = array("I", [0]) * slots
+        mask = slots - 1
+        room = slots * 3 // 4
+        held: list[tuple[int, tuple[str, str, str], int]] = []
+        failed = self.failed_by_request
+        low = first if first is not None else _LATEST
+        high = last if last is not None else _EARLIEST
+        first_at: datetime | None = None
+        at = _EARLIEST
+        count = line = 0
+        for line, data in self._parsed():
+            found = _fast(data)
+            if found is None:
+                event = event_from(data, _Place(shown, line, ""), line)
+                found = (event.at, event.connection, event.status, event.request_id)
+            at, connection, status, request = found
+            count += 1
+            if first_at is None:
+                first_at = at
+            if at < low:
+                if first is not None:
+                    raise self._give_up("an event before the first line's instant")
+                low = at
+            if at > high:
+                if last is not None:
+                    raise self._give_up("an event after the last line's instant")
+                high = at
+            if request is None:
+                yield line, at, data
+                continue
+            if status == "failed":
+                hashed = hash(request)
+                failed[hashed] = failed.get(hashed, 0) + 1
+            key = hash((request, connection, status)) or 1  # 0 marks a free slot
+            slot = key & mask
+            while True:
+                there = table[slot]
+                if there == 0:
+                    table[slot] = key
+                    put_at[slot] = line
+                    room -= 1
+                    break
+                if there == key:
+                    held.append((line, (request, connection, status), put_at[slot]))
+                    break
+                slot = (slot + 1) & mask
+            if there == 0:
+                if room < 0:
+                    raise self._give_up("more keys than the table holds")
+                yield line, at, data
+            elif len(held) > _HELD_MAX:
+                raise self._give_up("more repeated keys than are held aside")
+        del table, put_at
+        if count and ((first is not None and first_at != first)
+                      or (last is not None and at != last)):
+            raise self._give_up("the first or last event is not at the span's end")
+        if held:
+            self._settle(held, identity)
+        self._scanned = identity
+        self._lines_seen = line if count else 0
+        self._maybe_repeated = {request for _, (request, _, _), _ in held}
+        self._scan = Scan(low if count else None, high if count else None, count)
+        self._read_once(len(held))
+
+    def _settle(self, held: list[tuple[int, tuple[str, str, str], int]],
+                identity: tuple[int, ...] | None) -> None:
+        """Each held event's key compared with the key of the line that put its hash in
+        the table; ``Unsettled`` unless every one is a duplicate."""
+        if identity is None or _identity(self.path) != identity:
+            raise self._give_up("the file changed while it was read")
+        wanted = self._lines_at({put for _, _, put in held})
+        for _, key, put in held:
+            data = wanted.get(put)
+            if type(data) is not dict or key != (data.get("request_id"), data["connection"],
+                                                 data.get("status") or "served"):
+                raise self._give_up("a key whose hash another key holds")
+        if _identity(self.path) != identity:
+            raise self._give_up("the file changed while it was read")
+
+    def _lines_at(self, numbers: set[int]) -> dict[int, Any]:
+        """The JSONL lines of these numbers as ``json.loads`` gives them (lines ``one_pass``
+        read as events), found by counting newlines: only they are parsed."""
+        from omniladder.inputs.files import open_input
+
+        found: dict[int, Any] = {}
+        wanted = sorted(numbers)
+        number = 0
+        rest = b""
+        with open_input(self.path, self.shown) as stream:
+            while found.keys() != numbers:
+                block = stream.read(_BLOCK)
+                if not block:
+                    if number + 1 in numbers:  # the last line, without its newline
+                        found[number + 1] = json.loads(rest)
+                    break
+                if rest:
+                    block = rest + block
+                cut = block.rfind(b"\n") + 1
+                rest = block[cut:]
+                whole = block.count(b"\n", 0, cut)
+                first = bisect_left(wanted, number + 1)
+                if first < len(wanted) and wanted[first] <= number + whole:
+                    for offset, piece in enumerate(block[:cut].split(b"\n"), number + 1):
+                        if offset in numbers:
+                            found[offset] = json.loads(piece)
+                number += whole
+        return found
+
+    def _give_up(self, why: str) -> Unsettled:
+        self.gave_up = why
+        return Unsettled(why)
+
+    def forget(self) -> None:
+        """Forget what a read found, for the two reads after ``one_pass`` gave up."""
+        self.failed_by_request = Counter()
+        self.duplicates = 0
+        self._maybe_repeated = set()
+        self._scan = None
+        self._lines_seen = 0
+        self._scanned = None
 
     def records(self) -> Iterator[tuple[int, datetime, dict[str, Any]]]:
         """The ledger's events in file order, each (request_id, connection, status) once, as
