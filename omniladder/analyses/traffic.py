@@ -457,8 +457,11 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
     heads = plan.heads if plan is not None else []
     instants = plan.instants if plan is not None else []
     last_step = len(instants) - 1
-    # the plan interval and the hour of the event before: a ledger in time order stays in
-    # each for hundreds of events
+    past_end = _END_OF_TIME
+    if end is not None:
+        past_end = timefmt.shifted(end, _MICROSECOND) or _END_OF_TIME
+    # the plan interval (inside the span: the last one ends with it) and the hour of the
+    # event before: a ledger in time order stays in each for hundreds of events
     low = high = hour_low = hour_high = _EPOCH
     step = 0
     head: Rung | None = None
@@ -467,9 +470,15 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
     hour_counts = hour.counts
 
     for line, at, data in records:
-        if plan is None or not start <= at <= end:  # type: ignore[operator]
-            not_audited["outside-span"] += 1
-            continue
+        if not low <= at < high:
+            if plan is None or not start <= at <= end:  # type: ignore[operator]
+                not_audited["outside-span"] += 1
+                continue
+            step = bisect_right(instants, at) - 1
+            low = instants[step]
+            high = instants[step + 1] if step < last_step else past_end
+            head = heads[step]
+            head_rank = -1 if head is None else _RANK[head]
         connection = data["connection"]
         status = data.get("status")
         if status is not None and status != "served":
@@ -493,12 +502,6 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             if not audited:
                 not_audited["other-request"] += 1
                 continue
-        if not low <= at < high:
-            step = bisect_right(instants, at) - 1
-            low = instants[step]
-            high = instants[step + 1] if step < last_step else _END_OF_TIME
-            head = heads[step]
-            head_rank = -1 if head is None else _RANK[head]
         if not hour_low <= at < hour_high:
             hour_key = int(at.timestamp()) // 3600
             found_hour = by_hour.get(hour_key)
@@ -515,6 +518,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
         model = data["model"]
         way = pairs.get((connection, model))
         if way is None:
+            assert plan is not None  # an event inside the span has one
             way = _pair(plan, index_of, connections, fleet, connection, model, by_connection,
                         cells)
             if way is not None:
@@ -531,8 +535,6 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             tally.counts[finding] += 1
             tally.held[_NOT_LISTED] = tally.held.get(_NOT_LISTED, 0) + 1
             unattributed[connection] = unattributed.get(connection, 0) + 1
-            decision: PairDecision | None = None
-            held = _NOT_LISTED
             leak = False
             cost = data.get("cost_usd")
             if cost is not None:
@@ -540,7 +542,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                 source = RECORDED
         else:
             if way.later is not None:  # the pair's decision changed over the span
-                way = way.at_step(step)
+                way = way.later[bisect_right(way.steps, step) - 1]
             tally = way.tally
             cell = way.by_head[head_rank]
             if cell is None:
@@ -553,8 +555,6 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                     tally.held[way.held] = 0
             finding = cell.finding
             leak = cell.leak
-            decision = way.decision
-            held = way.held
             # §7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota
             # on a quota rung 0 when the connection stops at its limit; otherwise the
             # recorded cost, else the tokens at the catalog's prices, else at the price
@@ -568,7 +568,9 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                     cost = float(cost)
                     source = RECORDED
                 elif way.entry is not None:
-                    cost = _priced_data(way.entry, data)
+                    cost = _token_cost(way.entry, data.get("tokens_in"),
+                                       data.get("tokens_out"), data.get("tokens_cache_read"),
+                                       data.get("tokens_cache_write"))
                     source = CATALOG
                 else:
                     database = way.priced_by()
@@ -584,14 +586,14 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
         if tally.last is None or at > tally.last:
             tally.last = at
         if cost is None:
-            if decision is not None:  # must be priced, and cannot be
+            if way is not None:  # must be priced, and cannot be
                 tally.unpriced += 1
                 unpriced += 1
                 if leak:
                     leak_unpriced += 1
                 if len(unpriced_events) < LISTED:
-                    unpriced_events.append((line, at, data, (finding, decision, head, held,
-                                                             None), cost, step))
+                    unpriced_events.append((line, at, data, (finding, way.decision, head,
+                                                             way.held, None), cost, step))
             continue
         tally.cost_usd += cost
         cost_total += cost
@@ -605,7 +607,8 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                 leak_off += cost
             if cost > least:  # a later event ties with none it would replace
                 order += 1
-                item = (cost, -order, (line, at, data, (finding, decision, head, held,
+                assert way is not None  # an unknown connection's event is no leak
+                item = (cost, -order, (line, at, data, (finding, way.decision, head, way.held,
                                                         source), cost, step))
                 if len(top) < TOP_LEAKS:
                     heapq.heappush(top, item)
@@ -728,11 +731,6 @@ class _Way:
                                    data.get("tokens_cache_read") or 0,
                                    data.get("tokens_cache_write") or 0)
 
-    def at_step(self, step: int) -> _Way:
-        """The pair's way in force at ``step`` (this the first way of the pair)."""
-        assert self.later is not None
-        return self.later[bisect_right(self.steps, step) - 1]
-
     def cell(self, head_rank: int, cells: list[_Cell]) -> _Cell:
         """The cell of this way's events under the head of ``head_rank`` (-1: none)."""
         decision = self.decision
@@ -778,12 +776,6 @@ def _pair(plan: PlanInForce, index_of: Mapping[str, int], connections: Sequence[
         first.steps = plan.steps[position]
         first.later = ways
     return first
-
-
-def _priced_data(entry: ModelEntry, data: Mapping[str, Any]) -> float | None:
-    """``_priced`` of an event read as its fields (``Ledger.records``)."""
-    return _token_cost(entry, data.get("tokens_in"), data.get("tokens_out"),
-                       data.get("tokens_cache_read"), data.get("tokens_cache_write"))
 
 
 def _judged(event: LedgerEvent, judgement: _Judgement, cost: float | None,

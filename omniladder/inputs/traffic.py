@@ -372,10 +372,14 @@ def _bloom_positions(key: int) -> tuple[int, int]:
 
 
 _SLOTS = 1 << 23
-"""The table of ``one_pass``'s deduplication: the hash of each key (request_id, connection,
-status) in a slot of 8 bytes and the line that put it there in 4, 96 MiB whatever the
-ledger's size, filled to three quarters at most (6.3 million keys; a ledger of more is read
-twice). Two keys share a 64-bit hash about once in 10 million ledgers of 2 million events."""
+"""The table of ``one_pass``'s deduplication, 64 MiB at most whatever the ledger's size:
+per key (request_id, connection, status) one slot of 8 bytes, found by the low 23 bits of
+the key's hash, holding 36 more bits of the hash (``_MARK``) and the line that put it there
+(``_LINE_BITS``), filled to three quarters at most (6.3 million keys; a ledger of more is
+read twice). At 2 million keys, two keys look alike about once in 100,000 ledgers."""
+_LINE_BITS = 27
+_LINE_MAX = (1 << _LINE_BITS) - 1
+_MARK = (1 << 36) - 1
 
 
 def _slots(size: int | None) -> int:
@@ -754,7 +758,6 @@ class Ledger:
         identity = _identity(self.path)
         slots = _slots(identity[2] if identity is not None else None)
         table = array("q", [0]) * slots
-        put_at = array("I", [0]) * slots
         mask = slots - 1
         room = slots * 3 // 4
         held: list[tuple[int, tuple[str, str, str], int]] = []
@@ -787,26 +790,26 @@ class Ledger:
             if status == "failed":
                 hashed = hash(request)
                 failed[hashed] = failed.get(hashed, 0) + 1
-            key = hash((request, connection, status)) or 1  # 0 marks a free slot
+            key = hash((request, connection, status))
             slot = key & mask
+            mark = key >> 23 & _MARK
             while True:
                 there = table[slot]
-                if there == 0:
-                    table[slot] = key
-                    put_at[slot] = line
+                if not there:
+                    table[slot] = mark << _LINE_BITS | line
                     room -= 1
                     break
-                if there == key:
-                    held.append((line, (request, connection, status), put_at[slot]))
+                if there >> _LINE_BITS == mark:
+                    held.append((line, (request, connection, status), there & _LINE_MAX))
                     break
-                slot = (slot + 1) & mask
-            if there == 0:
-                if room < 0:
+                slot = slot + 1 & mask
+            if not there:
+                if room < 0 or line > _LINE_MAX:
                     raise self._give_up("more keys than the table holds")
                 yield line, at, data
             elif len(held) > _HELD_MAX:
                 raise self._give_up("more repeated keys than are held aside")
-        del table, put_at
+        del table
         if count and ((first is not None and first_at != first)
                       or (last is not None and at != last)):
             raise self._give_up("the first or last event is not at the span's end")
