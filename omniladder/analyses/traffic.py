@@ -66,6 +66,9 @@ _NOT_LISTED = "not in the connections file"
 _RANK: dict[str, int] = {rung: index for index, rung in enumerate(RUNGS)}
 _HOUR = timedelta(hours=1)
 _END_OF_TIME = datetime.max.replace(tzinfo=UTC)
+_DAWN = datetime.min.replace(tzinfo=UTC)
+_NO_STEP = 1 << 62
+"""Past every step of a walk."""
 _LAST_HOUR = (_END_OF_TIME - _EPOCH) // _HOUR
 _MEMO_MAX = 1 << 12
 _IN_POOL: dict[str, str] = {rung: f"in the pool on {rung}" for rung in RUNGS}
@@ -535,15 +538,21 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             tally.counts[finding] += 1
             tally.held[_NOT_LISTED] = tally.held.get(_NOT_LISTED, 0) + 1
             unattributed[connection] = unattributed.get(connection, 0) + 1
+            if tally.first is None or at < tally.first:
+                tally.first = at
+            if tally.last is None or at > tally.last:
+                tally.last = at
+            hour.served += 1
+            hour_counts[finding] += 1
             leak = False
             cost = data.get("cost_usd")
             if cost is not None:
                 cost = float(cost)
                 source = RECORDED
         else:
-            if way.later is not None:  # the pair's decision changed over the span
-                way = way.later[bisect_right(way.steps, step) - 1]
-            tally = way.tally
+            if way.later is not None:  # the pair's decision changed over the span: most
+                # often its next event is under the way of the one before
+                way = way.now if way.low <= step < way.high else way.at_step(step)
             cell = way.by_head[head_rank]
             if cell is None:
                 cell = way.cell(head_rank, cells)
@@ -551,40 +560,40 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                 cell.count += 1
             else:  # what the plan held is listed in the order the events first met it
                 cell.count = 1
-                if way.held not in tally.held:
-                    tally.held[way.held] = 0
+                if way.held not in way.tally.held:
+                    way.tally.held[way.held] = 0
+            if at < cell.first:
+                cell.first = at
+            if at > cell.last:
+                cell.last = at
             finding = cell.finding
-            leak = cell.leak
+            hour.served += 1
+            hour_counts[finding] += 1
             # §7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota
-            # on a quota rung 0 when the connection stops at its limit; otherwise the
-            # recorded cost, else the tokens at the catalog's prices, else at the price
-            # database's, else None (unpriced)
+            # on a quota rung 0 when the connection stops at its limit (every sum starts at
+            # 0.0, which adding 0.0 leaves as it is, and a cost of 0 is never listed: such
+            # an event adds nothing more); otherwise the recorded cost, else the tokens at
+            # the catalog's prices, else at the price database's, else None (unpriced)
             if way.free or (way.quota and overage(way.index, step, at) == "hard-stop"):
-                cost = 0.0
-                source = INCLUDED
+                continue
+            tally = way.tally
+            leak = cell.leak
+            cost = data.get("cost_usd")
+            if cost is not None:
+                cost = float(cost)
+                source = RECORDED
+            elif way.entry is not None:
+                cost = _token_cost(way.entry, data.get("tokens_in"),
+                                   data.get("tokens_out"), data.get("tokens_cache_read"),
+                                   data.get("tokens_cache_write"))
+                source = CATALOG
             else:
-                cost = data.get("cost_usd")
-                if cost is not None:
-                    cost = float(cost)
-                    source = RECORDED
-                elif way.entry is not None:
-                    cost = _token_cost(way.entry, data.get("tokens_in"),
-                                       data.get("tokens_out"), data.get("tokens_cache_read"),
-                                       data.get("tokens_cache_write"))
-                    source = CATALOG
-                else:
-                    database = way.priced_by()
-                    if database is not None:
-                        cost = way.database_price(database, at, data)
-                        source = database.source
-                    elif way.lacks:
-                        wanting += 1
-        hour.served += 1
-        hour_counts[finding] += 1
-        if tally.first is None or at < tally.first:
-            tally.first = at
-        if tally.last is None or at > tally.last:
-            tally.last = at
+                database = way.priced_by()
+                if database is not None:
+                    cost = way.database_price(database, at, data)
+                    source = database.source
+                elif way.lacks:
+                    wanting += 1
         if cost is None:
             if way is not None:  # must be priced, and cannot be
                 tally.unpriced += 1
@@ -617,12 +626,17 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                 if len(top) == TOP_LEAKS:
                     least = top[0][0]
     counts = dict.fromkeys(FINDINGS, 0)
-    for cell in cells:  # each cell's events, added to its connection's counts
+    for cell in cells:  # each cell's events, added to its connection's counts and span
         if cell.count:
+            tally = cell.tally
             counts[cell.finding] += cell.count
-            cell.tally.served += cell.count
-            cell.tally.counts[cell.finding] += cell.count
-            cell.tally.held[cell.held] += cell.count
+            tally.served += cell.count
+            tally.counts[cell.finding] += cell.count
+            tally.held[cell.held] += cell.count
+            if tally.first is None or cell.first < tally.first:
+                tally.first = cell.first
+            if tally.last is None or cell.last > tally.last:
+                tally.last = cell.last
     counts["unknown-connection"] = unknown
     scan = ledger.scan()  # the read is over: its span, count and failed attempts are known
     failed_by_request = ledger.failed_by_request
@@ -666,10 +680,13 @@ class _Cell:
     """The served events of one way of a pair under one finding: counted here, and added
     to the connection's counts once the ledger is read."""
 
-    __slots__ = ("count", "finding", "held", "leak", "tally")
+    __slots__ = ("count", "finding", "first", "held", "last", "leak", "tally")
 
     def __init__(self, finding: str, held: str, tally: ConnectionTally) -> None:
         self.count = 0
+        self.first = _END_OF_TIME
+        self.last = _DAWN
+        """The instants of its first and last events (its connection's span, at the end)."""
         self.finding = finding
         self.leak = finding in LEAK_FINDINGS
         self.held = held
@@ -684,8 +701,8 @@ class _Way:
     also holds the steps at which its decision changed and the ways from each (``later``;
     None when it never changed over the span): one object to reach per event."""
 
-    __slots__ = ("by_head", "database", "decision", "entry", "free", "held", "index", "lacks",
-                 "later", "model", "provider", "quota", "steps", "tally")
+    __slots__ = ("by_head", "database", "decision", "entry", "free", "held", "high", "index",
+                 "lacks", "later", "low", "model", "now", "provider", "quota", "steps", "tally")
 
     def __init__(self, decision: PairDecision, tally: ConnectionTally, index: int,
                  entry: ModelEntry | None, provider: str) -> None:
@@ -708,6 +725,20 @@ class _Way:
         """Per head rung's rank (the last: no head), the cell of its finding."""
         self.steps: list[int] = []
         self.later: list[_Way] | None = None
+        self.now = self
+        self.low = self.high = 0
+        """The pair's way at the steps in [low, high), the last ``at_step`` found."""
+
+    def at_step(self, step: int) -> _Way:
+        """The pair's way in force at ``step`` (this the first way of the pair), kept with
+        the steps it holds for: a pair's next event is most often under the same."""
+        assert self.later is not None
+        steps = self.steps
+        found = bisect_right(steps, step)
+        self.low = steps[found - 1]
+        self.high = steps[found] if found < len(steps) else _NO_STEP
+        self.now = self.later[found - 1]
+        return self.now
 
     def priced_by(self) -> PriceDatabase | None:
         """The price database that prices this pair's model, which the catalog lacks: found
