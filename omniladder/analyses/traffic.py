@@ -69,6 +69,8 @@ _END_OF_TIME = datetime.max.replace(tzinfo=UTC)
 _DAWN = datetime.min.replace(tzinfo=UTC)
 _NO_STEP = 1 << 62
 """Past every step of a walk."""
+_NO_RANK = -2
+"""No head rung's rank (-1 is the rank of no head)."""
 _LAST_HOUR = (_END_OF_TIME - _EPOCH) // _HOUR
 _MEMO_MAX = 1 << 12
 _IN_POOL: dict[str, str] = {rung: f"in the pool on {rung}" for rung in RUNGS}
@@ -154,11 +156,11 @@ class PlanInForce:
                         self.steps.append([0])
                         self.decisions.append([decision])
                 continue
-            for _, new in state.changed:
-                position = self.pair_index[(index_of[new.connection_id], new.model)]
-                last = self.decisions[position][-1]
-                if (last.admitted, last.reason, last.unverified) != (
+            for old, new in state.changed:  # the decision at the step before is the last
+                # kept as to admission, reason and doubt: a pair changed only if it differs
+                if (old.admitted, old.reason, old.unverified) != (
                         new.admitted, new.reason, new.unverified):
+                    position = self.pair_index[(index_of[new.connection_id], new.model)]
                     self.steps[position].append(step)
                     self.decisions[position].append(new)
 
@@ -542,7 +544,6 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                 tally.first = at
             if tally.last is None or at > tally.last:
                 tally.last = at
-            hour.served += 1
             hour_counts[finding] += 1
             leak = False
             cost = data.get("cost_usd")
@@ -553,9 +554,8 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             if way.later is not None:  # the pair's decision changed over the span: most
                 # often its next event is under the way of the one before
                 way = way.now if way.low <= step < way.high else way.at_step(step)
-            cell = way.by_head[head_rank]
-            if cell is None:
-                cell = way.cell(head_rank, cells)
+            # most often under the head of the pair's event before
+            cell = way.last_cell if way.rank == head_rank else way.cell(head_rank, cells)
             if cell.count:
                 cell.count += 1
             else:  # what the plan held is listed in the order the events first met it
@@ -567,8 +567,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             if at > cell.last:
                 cell.last = at
             finding = cell.finding
-            hour.served += 1
-            hour_counts[finding] += 1
+            hour_counts[finding] += 1  # each event counts under one finding: its served
             # §7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota
             # on a quota rung 0 when the connection stops at its limit (every sum starts at
             # 0.0, which adding 0.0 leaves as it is, and a cost of 0 is never listed: such
@@ -638,6 +637,8 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             if tally.last is None or cell.last > tally.last:
                 tally.last = cell.last
     counts["unknown-connection"] = unknown
+    for hour_tally in by_hour.values():
+        hour_tally.served = sum(hour_tally.counts.values())
     scan = ledger.scan()  # the read is over: its span, count and failed attempts are known
     failed_by_request = ledger.failed_by_request
 
@@ -693,6 +694,10 @@ class _Cell:
         self.tally = tally
 
 
+_NO_CELL = _Cell("on-plan", "", ConnectionTally())
+"""A way's ``last_cell`` before it is asked for one (under ``_NO_RANK``, never read)."""
+
+
 class _Way:
     """One decision the plan took on a served pair, and what it makes of an event: the
     finding by head rung (``by_head``, filled as the heads are met), what it held, and
@@ -702,7 +707,8 @@ class _Way:
     None when it never changed over the span): one object to reach per event."""
 
     __slots__ = ("by_head", "database", "decision", "entry", "free", "held", "high", "index",
-                 "lacks", "later", "low", "model", "now", "provider", "quota", "steps", "tally")
+                 "lacks", "last_cell", "later", "low", "model", "now", "provider", "quota",
+                 "rank", "steps", "tally")
 
     def __init__(self, decision: PairDecision, tally: ConnectionTally, index: int,
                  entry: ModelEntry | None, provider: str) -> None:
@@ -723,6 +729,9 @@ class _Way:
         self.quota = rung in QUOTA_RUNGS and not decision.admitted
         self.by_head: list[_Cell | None] = [None] * (len(RUNGS) + 1)
         """Per head rung's rank (the last: no head), the cell of its finding."""
+        self.rank = _NO_RANK
+        self.last_cell = _NO_CELL
+        """The cell of the rank ``cell`` was last asked for."""
         self.steps: list[int] = []
         self.later: list[_Way] | None = None
         self.now = self
@@ -763,7 +772,17 @@ class _Way:
                                    data.get("tokens_cache_write") or 0)
 
     def cell(self, head_rank: int, cells: list[_Cell]) -> _Cell:
-        """The cell of this way's events under the head of ``head_rank`` (-1: none)."""
+        """The cell of this way's events under the head of ``head_rank`` (-1: none), kept
+        as ``last_cell`` with its ``rank``."""
+        found = self.by_head[head_rank]
+        if found is None:
+            found = self._cell(head_rank, cells)
+        self.rank = head_rank
+        self.last_cell = found
+        return found
+
+    def _cell(self, head_rank: int, cells: list[_Cell]) -> _Cell:
+        """``cell`` met for the first time under this head."""
         decision = self.decision
         head = RUNGS[head_rank] if head_rank >= 0 else None
         rung = decision.rung
