@@ -69,6 +69,8 @@ _END_OF_TIME = datetime.max.replace(tzinfo=UTC)
 _DAWN = datetime.min.replace(tzinfo=UTC)
 _NO_STEP = 1 << 62
 """Past every step of a walk."""
+_SERVED = (None, "served")
+"""The ``status`` of a served event, as a line gives it."""
 _NO_RANK = -2
 """No head rung's rank (-1 is the rank of no head)."""
 _LAST_HOUR = (_END_OF_TIME - _EPOCH) // _HOUR
@@ -441,9 +443,9 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
         if plan is None:
             plan = plans[(start, end)] = PlanInForce(inputs, auto_id, start, end, fleet)
     ours = _requested_ids(auto_id)
-    audited_request: dict[str, bool] = {}
-    """Per ``requested`` text met, whether its events are audited (bounded: a ledger names a
-    few ids and gateway names)."""
+    not_audited_as: dict[str | None, str] = {None: "" if all_requests else "no-request"}
+    """Per ``requested`` text met (None: none), why its events are not audited, or "" when
+    they are (bounded: a ledger names a few ids and gateway names)."""
     connections = fleet.connections
     index_of = fleet.index
     overage_memo: dict[tuple[int, int], str] = {}
@@ -485,8 +487,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             head = heads[step]
             head_rank = -1 if head is None else _RANK[head]
         connection = data["connection"]
-        status = data.get("status")
-        if status is not None and status != "served":
+        if data.get("status") not in _SERVED:
             tally = by_connection.get(connection)
             if tally is None:
                 tally = by_connection[connection] = ConnectionTally()
@@ -494,19 +495,15 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             failed_count += 1
             continue
         requested = data.get("requested")
-        if requested is None:
-            if not all_requests:
-                not_audited["no-request"] += 1
-                continue
-        else:
-            audited = audited_request.get(requested)
-            if audited is None:
-                audited = requested in ours or not _other_id(requested)
-                if len(audited_request) < _MEMO_MAX:
-                    audited_request[requested] = audited
-            if not audited:
-                not_audited["other-request"] += 1
-                continue
+        left_out = not_audited_as.get(requested)
+        if left_out is None:  # a text met for the first time (None is known from the start)
+            left_out = ("" if requested in ours or not _other_id(str(requested))
+                        else "other-request")
+            if len(not_audited_as) < _MEMO_MAX:
+                not_audited_as[requested] = left_out
+        if left_out:
+            not_audited[left_out] += 1
+            continue
         if not hour_low <= at < hour_high:
             hour_key = int(at.timestamp()) // 3600
             found_hour = by_hour.get(hour_key)
@@ -529,7 +526,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             if way is not None:
                 pairs[(connection, model)] = way
         cost: float | None
-        source: str | None = None
+        source: str | None
         if way is None:
             finding = "unknown-connection"
             tally = by_connection.get(connection)
@@ -545,11 +542,10 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             if tally.last is None or at > tally.last:
                 tally.last = at
             hour_counts[finding] += 1
-            leak = False
+            leak = False  # so never listed: its cost's source is not kept
             cost = data.get("cost_usd")
             if cost is not None:
                 cost = float(cost)
-                source = RECORDED
         else:
             if way.later is not None:  # the pair's decision changed over the span: most
                 # often its next event is under the way of the one before
@@ -588,6 +584,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                 source = CATALOG
             else:
                 database = way.priced_by()
+                source = None
                 if database is not None:
                     cost = way.database_price(database, at, data)
                     source = database.source

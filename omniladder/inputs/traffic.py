@@ -514,23 +514,25 @@ class Ledger:
                             yield number, data
                     continue
                 total += len(body)
+                first = number + 1
                 try:
-                    lines: list[Any] = body.decode("utf-8").split("\n")
+                    lines = body.decode("utf-8").split("\n")
                 except UnicodeDecodeError:
-                    lines = body.split(b"\n")
-                lines.pop()  # the empty text after the block's last newline
-                for line in lines:
-                    number += 1
-                    if type(line) is str:
-                        try:
-                            data, end = scan(line, 0)
-                        except (StopIteration, ValueError, RecursionError):
-                            end = -1
-                        if end == len(line) or (end > 0 and not line[end:].strip(" \t\r")):
+                    for number, raw in enumerate(body.split(b"\n")[:-1], first):
+                        data = self._one(number, raw + b"\n")
+                        if data is not _BLANK:
                             yield number, data
-                            continue
-                        line = line.encode("utf-8")  # the line's own bytes: it decoded
-                    data = self._one(number, line + b"\n")
+                    continue
+                lines.pop()  # the empty text after the block's last newline
+                for number, line in enumerate(lines, first):
+                    try:
+                        data, end = scan(line, 0)
+                    except (StopIteration, ValueError, RecursionError):
+                        end = -1
+                    if end == len(line) or (end > 0 and not line[end:].strip(" \t\r")):
+                        yield number, data
+                        continue
+                    data = self._one(number, line.encode("utf-8") + b"\n")  # its own bytes
                     if data is not _BLANK:
                         yield number, data
         if len(rest) > INPUT_LIMIT:
