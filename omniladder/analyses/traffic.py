@@ -33,7 +33,7 @@ from omniladder.engine.records import PairDecision
 from omniladder.engine.stepping import Stepper
 from omniladder.inputs.prices import PriceDatabase, missing_note, price_database
 from omniladder.inputs.prices import installed as installed_database
-from omniladder.inputs.traffic import Ledger, LedgerEvent, Unsettled, ledger_event
+from omniladder.inputs.traffic import Ledger, LedgerEvent, LedgerRecord, Unsettled, ledger_event
 from omniladder.models import (
     PAID_RUNGS,
     QUOTA_RUNGS,
@@ -69,8 +69,6 @@ _END_OF_TIME = datetime.max.replace(tzinfo=UTC)
 _DAWN = datetime.min.replace(tzinfo=UTC)
 _NO_STEP = 1 << 62
 """Past every step of a walk."""
-_SERVED = (None, "served")
-"""The ``status`` of a served event, as a line gives it."""
 _NO_RANK = -2
 """No head rung's rank (-1 is the rank of no head)."""
 _LAST_HOUR = (_END_OF_TIME - _EPOCH) // _HOUR
@@ -138,7 +136,8 @@ class PlanInForce:
         fleet = fleet if fleet is not None else Fleet(inputs)
         self.fleet = fleet
         self.instants = change_instants(fleet, start, end)
-        stepper = Stepper(inputs, auto_id, self.instants, fleet=fleet)
+        # the pool's full order is not needed, only its leader at each step
+        stepper = Stepper(inputs, auto_id, self.instants, fleet=fleet, seated_at=())
         self.pair_index: dict[tuple[int, str], int] = {}
         """(connection index, model) → the pair's position in ``steps`` / ``decisions``."""
         self.steps: list[list[int]] = []
@@ -149,7 +148,7 @@ class PlanInForce:
         index_of = fleet.index
         for step, state in enumerate(stepper.steps()):
             self.heads.append(state.head)
-            self.leaders.append(state.eligible[0] if state.eligible else None)
+            self.leaders.append(state.leader)
             if step == 0:  # every pair as the first step decided it
                 for index, (pairs, decided) in enumerate(zip(fleet.pairs, stepper.decided,
                                                              strict=True)):
@@ -415,7 +414,7 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
 
 
 def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
-           records: Iterator[tuple[int, datetime, dict[str, Any]]], start: datetime | None,
+           records: Iterator[LedgerRecord], start: datetime | None,
            end: datetime | None, all_requests: bool, max_leak_usd: float, fleet: Fleet,
            plans: dict[tuple[datetime, datetime], PlanInForce]) -> TrafficAudit:
     """``audit_traffic`` of the events ``records`` gives, over [start, end].
@@ -476,7 +475,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
     hour = HourTally()
     hour_counts = hour.counts
 
-    for line, at, data in records:
+    for line, at, connection, status, data in records:
         if not low <= at < high:
             if plan is None or not start <= at <= end:  # type: ignore[operator]
                 not_audited["outside-span"] += 1
@@ -486,8 +485,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             high = instants[step + 1] if step < last_step else past_end
             head = heads[step]
             head_rank = -1 if head is None else _RANK[head]
-        connection = data["connection"]
-        if data.get("status") not in _SERVED:
+        if status != "served":
             tally = by_connection.get(connection)
             if tally is None:
                 tally = by_connection[connection] = ConnectionTally()

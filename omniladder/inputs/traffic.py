@@ -398,6 +398,10 @@ _EARLIEST = datetime.min.replace(tzinfo=UTC)
 _LATEST = datetime.max.replace(tzinfo=UTC)
 
 
+LedgerRecord = tuple[int, datetime, str, str, dict[str, Any]]
+"""An event as ``Ledger.records`` gives it: (line, at, connection, status, fields)."""
+
+
 class Unsettled(Exception):
     """``Ledger.one_pass`` cannot give the two reads' answer: read the ledger twice."""
 
@@ -584,7 +588,7 @@ class Ledger:
                            -index - 1)
                 for index, item in enumerate(events)]
 
-    def _again(self) -> Iterator[tuple[int, datetime, dict[str, Any]]]:
+    def _again(self) -> Iterator[LedgerRecord]:
         """``records`` of a JSONL ledger, once ``scan`` validated every line: what
         ``event_from`` accepted, without checking each field again, when the file is as the
         scan found it. A ledger changed since (a gateway still appending, a log rewritten)
@@ -607,15 +611,17 @@ class Ledger:
                     at = self._line(number, data).at  # a lower-case t or z, or a fault
             else:
                 at = self._line(number, data).at
+            connection = data["connection"]
+            status = data.get("status") or "served"
             if maybe:
                 request = data.get("request_id")
                 if request is not None and request in maybe:
-                    exact = (request, data["connection"], data.get("status") or "served")
+                    exact = (request, connection, status)
                     if exact in seen:
                         duplicates += 1
                         continue
                     seen.add(exact)
-            yield number, at, data
+            yield number, at, connection, status, data
         self._read_once(duplicates)
 
     def _read_once(self, duplicates: int) -> None:
@@ -738,8 +744,7 @@ class Ledger:
         except (InputError, ValueError, RecursionError):
             return None
 
-    def one_pass(self, first: datetime | None, last: datetime | None
-                 ) -> Iterator[tuple[int, datetime, dict[str, Any]]]:
+    def one_pass(self, first: datetime | None, last: datetime | None) -> Iterator[LedgerRecord]:
         """``records`` of a JSONL ledger not read yet, in one read: each line validated as
         ``scan`` validates it and given at once. ``first`` and ``last`` are the span's ends
         the caller took from ``ends`` (None: an end the caller chose, which no event needs to
@@ -787,7 +792,7 @@ class Ledger:
                     raise self._give_up("an event after the last line's instant")
                 high = at
             if request is None:
-                yield line, at, data
+                yield line, at, connection, status, data
                 continue
             if status == "failed":
                 hashed = hash(request)
@@ -808,7 +813,7 @@ class Ledger:
             if not there:
                 if room < 0 or line > _LINE_MAX:
                     raise self._give_up("more keys than the table holds")
-                yield line, at, data
+                yield line, at, connection, status, data
             elif len(held) > _HELD_MAX:
                 raise self._give_up("more repeated keys than are held aside")
         del table
@@ -880,17 +885,18 @@ class Ledger:
         self._lines_seen = 0
         self._scanned = None
 
-    def records(self) -> Iterator[tuple[int, datetime, dict[str, Any]]]:
+    def records(self) -> Iterator[LedgerRecord]:
         """The ledger's events in file order, each (request_id, connection, status) once, as
-        (line, at, fields): each field as the event has it (a JSONL line's own values, which
-        ``event_from`` accepted: a cost may be an integer), ``at`` as the instant. What a
-        reader of millions of events takes instead of building each ``LedgerEvent``."""
+        (line, at, connection, status, fields): each field as the event has it (a JSONL
+        line's own values, which ``event_from`` accepted: a cost may be an integer), ``at``
+        as the instant, the status ``served`` when the event gives none. What a reader of
+        millions of events takes instead of building each ``LedgerEvent``."""
         self.scan()
         if self.by_line:
             return self._again()
         return self._documented()
 
-    def _documented(self) -> Iterator[tuple[int, datetime, dict[str, Any]]]:
+    def _documented(self) -> Iterator[LedgerRecord]:
         """``records`` of a document ledger."""
         maybe = self._maybe_repeated
         seen: set[tuple[str, str, str]] = set()
@@ -903,16 +909,16 @@ class Ledger:
                     duplicates += 1
                     continue
                 seen.add(exact)
-            yield event.line, event.at, event._asdict()
+            yield event.line, event.at, event.connection, event.status, event._asdict()
         self._read_once(duplicates)
 
     def events(self) -> Iterator[LedgerEvent]:
         """The ledger's events in file order, each (request_id, connection, status) once."""
         if not self.by_line:
-            for _, _, data in self.records():
+            for _, _, _, _, data in self.records():
                 yield LedgerEvent(**data)
             return
-        for number, at, data in self.records():
+        for number, at, _, _, data in self.records():
             yield ledger_event(at, data, number)
 
 
