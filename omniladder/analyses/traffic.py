@@ -456,9 +456,11 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             found = overage_memo[key] = facts_at(fleet, index, at).billing.overage
         return found
 
-    pairs: dict[tuple[str, str], _Way] = {}
-    """Per (connection, model) of the fleet met in the ledger, what decides its events
-    (bounded by the fleet's pairs)."""
+    pairs: dict[str, dict[str, _Way]] = {}
+    """Per model, per connection, of the fleet's pairs met in the ledger, what decides its
+    events (bounded by the fleet's pairs), keyed by the fleet's own texts: a few dozen
+    models' entries stay at hand, and the lookup reads one text a connection, not one made
+    per event."""
     cells: list[_Cell] = []
     heads = plan.heads if plan is not None else []
     instants = plan.instants if plan is not None else []
@@ -516,13 +518,14 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                 hour_low = _EPOCH + timedelta(hours=hour_key)
                 hour_high = hour_low + _HOUR
         model = data["model"]
-        way = pairs.get((connection, model))
+        of_model = pairs.get(model)
+        way = None if of_model is None else of_model.get(connection)
         if way is None:
             assert plan is not None  # an event inside the span has one
             way = _pair(plan, index_of, connections, fleet, connection, model, by_connection,
                         cells)
             if way is not None:
-                pairs[(connection, model)] = way
+                pairs.setdefault(way.model, {})[connections[way.index].id] = way
         cost: float | None
         source: str | None
         if way is None:
