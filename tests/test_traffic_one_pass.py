@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 import json
 from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,8 @@ events = st.lists(st.fixed_dictionaries(
                                    "omniladder-thrifty"]),
      "status": st.sampled_from([None, "served", "failed"]),
      "request_id": st.sampled_from([None, "r1", "r2", "r3", "r4"]),
-     "money": st.sampled_from([None, "cost", "tokens", "cost-int"])}),
+     "money": st.sampled_from([None, "cost", "tokens", "cost-int"]),
+     "offset": st.booleans()}),
     min_size=0, max_size=14)
 
 
@@ -126,8 +128,11 @@ def ledger_lines(drawn: list[dict[str, Any]], order: str, blank: bool, torn: boo
     items: list[dict[str, Any]] = []
     for index, choice in enumerate(drawn):
         cid, model = choice["pair"]
-        item: dict[str, Any] = {"at": at(minutes=choice["minutes"], seconds=index % 3),
-                                "connection": cid, "model": model}
+        when = instant(minutes=choice["minutes"], seconds=index % 3)
+        # the same instant written in UTC or with an offset
+        text = (when.astimezone(timezone(timedelta(hours=2))).isoformat() if choice["offset"]
+                else at(minutes=choice["minutes"], seconds=index % 3))
+        item: dict[str, Any] = {"at": text, "connection": cid, "model": model}
         for name in ("requested", "status", "request_id"):
             if choice[name] is not None:
                 item[name] = choice[name]
@@ -140,7 +145,7 @@ def ledger_lines(drawn: list[dict[str, Any]], order: str, blank: bool, torn: boo
             item["tokens_out"] = 333 * index
         items.append(item)
     if order == "time":
-        items.sort(key=lambda item: item["at"])
+        items.sort(key=lambda item: datetime.fromisoformat(item["at"]))
     elif order == "shuffled":
         items = [items[i % len(items)] for i in shuffle] if items else items
     lines = [line(item) for item in items]
@@ -209,6 +214,20 @@ def test_duplicates_are_settled_in_the_one_read(tmp_path: Path) -> None:
     assert found.duplicates == 2
     assert found.leak_usd == pytest.approx(1.0)
     assert any("2 events repeated an earlier one's" in note for note in found.notes)
+    same(found, twice(steady(), path))
+
+
+def test_the_span_ends_are_the_events_the_scan_keeps(tmp_path: Path) -> None:
+    """The instant of the ledger's last event also written earlier with another offset:
+    the span ends at the first event at that instant, offset and all, as in the two reads."""
+    path = write(tmp_path, [line(served("local", "qwen", -30)),
+                            line({**served("local", "qwen", 0),
+                                  "at": "2026-11-29T14:00:00+02:00"}),
+                            line(served("local", "qwen", 0))])
+    found, ledger = once(steady(), path)
+    assert ledger.gave_up is None
+    assert found.end is not None
+    assert found.end.utcoffset() == timedelta(hours=2)
     same(found, twice(steady(), path))
 
 

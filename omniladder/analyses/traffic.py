@@ -403,21 +403,25 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
                 return _audit(inputs, auto_id, ledger, ledger.one_pass(first, last),
                               start if first is None else first,
                               end if last is None else last, all_requests, max_leak_usd,
-                              fleet, plans)
+                              fleet, plans, (start is None, end is None))
             except Unsettled:
                 ledger.forget()
     scan = ledger.scan()
     return _audit(inputs, auto_id, ledger, ledger.records(),
                   start if start is not None else scan.first,
                   end if end is not None else scan.last, all_requests, max_leak_usd, fleet,
-                  plans)
+                  plans, (start is None, end is None))
 
 
 def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
            records: Iterator[LedgerRecord], start: datetime | None,
            end: datetime | None, all_requests: bool, max_leak_usd: float, fleet: Fleet,
-           plans: dict[tuple[datetime, datetime], PlanInForce]) -> TrafficAudit:
-    """``audit_traffic`` of the events ``records`` gives, over [start, end].
+           plans: dict[tuple[datetime, datetime], PlanInForce],
+           ledger_ends: tuple[bool, bool]) -> TrafficAudit:
+    """``audit_traffic`` of the events ``records`` gives, over [start, end]; ``ledger_ends``
+    says which of the two are the ledger's own (its first and last events, as the read
+    finds them once it is over: an instant the read took from the file's ends may have
+    been written with another offset).
 
     The loop runs once per event of a ledger of millions: what an event's pair, its
     plan interval and its hour decide is found once (``_Pair``, ``_Cell``, the current
@@ -638,6 +642,10 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
     for hour_tally in by_hour.values():
         hour_tally.served = sum(hour_tally.counts.values())
     scan = ledger.scan()  # the read is over: its span, count and failed attempts are known
+    if ledger_ends[0]:
+        start = scan.first
+    if ledger_ends[1]:
+        end = scan.last
     failed_by_request = ledger.failed_by_request
 
     def judged(listed: _Listed) -> Judged:

@@ -787,6 +787,7 @@ class Ledger:
         low = first if first is not None else _LATEST
         high = last if last is not None else _EARLIEST
         first_at: datetime | None = None
+        at_last = last is not None
         at = _EARLIEST
         count = line = 0
         for line, data in self._parsed():
@@ -802,10 +803,14 @@ class Ledger:
                 if first is not None:
                     raise self._give_up("an event before the first line's instant")
                 low = at
-            if at > high:
-                if last is not None:
-                    raise self._give_up("an event after the last line's instant")
-                high = at
+            if at >= high:
+                if at > high:
+                    if last is not None:
+                        raise self._give_up("an event after the last line's instant")
+                    high = at
+                elif at_last:  # the first event at the last line's instant is the span's
+                    high = at  # end, as the scan has it (an offset it was written with kept)
+                    at_last = False
             if request is None:
                 yield line, at, connection, status, data
                 continue
