@@ -2,6 +2,7 @@
 
     python benchmarks/traffic_bench.py                 # 1,000,000 and 2,000,000 events
     python benchmarks/traffic_bench.py --events 200000 # a quicker look
+    python benchmarks/traffic_bench.py --baseline REV  # beside another revision
 
 The fleet is benchmarks/fleet.py's 10,000-connection fleet (seed 1). The ledger holds
 served events over the 7 days up to the fleet's snapshot, one per line, spread over every
@@ -11,6 +12,11 @@ lines and parses each with ``json.loads``: what no audit can avoid. The audit ru
 operator runs it (``omniladder audit traffic auto/thrifty --json``, output discarded);
 memory is the child's peak ``ru_maxrss``. The target: at most 3x the floor, at most 400 MiB,
 and memory that does not grow with the ledger (1M against 2M events).
+
+Each repeat runs the floor, then the audit of this checkout, then that of each ``--baseline``
+revision (its package and catalogs taken from git into a scratch directory), so a busy
+machine slows every side alike; the table gives each side's best wall time and its least
+CPU time (user and system), which waiting for a shared core does not add to.
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import run_child
+from forecast_bench import revision_tree
+from run import run_measured
 
 ROOT = Path(__file__).resolve().parent.parent
 END = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -87,37 +94,47 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, nargs="*", default=[1_000_000, 2_000_000])
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--baseline", action="append", default=[],
+                        help="a revision to time beside this checkout (repeatable)")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="omniladder-traffic-") as name:
         scratch = Path(name)
         settings = generate_fleet(scratch / "fleet")
         print("  generated 10,000 connections", file=sys.stderr)
+        sides = [("this checkout", ROOT)] + [(f"revision {revision[:10]}",
+                                              revision_tree(scratch, revision))
+                                             for revision in args.baseline]
         for count in args.events:
             ledger = scratch / f"traffic-{count}.jsonl"
             generate_ledger(settings, ledger, count)
             size = ledger.stat().st_size / 2**20
             print(f"  generated {count:,} events ({size:,.0f} MiB)", file=sys.stderr)
-            floors = [run_child(floor_argv(ledger))[0] for _ in range(args.repeats)]
-            # exit 1 is an answer too: the leak is over the allowance or unpriced
-            runs = [run_child(audit_argv(settings, ledger), (0, 1))
-                    for _ in range(args.repeats)]
+            floors: list[float] = []
+            runs: list[list[tuple[float, float, float]]] = [[] for _ in sides]
+            for _ in range(args.repeats):
+                floors.append(run_measured(floor_argv(ledger))[0])
+                for index, (_, root) in enumerate(sides):
+                    # exit 1 is an answer too: the leak is over the allowance or unpriced
+                    runs[index].append(run_measured(audit_argv(settings, ledger), (0, 1),
+                                                    root=root))
             floor = min(floors)
-            wall = min(w for w, _ in runs)
-            peak = max(m for _, m in runs)
-            rows.append((count, size, floor, wall, peak))
+            for (label, _), found in zip(sides, runs, strict=True):
+                rows.append((count, size, floor, label, min(w for w, _, _ in found),
+                             min(c for _, _, c in found), max(m for _, m, _ in found)))
             ledger.unlink()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; best of {args.repeats} "
           "run(s) of the whole process\n")
-    print("| events | ledger | json.loads floor | audit traffic | ratio (<= 3x) | peak memory "
-          "(<= 400 MiB) |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for count, size, floor, wall, peak in rows:
-        print(f"| {count:,} | {size:,.0f} MiB | {floor:.2f} s | {wall:.2f} s | "
-              f"{wall / floor:.2f}x | {peak:,.0f} MiB |")
-    if len(rows) > 1:
-        print(f"\nmemory {rows[0][0]:,} -> {rows[-1][0]:,} events: {rows[0][4]:,.0f} -> "
-              f"{rows[-1][4]:,.0f} MiB ({rows[-1][4] / rows[0][4]:.2f}x)")
+    print("| events | ledger | json.loads floor | side | audit traffic | least CPU | "
+          "ratio (<= 3x) | peak memory (<= 400 MiB) |")
+    print("|---:|---:|---:|---|---:|---:|---:|---:|")
+    for count, size, floor, label, wall, cpu, peak in rows:
+        print(f"| {count:,} | {size:,.0f} MiB | {floor:.2f} s | {label} | {wall:.2f} s | "
+              f"{cpu:.2f} s | {wall / floor:.2f}x | {peak:,.0f} MiB |")
+    mine = [row for row in rows if row[3] == "this checkout"]
+    if len(mine) > 1:
+        print(f"\nmemory {mine[0][0]:,} -> {mine[-1][0]:,} events: {mine[0][6]:,.0f} -> "
+              f"{mine[-1][6]:,.0f} MiB ({mine[-1][6] / mine[0][6]:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -499,3 +499,44 @@ def test_the_price_database_prices_as_genai_prices_calculates(provider: str,
             genai_request_timestamp=when).total_price
         found = database.price(provider, model, when, tokens_in, tokens_out, read, write)
         assert found == pytest.approx(float(expected), rel=1e-12), (tokens_in, read, write)
+
+
+
+_EDGES = ["2026-03-12T23:59:59.999999Z", "2026-03-13T00:00:00Z", "2026-03-13T01:00:00+02:00",
+          "2026-08-16T23:59:59.999999Z", "2026-08-17T00:29:59.999999Z",
+          "2026-08-17T00:30:00Z", "2026-08-17T00:59:59.999999Z", "2026-08-17T01:00:00Z",
+          "2026-08-17T03:59:59.999999Z", "2026-08-17T04:00:00Z", "2026-08-17T05:30:00+05:30",
+          "2026-08-17T16:29:59.999999Z", "2026-08-17T16:30:00Z", "2026-08-17T22:00:00-03:00",
+          "2026-09-10T06:00:00Z", "2026-09-09T22:00:00-08:00", "2026-11-29T12:00:00Z",
+          "2026-08-17T00:30:00Z"]
+"""Instants at and beside the start dates and daily times of the prices below, some
+written with an offset that crosses the UTC date, some asked twice."""
+
+
+@pytest.mark.parametrize(("provider", "model"), [
+    ("claude", "claude-sonnet-4-6"), ("deepseek", "deepseek-chat"),
+    ("deepseek", "deepseek-v4-flash"), ("deepseek", "deepseek-flash")])
+def test_a_price_with_conditions_is_the_one_in_force_at_each_instant(provider: str,
+                                                                     model: str) -> None:
+    """Models whose price changes on a date (claude-sonnet-4-6 from 2026-03-13), at times of
+    day (deepseek-chat from 00:30 to 16:30 UTC) or both (deepseek-v4-flash), in the bundled
+    data of the installed genai-prices: asked once per UTC date and part of the day between
+    those times, each instant gets genai_prices.calc_price's figure."""
+    _database()
+    import genai_prices
+
+    from omniladder.inputs.prices import PROVIDERS, price_database
+
+    database = price_database()
+    assert database is not None
+    figures = set()
+    for text in _EDGES:
+        when = datetime.fromisoformat(text)
+        expected = genai_prices.calc_price(
+            genai_prices.Usage(input_tokens=300_000, output_tokens=2_000),
+            model, provider_id=PROVIDERS.get(provider, provider),
+            genai_request_timestamp=when).total_price
+        priced = database.price(provider, model, when, 300_000, 2_000, 0, 0)
+        assert priced == pytest.approx(float(expected), rel=1e-12), text
+        figures.add(priced)
+    assert len(figures) > 1  # the instants meet more than one price

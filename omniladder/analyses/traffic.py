@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -33,7 +33,7 @@ from omniladder.engine.records import PairDecision
 from omniladder.engine.stepping import Stepper
 from omniladder.inputs.prices import PriceDatabase, missing_note, price_database
 from omniladder.inputs.prices import installed as installed_database
-from omniladder.inputs.traffic import Ledger, LedgerEvent, ledger_event
+from omniladder.inputs.traffic import Ledger, LedgerEvent, LedgerRecord, Unsettled, ledger_event
 from omniladder.models import (
     PAID_RUNGS,
     QUOTA_RUNGS,
@@ -66,6 +66,11 @@ _NOT_LISTED = "not in the connections file"
 _RANK: dict[str, int] = {rung: index for index, rung in enumerate(RUNGS)}
 _HOUR = timedelta(hours=1)
 _END_OF_TIME = datetime.max.replace(tzinfo=UTC)
+_DAWN = datetime.min.replace(tzinfo=UTC)
+_NO_STEP = 1 << 62
+"""Past every step of a walk."""
+_NO_RANK = -2
+"""No head rung's rank (-1 is the rank of no head)."""
 _LAST_HOUR = (_END_OF_TIME - _EPOCH) // _HOUR
 _MEMO_MAX = 1 << 12
 _IN_POOL: dict[str, str] = {rung: f"in the pool on {rung}" for rung in RUNGS}
@@ -131,7 +136,8 @@ class PlanInForce:
         fleet = fleet if fleet is not None else Fleet(inputs)
         self.fleet = fleet
         self.instants = change_instants(fleet, start, end)
-        stepper = Stepper(inputs, auto_id, self.instants, fleet=fleet)
+        # the pool's full order is not needed, only its leader at each step
+        stepper = Stepper(inputs, auto_id, self.instants, fleet=fleet, seated_at=())
         self.pair_index: dict[tuple[int, str], int] = {}
         """(connection index, model) → the pair's position in ``steps`` / ``decisions``."""
         self.steps: list[list[int]] = []
@@ -142,7 +148,7 @@ class PlanInForce:
         index_of = fleet.index
         for step, state in enumerate(stepper.steps()):
             self.heads.append(state.head)
-            self.leaders.append(state.eligible[0] if state.eligible else None)
+            self.leaders.append(state.leader)
             if step == 0:  # every pair as the first step decided it
                 for index, (pairs, decided) in enumerate(zip(fleet.pairs, stepper.decided,
                                                              strict=True)):
@@ -151,11 +157,11 @@ class PlanInForce:
                         self.steps.append([0])
                         self.decisions.append([decision])
                 continue
-            for _, new in state.changed:
-                position = self.pair_index[(index_of[new.connection_id], new.model)]
-                last = self.decisions[position][-1]
-                if (last.admitted, last.reason, last.unverified) != (
+            for old, new in state.changed:  # the decision at the step before is the last
+                # kept as to admission, reason and doubt: a pair changed only if it differs
+                if (old.admitted, old.reason, old.unverified) != (
                         new.admitted, new.reason, new.unverified):
+                    position = self.pair_index[(index_of[new.connection_id], new.model)]
                     self.steps[position].append(step)
                     self.decisions[position].append(new)
 
@@ -378,35 +384,73 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
     """SPEC §7: every served event of ``auto_id`` in [start, end] (default: the ledger's
     span) classified against the plan in force at its instant, priced, and summed.
 
+    A JSONL ledger not read yet is audited in one read (``Ledger.one_pass``): the span's
+    missing ends are taken from the file's first and last lines (``Ledger.ends``), the plan
+    is walked over them, and each event is audited as it is validated. When that read cannot
+    give the two reads' answer (an unordered ledger, a hash two keys share) it is given up
+    and the ledger is read twice: ``scan`` (validation, span, keys that may repeat), then
+    ``records``, with the same audit of each event."""
+    fleet = fleet if fleet is not None else Fleet(inputs)
+    plans: dict[tuple[datetime, datetime], PlanInForce] = {}
+    """The plans walked, by span: the two reads reuse the one read's when the span is the
+    same."""
+    if ledger.unread:
+        ends = ledger.ends() if start is None or end is None else None
+        if ends is not None or (start is not None and end is not None):
+            first = ends[0] if ends is not None and start is None else None
+            last = ends[1] if ends is not None and end is None else None
+            try:
+                return _audit(inputs, auto_id, ledger, ledger.one_pass(first, last),
+                              start if first is None else first,
+                              end if last is None else last, all_requests, max_leak_usd,
+                              fleet, plans, (start is None, end is None))
+            except Unsettled:
+                ledger.forget()
+    scan = ledger.scan()
+    return _audit(inputs, auto_id, ledger, ledger.records(),
+                  start if start is not None else scan.first,
+                  end if end is not None else scan.last, all_requests, max_leak_usd, fleet,
+                  plans, (start is None, end is None))
+
+
+def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
+           records: Iterator[LedgerRecord], start: datetime | None,
+           end: datetime | None, all_requests: bool, max_leak_usd: float, fleet: Fleet,
+           plans: dict[tuple[datetime, datetime], PlanInForce],
+           ledger_ends: tuple[bool, bool]) -> TrafficAudit:
+    """``audit_traffic`` of the events ``records`` gives, over [start, end]; ``ledger_ends``
+    says which of the two are the ledger's own (its first and last events, as the read
+    finds them once it is over: an instant the read took from the file's ends may have
+    been written with another offset).
+
     The loop runs once per event of a ledger of millions: what an event's pair, its
     plan interval and its hour decide is found once (``_Pair``, ``_Cell``, the current
     interval and hour) and the event only adds itself to the counts; the costs are added
-    in the ledger's order, as one event at a time would add them."""
-    scan = ledger.scan()
-    start = start if start is not None else scan.first
-    end = end if end is not None else scan.last
-    fleet = fleet if fleet is not None else Fleet(inputs)
+    in the ledger's order, as one event at a time would add them. The events listed (the
+    costliest leaks, the first unpriced) are made records once the ledger is read, with
+    the failed attempts it holds for their requests."""
     not_audited = {"other-request": 0, "no-request": 0, "outside-span": 0}
     by_connection: dict[str, ConnectionTally] = {}
     by_hour: dict[int, HourTally] = {}
     """Per hour since the epoch (UTC hours are whole hours of Unix time)."""
     unattributed: dict[str, int] = {}
-    unpriced_events: list[Judged] = []
-    top: list[tuple[float, int, Judged]] = []
+    unpriced_events: list[_Listed] = []
+    top: list[tuple[float, int, _Listed]] = []
     leak_total = cost_total = leak_early = leak_off = 0.0
     unpriced = leak_unpriced = failed_count = order = unknown = wanting = 0
     least = 0.0
     """The least cost a leak event needs to be listed among the costliest."""
     plan: PlanInForce | None = None
     if start is not None and end is not None and start <= end:
-        plan = PlanInForce(inputs, auto_id, start, end, fleet)
+        plan = plans.get((start, end))
+        if plan is None:
+            plan = plans[(start, end)] = PlanInForce(inputs, auto_id, start, end, fleet)
     ours = _requested_ids(auto_id)
-    audited_request: dict[str, bool] = {}
-    """Per ``requested`` text met, whether its events are audited (bounded: a ledger names a
-    few ids and gateway names)."""
+    not_audited_as: dict[str | None, str] = {None: "" if all_requests else "no-request"}
+    """Per ``requested`` text met (None: none), why its events are not audited, or "" when
+    they are (bounded: a ledger names a few ids and gateway names)."""
     connections = fleet.connections
     index_of = fleet.index
-    failed_by_request = ledger.failed_by_request
     overage_memo: dict[tuple[int, int], str] = {}
 
     def overage(index: int, step: int, at: datetime) -> str:
@@ -416,15 +460,20 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
             found = overage_memo[key] = facts_at(fleet, index, at).billing.overage
         return found
 
-    pairs: dict[tuple[str, str], _Way] = {}
-    """Per (connection, model) of the fleet met in the ledger, what decides its events
-    (bounded by the fleet's pairs)."""
+    pairs: dict[str, dict[str, _Way]] = {}
+    """Per model, per connection, of the fleet's pairs met in the ledger, what decides its
+    events (bounded by the fleet's pairs), keyed by the fleet's own texts: a few dozen
+    models' entries stay at hand, and the lookup reads one text a connection, not one made
+    per event."""
     cells: list[_Cell] = []
     heads = plan.heads if plan is not None else []
     instants = plan.instants if plan is not None else []
     last_step = len(instants) - 1
-    # the plan interval and the hour of the event before: a ledger in time order stays in
-    # each for hundreds of events
+    past_end = _END_OF_TIME
+    if end is not None:
+        past_end = timefmt.shifted(end, _MICROSECOND) or _END_OF_TIME
+    # the plan interval (inside the span: the last one ends with it) and the hour of the
+    # event before: a ledger in time order stays in each for hundreds of events
     low = high = hour_low = hour_high = _EPOCH
     step = 0
     head: Rung | None = None
@@ -432,19 +481,17 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
     hour = HourTally()
     hour_counts = hour.counts
 
-    def listed(line: int, at: datetime, data: dict[str, Any], judgement: _Judgement,
-               cost: float | None, step: int) -> Judged:
-        assert plan is not None
-        return _judged(ledger_event(at, data, line), judgement, cost, plan, step,
-                       failed_by_request)
-
-    for line, at, data in ledger.records():
-        if plan is None or not start <= at <= end:  # type: ignore[operator]
-            not_audited["outside-span"] += 1
-            continue
-        connection = data["connection"]
-        status = data.get("status")
-        if status is not None and status != "served":
+    for line, at, connection, status, data in records:
+        if not low <= at < high:
+            if plan is None or not start <= at <= end:  # type: ignore[operator]
+                not_audited["outside-span"] += 1
+                continue
+            step = bisect_right(instants, at) - 1
+            low = instants[step]
+            high = instants[step + 1] if step < last_step else past_end
+            head = heads[step]
+            head_rank = -1 if head is None else _RANK[head]
+        if status != "served":
             tally = by_connection.get(connection)
             if tally is None:
                 tally = by_connection[connection] = ConnectionTally()
@@ -452,25 +499,15 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
             failed_count += 1
             continue
         requested = data.get("requested")
-        if requested is None:
-            if not all_requests:
-                not_audited["no-request"] += 1
-                continue
-        else:
-            audited = audited_request.get(requested)
-            if audited is None:
-                audited = requested in ours or not _other_id(requested)
-                if len(audited_request) < _MEMO_MAX:
-                    audited_request[requested] = audited
-            if not audited:
-                not_audited["other-request"] += 1
-                continue
-        if not low <= at < high:
-            step = bisect_right(instants, at) - 1
-            low = instants[step]
-            high = instants[step + 1] if step < last_step else _END_OF_TIME
-            head = heads[step]
-            head_rank = -1 if head is None else _RANK[head]
+        left_out = not_audited_as.get(requested)
+        if left_out is None:  # a text met for the first time (None is known from the start)
+            left_out = ("" if requested in ours or not _other_id(str(requested))
+                        else "other-request")
+            if len(not_audited_as) < _MEMO_MAX:
+                not_audited_as[requested] = left_out
+        if left_out:
+            not_audited[left_out] += 1
+            continue
         if not hour_low <= at < hour_high:
             hour_key = int(at.timestamp()) // 3600
             found_hour = by_hour.get(hour_key)
@@ -485,14 +522,16 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
                 hour_low = _EPOCH + timedelta(hours=hour_key)
                 hour_high = hour_low + _HOUR
         model = data["model"]
-        way = pairs.get((connection, model))
+        of_model = pairs.get(model)
+        way = None if of_model is None else of_model.get(connection)
         if way is None:
+            assert plan is not None  # an event inside the span has one
             way = _pair(plan, index_of, connections, fleet, connection, model, by_connection,
                         cells)
             if way is not None:
-                pairs[(connection, model)] = way
+                pairs.setdefault(way.model, {})[connections[way.index].id] = way
         cost: float | None
-        source: str | None = None
+        source: str | None
         if way is None:
             finding = "unknown-connection"
             tally = by_connection.get(connection)
@@ -503,67 +542,68 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
             tally.counts[finding] += 1
             tally.held[_NOT_LISTED] = tally.held.get(_NOT_LISTED, 0) + 1
             unattributed[connection] = unattributed.get(connection, 0) + 1
-            decision: PairDecision | None = None
-            held = _NOT_LISTED
-            leak = False
+            if tally.first is None or at < tally.first:
+                tally.first = at
+            if tally.last is None or at > tally.last:
+                tally.last = at
+            hour_counts[finding] += 1
+            leak = False  # so never listed: its cost's source is not kept
             cost = data.get("cost_usd")
             if cost is not None:
                 cost = float(cost)
-                source = RECORDED
         else:
-            if way.later is not None:  # the pair's decision changed over the span
-                way = way.at_step(step)
-            tally = way.tally
-            cell = way.by_head[head_rank]
-            if cell is None:
-                cell = way.cell(head_rank, cells)
+            if way.later is not None:  # the pair's decision changed over the span: most
+                # often its next event is under the way of the one before
+                way = way.now if way.low <= step < way.high else way.at_step(step)
+            # most often under the head of the pair's event before
+            cell = way.last_cell if way.rank == head_rank else way.cell(head_rank, cells)
             if cell.count:
                 cell.count += 1
             else:  # what the plan held is listed in the order the events first met it
                 cell.count = 1
-                if way.held not in tally.held:
-                    tally.held[way.held] = 0
+                if way.held not in way.tally.held:
+                    way.tally.held[way.held] = 0
+            if at < cell.first:
+                cell.first = at
+            if at > cell.last:
+                cell.last = at
             finding = cell.finding
-            leak = cell.leak
-            decision = way.decision
-            held = way.held
+            hour_counts[finding] += 1  # each event counts under one finding: its served
             # §7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota
-            # on a quota rung 0 when the connection stops at its limit; otherwise the
-            # recorded cost, else the tokens at the catalog's prices, else at the price
-            # database's, else None (unpriced)
+            # on a quota rung 0 when the connection stops at its limit (every sum starts at
+            # 0.0, which adding 0.0 leaves as it is, and a cost of 0 is never listed: such
+            # an event adds nothing more); otherwise the recorded cost, else the tokens at
+            # the catalog's prices, else at the price database's, else None (unpriced)
             if way.free or (way.quota and overage(way.index, step, at) == "hard-stop"):
-                cost = 0.0
-                source = INCLUDED
+                continue
+            tally = way.tally
+            leak = cell.leak
+            cost = data.get("cost_usd")
+            if cost is not None:
+                cost = float(cost)
+                source = RECORDED
+            elif way.entry is not None:
+                cost = _token_cost(way.entry, data.get("tokens_in"),
+                                   data.get("tokens_out"), data.get("tokens_cache_read"),
+                                   data.get("tokens_cache_write"))
+                source = CATALOG
             else:
-                cost = data.get("cost_usd")
-                if cost is not None:
-                    cost = float(cost)
-                    source = RECORDED
-                elif way.entry is not None:
-                    cost = _priced_data(way.entry, data)
-                    source = CATALOG
-                else:
-                    database = way.priced_by()
-                    if database is not None:
-                        cost = way.database_price(database, at, data)
-                        source = database.source
-                    elif way.lacks:
-                        wanting += 1
-        hour.served += 1
-        hour_counts[finding] += 1
-        if tally.first is None or at < tally.first:
-            tally.first = at
-        if tally.last is None or at > tally.last:
-            tally.last = at
+                database = way.priced_by()
+                source = None
+                if database is not None:
+                    cost = way.database_price(database, at, data)
+                    source = database.source
+                elif way.lacks:
+                    wanting += 1
         if cost is None:
-            if decision is not None:  # must be priced, and cannot be
+            if way is not None:  # must be priced, and cannot be
                 tally.unpriced += 1
                 unpriced += 1
                 if leak:
                     leak_unpriced += 1
                 if len(unpriced_events) < LISTED:
-                    unpriced_events.append(listed(line, at, data, (
-                        finding, decision, head, held, None), cost, step))
+                    unpriced_events.append((line, at, data, (finding, way.decision, head,
+                                                             way.held, None), cost, step))
             continue
         tally.cost_usd += cost
         cost_total += cost
@@ -577,8 +617,9 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
                 leak_off += cost
             if cost > least:  # a later event ties with none it would replace
                 order += 1
-                item = (cost, -order, listed(line, at, data, (finding, decision, head, held,
-                                                              source), cost, step))
+                assert way is not None  # an unknown connection's event is no leak
+                item = (cost, -order, (line, at, data, (finding, way.decision, head, way.held,
+                                                        source), cost, step))
                 if len(top) < TOP_LEAKS:
                     heapq.heappush(top, item)
                 else:
@@ -586,14 +627,35 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
                 if len(top) == TOP_LEAKS:
                     least = top[0][0]
     counts = dict.fromkeys(FINDINGS, 0)
-    for cell in cells:  # each cell's events, added to its connection's counts
+    for cell in cells:  # each cell's events, added to its connection's counts and span
         if cell.count:
+            tally = cell.tally
             counts[cell.finding] += cell.count
-            cell.tally.served += cell.count
-            cell.tally.counts[cell.finding] += cell.count
-            cell.tally.held[cell.held] += cell.count
+            tally.served += cell.count
+            tally.counts[cell.finding] += cell.count
+            tally.held[cell.held] += cell.count
+            if tally.first is None or cell.first < tally.first:
+                tally.first = cell.first
+            if tally.last is None or cell.last > tally.last:
+                tally.last = cell.last
     counts["unknown-connection"] = unknown
-    leaks = tuple(j for _, _, j in sorted(top, key=lambda item: (-item[0], -item[1])))
+    for hour_tally in by_hour.values():
+        hour_tally.served = sum(hour_tally.counts.values())
+    scan = ledger.scan()  # the read is over: its span, count and failed attempts are known
+    if ledger_ends[0]:
+        start = scan.first
+    if ledger_ends[1]:
+        end = scan.last
+    failed_by_request = ledger.failed_by_request
+
+    def judged(listed: _Listed) -> Judged:
+        assert plan is not None
+        line, at, data, judgement, cost, step = listed
+        return _judged(ledger_event(at, data, line), judgement, cost, plan, step,
+                       failed_by_request)
+
+    leaks = tuple(judged(j) for _, _, j in sorted(top, key=lambda item: (-item[0],
+                                                                          -item[1])))
     expired = (expired_unused(fleet, start, end)
                if start is not None and end is not None else ())
     return TrafficAudit(
@@ -602,7 +664,8 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
         duplicates=ledger.duplicates, counts=counts, not_audited=not_audited,
         leak_usd=leak_total, leak_split={"off-plan-billed": leak_off, "early-paid": leak_early},
         cost_usd=cost_total, leak_unpriced=leak_unpriced, unpriced=unpriced,
-        unpriced_events=tuple(unpriced_events), unattributed=unattributed,
+        unpriced_events=tuple(judged(listed) for listed in unpriced_events),
+        unattributed=unattributed,
         failed=failed_count, expired_unused=expired,
         by_connection=dict(sorted(by_connection.items())),
         by_hour={_EPOCH + timedelta(hours=hour): tally
@@ -616,20 +679,29 @@ def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
 _Judgement = tuple[str, PairDecision | None, Rung | None, str, str | None]
 """(finding, the pair's decision, the head rung, what the plan held, where its cost came
 from)."""
+_Listed = tuple[int, datetime, dict[str, Any], _Judgement, float | None, int]
+"""A listed event until the ledger is read: (line, at, fields, judgement, cost, step)."""
 
 
 class _Cell:
     """The served events of one way of a pair under one finding: counted here, and added
     to the connection's counts once the ledger is read."""
 
-    __slots__ = ("count", "finding", "held", "leak", "tally")
+    __slots__ = ("count", "finding", "first", "held", "last", "leak", "tally")
 
     def __init__(self, finding: str, held: str, tally: ConnectionTally) -> None:
         self.count = 0
+        self.first = _END_OF_TIME
+        self.last = _DAWN
+        """The instants of its first and last events (its connection's span, at the end)."""
         self.finding = finding
         self.leak = finding in LEAK_FINDINGS
         self.held = held
         self.tally = tally
+
+
+_NO_CELL = _Cell("on-plan", "", ConnectionTally())
+"""A way's ``last_cell`` before it is asked for one (under ``_NO_RANK``, never read)."""
 
 
 class _Way:
@@ -640,8 +712,9 @@ class _Way:
     also holds the steps at which its decision changed and the ways from each (``later``;
     None when it never changed over the span): one object to reach per event."""
 
-    __slots__ = ("by_head", "database", "decision", "entry", "free", "held", "index", "lacks",
-                 "later", "model", "provider", "quota", "steps", "tally")
+    __slots__ = ("by_head", "database", "decision", "entry", "free", "held", "high", "index",
+                 "lacks", "last_cell", "later", "low", "model", "now", "provider", "quota",
+                 "rank", "steps", "tally")
 
     def __init__(self, decision: PairDecision, tally: ConnectionTally, index: int,
                  entry: ModelEntry | None, provider: str) -> None:
@@ -662,8 +735,25 @@ class _Way:
         self.quota = rung in QUOTA_RUNGS and not decision.admitted
         self.by_head: list[_Cell | None] = [None] * (len(RUNGS) + 1)
         """Per head rung's rank (the last: no head), the cell of its finding."""
+        self.rank = _NO_RANK
+        self.last_cell = _NO_CELL
+        """The cell of the rank ``cell`` was last asked for."""
         self.steps: list[int] = []
         self.later: list[_Way] | None = None
+        self.now = self
+        self.low = self.high = 0
+        """The pair's way at the steps in [low, high), the last ``at_step`` found."""
+
+    def at_step(self, step: int) -> _Way:
+        """The pair's way in force at ``step`` (this the first way of the pair), kept with
+        the steps it holds for: a pair's next event is most often under the same."""
+        assert self.later is not None
+        steps = self.steps
+        found = bisect_right(steps, step)
+        self.low = steps[found - 1]
+        self.high = steps[found] if found < len(steps) else _NO_STEP
+        self.now = self.later[found - 1]
+        return self.now
 
     def priced_by(self) -> PriceDatabase | None:
         """The price database that prices this pair's model, which the catalog lacks: found
@@ -687,13 +777,18 @@ class _Way:
                                    data.get("tokens_cache_read") or 0,
                                    data.get("tokens_cache_write") or 0)
 
-    def at_step(self, step: int) -> _Way:
-        """The pair's way in force at ``step`` (this the first way of the pair)."""
-        assert self.later is not None
-        return self.later[bisect_right(self.steps, step) - 1]
-
     def cell(self, head_rank: int, cells: list[_Cell]) -> _Cell:
-        """The cell of this way's events under the head of ``head_rank`` (-1: none)."""
+        """The cell of this way's events under the head of ``head_rank`` (-1: none), kept
+        as ``last_cell`` with its ``rank``."""
+        found = self.by_head[head_rank]
+        if found is None:
+            found = self._cell(head_rank, cells)
+        self.rank = head_rank
+        self.last_cell = found
+        return found
+
+    def _cell(self, head_rank: int, cells: list[_Cell]) -> _Cell:
+        """``cell`` met for the first time under this head."""
         decision = self.decision
         head = RUNGS[head_rank] if head_rank >= 0 else None
         rung = decision.rung
@@ -737,12 +832,6 @@ def _pair(plan: PlanInForce, index_of: Mapping[str, int], connections: Sequence[
         first.steps = plan.steps[position]
         first.later = ways
     return first
-
-
-def _priced_data(entry: ModelEntry, data: Mapping[str, Any]) -> float | None:
-    """``_priced`` of an event read as its fields (``Ledger.records``)."""
-    return _token_cost(entry, data.get("tokens_in"), data.get("tokens_out"),
-                       data.get("tokens_cache_read"), data.get("tokens_cache_write"))
 
 
 def _judged(event: LedgerEvent, judgement: _Judgement, cost: float | None,

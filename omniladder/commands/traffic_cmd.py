@@ -117,9 +117,9 @@ def traffic(
         path = traffic_path(ledger, options)
         inputs = options.load()
         found = Ledger(path)
-        check_span(begin, finish, found.scan(), start, end)
         result = audit_traffic(inputs, parsed, found, start=begin, end=finish,
                                all_requests=all_requests, max_leak_usd=allowance)
+        check_span(begin, finish, found.scan(), start, end)  # the read is over: no read again
         if chosen is not Format.JSON:
             for line in result.warnings:
                 say(f"omniladder: warning: {line}")

@@ -77,6 +77,11 @@ class _FirstSeats:
     def ids(self) -> tuple[str, ...]:
         return tuple(chain.from_iterable(self._buckets[where][1] for where in self._order))
 
+    def first(self) -> str | None:
+        """The first of ``ids``, without the others."""
+        buckets = self._buckets
+        return next((ids[0] for where in self._order if (ids := buckets[where][1])), None)
+
 
 class Seating(Generic[M]):
     """The admitted pairs of one auto id, seated in pool entries (R11, R12).
@@ -157,6 +162,10 @@ class Seating(Generic[M]):
         """The seated connections in pool order (their first entry, then file order);
         kept only with ``track``."""
         return self._eligible.ids()
+
+    def leader(self) -> str | None:
+        """The first of ``eligible``: the connection seated first in the pool."""
+        return self._eligible.first()
 
     def unverified(self) -> tuple[str, ...]:
         """The connections seated unverified somewhere, in pool order; only with ``track``."""

@@ -49,6 +49,9 @@ class StepState:
     changed: tuple[tuple[PairDecision, PairDecision], ...]
     """(decision at the previous step, decision now) of every re-decided pair, in the plan's
     decision order; pairs not listed are decided as at the previous step."""
+    leader: str | None = None
+    """The connection seated first in the pool (``eligible``'s first), at every step, listed
+    or not."""
 
 
 def change_steps(history: Sequence[Reading], rate_limited_until: datetime | None,
@@ -274,7 +277,9 @@ class Stepper:
                 dirty = False
             else:
                 seated, shaky = previous.eligible, previous.unverified
+            leader = (previous.leader if previous is not None and not moved
+                      else seating.leader())
             state_now = StepState(now, head, sum(entries), tuple(states), seated, shaky,
-                                  tuple((o, n) for _, _, o, n in changed))
+                                  tuple((o, n) for _, _, o, n in changed), leader)
             yield state_now
             previous = state_now

@@ -20,8 +20,9 @@ provider ids are ``anthropic``, ``openai``, ``google``, ``deepseek``, ``groq``, 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, date, datetime, time, timezone
 from typing import Any
 
 EXTRA = "omniladder[prices]"
@@ -42,6 +43,40 @@ is looked up as it is (``openai``, ``anthropic``, ``deepseek``, ``groq``, ``mist
 ``openrouter``, ``cursor``, ...)."""
 
 
+_PARTS_KEPT = 1 << 12
+"""``PriceDatabase._in_force`` keeps the price of this many parts of days at most."""
+_UNKNOWN: Any = object()
+
+
+def _cuts(prices: list[Any]) -> list[time] | None:
+    """The UTC times of day at which a model's conditional prices may start or stop
+    holding, sorted; None when one has a condition other than a start date (which holds
+    from a UTC midnight on) or a daily interval of times.
+
+    genai-prices (``genai_prices/types.py``: ``StartDateConstraint.active`` compares the
+    instant's UTC date with ``start_date``; ``TimeOfDateConstraint.active`` compares the
+    instant's UTC time of day with ``start_time`` and ``end_time`` taken to UTC, a naive
+    time being UTC) decides each condition from the UTC date and time of day alone, so
+    between two of these times of a date the price in force is one."""
+    from genai_prices.types import StartDateConstraint, TimeOfDateConstraint
+
+    found: set[time] = set()
+    for price in prices:
+        condition = price.constraint
+        if condition is None or type(condition) is StartDateConstraint:
+            continue
+        if type(condition) is not TimeOfDateConstraint:
+            return None
+        for value in (condition.start_time, condition.end_time):
+            if value.tzinfo is None:
+                found.add(value.replace(tzinfo=UTC))
+            elif type(value.tzinfo) is timezone:
+                found.add(datetime.combine(date(1970, 1, 1), value).astimezone(UTC).timetz())
+            else:
+                return None
+    return sorted(found)
+
+
 class PriceDatabase:
     """``genai-prices``' bundled prices, looked up once per (provider, model)."""
 
@@ -52,6 +87,12 @@ class PriceDatabase:
         self._found: dict[tuple[str, str], Any] = {}
         self._rates: dict[int, tuple[Any, tuple[float, float, float, float] | None]] = {}
         """Per price in force (by identity; the price is kept), its rates (``_linear``)."""
+        self._held: dict[tuple[int, date, int], Any] = {}
+        """Per model with several prices, UTC date and part of that day (``_in_force``), the
+        price in force."""
+        self._cuts: dict[int, list[time] | None] = {}
+        """Per model with several prices (by identity; ``_found`` keeps it), the UTC times
+        of day at which one of them starts or stops holding (``_cuts``)."""
 
     def knows(self, provider: str, model: str) -> bool:
         """Whether the database has a price for the model on the provider."""
@@ -77,14 +118,13 @@ class PriceDatabase:
         tokens) are calculated by genai-prices once, and each event is priced from them,
         so a ledger of millions of events is not a calculation of genai-prices' each. A
         tiered price is calculated by genai-prices for each event."""
-        if not self.knows(provider, model):
-            return None
-        from genai_prices.types import ModelPrice
-
-        found_provider, found_model = self._found[(provider, model)]
-        prices = found_model.prices
-        # the price in force at the instant: the model's one price, or its dated prices'
-        in_force = prices if isinstance(prices, ModelPrice) else found_model.get_prices(at)
+        found = self._found.get((provider, model))
+        if found is None:
+            if not self.knows(provider, model):
+                return None
+            found = self._found[(provider, model)]
+        found_provider, found_model = found
+        in_force = self._in_force(found_model, at)
         known = self._rates.get(id(in_force))
         if known is None or known[0] is not in_force:
             known = self._rates[id(in_force)] = (in_force, self._linear(found_provider,
@@ -101,6 +141,28 @@ class PriceDatabase:
         priced: float = (tokens_in * per_in + tokens_out * per_out + cache_read * per_read
                          + cache_write * per_write) / 1_000_000
         return priced
+
+    def _in_force(self, found_model: Any, at: datetime) -> Any:
+        """The model's price in force at the instant: its one price, or of its conditional
+        prices the one ``get_prices`` picks, asked once per UTC date and part of the day
+        between two of the prices' times (``_cuts``), in which the pick cannot change."""
+        prices = found_model.prices
+        if not isinstance(prices, list):  # one ModelPrice, always in force
+            return prices
+        key = id(found_model)
+        cuts = self._cuts.get(key, _UNKNOWN)
+        if cuts is _UNKNOWN:
+            cuts = self._cuts[key] = _cuts(prices)
+        if cuts is None:
+            return found_model.get_prices(at)
+        utc = at.astimezone(UTC)
+        part = (key, utc.date(), bisect_right(cuts, utc.timetz()) if cuts else 0)
+        in_force = self._held.get(part)
+        if in_force is None:
+            if len(self._held) >= _PARTS_KEPT:
+                self._held.clear()
+            in_force = self._held[part] = found_model.get_prices(at)
+        return in_force
 
     def _linear(self, provider: Any, in_force: Any) -> tuple[float, float, float, float] | None:
         """The dollars a million of each kind of token costs at a price (input, output,

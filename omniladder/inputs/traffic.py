@@ -11,7 +11,10 @@ Two events with the same ``request_id``, ``connection`` and ``status`` are one (
 a ledger is idempotent); the first is kept. A ledger is read twice (``Ledger.scan`` first,
 then ``Ledger.events``): the scan validates every line and marks, in a fixed-size Bloom
 filter, the keys that may repeat; the second read compares exact keys only for those, so the
-memory spent on deduplication does not grow with the ledger.
+memory spent on deduplication does not grow with the ledger. ``audit traffic`` reads a JSONL
+ledger once when it can (``Ledger.one_pass``: each key's hash in a fixed table, the events
+whose hash repeats held aside and compared once the ledger is read), and twice when that
+read cannot give the same answer.
 
 A traffic ledger is also a spend ledger (``spend_events``): each served event with a
 recorded ``cost_usd`` counts toward the R8 budgets like a spend event.
@@ -23,7 +26,10 @@ import dataclasses
 import json
 import json.encoder
 import math
+import os
 import re
+from array import array
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
@@ -294,39 +300,54 @@ def _fast(data: Any) -> tuple[datetime, str, str, str | None] | None:
     if (type(connection) is not str or connection not in _CHECKED
             or type(model) is not str or model not in _CHECKED):
         return None
+    # the fields a line most often gives first, each counted off the line's keys: when none
+    # is left (at, connection and model are there, or the line is refused below), the
+    # others are absent and their checks are skipped
+    left = len(data) - 3
     requested = get("requested")
-    if requested is not None and (type(requested) is not str or requested not in _CHECKED):
-        return None
-    status = get("status")
-    if status is None:
-        status = "served"
-    elif status != "served" and status != "failed":
-        return None
+    if requested is not None:
+        if type(requested) is not str or requested not in _CHECKED:
+            return None
+        left -= 1
     value = get("tokens_in")
-    if value is not None and (type(value) is not int or value < 0):
-        return None
+    if value is not None:
+        if type(value) is not int or value < 0:
+            return None
+        left -= 1
     value = get("tokens_out")
-    if value is not None and (type(value) is not int or value < 0):
-        return None
-    value = get("tokens_cache_read")
-    if value is not None and (type(value) is not int or value < 0):
-        return None
-    value = get("tokens_cache_write")
-    if value is not None and (type(value) is not int or value < 0):
-        return None
-    value = get("attempts_before")
-    if value is not None and (type(value) is not int or value < 0):
-        return None
+    if value is not None:
+        if type(value) is not int or value < 0:
+            return None
+        left -= 1
     cost = get("cost_usd")
-    if cost is not None and (type(cost) is not float or not 0.0 <= cost < _INF):
-        return None
+    if cost is not None:
+        if type(cost) is not float or not 0.0 <= cost < _INF:
+            return None
+        left -= 1
     request = get("request_id")
-    # a printable text holds no control character and no blank but the space: one other
-    # character is what _IDENTIFIER asks
-    if request is not None and (type(request) is not str or (
-            not (request.isprintable() and request.strip(" "))
-            and _IDENTIFIER.match(request) is None)):
-        return None
+    if request is not None:
+        # a printable text holds no control character and no blank but the space: one
+        # other character is what _IDENTIFIER asks
+        if type(request) is not str or (not (request.isprintable() and request.strip(" "))
+                                        and _IDENTIFIER.match(request) is None):
+            return None
+        left -= 1
+    status: Any = "served"
+    if left:
+        status = get("status")
+        if status is None:
+            status = "served"
+        elif status != "served" and status != "failed":
+            return None
+        value = get("tokens_cache_read")
+        if value is not None and (type(value) is not int or value < 0):
+            return None
+        value = get("tokens_cache_write")
+        if value is not None and (type(value) is not int or value < 0):
+            return None
+        value = get("attempts_before")
+        if value is not None and (type(value) is not int or value < 0):
+            return None
     text = get("at")
     if type(text) is not str or not text.isascii():
         return None
@@ -363,6 +384,41 @@ _BLOCK_MASK = (_BLOOM_BITS - 1) & ~_IN_BLOCK
 def _bloom_positions(key: int) -> tuple[int, int]:
     one = key & (_BLOOM_BITS - 1)
     return one, one & _BLOCK_MASK | (key >> 40) & _IN_BLOCK
+
+
+_SLOTS = 1 << 23
+"""The table of ``one_pass``'s deduplication, 64 MiB at most whatever the ledger's size:
+per key (request_id, connection, status) one slot of 8 bytes, found by the low 23 bits of
+the key's hash, holding 36 more bits of the hash (``_MARK``) and the line that put it there
+(``_LINE_BITS``), filled to three quarters at most (6.3 million keys; a ledger of more is
+read twice). At 2 million keys, two keys look alike about once in 100,000 ledgers."""
+_LINE_BITS = 27
+_LINE_MAX = (1 << _LINE_BITS) - 1
+_MARK = (1 << 36) - 1
+
+
+def _slots(size: int | None) -> int:
+    """The table's slots for a ledger of ``size`` bytes: a line of a key takes 16 bytes at
+    least (its instant alone 20), so the table is filled to a quarter at most, and small
+    for a small ledger."""
+    wanted = 1 << max(64, (size or 0) // 16).bit_length()
+    return min(_SLOTS, wanted)
+
+
+_HELD_MAX = 1 << 16
+"""The most events ``one_pass`` holds aside before it reads the ledger twice instead."""
+_ENDS = 1 << 16
+"""``Ledger.ends`` reads this much of each end of the file."""
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+_LATEST = datetime.max.replace(tzinfo=UTC)
+
+
+LedgerRecord = tuple[int, datetime, str, str, dict[str, Any]]
+"""An event as ``Ledger.records`` gives it: (line, at, connection, status, fields)."""
+
+
+class Unsettled(Exception):
+    """``Ledger.one_pass`` cannot give the two reads' answer: read the ledger twice."""
 
 
 _SCAN: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
@@ -418,6 +474,8 @@ class Ledger:
         """The last line of an event the scan read."""
         self._scanned: tuple[int, ...] | None = None
         """The file's ``_identity`` before the scan read it."""
+        self.gave_up: str | None = None
+        """Why ``one_pass`` gave its read up for the two reads, None when it did not."""
 
     # --- reading ------------------------------------------------------------------------
 
@@ -475,23 +533,25 @@ class Ledger:
                             yield number, data
                     continue
                 total += len(body)
+                first = number + 1
                 try:
-                    lines: list[Any] = body.decode("utf-8").split("\n")
+                    lines = body.decode("utf-8").split("\n")
                 except UnicodeDecodeError:
-                    lines = body.split(b"\n")
-                lines.pop()  # the empty text after the block's last newline
-                for line in lines:
-                    number += 1
-                    if type(line) is str:
-                        try:
-                            data, end = scan(line, 0)
-                        except (StopIteration, ValueError, RecursionError):
-                            end = -1
-                        if end == len(line) or (end > 0 and not line[end:].strip(" \t\r")):
+                    for number, raw in enumerate(body.split(b"\n")[:-1], first):
+                        data = self._one(number, raw + b"\n")
+                        if data is not _BLANK:
                             yield number, data
-                            continue
-                        line = line.encode("utf-8")  # the line's own bytes: it decoded
-                    data = self._one(number, line + b"\n")
+                    continue
+                lines.pop()  # the empty text after the block's last newline
+                for number, line in enumerate(lines, first):
+                    try:
+                        data, end = scan(line, 0)
+                    except (StopIteration, ValueError, RecursionError):
+                        end = -1
+                    if end == len(line) or (end > 0 and not line[end:].strip(" \t\r")):
+                        yield number, data
+                        continue
+                    data = self._one(number, line.encode("utf-8") + b"\n")  # its own bytes
                     if data is not _BLANK:
                         yield number, data
         if len(rest) > INPUT_LIMIT:
@@ -543,7 +603,7 @@ class Ledger:
                            -index - 1)
                 for index, item in enumerate(events)]
 
-    def _again(self) -> Iterator[tuple[int, datetime, dict[str, Any]]]:
+    def _again(self) -> Iterator[LedgerRecord]:
         """``records`` of a JSONL ledger, once ``scan`` validated every line: what
         ``event_from`` accepted, without checking each field again, when the file is as the
         scan found it. A ledger changed since (a gateway still appending, a log rewritten)
@@ -566,15 +626,17 @@ class Ledger:
                     at = self._line(number, data).at  # a lower-case t or z, or a fault
             else:
                 at = self._line(number, data).at
+            connection = data["connection"]
+            status = data.get("status") or "served"
             if maybe:
                 request = data.get("request_id")
                 if request is not None and request in maybe:
-                    exact = (request, data["connection"], data.get("status") or "served")
+                    exact = (request, connection, status)
                     if exact in seen:
                         duplicates += 1
                         continue
                     seen.add(exact)
-            yield number, at, data
+            yield number, at, connection, status, data
         self._read_once(duplicates)
 
     def _read_once(self, duplicates: int) -> None:
@@ -646,17 +708,215 @@ class Ledger:
         self._scan = Scan(first, last, count)
         return self._scan
 
-    def records(self) -> Iterator[tuple[int, datetime, dict[str, Any]]]:
+    # --- one read -----------------------------------------------------------------------
+
+    @property
+    def unread(self) -> bool:
+        """Whether this is a JSONL ledger not read yet: ``one_pass`` may read it."""
+        return self.by_line and self._scan is None
+
+    def ends(self) -> tuple[datetime, datetime] | None:
+        """The instants of the events on the first and the last line of a JSONL ledger, read
+        from the file's two ends; None when either is not a valid event (a blank file, a line
+        longer than ``_ENDS``) or the file cannot be read (the read that follows says why).
+        A ledger in time order (as importers and appending gateways write it) spans these;
+        ``one_pass`` finds out whether it does."""
+        from omniladder.inputs.files import open_input
+
+        try:
+            with open_input(self.path, self.shown) as stream:
+                size = os.fstat(stream.fileno()).st_size
+                head = stream.read(_ENDS)
+                tail = head
+                if size > _ENDS:
+                    stream.seek(size - _ENDS)
+                    tail = stream.read(_ENDS)
+        except (InputError, OSError):
+            return None
+        whole = size <= _ENDS
+        lines = head.split(b"\n")
+        if not whole:
+            lines.pop()  # a line the head may have cut
+        first = next((line for line in lines if line.strip()), None)
+        lines = tail.split(b"\n")
+        if not whole:
+            lines = lines[1:]  # a line the tail may have cut
+        last = next((line for line in reversed(lines) if line.strip()), None)
+        if first is None or last is None:
+            return None
+        instants = [self._instant_of_line(line) for line in (first, last)]
+        if instants[1] is None and not tail.endswith(b"\n"):  # a last line cut short
+            last = next((line for line in reversed(lines[:-1]) if line.strip()), None)
+            instants[1] = None if last is None else self._instant_of_line(last)
+        if instants[0] is None or instants[1] is None:
+            return None
+        return instants[0], instants[1]
+
+    def _instant_of_line(self, line: bytes) -> datetime | None:
+        """The instant of an event line, None when it is not a valid event."""
+        try:
+            return event_from(json.loads(line), _Place(self.shown, None, ""), 0).at
+        except (InputError, ValueError, RecursionError):
+            return None
+
+    def one_pass(self, first: datetime | None, last: datetime | None) -> Iterator[LedgerRecord]:
+        """``records`` of a JSONL ledger not read yet, in one read: each line validated as
+        ``scan`` validates it and given at once. ``first`` and ``last`` are the span's ends
+        the caller took from ``ends`` (None: an end the caller chose, which no event needs to
+        be inside); the ledger's span is theirs only if every event falls between them and
+        the first and the last events are at them.
+
+        Deduplication keeps each key's hash in a fixed table (``_SLOTS``) with the line that
+        put it there; an event whose hash is held already is held aside, not given. Once the
+        ledger is read, each held event is compared with the line its hash names: the same
+        request_id, connection and status is a duplicate, read once as ``records`` reads
+        it. Whenever the answer would not be the two reads' (an event outside the span, a
+        held event that is not a duplicate, a file changed before the comparison, more keys
+        or held events than the table holds), this raises ``Unsettled`` (its reason also in
+        ``gave_up``): the caller drops what it made of the events and reads the ledger the
+        two-read way (``forget``, then ``scan`` and ``records``). Once it ends, the ledger
+        is as ``scan`` leaves it: ``records`` reads it again, the same events."""
+        shown = self.shown
+        identity = _identity(self.path)
+        slots = _slots(identity[2] if identity is not None else None)
+        table = array("q", [0]) * slots
+        mask = slots - 1
+        room = slots * 3 // 4
+        held: list[tuple[int, tuple[str, str, str], int]] = []
+        failed = self.failed_by_request
+        low = first if first is not None else _LATEST
+        high = last if last is not None else _EARLIEST
+        first_at: datetime | None = None
+        at_last = last is not None
+        at = _EARLIEST
+        count = line = 0
+        for line, data in self._parsed():
+            found = _fast(data)
+            if found is None:
+                event = event_from(data, _Place(shown, line, ""), line)
+                found = (event.at, event.connection, event.status, event.request_id)
+            at, connection, status, request = found
+            count += 1
+            if first_at is None:
+                first_at = at
+            if at < low:
+                if first is not None:
+                    raise self._give_up("an event before the first line's instant")
+                low = at
+            if at >= high:
+                if at > high:
+                    if last is not None:
+                        raise self._give_up("an event after the last line's instant")
+                    high = at
+                elif at_last:  # the first event at the last line's instant is the span's
+                    high = at  # end, as the scan has it (an offset it was written with kept)
+                    at_last = False
+            if request is None:
+                yield line, at, connection, status, data
+                continue
+            if status == "failed":
+                hashed = hash(request)
+                failed[hashed] = failed.get(hashed, 0) + 1
+            key = hash((request, connection, status))
+            slot = key & mask
+            mark = key >> 23 & _MARK
+            while True:
+                there = table[slot]
+                if not there:
+                    table[slot] = mark << _LINE_BITS | line
+                    room -= 1
+                    break
+                if there >> _LINE_BITS == mark:
+                    held.append((line, (request, connection, status), there & _LINE_MAX))
+                    break
+                slot = slot + 1 & mask
+            if not there:
+                if room < 0 or line > _LINE_MAX:
+                    raise self._give_up("more keys than the table holds")
+                yield line, at, connection, status, data
+            elif len(held) > _HELD_MAX:
+                raise self._give_up("more repeated keys than are held aside")
+        del table
+        if count and ((first is not None and first_at != first)
+                      or (last is not None and at != last)):
+            raise self._give_up("the first or last event is not at the span's end")
+        if held:
+            self._settle(held, identity)
+        self._scanned = identity
+        self._lines_seen = line if count else 0
+        self._maybe_repeated = {request for _, (request, _, _), _ in held}
+        self._scan = Scan(low if count else None, high if count else None, count)
+        self._read_once(len(held))
+
+    def _settle(self, held: list[tuple[int, tuple[str, str, str], int]],
+                identity: tuple[int, ...] | None) -> None:
+        """Each held event's key compared with the key of the line that put its hash in
+        the table; ``Unsettled`` unless every one is a duplicate."""
+        if identity is None or _identity(self.path) != identity:
+            raise self._give_up("the file changed while it was read")
+        wanted = self._lines_at({put for _, _, put in held})
+        for _, key, put in held:
+            data = wanted.get(put)
+            if type(data) is not dict or key != (data.get("request_id"), data["connection"],
+                                                 data.get("status") or "served"):
+                raise self._give_up("a key whose hash another key holds")
+        if _identity(self.path) != identity:
+            raise self._give_up("the file changed while it was read")
+
+    def _lines_at(self, numbers: set[int]) -> dict[int, Any]:
+        """The JSONL lines of these numbers as ``json.loads`` gives them (lines ``one_pass``
+        read as events), found by counting newlines: only they are parsed."""
+        from omniladder.inputs.files import open_input
+
+        found: dict[int, Any] = {}
+        wanted = sorted(numbers)
+        number = 0
+        rest = b""
+        with open_input(self.path, self.shown) as stream:
+            while found.keys() != numbers:
+                block = stream.read(_BLOCK)
+                if not block:
+                    if number + 1 in numbers:  # the last line, without its newline
+                        found[number + 1] = json.loads(rest)
+                    break
+                if rest:
+                    block = rest + block
+                cut = block.rfind(b"\n") + 1
+                rest = block[cut:]
+                whole = block.count(b"\n", 0, cut)
+                first = bisect_left(wanted, number + 1)
+                if first < len(wanted) and wanted[first] <= number + whole:
+                    for offset, piece in enumerate(block[:cut].split(b"\n"), number + 1):
+                        if offset in numbers:
+                            found[offset] = json.loads(piece)
+                number += whole
+        return found
+
+    def _give_up(self, why: str) -> Unsettled:
+        self.gave_up = why
+        return Unsettled(why)
+
+    def forget(self) -> None:
+        """Forget what a read found, for the two reads after ``one_pass`` gave up."""
+        self.failed_by_request = Counter()
+        self.duplicates = 0
+        self._maybe_repeated = set()
+        self._scan = None
+        self._lines_seen = 0
+        self._scanned = None
+
+    def records(self) -> Iterator[LedgerRecord]:
         """The ledger's events in file order, each (request_id, connection, status) once, as
-        (line, at, fields): each field as the event has it (a JSONL line's own values, which
-        ``event_from`` accepted: a cost may be an integer), ``at`` as the instant. What a
-        reader of millions of events takes instead of building each ``LedgerEvent``."""
+        (line, at, connection, status, fields): each field as the event has it (a JSONL
+        line's own values, which ``event_from`` accepted: a cost may be an integer), ``at``
+        as the instant, the status ``served`` when the event gives none. What a reader of
+        millions of events takes instead of building each ``LedgerEvent``."""
         self.scan()
         if self.by_line:
             return self._again()
         return self._documented()
 
-    def _documented(self) -> Iterator[tuple[int, datetime, dict[str, Any]]]:
+    def _documented(self) -> Iterator[LedgerRecord]:
         """``records`` of a document ledger."""
         maybe = self._maybe_repeated
         seen: set[tuple[str, str, str]] = set()
@@ -669,16 +929,16 @@ class Ledger:
                     duplicates += 1
                     continue
                 seen.add(exact)
-            yield event.line, event.at, event._asdict()
+            yield event.line, event.at, event.connection, event.status, event._asdict()
         self._read_once(duplicates)
 
     def events(self) -> Iterator[LedgerEvent]:
         """The ledger's events in file order, each (request_id, connection, status) once."""
         if not self.by_line:
-            for _, _, data in self.records():
+            for _, _, _, _, data in self.records():
                 yield LedgerEvent(**data)
             return
-        for number, at, data in self.records():
+        for number, at, _, _, data in self.records():
             yield ledger_event(at, data, number)
 
 
