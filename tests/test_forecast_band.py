@@ -4,7 +4,7 @@ is reported as p10 / p50 / p90 over the low, middle and high burns."""
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -12,7 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from omniladder.analyses.forecast.pace import MIN_SPREAD, burn_band, history_rates, outlook
+from omniladder.analyses.forecast.pace import (
+    MIN_SPREAD,
+    WindowLength,
+    burn_band,
+    history_rates,
+    outlook,
+)
 from omniladder.analyses.forecast.walk import (
     _at_burn,
     _band_heads,
@@ -207,11 +213,18 @@ def test_the_band_walks_equal_whole_walks_at_each_edge(inputs: LoadedInputs, aut
     """``_band_heads`` (the middle walk's decisions reused, moved or decided again) gives
     the heads of the whole walk at the high and the low burn, at every instant it decides
     at: the band's answers and paid hours are the whole walks'."""
+    assert_band_walks_are_whole_walks(inputs, auto_id, T0 + timedelta(hours=hours),
+                                      five_hours)
+
+
+def assert_band_walks_are_whole_walks(inputs: LoadedInputs, auto_id: str, end: datetime,
+                                      lengths: WindowLength) -> None:
+    """The band's walks from ``T0`` to ``end`` (every 15 minutes listed) give the heads of
+    the whole walks at the high and the low burn."""
     parsed = parse_auto_id(auto_id)
-    end = T0 + timedelta(hours=hours)
     listed = listed_instants(T0, end, timedelta(minutes=15))
     outlooks = tuple(outlook(c.id, c.provider, inputs.readings.get(c.id, ()), T0, inputs,
-                             five_hours)
+                             lengths)
                      for c in inputs.connections if inputs.readings.get(c.id))
     middle = _walk_projection(inputs, parsed, T0, end, listed, outlooks, False, keep_log=True)
     for edge in ("high", "low"):

@@ -21,12 +21,6 @@ from omniladder.analyses.forecast.pace import (
     whole_second,
 )
 from omniladder.analyses.forecast.profile import BINS, MIN_HOURS, DayProfile
-from omniladder.analyses.forecast.walk import (
-    _at_burn,
-    _band_heads,
-    _walk_projection,
-    listed_instants,
-)
 from omniladder.analyses.simulate import _walk as whole_fleet_walk
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
@@ -35,6 +29,7 @@ from tests.builders import fleet
 from tests.strategies import SHIPPED
 from tests.test_backtest import CUTOFF, inputs_of
 from tests.test_forecast import answers, recorded_plus_projected, run
+from tests.test_forecast_band import assert_band_walks_are_whole_walks
 
 NOW = datetime(2026, 11, 26, 6, tzinfo=UTC)
 """06:00 UTC, the quiet end of a night: the day's busy hours lie ahead."""
@@ -325,18 +320,7 @@ def test_profiled_band_walks_equal_whole_walks(inputs: LoadedInputs, auto_id: st
     """The band's walks, deciding again only what the middle walk does not give, equal the
     whole walks at the high and low burn on profiled histories."""
     assume(_profiled(inputs, T0))
-    parsed = parse_auto_id(auto_id)
-    end = T0 + timedelta(hours=12)
-    listed = listed_instants(T0, end, timedelta(minutes=15))
-    outlooks = tuple(outlook(c.id, c.provider, inputs.readings.get(c.id, ()), T0, inputs,
-                             no_lengths)
-                     for c in inputs.connections if inputs.readings.get(c.id))
-    middle = _walk_projection(inputs, parsed, T0, end, listed, outlooks, False, keep_log=True)
-    for edge in ("high", "low"):
-        burnt = _at_burn(outlooks, edge)
-        whole = _walk_projection(inputs, parsed, T0, end, listed, burnt, False).heads
-        assert _band_heads(inputs, parsed, T0, end, listed, middle, outlooks,
-                           burnt) == whole
+    assert_band_walks_are_whole_walks(inputs, auto_id, T0 + timedelta(hours=12), no_lengths)
 
 
 def test_a_history_of_years_is_learned_without_overflow() -> None:

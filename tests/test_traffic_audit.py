@@ -229,12 +229,10 @@ def oracle(inputs: LoadedInputs, auto_id: str, item: dict[str, Any]) -> str:
     return "on-plan"
 
 
-@pytest.mark.parametrize("auto_id", ["auto/thrifty", "auto/subscription", "auto/coding:thrifty"])
-def test_every_event_is_judged_as_the_plan_at_its_instant_judges_it(tmp_path: Path,
-                                                                     auto_id: str) -> None:
-    """The stepped plan in force equals ``make_plan`` at each event's instant, across
-    arrivals, resets, staleness, a cooldown's end and a budget that fills."""
-    inputs = fleet(
+def changing_plan_fleet() -> LoadedInputs:
+    """A plan that changes over the span: arrivals, a reset, staleness, a cooldown's end
+    and a premium budget that a spend event fills."""
+    return fleet(
         [conn("claude-max", models=["sonnet", "opus"]),
          conn("codex", "codex", models=["gpt-codex"], rate_limited_until=at(minutes=-50)),
          conn("local", "ollama", "none", models=["qwen"]),
@@ -248,6 +246,14 @@ def test_every_event_is_judged_as_the_plan_at_its_instant_judges_it(tmp_path: Pa
                   "budgets": {"rung_budget_usd": {"premium": 1.0}}},
         spend=[{"at": at(minutes=-35), "connection": "openai-key", "model": "gpt-big",
                 "cost_usd": 1.5}])
+
+
+@pytest.mark.parametrize("auto_id", ["auto/thrifty", "auto/subscription", "auto/coding:thrifty"])
+def test_every_event_is_judged_as_the_plan_at_its_instant_judges_it(tmp_path: Path,
+                                                                     auto_id: str) -> None:
+    """The stepped plan in force equals ``make_plan`` at each event's instant, across
+    arrivals, resets, staleness, a cooldown's end and a budget that fills."""
+    inputs = changing_plan_fleet()
     pairs = [("claude-max", "sonnet"), ("claude-max", "opus"), ("codex", "gpt-codex"),
              ("local", "qwen"), ("openai-key", "gpt-mini"), ("openai-key", "gpt-big"),
              ("stranger", "sonnet")]

@@ -27,6 +27,7 @@ from omniladder.inputs.traffic import Ledger
 from omniladder.rendering.traffic_view import traffic_document
 from tests.builders import at, conn, fleet, instant, reading, window
 from tests.conftest import EXAMPLES
+from tests.test_traffic_audit import changing_plan_fleet
 
 runner = CliRunner()
 
@@ -49,20 +50,7 @@ def steady() -> LoadedInputs:
 def moving() -> LoadedInputs:
     """A plan that changes over the span: arrivals, a reset, staleness, a cooldown's end
     and a premium budget that a spend event fills."""
-    return fleet(
-        [conn("claude-max", models=["sonnet", "opus"]),
-         conn("codex", "codex", models=["gpt-codex"], rate_limited_until=at(minutes=-50)),
-         conn("local", "ollama", "none", models=["qwen"]),
-         conn("openai-key", "openai", "apikey", models=["gpt-mini", "gpt-big"])],
-        [reading("claude-max", at(minutes=-90), window("5h", 40, at(minutes=-70)),
-                 window("weekly-opus", 1, at(hours=5), models=["opus"])),
-         reading("claude-max", at(minutes=-40), window("5h", 1, at(minutes=-20))),
-         reading("codex", at(minutes=-85), window("5h", 60, at(hours=2))),
-         reading("local", at(minutes=-60), window("local", unlimited=True))],
-        settings={"ladder": {"max_reading_age_seconds": 1800},
-                  "budgets": {"rung_budget_usd": {"premium": 1.0}}},
-        spend=[{"at": at(minutes=-35), "connection": "openai-key", "model": "gpt-big",
-                "cost_usd": 1.5}])
+    return changing_plan_fleet()
 
 
 PAIRS = [("claude-max", "sonnet"), ("claude-max", "opus"), ("claude-spent", "sonnet"),
