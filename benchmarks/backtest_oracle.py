@@ -56,22 +56,12 @@ def hidden_states(connections: int, days: int, seed: int, written: list[dict[str
     those written."""
     rng = random.Random(seed)
     accounts = [fleet.account(rng, index) for index in range(connections)]
-    steps = int(timedelta(days=days) / fleet.READING_EVERY)
     states: dict[tuple[str, datetime], fleet.Account] = {}
     replayed: list[dict[str, Any]] = []
-    for item in accounts:
-        phase = timedelta(seconds=rng.randrange(0, 300))
-        outage: tuple[int, int] | None = None
-        if rng.random() < 0.2:
-            first = rng.randrange(steps)
-            outage = (first, first + rng.randrange(6, 25))
-        for step in range(steps):
-            at = fleet.WEEK_START + phase + fleet.READING_EVERY * step
-            fleet.advance(rng, item, at, noise)
-            states[(item.cid, at)] = copy.copy(item)
-            lost = rng.random() < 0.01 or (outage is not None and outage[0] <= step < outage[1])
-            if not lost:
-                replayed.append(fleet.week_reading(rng, item, at))
+    for item, at, reading in fleet.week_steps(rng, accounts, days, noise):
+        states[(item.cid, at)] = copy.copy(item)
+        if reading is not None:
+            replayed.append(reading)
     if replayed != written:
         raise SystemExit("the replay does not write the generated readings: "
                          "benchmarks/fleet.py changed its draws")

@@ -23,6 +23,7 @@ import argparse
 import json
 import math
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -401,17 +402,11 @@ def check_noise(noise: float) -> float:
     return noise
 
 
-def generate_week(out: Path, connections: int, days: int = 7, seed: int = 1,
-                  noise: float = 1.0) -> Path:
-    """Write ``connections`` accounts' readings every 5 minutes for ``days`` days from
-    ``WEEK_START`` into ``out``, by the noise model above with its noise terms scaled by
-    ``noise`` (1: the model as documented); return the settings file."""
-    check_noise(noise)
-    rng = random.Random(seed)
-    out.mkdir(parents=True, exist_ok=True)
-    accounts = [account(rng, index) for index in range(connections)]
+def week_steps(rng: random.Random, accounts: list[Account], days: int, noise: float
+               ) -> Iterator[tuple[Account, datetime, dict[str, Any] | None]]:
+    """Each account's week, account after account, 5 minutes at a time: the account (its
+    state after the step), the instant, and the reading written there (None: lost)."""
     steps = int(timedelta(days=days) / READING_EVERY)
-    readings: list[dict[str, Any]] = []
     for item in accounts:
         phase = timedelta(seconds=rng.randrange(0, 300))
         outage: tuple[int, int] | None = None
@@ -422,8 +417,20 @@ def generate_week(out: Path, connections: int, days: int = 7, seed: int = 1,
             at = WEEK_START + phase + READING_EVERY * step
             advance(rng, item, at, noise)
             lost = rng.random() < 0.01 or (outage is not None and outage[0] <= step < outage[1])
-            if not lost:
-                readings.append(week_reading(rng, item, at))
+            yield item, at, None if lost else week_reading(rng, item, at)
+
+
+def generate_week(out: Path, connections: int, days: int = 7, seed: int = 1,
+                  noise: float = 1.0) -> Path:
+    """Write ``connections`` accounts' readings every 5 minutes for ``days`` days from
+    ``WEEK_START`` into ``out``, by the noise model above with its noise terms scaled by
+    ``noise`` (1: the model as documented); return the settings file."""
+    check_noise(noise)
+    rng = random.Random(seed)
+    out.mkdir(parents=True, exist_ok=True)
+    accounts = [account(rng, index) for index in range(connections)]
+    readings = [reading for _, _, reading in week_steps(rng, accounts, days, noise)
+                if reading is not None]
     listed = [{"id": item.cid, "provider": item.cid.split("-")[0], "auth_type": "oauth"}
               for item in accounts]
     (out / "connections.toml").write_text(tomli_w.dumps({"connections": listed}),
