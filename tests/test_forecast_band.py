@@ -18,6 +18,7 @@ from omniladder.analyses.forecast.pace import (
     burn_band,
     history_rates,
     outlook,
+    window_series,
 )
 from omniladder.analyses.forecast.walk import (
     _at_burn,
@@ -57,25 +58,25 @@ SPANS = [(0, 100.0, 10), (30, 95.0, 10), (60, 90.0, 10), (90, 80.0, 10), (120, 7
 def test_the_history_is_each_hour_long_span_against_the_span_before() -> None:
     history = readings(SPANS)
     now = T0 + timedelta(minutes=720)
-    ratios = history_rates(history, history[-1].windows[0], now)  # type: ignore[index]
+    ratios = history_rates(window_series(history, history[-1].windows[0]), now)  # type: ignore[index]
     assert [round(ratio, 6) for ratio, _ in ratios] == [2.0, 0.25]
     older, newer = (weight for _, weight in ratios)
     assert older < newer  # weighted to the recent
     # readings a few minutes apart make the same spans: the band is about hours
     dense = readings([(m, 100.0 - m / 6, 10) for m in range(0, 61, 5)]
                      + [(m, 90.0 - (m - 60) / 3, 10) for m in range(65, 121, 5)])
-    ratios = history_rates(dense, dense[-1].windows[0], now)  # type: ignore[index]
+    ratios = history_rates(window_series(dense, dense[-1].windows[0]), now)  # type: ignore[index]
     assert [round(ratio, 6) for ratio, _ in ratios] == [2.0]
 
 
 def test_the_band_spans_the_history_and_at_least_the_minimum_spread() -> None:
     history = readings(SPANS)
     window = history[-1].windows[0]  # type: ignore[index]
-    low, high = burn_band(history, window, 30.0, T0 + timedelta(minutes=720))
+    low, high = burn_band(window_series(history, window), 30.0, T0 + timedelta(minutes=720))
     assert low == pytest.approx(30.0 * 0.25)  # the span that slowed to a quarter
     assert high == pytest.approx(30.0 * 2.0)  # the span that doubled
     steady = readings([(0, 90.0, 5), (60, 80.0, 5), (120, 70.0, 5)])
-    low, high = burn_band(steady, steady[-1].windows[0],  # type: ignore[index]
+    low, high = burn_band(window_series(steady, steady[-1].windows[0]),  # type: ignore[index]
                           10.0, T0 + timedelta(hours=2))
     assert (low, high) == pytest.approx((10.0 * (1 - MIN_SPREAD), 10.0 * (1 + MIN_SPREAD)))
 

@@ -235,12 +235,13 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
                    "guardrail; full at its reset, which does not recur")
     (first_at, first), (last_at, last) = cycle[0], cycle[-1]
     rate = max(first - last, 0.0) / hours
-    profile = cycle_profile(window_profile(readings, window, last_at), first_at, last_at)
+    series = window_series(readings, window)
+    profile = cycle_profile(window_profile(series, last_at), first_at, last_at)
     if profile is not None:
         followed = f"burn by the hour of the day ({profile.days:.1f} days of readings)"
         assumed = f"{assumed}; {followed}" if assumed else followed
     blank = dataclasses.replace(blank, note=assumed,
-                                burn_band=burn_band(readings, window, rate, now),
+                                burn_band=burn_band(series, rate, now),
                                 profile=profile)
     paced = dataclasses.replace(blank, burn_percent_per_hour=rate, lasts_to_reset=True)
     # The reset always wins; a crossing past it is never placed on the calendar (a burn of
@@ -253,17 +254,30 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
     return paced
 
 
-def window_profile(readings: Sequence[Reading], window: Window,
-                   now: datetime) -> DayProfile | None:
-    """The window's profile over the hours of the day at ``now``, learned from its history
-    (``ProfileLearner``)."""
-    learner = ProfileLearner(_same_reset)
+Shown = tuple[datetime, float | None, datetime | None]
+"""A reading's instant and what it shows of one window: its figure and reset (None, None:
+the window is absent or unlimited there)."""
+
+
+def window_series(readings: Sequence[Reading], window: Window) -> list[Shown]:
+    """What each reading shows of ``window``, oldest first: the history the band and the
+    profile are both read from."""
+    series: list[Shown] = []
     for reading in readings:
         mine = next((w for w in reading.all_windows() if _same_window(w, window)), None)
         if mine is None or mine.unlimited:
-            learner.see(reading.checked_at, None, None)
+            series.append((reading.checked_at, None, None))
         else:
-            learner.see(reading.checked_at, mine.figure, mine.reset_at)
+            series.append((reading.checked_at, mine.figure, mine.reset_at))
+    return series
+
+
+def window_profile(series: Sequence[Shown], now: datetime) -> DayProfile | None:
+    """The window's profile over the hours of the day at ``now``, learned from its history
+    (``ProfileLearner``)."""
+    learner = ProfileLearner(_same_reset)
+    for checked_at, figure, reset_at in series:
+        learner.see(checked_at, figure, reset_at)
     return learner.learned(now)
 
 
@@ -290,8 +304,7 @@ joined until they are): the band is about the burn over the hours ahead, not ove
 minutes between two readings (docs/forecast.md#band)."""
 
 
-def history_rates(readings: Sequence[Reading], window: Window,
-                  now: datetime) -> list[tuple[float, float]]:
+def history_rates(series: Sequence[Shown], now: datetime) -> list[tuple[float, float]]:
     """(ratio, weight): for each span of the window's history (at least ``RATE_SPAN_HOURS``
     of consecutive readings of one cycle: same reset, no regain), its burn rate divided by
     the rate of the span just before it in the same cycle, when that one burnt: how far
@@ -301,27 +314,26 @@ def history_rates(readings: Sequence[Reading], window: Window,
     out: list[tuple[float, float]] = []
     start: tuple[datetime, float, datetime | None] | None = None
     last: tuple[float, datetime] | None = None
-    for reading in readings:
-        mine = next((w for w in reading.all_windows() if _same_window(w, window)), None)
-        if mine is None or mine.unlimited:
+    for checked_at, shown, shown_reset in series:
+        if shown is None:
             start = last = None
             continue
-        here = (reading.checked_at, mine.figure, mine.reset_at)
+        here = (checked_at, shown, shown_reset)
         if start is None:
             start = here
             continue
         at, figure, reset_at = start
-        hours = (reading.checked_at - at).total_seconds() / 3600.0
-        if mine.figure > figure or not _same_reset(reset_at, mine.reset_at):
+        hours = (checked_at - at).total_seconds() / 3600.0
+        if shown > figure or not _same_reset(reset_at, shown_reset):
             start, last = here, None  # a regain or a reset: a new cycle
             continue
         if hours < RATE_SPAN_HOURS:
             continue
-        rate = (figure - mine.figure) / hours
+        rate = (figure - shown) / hours
         if last is not None and last[1] == at and last[0] > 0:
-            age = max((now - reading.checked_at).total_seconds() / 3600.0, 0.0)
+            age = max((now - checked_at).total_seconds() / 3600.0, 0.0)
             out.append((rate / last[0], hours * 0.5 ** (age / HALF_LIFE_HOURS)))
-        start, last = here, (rate, reading.checked_at)
+        start, last = here, (rate, checked_at)
     return out
 
 
@@ -337,12 +349,11 @@ def _quantile(rates: Sequence[tuple[float, float]], share: float) -> float:
     return ordered[-1][0]
 
 
-def burn_band(readings: Sequence[Reading], window: Window, rate: float,
-              now: datetime) -> tuple[float, float]:
+def burn_band(series: Sequence[Shown], rate: float, now: datetime) -> tuple[float, float]:
     """The low and high burn around ``rate``: the rate times the 10th and 90th weighted
     percentiles of the window's history of span-to-span ratios (``history_rates``), widened
     to at least ``MIN_SPREAD`` of the rate either side and never excluding the rate."""
-    ratios = history_rates(readings, window, now)
+    ratios = history_rates(series, now)
     low, high = rate * (1.0 - MIN_SPREAD), rate * (1.0 + MIN_SPREAD)
     if ratios and sum(weight for _, weight in ratios) > 0:
         low = min(low, rate * _quantile(ratios, BAND_QUANTILES[0]))
