@@ -17,6 +17,10 @@ Its median absolute error over the same crossings is printed beside the forecast
 ``--noise SCALE`` generates and replays the week with its noise terms scaled (fleet.py
 ``--noise``; 1, the default, is the documented model), the futures too; at 0 the futures
 are the generator's one deterministic path, so the oracle misses only by the readings lost.
+``--drift-unknown`` also prints a second oracle that knows all but the drift: each of its
+futures starts from a drift drawn from the drift's stationary law, not the account's own,
+as a forecaster that knows the account's demand and scale exactly but not where its pace
+has wandered to.
 """
 
 from __future__ import annotations
@@ -69,15 +73,19 @@ def hidden_states(connections: int, days: int, seed: int, written: list[dict[str
 
 
 def oracle_p50(state: fleet.Account, sample: Sample, futures: int,
-               rng: random.Random, noise: float = 1.0) -> datetime | None:
+               rng: random.Random, noise: float = 1.0, drift_known: bool = True
+               ) -> datetime | None:
     """The median of the instants the window first shows the cutoff over ``futures`` runs
     of the generator at ``noise`` from ``state`` (None: the median future lasts to the
-    reset)."""
+    reset); without ``drift_known``, each future's drift is drawn from its stationary law
+    (``fleet.DRIFT_SIGMA``)."""
     reset_at = sample.reset_at
     assert reset_at is not None
     found: list[datetime | None] = []
     for _ in range(futures):
         item = copy.copy(state)
+        if not drift_known:
+            item.drift = rng.gauss(0.0, fleet.DRIFT_SIGMA * noise)
         at, crossed = sample.at, None
         while True:
             at += fleet.READING_EVERY
@@ -93,10 +101,12 @@ def oracle_p50(state: fleet.Account, sample: Sample, futures: int,
 
 
 def crossing_errors(connections: int, days: int, seed: int, futures: int,
-                    noise: float = 1.0) -> tuple[list[float], list[float], list[int]]:
+                    noise: float = 1.0, drift_unknown: bool = False
+                    ) -> tuple[list[float], list[float], list[int], list[float]]:
     """(the oracle's, the forecast's) p50 errors in minutes, positive late, on each crossing
-    of a 5h window the backtest judged at 1-3 h lead on the week of these arguments, and
-    the day of the week (0 is Monday, UTC) each was forecast on."""
+    of a 5h window the backtest judged at 1-3 h lead on the week of these arguments, the
+    day of the week (0 is Monday, UTC) each was forecast on, and with ``drift_unknown``
+    the errors of the oracle that does not know the drift (else empty)."""
     with tempfile.TemporaryDirectory(prefix="omniladder-oracle-") as name:
         settings = fleet.generate_week(Path(name), connections, days, seed, noise)
         written = json.loads((settings.parent / "quota.json").read_text())["readings"]
@@ -111,14 +121,19 @@ def crossing_errors(connections: int, days: int, seed: int, futures: int,
                       lengths=catalog_lengths(scopes))
     picked = [s for s in result.samples
               if s.window == "5h" and 3600 <= s.lead_seconds < 3 * 3600]
-    rng = random.Random(seed + 1)
-    oracle: list[float] = []
-    for sample in picked:
-        p50 = oracle_p50(states[(sample.connection_id, sample.at)], sample, futures, rng,
-                         noise)
-        assert sample.reset_at is not None
-        oracle.append(((p50 or sample.reset_at) - sample.truth).total_seconds() / 60)
-    return oracle, [s.error_seconds / 60 for s in picked], [s.at.weekday() for s in picked]
+
+    def errors(drift_known: bool) -> list[float]:
+        rng = random.Random(seed + 1)
+        found: list[float] = []
+        for sample in picked:
+            p50 = oracle_p50(states[(sample.connection_id, sample.at)], sample, futures,
+                             rng, noise, drift_known)
+            assert sample.reset_at is not None
+            found.append(((p50 or sample.reset_at) - sample.truth).total_seconds() / 60)
+        return found
+
+    return (errors(True), [s.error_seconds / 60 for s in picked],
+            [s.at.weekday() for s in picked], errors(False) if drift_unknown else [])
 
 
 def main() -> None:
@@ -129,15 +144,20 @@ def main() -> None:
     parser.add_argument("--futures", type=int, default=41, help="runs per crossing (odd)")
     parser.add_argument("--noise", type=float, default=1.0, metavar="SCALE",
                         help="the week's noise scale (benchmarks/fleet.py --noise; default 1)")
+    parser.add_argument("--drift-unknown", action="store_true",
+                        help="also the oracle that does not know the drift")
     args = parser.parse_args()
     if not 0.0 <= args.noise <= 1.0:
         parser.error(f"--noise {args.noise}: a scale from 0 to 1")
-    oracle, forecast, weekdays = crossing_errors(args.connections, args.days, args.seed,
-                                                 args.futures, args.noise)
+    oracle, forecast, weekdays, blind = crossing_errors(
+        args.connections, args.days, args.seed, args.futures, args.noise,
+        args.drift_unknown)
     print(f"5h windows' crossings at 1-3 h lead on {args.connections} accounts x "
           f"{args.days} days (seed {args.seed}, noise {args.noise:g}): {len(oracle):,}")
-    for label, errors in (("the generator's own median future", oracle),
-                          ("the forecast's p50", forecast)):
+    rows = [("the generator's own median future", oracle)]
+    if blind:
+        rows.append(("the same, its drift unknown", blind))
+    for label, errors in (*rows, ("the forecast's p50", forecast)):
         print(f"  {label}: median absolute error {statistics.median(map(abs, errors)):.1f} "
               f"min, bias {statistics.median(errors):+.1f} min")
     print("by the day forecast on (the first has no profile yet): crossings, median absolute "

@@ -353,6 +353,12 @@ def burst(rng: random.Random, noise: float) -> float:
     return 1.0 + math.sqrt(noise) * (drawn - 1.0)
 
 
+DRIFT_RHO = 0.97
+"""The drift's AR(1) coefficient per 5 minutes."""
+DRIFT_SIGMA = 0.4
+"""The drift's stationary standard deviation (in logs) at noise 1."""
+
+
 def advance(rng: random.Random, item: Account, at: datetime, noise: float = 1.0) -> None:
     """Five minutes of use ending at ``at``, with the noise terms scaled by ``noise``."""
     if item.five_reset is not None and at >= item.five_reset:
@@ -360,7 +366,8 @@ def advance(rng: random.Random, item: Account, at: datetime, noise: float = 1.0)
     while at >= item.weekly_reset:
         item.weekly_used = 0.0
         item.weekly_reset += timedelta(days=7)
-    item.drift = 0.97 * item.drift + rng.gauss(0.0, 0.4 * noise * math.sqrt(1 - 0.97 ** 2))
+    item.drift = DRIFT_RHO * item.drift + rng.gauss(
+        0.0, DRIFT_SIGMA * noise * math.sqrt(1 - DRIFT_RHO ** 2))
     if item.idle_until is not None and at < item.idle_until:
         return
     if rng.random() < 0.03 * noise:

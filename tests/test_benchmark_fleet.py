@@ -235,9 +235,12 @@ def test_the_oracle_at_noise_0_is_on_time_within_a_reading() -> None:
     """backtest_oracle.py --noise 0: the futures are the generator's one path, so the
     oracle's p50 is the crossing itself, late or early by at most the reading interval (a
     lost reading moves the crossing the backtest sees); the forecast, which does not know
-    the generator, is held to nothing here."""
+    the generator, is held to nothing here. Without noise the drift is 0 throughout, so the
+    oracle that does not know it has nothing to miss: its errors are the same."""
     oracle = benchmark_module("backtest_oracle")
-    errors, forecast, weekdays = oracle.crossing_errors(4, 2, 2, 3, 0.0)
+    errors, forecast, weekdays, blind = oracle.crossing_errors(4, 2, 2, 3, 0.0,
+                                                               drift_unknown=True)
     assert len(errors) == len(forecast) == len(weekdays) > 20
+    assert blind == errors
     assert set(weekdays) <= {0, 1}  # the week's two days, a Monday and a Tuesday
     assert max(abs(minutes) for minutes in errors) <= 5.0

@@ -361,3 +361,80 @@ def test_a_history_of_years_is_learned_without_overflow() -> None:
     assert learner.learned(last) == DayProfile.of(weights, pace.profile.learned_hours)
     assert learner.anchor is not None
     assert learner.anchor > old + timedelta(hours=REBASE_HOURS)
+
+
+WORK_PEAK = 2.5
+"""%/h at the peak of the working day below."""
+
+
+def working_day_used(start: datetime, end: datetime) -> float:
+    """The percent a working day burns from ``start`` to ``end``: ``WORK_PEAK`` times 0.05
+    outside 08:00-20:00 UTC and 0.05 + 0.95 sin² within, peaking at 14:00 (the shape of
+    benchmarks/fleet.py's demand), integrated in closed form."""
+    def since_midnight(hours: float) -> float:
+        bump = 0.0
+        if hours >= 20.0:
+            bump = 6.0
+        elif hours > 8.0:
+            u = hours - 8.0
+            bump = u / 2 - 3.0 / math.pi * math.sin(math.pi * u / 6.0)
+        return 0.05 * hours + 0.95 * bump
+
+    def cumulative(at: datetime) -> float:
+        days, seconds = divmod((at - datetime(2026, 1, 1, tzinfo=UTC)).total_seconds(), 86_400)
+        return WORK_PEAK * (days * since_midnight(24.0) + since_midnight(seconds / 3600.0))
+
+    return cumulative(end) - cumulative(start)
+
+
+def test_a_working_day_is_followed_through_its_morning_ramp() -> None:
+    """Two days of a working day's burn, quiet at night, ramping from 08:00 to a peak at
+    14:00 and quiet again from 20:00, read every 5 minutes; forecast at 09:00 with 14%
+    left, the crossing falls at 15:51, almost seven hours ahead. The profile is a smooth
+    curve fitted to the hours' burns: it follows the ramp and the peak to within 2 minutes
+    of the true crossing (a blend of each hour with its neighbours, which flattens the
+    peak, came 7 minutes late)."""
+    at = NOW + timedelta(hours=3)
+    history = working_day_used(NOW - timedelta(days=2), at)
+    readings = weekly_history(working_day_used, start_figure=14.0 + history, end=at)
+    pace = pace_of(readings, at)
+    assert pace.profile is not None
+    assert pace.remaining_percent == pytest.approx(14.0)
+    low, high = at, at + timedelta(days=1)
+    while (high - low).total_seconds() > 0.5:
+        middle = low + (high - low) / 2
+        low, high = ((middle, high) if 14.0 - working_day_used(at, middle) > CUTOFF
+                     else (low, middle))
+    assert pace.cutoff_at is not None
+    assert abs((pace.cutoff_at - high).total_seconds()) <= 2 * 60, (pace.cutoff_at, high)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.floats(0.0, 6.0), min_size=BINS, max_size=BINS),
+       st.sets(st.integers(0, BINS - 1), max_size=8))
+def test_the_fitted_profile_stays_within_the_hours_seen(burns: list[float],
+                                                        absent: set[int]) -> None:
+    """Three days of hourly readings burning ``burns[hour]`` percent in each hour, the
+    window absent from the readings at the ``absent`` hours (so the hours either side of
+    each are never learned). Every hour of the fitted profile, those never learned too,
+    burns at least ``FLOOR`` of the day's mean and at most what the busiest hour learned
+    burnt."""
+    from omniladder.analyses.forecast.profile import FLOOR, ProfileLearner
+
+    learner = ProfileLearner(lambda a, b: a == b)
+    start = NOW - timedelta(days=3)
+    figure, reset = 1e6, NOW + timedelta(days=30)
+    for hour in range(3 * BINS + 1):
+        if hour:
+            figure -= burns[(hour - 1) % BINS]
+        shown = None if hour % BINS in absent else figure
+        learner.see(start + timedelta(hours=hour), shown, None if shown is None else reset)
+    profile = learner.learned(NOW)
+    assume(profile is not None)
+    assert profile is not None
+    never = [k for k in range(BINS) if learner.time[k] == 0]
+    event(f"hours never learned: {len(never)}")
+    time, burn = sum(learner.time), sum(learner.burn)
+    busiest = max(b / t for b, t in zip(learner.burn, learner.time, strict=True) if t > 0)
+    for weight in profile.weights:
+        assert FLOOR <= weight <= busiest / (burn / time) + 1e-12

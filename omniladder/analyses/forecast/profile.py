@@ -4,9 +4,10 @@ history, which the projection follows instead of one constant rate (docs/forecas
 The profile holds, for each hour of the UTC day, the window's burn in that hour relative to
 its burn over the whole day, learned from the drops between consecutive readings of one cycle
 (same reset, no regain), each spread evenly over the time between the two readings and
-weighted by its time, halved for every ``HALF_LIFE_HOURS`` of age. The projection burns at a
-level times the profile: a figure that is piecewise linear in time, with a bend at each hour,
-so a crossing is solved on its piece in closed form (``DayProfile.after``).
+weighted by its time, halved for every ``HALF_LIFE_HOURS`` of age; the hours' burns are then
+fitted by a smooth curve over the day (``HARMONICS``). The projection burns at a level times
+the profile: a figure that is piecewise linear in time, with a bend at each hour, so a
+crossing is solved on its piece in closed form (``DayProfile.after``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from operator import mul
 
 from omniladder import timefmt
 
@@ -35,6 +37,15 @@ FLAT = 0.01
 none, the constant rate exactly (a steady burn, read at the precision its source rounds
 to, differs by less; following it would move a crossing by less than this share of its
 lead)."""
+HARMONICS = 3
+"""The hours' burns are fitted by a Fourier series over the day with this many harmonics
+(periods of 24, 12 and 8 hours), by least squares weighted by each hour's time: a working
+day's ramp, peak and quiet night take three, and the hour-to-hour noise of a few days of
+readings is left out (docs/forecast.md#profile)."""
+RIDGE = 1e-3
+"""The fit's harmonics are held towards a flat day by this much (against each hour's share
+of the time, which adds up to 1): enough that hours never seen still get a bounded burn,
+too little to move a fit that has seen the whole day."""
 HALF_LIFE_HOURS = 24.0
 """A drop this many hours older weighs half as much (the band's history weighs alike)."""
 REBASE_HOURS = 400 * HALF_LIFE_HOURS
@@ -196,8 +207,70 @@ class ProfileLearner:
                   for b, t in zip(self.burn, self.time, strict=True)]
         if max(hourly) - min(hourly) <= FLAT * max(hourly):
             return None  # a steady burn: the constant rate
-        # each hour shares its neighbours' burn, a quarter each: a few days of readings
-        # measure an hour with the noise of a few dozen drops, and demand is no step
-        return DayProfile.of(tuple(0.25 * hourly[k - 1] + 0.5 * hourly[k]
-                                   + 0.25 * hourly[(k + 1) % BINS] for k in range(BINS)),
+        highest = max(b / t / mean for b, t in zip(self.burn, self.time, strict=True) if t > 0)
+        fitted = _fit(tuple(b / t / mean if t > 0 else 0.0
+                            for b, t in zip(self.burn, self.time, strict=True)),
+                      tuple(t / time for t in self.time))
+        # the fit is bounded by the hours seen: at least FLOOR, at most the busiest hour
+        return DayProfile.of(tuple(min(max(value, FLOOR), highest) for value in fitted),
                              self.learned_hours)
+
+
+def _basis() -> tuple[tuple[float, ...], ...]:
+    """Each hour's mean of the series' terms: 1, then the cosine and sine of each harmonic,
+    averaged over the hour (the profile is piecewise constant by the hour)."""
+    rows = []
+    for k in range(BINS):
+        row = [1.0]
+        for harmonic in range(1, HARMONICS + 1):
+            omega = 2.0 * math.pi * harmonic / BINS
+            row.append((math.sin(omega * (k + 1)) - math.sin(omega * k)) / omega)
+            row.append((math.cos(omega * k) - math.cos(omega * (k + 1))) / omega)
+        rows.append(tuple(row))
+    return tuple(rows)
+
+
+_BASIS = _basis()
+_TERMS = 1 + 2 * HARMONICS
+_PAIRS = tuple((i, j) for i in range(_TERMS) for j in range(i + 1))
+_TERM_COLUMNS = tuple(tuple(row[i] for row in _BASIS) for i in range(_TERMS))
+"""Each term's hour means, hour by hour."""
+_PAIR_COLUMNS = tuple(tuple(row[i] * row[j] for row in _BASIS) for i, j in _PAIRS)
+"""Each product of two terms, hour by hour: the normal equations' entries are their sums
+weighted by the hours' shares."""
+
+
+def _fit(values: tuple[float, ...], shares: tuple[float, ...]) -> list[float]:
+    """The hour means of the Fourier series fitted to ``values`` (one per hour) by least
+    squares weighted by ``shares`` (adding up to 1; an hour of share 0 is not seen), its
+    harmonics held towards 0 by ``RIDGE``."""
+    matrix = [[0.0] * _TERMS for _ in range(_TERMS)]
+    for (i, j), column in zip(_PAIRS, _PAIR_COLUMNS, strict=True):
+        matrix[i][j] = matrix[j][i] = sum(map(mul, shares, column))
+    for i in range(1, _TERMS):
+        matrix[i][i] += RIDGE
+    weighted = tuple(map(mul, shares, values))
+    coefficients = _solve(matrix, [sum(map(mul, weighted, column))
+                                   for column in _TERM_COLUMNS])
+    return [sum(map(mul, coefficients, row)) for row in _BASIS]
+
+
+def _solve(matrix: list[list[float]], right: list[float]) -> list[float]:
+    """The solution of a symmetric positive definite system (Cholesky)."""
+    size = len(right)
+    lower = [[0.0] * size for _ in range(size)]
+    for i in range(size):
+        for j in range(i + 1):
+            total = matrix[i][j] - sum(lower[i][k] * lower[j][k] for k in range(j))
+            if i == j:
+                lower[i][i] = math.sqrt(max(total, 1e-300))
+            else:
+                lower[i][j] = total / lower[j][j]
+    forward = [0.0] * size
+    for i in range(size):
+        forward[i] = (right[i] - sum(lower[i][k] * forward[k] for k in range(i))) / lower[i][i]
+    solution = [0.0] * size
+    for i in reversed(range(size)):
+        solution[i] = (forward[i] - sum(lower[k][i] * solution[k]
+                                        for k in range(i + 1, size))) / lower[i][i]
+    return solution
