@@ -65,9 +65,10 @@ def _place(at: datetime) -> tuple[int, float]:
 @dataclass(frozen=True, slots=True)
 class DayProfile:
     """The burn over the hours of the UTC day, relative: ``weights[k]`` is the burn in hour
-    ``k`` over the day's mean (at least ``FLOOR``), and ``scale`` the factor that makes the
-    profile's mean over a pace's cycle 1 (``scaled``), so the pace's rate times the profile
-    burns what the cycle burnt over its readings."""
+    ``k`` over the day's mean (the fitted curve's mean over the hour, from ``FLOOR`` to the
+    busiest hour learned), and ``scale`` the factor that makes the profile's mean over a
+    pace's cycle 1 (``scaled``), so the pace's rate times the profile burns what the cycle
+    burnt over its readings."""
 
     weights: tuple[float, ...]
     prefix: tuple[float, ...]
