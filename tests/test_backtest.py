@@ -70,6 +70,21 @@ def inputs_of(readings: list[dict[str, Any]], **ladder: Any) -> Any:
 # --- the pace at each reading is the forecast's ----------------------------------------------
 
 
+def shown_as(draw: st.DrawFn, kind: str, minutes: int, figure: float,
+             reset: datetime) -> dict[str, Any]:
+    """The reading a history's step of ``kind`` writes: the window absent or unlimited, a
+    reading with a drawn status, one without its reset (``noreset``), else the figure and
+    reset."""
+    if kind == "absent":
+        return raw(minutes, None)
+    if kind == "unlimited":
+        return raw(minutes, None, unlimited=True)
+    if kind == "status":
+        return raw(minutes, round(figure, 1), reset,
+                   status=draw(st.sampled_from(["ok", "unknown", "exhausted"])))
+    return raw(minutes, round(figure, 1), None if kind == "noreset" else reset)
+
+
 @st.composite
 def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     """A window's readings: burns, regains, resets that jitter by up to 90 s or move on,
@@ -92,15 +107,7 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
         shown = reset
         if kind == "jitter":
             shown = reset + timedelta(seconds=draw(st.integers(-90, 90)))
-        if kind == "absent":
-            out.append(raw(minutes, None))
-        elif kind == "unlimited":
-            out.append(raw(minutes, None, unlimited=True))
-        elif kind == "status":
-            out.append(raw(minutes, round(figure, 1), shown,
-                           status=draw(st.sampled_from(["ok", "unknown", "exhausted"]))))
-        else:
-            out.append(raw(minutes, round(figure, 1), None if kind == "noreset" else shown))
+        out.append(shown_as(draw, kind, minutes, figure, shown))
     return out
 
 
@@ -128,15 +135,7 @@ def long_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
                                                      "status", "noreset"]))
         if kind == "regain":
             figure = min(figure + draw(st.floats(0, 20)), 100.0)
-        if kind == "absent":
-            out.append(raw(minutes, None))
-        elif kind == "unlimited":
-            out.append(raw(minutes, None, unlimited=True))
-        elif kind == "status":
-            out.append(raw(minutes, round(figure, 1), reset,
-                           status=draw(st.sampled_from(["ok", "unknown", "exhausted"]))))
-        else:
-            out.append(raw(minutes, round(figure, 1), None if kind == "noreset" else reset))
+        out.append(shown_as(draw, kind, minutes, figure, reset))
     return out
 
 
