@@ -18,7 +18,7 @@ import pytest
 import yaml  # type: ignore[import-untyped]
 from typer.testing import CliRunner
 
-from omniladder.analyses.export.core import Export, Target, export
+from omniladder.analyses.export.core import Export, export
 from omniladder.analyses.export.fidelity import CODES, LEVELS
 from omniladder.analyses.export.litellm import deployment_id, parse_deployment_id
 from omniladder.analyses.export.routes import ConnectionRoute
@@ -296,7 +296,7 @@ def test_every_litellm_export_of_the_example_is_yaml_in_documented_fields_in_pla
         auto_id: str) -> None:
     made = example_plan(auto_id)
     plan = exported_plan(made)
-    result = export(Target.LITELLM, plan, routes=full_routes(made))
+    result = export("litellm", plan, routes=full_routes(made))
     check_litellm(result, plan)
     assert exported_litellm_pool(result.document) == [
         (rank, f"{e.provider}/{e.model}", list(e.allowed_connection_ids))
@@ -317,7 +317,7 @@ def test_every_omniroute_export_of_the_example_is_a_combo_with_the_plans_steps(
         auto_id: str) -> None:
     made = example_plan(auto_id)
     plan = exported_plan(made)
-    result = export(Target.OMNIROUTE, plan)
+    result = export("omniroute", plan)
     check_omniroute(result, plan)
     steps = result.document["models"]
     assert [(s["model"], s["allowedConnectionIds"]) for s in steps] == [
@@ -329,10 +329,10 @@ def test_every_omniroute_export_of_the_example_is_a_combo_with_the_plans_steps(
 def test_auto_subscription_of_the_example_exports_only_its_plan_connection() -> None:
     """R10 through to the gateway: one step, the one usable hard-stop plan, no paid rung."""
     made = example_plan("auto/subscription")
-    combo = export(Target.OMNIROUTE, exported_plan(made)).document
+    combo = export("omniroute", exported_plan(made)).document
     assert [(s["model"], s["allowedConnectionIds"]) for s in combo["models"]] == [
         ("claude/claude-sonnet-4-5", ["claude-max-work"])]
-    litellm = export(Target.LITELLM, exported_plan(made), routes=full_routes(made)).document
+    litellm = export("litellm", exported_plan(made), routes=full_routes(made)).document
     assert [d["model_info"]["id"] for d in litellm["model_list"]] == [
         "omniladder-subscription~claude-max-work~claude~claude-sonnet-4-5"]
     assert "router_settings" not in litellm
@@ -542,7 +542,7 @@ def test_an_empty_pool_exports_an_empty_group_without_a_map() -> None:
     """Nothing to route is no usage error: the plan's pool is empty (fail closed)."""
     source = ExportPlan(parse_auto_id("auto/subscription"), "2026-11-29T12:00:00Z", "flag",
                         (), {}, (), None)
-    result = export(Target.LITELLM, source)
+    result = export("litellm", source)
     assert result.document == {"model_list": []}
     assert "empty-export" in [f.code for f in result.fidelity]
 
@@ -1322,7 +1322,7 @@ def test_a_long_report_lists_twenty_items_of_a_code_and_counts_the_rest() -> Non
                     for n in range(1, 26))
     source = ExportPlan(parse_auto_id("auto/thrifty"), "2026-11-29T12:00:00Z", "flag",
                         entries, {}, (), None)
-    result = export(Target.OMNIROUTE, source)
+    result = export("omniroute", source)
     assert sum(f.code == "unverified-exported" for f in result.fidelity) == 25
     for fmt, more in ((Format.TABLE, "and 5 more unverified-exported items (--json lists "
                        "them all)"), (Format.MARKDOWN, "and 5 more unverified-exported items")):

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from omniladder.analyses.export.core import Export, Target, export
+from omniladder.analyses.export.core import Export, export
 from omniladder.analyses.export.routes import ConnectionRoute
 from omniladder.analyses.export.source import ExportClamp, ExportEntry, ExportExclusion, ExportPlan
 from omniladder.cli import app
@@ -63,7 +63,7 @@ def ladder_routes() -> dict[str, ConnectionRoute]:
 
 
 def test_the_order_item_warns_and_names_the_versions_it_is_verified_on() -> None:
-    result = export(Target.LITELLM, source(*LADDER), routes=ladder_routes())
+    result = export("litellm", source(*LADDER), routes=ladder_routes())
     (item,) = [f for f in result.fidelity if f.code == "litellm-order-fallback"]
     assert item.level == "warning"
     for words in ("1.101.0", "1.82.6", "enable_pre_call_checks", "1.83.0", "1.100.5"):
@@ -71,22 +71,22 @@ def test_the_order_item_warns_and_names_the_versions_it_is_verified_on() -> None
 
 
 def test_the_file_names_the_litellm_version_it_routes_as_planned_on() -> None:
-    result = export(Target.LITELLM, source(*LADDER), routes=ladder_routes())
+    result = export("litellm", source(*LADDER), routes=ladder_routes())
     header = [line for line in result.text.splitlines() if line.startswith("#")]
     assert any("LiteLLM 1.101.0 or later" in line for line in header)
 
 
 def test_the_report_says_litellm_steps_down_on_any_error() -> None:
-    result = export(Target.LITELLM, source(*LADDER), routes=ladder_routes())
+    result = export("litellm", source(*LADDER), routes=ladder_routes())
     (message,) = found(result, "litellm-steps-down-on-any-error")
     for words in ("429", "5xx", "timeout", "401", "400", "paid"):
         assert words in message
-    one_rung = export(Target.LITELLM, source(LADDER[0]), routes=ladder_routes())
+    one_rung = export("litellm", source(LADDER[0]), routes=ladder_routes())
     assert not found(one_rung, "litellm-steps-down-on-any-error")  # nothing to step to
 
 
 def test_a_missing_key_variable_is_not_worded_as_no_key() -> None:
-    result = export(Target.LITELLM, source(*LADDER), routes=ladder_routes())
+    result = export("litellm", source(*LADDER), routes=ladder_routes())
     (message,) = found(result, "litellm-env-vars")
     assert "becomes no key" not in message
     assert "OPENAI_API_KEY" in message
@@ -100,7 +100,7 @@ def test_a_subscription_route_through_a_provider_with_a_default_key_warns(
         prefix: str, defaults: str) -> None:
     """LiteLLM sends the provider's default key when the route's own variable is unset:
     on a subscription route that is a metered key sent to the subscription proxy."""
-    result = export(Target.LITELLM, source(LADDER[0]), routes=route("sub", prefix))
+    result = export("litellm", source(LADDER[0]), routes=route("sub", prefix))
     (item,) = [f for f in result.fidelity if f.code == "litellm-subscription-default-key"]
     assert item.level == "warning"
     assert item.connection_id == "sub"
@@ -110,12 +110,12 @@ def test_a_subscription_route_through_a_provider_with_a_default_key_warns(
 
 @pytest.mark.parametrize("prefix", ["ollama/", ""])
 def test_a_prefix_without_a_default_key_gets_no_such_warning(prefix: str) -> None:
-    result = export(Target.LITELLM, source(LADDER[0]), routes=route("sub", prefix))
+    result = export("litellm", source(LADDER[0]), routes=route("sub", prefix))
     assert not found(result, "litellm-subscription-default-key")
 
 
 def test_a_metered_route_with_a_default_key_is_not_the_subscription_warning() -> None:
-    result = export(Target.LITELLM, source(*LADDER), routes=ladder_routes())
+    result = export("litellm", source(*LADDER), routes=ladder_routes())
     assert [f.connection_id for f in result.fidelity
             if f.code == "litellm-subscription-default-key"] == ["sub"]
 
@@ -124,20 +124,20 @@ def test_a_metered_route_with_a_default_key_is_not_the_subscription_warning() ->
 
 
 def test_a_split_mixed_candidate_is_named_with_its_two_steps() -> None:
-    result = export(Target.OMNIROUTE, source(
+    result = export("omniroute", source(
         entry(1, "subscription", "claude", "claude-sonnet-4-5", "sub"),
         entry(2, "free", "openrouter", "free-model", "free"),
         entry(3, "premium", "claude", "claude-sonnet-4-5", "api")))
     (message,) = found(result, "omniroute-split-candidate")
     assert "claude/claude-sonnet-4-5 is split by rung into steps 1 and 3" in message
-    unsplit = export(Target.OMNIROUTE, source(*LADDER))
+    unsplit = export("omniroute", source(*LADDER))
     assert not found(unsplit, "omniroute-split-candidate")
 
 
 def test_a_per_model_window_is_named_for_a_connection_that_still_routes() -> None:
     spent = ExportExclusion("sub", "claude", "claude-opus-4-1", "subscription",
                             "quota-exhausted")
-    result = export(Target.OMNIROUTE, source(*LADDER, excluded=(spent,)))
+    result = export("omniroute", source(*LADDER, excluded=(spent,)))
     (message,) = found(result, "omniroute-per-model-window")
     assert message.startswith("sub is spent for claude-opus-4-1 only and still routes "
                               "claude/claude-sonnet-4-5")
@@ -145,60 +145,60 @@ def test_a_per_model_window_is_named_for_a_connection_that_still_routes() -> Non
     other = ExportExclusion("gone", "claude", "claude-opus-4-1", "subscription",
                             "quota-exhausted")
     for excluded in (whole, other):
-        assert not found(export(Target.OMNIROUTE, source(*LADDER, excluded=(excluded,))),
+        assert not found(export("omniroute", source(*LADDER, excluded=(excluded,))),
                          "omniroute-per-model-window")
 
 
 def test_a_hysteresis_hold_is_named() -> None:
     held = ExportExclusion("held", "claude", "claude-sonnet-4-5", "subscription",
                            "quota-below-reentry")
-    result = export(Target.OMNIROUTE, source(*LADDER, excluded=(held,)))
+    result = export("omniroute", source(*LADDER, excluded=(held,)))
     assert [f.connection_id for f in result.fidelity
             if f.code == "omniroute-hysteresis-hold"] == ["held"]
 
 
 def test_a_clamped_cooldown_still_running_on_omniroute_is_named() -> None:
     ended = ExportClamp("sub", "2026-11-29T14:00:00Z", cooling=False)
-    result = export(Target.OMNIROUTE, source(*LADDER, clamps=(ended,)))
+    result = export("omniroute", source(*LADDER, clamps=(ended,)))
     (message,) = found(result, "omniroute-cooldown-not-clamped")
     assert "holds it until 2026-11-29T14:00:00Z" in message
     for clamp in (ExportClamp("sub", "2026-11-29T14:00:00Z", cooling=True),
                   ExportClamp("sub", "2026-11-29T11:00:00Z", cooling=False),
                   ExportClamp("elsewhere", "2026-11-29T14:00:00Z", cooling=False)):
-        assert not found(export(Target.OMNIROUTE, source(*LADDER, clamps=(clamp,))),
+        assert not found(export("omniroute", source(*LADDER, clamps=(clamp,))),
                          "omniroute-cooldown-not-clamped")
 
 
 def test_budgets_exported_and_spent_are_named() -> None:
-    result = export(Target.OMNIROUTE, source(*LADDER))
+    result = export("omniroute", source(*LADDER))
     (message,) = found(result, "omniroute-budget-not-enforced")
     assert message.startswith("premium:")
     spent = ExportExclusion("paid", "openai", "gpt-5.1", "premium", "budget-spent")
-    without = export(Target.OMNIROUTE, source(LADDER[0], excluded=(spent,)))
+    without = export("omniroute", source(LADDER[0], excluded=(spent,)))
     (message,) = found(without, "omniroute-budget-spent")
     assert message.startswith("premium: its budget is spent")
     assert not found(without, "omniroute-budget-not-enforced")
 
 
 def test_coding_filtering_nothing_there_is_named_for_coding_ids_only() -> None:
-    coding = export(Target.OMNIROUTE, source(*LADDER, auto_id="auto/coding:thrifty"))
+    coding = export("omniroute", source(*LADDER, auto_id="auto/coding:thrifty"))
     assert found(coding, "omniroute-coding-filter")
-    assert not found(export(Target.OMNIROUTE, source(*LADDER)), "omniroute-coding-filter")
+    assert not found(export("omniroute", source(*LADDER)), "omniroute-coding-filter")
 
 
 def test_provider_grouped_order_is_named_only_when_providers_interleave() -> None:
-    interleaved = export(Target.OMNIROUTE, source(
+    interleaved = export("omniroute", source(
         entry(1, "subscription", "claude", "a", "sub"), entry(2, "free", "openrouter", "b", "f"),
         entry(3, "premium", "claude", "c", "api")))
     assert found(interleaved, "omniroute-provider-order")
-    grouped = export(Target.OMNIROUTE, source(
+    grouped = export("omniroute", source(
         entry(1, "subscription", "claude", "a", "sub"), entry(2, "premium", "claude", "c", "api"),
         entry(3, "free", "openrouter", "b", "f")))
     assert not found(grouped, "omniroute-provider-order")
 
 
 def test_an_empty_omniroute_export_is_not_worded_as_failing_every_request() -> None:
-    result = export(Target.OMNIROUTE, source())
+    result = export("omniroute", source())
     (message,) = found(result, "empty-export")
     assert "fails every request" not in message
     assert "model mappings" in message
@@ -206,7 +206,7 @@ def test_an_empty_omniroute_export_is_not_worded_as_failing_every_request() -> N
 
 
 def test_the_read_back_item_names_what_3_8_50_strips_and_what_to_do() -> None:
-    (message,) = found(export(Target.OMNIROUTE, source(*LADDER)),
+    (message,) = found(export("omniroute", source(*LADDER)),
                        "omniroute-verify-allowlists")
     assert "3.8.50 strips both" in message
     assert "DELETE /api/combos/{id}" in message

@@ -14,7 +14,7 @@ import yaml  # type: ignore[import-untyped]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omniladder.analyses.export.core import Target, export
+from omniladder.analyses.export.core import export
 from omniladder.analyses.export.litellm import document_text, parse_deployment_id
 from omniladder.analyses.export.routes import ConnectionRoute
 from omniladder.analyses.export.source import ExportEntry, ExportMark, ExportPlan
@@ -57,9 +57,9 @@ def test_litellm_exports_follow_the_plan_and_never_bill_auto_subscription(
     wanted = {cid for entry in made.pool for cid in entry.allowed_connection_ids}
     if wanted and not wanted & set(routes):  # an empty group for a full pool: refused
         with pytest.raises(UsageError, match="--map"):
-            export(Target.LITELLM, source, routes=routes, verified_only=verified_only)
+            export("litellm", source, routes=routes, verified_only=verified_only)
         return
-    result = export(Target.LITELLM, source, routes=routes, verified_only=verified_only)
+    result = export("litellm", source, routes=routes, verified_only=verified_only)
     loaded = yaml.safe_load(result.text)
     assert loaded == result.document
     assert schema_errors(loaded, LITELLM_SCHEMA, LITELLM_SCHEMA) == []
@@ -98,7 +98,7 @@ def _candidate(identity: str) -> tuple[str, str]:
 def test_omniroute_exports_follow_the_plan_and_never_bill_auto_subscription(
         inputs: LoadedInputs, auto_id: str, verified_only: bool) -> None:
     made = plan(inputs, auto_id)
-    result = export(Target.OMNIROUTE, exported_plan(made), verified_only=verified_only)
+    result = export("omniroute", exported_plan(made), verified_only=verified_only)
     document = json.loads(result.text)
     assert schema_errors(document, OMNIROUTE_SCHEMA, OMNIROUTE_SCHEMA) == []
     expected = []
@@ -145,7 +145,7 @@ def test_the_litellm_text_reads_back_the_same_in_yaml_whatever_the_names(
     """JSON is YAML only where YAML 1.1 allows the characters: the writer escapes the rest,
     so PyYAML (what LiteLLM loads its config with) and json read the same document."""
     source, routes = odd
-    result = export(Target.LITELLM, source, routes=routes)
+    result = export("litellm", source, routes=routes)
     text = document_text(source, result.document)
     assert yaml.safe_load(text) == result.document
     body = "\n".join(line for line in text.splitlines() if not line.startswith("#"))

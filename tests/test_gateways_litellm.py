@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 import yaml  # type: ignore[import-untyped]
 
-from omniladder.analyses.export.core import Target, export
+from omniladder.analyses.export.core import export
 from omniladder.analyses.export.routes import ConnectionRoute
 from omniladder.analyses.export.source import ExportEntry, ExportPlan
 from omniladder.engine.autoid import parse_auto_id
@@ -151,7 +151,7 @@ def exported(upstream: Upstream, auto_id: str, entries: tuple[ExportEntry, ...]
     routes = {cid: ConnectionRoute(id=cid, model_prefix="openai/", api_base=upstream.base(cid),
                                    api_key_env=f"KEY_{cid.replace('-', '_').upper()}")
               for entry in entries for cid in entry.allowed}
-    result = export(Target.LITELLM, plan, routes=routes)
+    result = export("litellm", plan, routes=routes)
     listed: list[dict[str, Any]] = yaml.safe_load(result.text)["model_list"]
     return listed
 

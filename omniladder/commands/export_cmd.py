@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from omniladder.analyses.export.targets import Target
+from omniladder.analyses.export.targets import help_text, names
 from omniladder.commands.common import (
     FormatOpt,
     InputOptions,
@@ -29,12 +29,16 @@ if TYPE_CHECKING:
     from omniladder.analyses.export.source import ExportPlan
     from omniladder.engine.records import Plan
 
+    TargetName = str
+else:
+    TargetName = Literal[names()]
+    """The registered targets, the choices of TARGET (typer reads a Literal as a choice)."""
+
 
 @with_input_options
 def export(
-    target: Annotated[Target, typer.Argument(
-        metavar="TARGET", help="The gateway: litellm (a config.yaml model_list fragment) or "
-        "omniroute (a combo for POST /api/combos).", case_sensitive=False)],
+    target: Annotated[TargetName, typer.Argument(
+        metavar="TARGET", help=help_text(), case_sensitive=False)],
     plan_or_id: Annotated[str, typer.Argument(
         metavar="PLAN|AUTO_ID", help="A saved plan (the JSON `plan --out` writes), or an auto "
         "id to plan now from the input options.", show_default=False)],
@@ -68,18 +72,16 @@ def export(
     is sent to a gateway: applying the document is your step (docs/gateways.md#export).
     """
     with user_errors():
-        from omniladder.analyses.export.core import compare_current
+        from omniladder.analyses.export.core import check_map, compare_current
         from omniladder.analyses.export.core import export as build_export
+        from omniladder.analyses.export.targets import target as registered
         from omniladder.errors import UsageError
         from omniladder.inputs.files import display_path
         from omniladder.rendering import Format
         from omniladder.rendering.export_view import ExportReport, render_report
 
         chosen = output_format(fmt, json_out)
-        if route_map is not None and target is Target.OMNIROUTE:
-            raise UsageError("--map is for litellm: OmniRoute combos name OmniRoute's own "
-                             "connection ids, so an omniroute export needs no map",
-                             field="--map")
+        check_map(registered(target), route_map is not None)
         routes = None
         if route_map is not None:
             from omniladder.analyses.export.routes import load_routes
@@ -129,7 +131,7 @@ def export(
             render_report(report, chosen, sys.stdout)
         if comparison is not None and not comparison.equal:
             count = len(comparison.differences)
-            what = "model group" if target is Target.LITELLM else "combo"
+            what = result.target.group
             answer_is_no((f"the export empties the deployed {what} {comparison.empties}; "
                           if comparison.empties else "")
                          + f"the export differs from {comparison.file} ({count} "

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, TextIO
 
 from omniladder import timefmt
-from omniladder.analyses.export.core import Comparison, Export, Target
+from omniladder.analyses.export.core import Comparison, Export
 from omniladder.analyses.export.fidelity import LEVELS, Fidelity
 from omniladder.rendering import Format
 
@@ -73,7 +73,7 @@ def report_document(report: ExportReport) -> dict[str, Any]:
     plan = export.plan
     return {
         "format_version": EXPORT_FORMAT_VERSION,
-        "target": export.target.value,
+        "target": export.target.name,
         "auto_id": plan.auto_id.text,
         "name": export.name,
         "now": plan.now,
@@ -110,12 +110,12 @@ def _json(report: ExportReport, out: TextIO) -> None:
 def _header(report: ExportReport) -> tuple[str, str]:
     export = report.export
     plan = export.plan
-    what = "model group" if export.target is Target.LITELLM else "combo"
+    what = export.target.group
     source = f"saved plan {plan.plan_file}" if plan.plan_file else (
         f"planned for {plan.now}"
         + (f" ({timefmt.now_source(plan.now_source)})" if plan.now_source else ""))
     where = f"written to {report.out}" if report.out else "document on standard output"
-    return (f"omniladder export {export.target.value} {plan.auto_id.text} → {what} "
+    return (f"omniladder export {export.target.name} {plan.auto_id.text} → {what} "
             f"{export.name}", f"{source} · {where}")
 
 
@@ -172,7 +172,7 @@ def _markdown(report: ExportReport, out: TextIO) -> None:
         lines += [f"#### differs from {md.code(report.current.file)}", ""]
         lines += [f"* {md.text(difference)}" for difference in report.current.differences]
         lines.append("")
-    language = "yaml" if export.target is Target.LITELLM else "json"
+    language = export.target.format
     fence = "```"
     while fence in export.text:
         fence += "`"

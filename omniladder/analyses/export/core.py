@@ -7,14 +7,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from omniladder.analyses.export import litellm, omniroute
 from omniladder.analyses.export.fidelity import LEVELS, Fidelity, ordered
 from omniladder.analyses.export.routes import ConnectionRoute
 from omniladder.analyses.export.source import ExportPlan
-from omniladder.analyses.export.targets import UNIT, Target
+from omniladder.analyses.export.targets import ExportTarget, target
 from omniladder.errors import UsageError
 
-__all__ = ["UNIT", "Comparison", "Export", "Target", "compare_current", "export"]
+__all__ = ["Comparison", "Export", "ExportTarget", "check_map", "compare_current", "export"]
 
 
 class Comparison(NamedTuple):
@@ -33,7 +32,7 @@ class Comparison(NamedTuple):
 
 
 class Export(NamedTuple):
-    target: Target
+    target: ExportTarget
     plan: ExportPlan
     document: dict[str, Any]
     text: str
@@ -42,7 +41,8 @@ class Export(NamedTuple):
     entries: int
     """Pool entries the document holds."""
     units: int
-    """Deployments (LiteLLM) or steps (OmniRoute) the document holds."""
+    """Elements the document holds (the target's ``unit``: LiteLLM deployments, OmniRoute
+    steps)."""
     verified_only: bool
     map_file: str | None
 
@@ -55,33 +55,30 @@ class Export(NamedTuple):
                 for level in LEVELS}
 
     def summary(self) -> str:
-        unit = UNIT[self.target]
+        unit = self.target.unit
         counts = self.counts()
-        return (f"export {self.target.value} {self.plan.auto_id.text} → {self.name}: "
+        return (f"export {self.target.name} {self.plan.auto_id.text} → {self.name}: "
                 f"{self.units} {unit}{'' if self.units == 1 else 's'} for {self.entries} of "
                 f"{len(self.plan.entries)} pool entries; {counts['dropped']} dropped, "
                 f"{counts['warning']} warning{'' if counts['warning'] == 1 else 's'}, "
                 f"{counts['info']} info")
 
 
-def export(target: Target, plan: ExportPlan, *,
+def export(name: str, plan: ExportPlan, *,
            routes: Mapping[str, ConnectionRoute] | None = None, map_file: str | None = None,
            verified_only: bool = False) -> Export:
-    """Build the target's document from the plan, with its fidelity report."""
-    if target is Target.LITELLM:
-        document, items, entries = litellm.build(plan, routes, verified_only=verified_only)
-        text = litellm.document_text(plan, document)
-        units = len(document["model_list"])
-    else:
-        if routes is not None:
-            raise UsageError("--map is for litellm: OmniRoute combos name OmniRoute's own "
-                             "connection ids, so an omniroute export needs no map",
-                             field="--map")
-        document, items, entries = omniroute.build(plan, verified_only=verified_only)
-        text = omniroute.document_text(document)
-        units = len(document["models"])
-    return Export(target, plan, document, text, ordered(items), entries, units,
-                  verified_only, map_file)
+    """Build the document of the target ``name`` from the plan, with its fidelity report."""
+    chosen = target(name)
+    check_map(chosen, routes is not None)
+    built = chosen.build(plan, routes, verified_only=verified_only)
+    return Export(chosen, plan, built.document, built.text, ordered(built.fidelity),
+                  built.entries, built.units, verified_only, map_file)
+
+
+def check_map(chosen: ExportTarget, given: bool) -> None:
+    """Exit 2 (on ``--map``) when a map is given to a target that reads none."""
+    if given and chosen.map_refusal is not None:
+        raise UsageError(chosen.map_refusal, field="--map")
 
 
 def compare_current(result: Export, path: Path) -> Comparison:
@@ -90,7 +87,7 @@ def compare_current(result: Export, path: Path) -> Comparison:
 
     shown = display_path(path)
     if _first_run(path):
-        what = "deployment" if result.target is Target.LITELLM else "step"
+        what = result.target.unit
         found = [] if not result.units else [
             f"{shown} does not exist yet: nothing is deployed, so this is a first run and "
             f"the export's {result.units} {what}{'' if result.units == 1 else 's'} "
@@ -98,13 +95,7 @@ def compare_current(result: Export, path: Path) -> Comparison:
         return Comparison(shown, tuple(found), first_run=True)
     check_input_file(path, shown)
     text = decode_text(read_bytes(path, shown), shown)
-    if result.target is Target.LITELLM:
-        current = litellm.parse_current(text, shown)
-        found, deployed = litellm.differences(result.name, result.document, current)
-    else:
-        combos = omniroute.find_combos(omniroute.parse_current(text, shown), result.name,
-                                       shown)
-        found, deployed = omniroute.differences_of(result.name, result.document, combos)
+    found, deployed = result.target.compare(result.name, result.document, text, shown)
     empties = result.name if deployed and not result.units else None
     return Comparison(shown, tuple(found), empties)
 

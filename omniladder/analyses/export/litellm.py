@@ -44,6 +44,7 @@ from omniladder.analyses.export.compare import by_identity
 from omniladder.analyses.export.fidelity import Fidelity, Tally, item
 from omniladder.analyses.export.routes import ConnectionRoute
 from omniladder.analyses.export.source import ExportPlan
+from omniladder.analyses.export.targets import Built, ExportTarget
 from omniladder.errors import InputError, UsageError, close_match
 from omniladder.models import SECRET_KEYS
 
@@ -451,3 +452,25 @@ def redacted(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [redacted(item) for item in value]
     return value
+
+
+class LiteLLM(ExportTarget):
+    """The ``litellm`` export target: a ``config.yaml`` model group (``TARGETS``)."""
+
+    name = "litellm"
+    unit = "deployment"
+    group = "model group"
+    format = "yaml"
+
+    def build(self, plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
+              verified_only: bool) -> Built:
+        document, items, entries = build(plan, routes, verified_only=verified_only)
+        return Built(document, document_text(plan, document), items, entries,
+                     len(document["model_list"]))
+
+    def compare(self, name: str, document: dict[str, Any], text: str,
+                shown: str) -> tuple[list[str], int]:
+        return differences(name, document, parse_current(text, shown))
+
+
+TARGET = LiteLLM()

@@ -31,13 +31,16 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from omniladder import timefmt
 from omniladder.analyses.export.compare import by_identity
 from omniladder.analyses.export.fidelity import Fidelity, Tally, item
 from omniladder.analyses.export.litellm import redacted
+from omniladder.analyses.export.routes import ConnectionRoute
 from omniladder.analyses.export.source import ExportPlan
+from omniladder.analyses.export.targets import Built, ExportTarget
 from omniladder.errors import InputError
 
 
@@ -526,3 +529,28 @@ def _routing(step: Any) -> dict[str, Any]:
 
 def _show(step: dict[str, Any]) -> str:
     return json.dumps(redacted(step), ensure_ascii=False, separators=(", ", ": "))
+
+
+class OmniRoute(ExportTarget):
+    """The ``omniroute`` export target: a combo (``TARGETS``)."""
+
+    name = "omniroute"
+    unit = "step"
+    group = "combo"
+    format = "json"
+    map_refusal = ("--map is for litellm: OmniRoute combos name OmniRoute's own connection "
+                   "ids, so an omniroute export needs no map")
+
+    def build(self, plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
+              verified_only: bool) -> Built:
+        document, items, entries = build(plan, verified_only=verified_only)
+        return Built(document, document_text(document), items, entries,
+                     len(document["models"]))
+
+    def compare(self, name: str, document: dict[str, Any], text: str,
+                shown: str) -> tuple[list[str], int]:
+        combos = find_combos(parse_current(text, shown), name, shown)
+        return differences_of(name, document, combos)
+
+
+TARGET = OmniRoute()
