@@ -8,7 +8,7 @@ that the commands that never read it (``plan``, ``simulate`` ...) do not define 
 6.5 million instructions of the example's table view, docs/performance.md#start-up).
 """
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
@@ -19,6 +19,7 @@ from omniladder.models import (
     WindowDuration,
     first_repeat,
 )
+from omniladder.quota_sources import QUOTA_SOURCES
 
 
 class WindowScopeEntry(StrictModel):
@@ -53,8 +54,12 @@ class WindowScopeEntry(StrictModel):
         return self
 
 
-QuotaSource = Literal["claude-usage", "codex-sessions", "copilot-user", "gemini-quota"]
-"""The ``omniladder import`` sources that merge one connection's readings (SPEC §6)."""
+if TYPE_CHECKING:
+    QuotaSource = str
+else:
+    QuotaSource = Literal[tuple(QUOTA_SOURCES)]
+    """The ``omniladder import`` sources that merge one connection's readings (SPEC §6):
+    the names of ``quota_sources.QUOTA_SOURCES``."""
 
 
 def _distinct_providers(value: tuple[str, ...]) -> tuple[str, ...]:

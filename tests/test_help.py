@@ -16,7 +16,7 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from omniladder.cli import _COMMANDS, app
-from omniladder.commands.help import COMMAND_HELP
+from omniladder.commands.help import COMMAND_HELP, command_help
 from omniladder.errors import EXIT_MEANINGS, ExitCode
 from omniladder.inputs.schemas import KINDS, json_schema
 from tests.conftest import ROOT
@@ -47,7 +47,11 @@ def test_dash_h_is_help_everywhere(path: tuple[str, ...]) -> None:
 
 
 def test_every_command_has_one_help_entry() -> None:
-    assert sorted(COMMAND_HELP) == sorted(" ".join(path) for path in command_paths())
+    """Each in COMMAND_HELP, or, for a quota source's import, in QUOTA_SOURCES."""
+    from omniladder.quota_sources import QUOTA_SOURCES
+
+    assert sorted([*COMMAND_HELP, *(f"import {name}" for name in QUOTA_SOURCES)]) == sorted(
+        " ".join(path) for path in command_paths())
 
 
 def flat(text: str) -> str:
@@ -58,7 +62,7 @@ def flat(text: str) -> str:
 def test_every_help_shows_examples_and_its_exit_codes(path: tuple[str, ...]) -> None:
     text = runner.invoke(app, [*path, "-h"]).stdout
     examples, codes = text.split("Examples:", 1)[1].split("Exit codes:", 1)
-    entry = COMMAND_HELP[" ".join(path)]
+    entry = command_help(" ".join(path))
     shown = "\n".join(line[4:] for line in examples.strip("\n").splitlines()).rstrip()
     assert shown == "\n".join(entry.examples)
     # Each example is a whole command line; at least one runs this very command.

@@ -21,6 +21,7 @@ from omniladder import timefmt
 from omniladder.cli import app
 from omniladder.inputs.documents import load_model
 from omniladder.inputs.schemas import json_schema
+from omniladder.quota_sources import QUOTA_SOURCES
 from omniladder.scope_models import QuotaSource, WindowScopeCatalog
 from omniladder.sources import fit
 from tests.conftest import ROOT
@@ -172,9 +173,10 @@ def test_SPEC6_the_importers_are_one_closed_list_in_the_model_the_fit_check_and_
 ) -> None:
     from typing import get_args
 
-    assert set(get_args(QuotaSource)) == set(fit.SOURCE_MODULES) == set(SERVED)
-    for source, module in fit.SOURCE_MODULES.items():
-        loaded = __import__(module, fromlist=["NAME"])
+    assert get_args(QuotaSource) == tuple(QUOTA_SOURCES)
+    assert set(QUOTA_SOURCES) == set(SERVED)
+    for source, entry in QUOTA_SOURCES.items():
+        loaded = __import__(entry.module, fromlist=["NAME"])
         assert source == loaded.NAME
         assert fit.own_keys(source) == loaded.OWN_KEYS
         assert loaded.OWN_KEYS

@@ -35,6 +35,7 @@ ROOT_MODULES: dict[str, str] = {
     "omniladder.vocabulary": "ground",
     "omniladder.models": "ground",
     "omniladder.scope_models": "ground",
+    "omniladder.quota_sources": "ground",
     "omniladder.cli": "commands",
     "omniladder.__main__": "commands",
 }

@@ -24,6 +24,7 @@ class CommandHelp(NamedTuple):
 
 
 COMMAND_HELP: dict[str, CommandHelp] = {
+    # The quota sources' import commands: their examples are in quota_sources.QUOTA_SOURCES.
     "plan": CommandHelp(
         ("omniladder plan auto/thrifty --config examples/omniladder.toml",
          "omniladder plan auto/subscription --json --out plan.json --fail-on-empty",
@@ -33,19 +34,6 @@ COMMAND_HELP: dict[str, CommandHelp] = {
     "ids": CommandHelp(("omniladder ids", "omniladder ids --json"), None),
     "import omniroute": CommandHelp(
         ("omniladder import omniroute ~/.omniroute/omniroute.db --out fleet/",), None),
-    "import claude-usage": CommandHelp(
-        ("omniladder import claude-usage usage.json --connection claude-max-work \\\n"
-         "  --quota quota.json",), None),
-    "import codex-sessions": CommandHelp(
-        ("omniladder import codex-sessions ~/.codex/sessions --connection codex-plus \\\n"
-         "  --quota quota.json",), None),
-    "import copilot-user": CommandHelp(
-        ("gh api /copilot_internal/user > copilot.json",
-         "omniladder import copilot-user copilot.json --connection copilot-seat \\\n"
-         "  --quota quota.json"), None),
-    "import gemini-quota": CommandHelp(
-        ("omniladder import gemini-quota gemini.json --connection gemini-free \\\n"
-         "  --quota quota.json",), None),
     "import litellm-spend": CommandHelp(
         ("omniladder import litellm-spend \"$DATABASE_URL\" --traffic traffic.jsonl \\\n"
          "  --config omniladder.toml --map litellm-map.toml",
@@ -134,12 +122,23 @@ def exit_codes_text(no: str | None) -> str:
                      for line in lines)
 
 
+def command_help(path: str) -> CommandHelp:
+    """The help entry of a command path: ``COMMAND_HELP``'s, or for ``import SOURCE`` of a
+    quota source, its examples in ``quota_sources.QUOTA_SOURCES`` (imported only then)."""
+    found = COMMAND_HELP.get(path)
+    if found is not None:
+        return found
+    from omniladder.quota_sources import QUOTA_SOURCES
+
+    return CommandHelp(QUOTA_SOURCES[path.removeprefix("import ")].examples, None)
+
+
 def epilog(path: str) -> str:
     """The epilog of a command path: its examples, then its exit codes.
 
     Each block starts with click's ``\\b`` marker so its lines are kept as written.
     """
-    found = COMMAND_HELP[path]
+    found = command_help(path)
     examples = "\n".join(f"  {line}" for example in found.examples
                          for line in example.splitlines())
     return (f"\b\nExamples:\n{examples}\n\n"

@@ -7,6 +7,7 @@ quota file through one shared path (`omniladder.sources.run`).
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,7 @@ from omniladder.commands.common import (
     say,
     user_errors,
 )
+from omniladder.quota_sources import QUOTA_SOURCES, Reads
 from omniladder.sources.request import ImportRequest
 
 import_app = typer.Typer(
@@ -233,73 +235,61 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-@import_app.command("claude-usage")
-@with_import_options
-def claude_usage(files: SnapshotFilesArg, *, request: ImportRequest,
-                 at: AtOpt = None) -> None:
-    """Import Claude's OAuth usage JSON (GET /api/oauth/usage) into a quota file."""
-    def parser() -> SnapshotParser:
-        from omniladder.sources.claude_usage import parse
-        return parse
+def _responses_command(source: str, module: str) -> Callable[..., None]:
+    """The import command of a source read from saved JSON responses (``module.parse``)."""
+    @with_import_options
+    def command(files: SnapshotFilesArg, *, request: ImportRequest,
+                at: AtOpt = None) -> None:
+        def parser() -> SnapshotParser:
+            parse: SnapshotParser = importlib.import_module(module).parse
+            return parse
 
-    _import_snapshots("claude-usage", files, at, request, parser)
+        _import_snapshots(source, files, at, request, parser)
 
-
-@import_app.command("codex-sessions")
-@with_import_options
-def codex_sessions(
-    paths: Annotated[list[Path], typer.Argument(
-        metavar="PATH...", help="Codex CLI rollout-*.jsonl files, or folders searched for them "
-        "(e.g. ~/.codex/sessions).", show_default=False)],
-    *, request: ImportRequest,
-) -> None:
-    """Import the rate limits logged in Codex CLI session files into a quota file."""
-    notes: list[str] = []
-    found: list[Any] = []
-
-    def sources() -> list[tuple[str, Path]]:
-        from omniladder.inputs.files import display_path
-        from omniladder.sources.codex_sessions import find_rollouts
-
-        found[:] = find_rollouts((path, display_path(path)) for path in paths)
-        return [("a Codex rollout", rollout.path) for rollout in found]
-
-    def readings() -> Iterable[SourceReading]:
-        from omniladder.sources.codex_sessions import RolloutReader
-        from omniladder.sources.fit import check_rollout
-        from omniladder.sources.run import within_clock
-
-        reader = RolloutReader(notes)
-        for rollout in found:
-            check_rollout(rollout.path, rollout.shown)
-            yield from within_clock(reader.read(rollout), rollout.shown, "timestamp")
-        reader.finish()
-
-    _import("codex-sessions", request, readings, sources, notes)
+    return command
 
 
-@import_app.command("copilot-user")
-@with_import_options
-def copilot_user(files: SnapshotFilesArg, *, request: ImportRequest,
-                 at: AtOpt = None) -> None:
-    """Import GitHub's copilot_internal/user JSON (Copilot quotas) into a quota file."""
-    def parser() -> SnapshotParser:
-        from omniladder.sources.copilot_user import parse
-        return parse
+def _rollouts_command(source: str, module: str) -> Callable[..., None]:
+    """The import command of a source read from Codex CLI rollout files (``module``'s
+    ``find_rollouts`` and ``RolloutReader``)."""
+    @with_import_options
+    def command(
+        paths: Annotated[list[Path], typer.Argument(
+            metavar="PATH...", help="Codex CLI rollout-*.jsonl files, or folders searched for "
+            "them (e.g. ~/.codex/sessions).", show_default=False)],
+        *, request: ImportRequest,
+    ) -> None:
+        notes: list[str] = []
+        found: list[Any] = []
 
-    _import_snapshots("copilot-user", files, at, request, parser)
+        def sources() -> list[tuple[str, Path]]:
+            from omniladder.inputs.files import display_path
+
+            found[:] = importlib.import_module(module).find_rollouts(
+                (path, display_path(path)) for path in paths)
+            return [("a Codex rollout", rollout.path) for rollout in found]
+
+        def readings() -> Iterable[SourceReading]:
+            from omniladder.sources.fit import check_rollout
+            from omniladder.sources.run import within_clock
+
+            reader = importlib.import_module(module).RolloutReader(notes)
+            for rollout in found:
+                check_rollout(rollout.path, rollout.shown)
+                yield from within_clock(reader.read(rollout), rollout.shown, "timestamp")
+            reader.finish()
+
+        _import(source, request, readings, sources, notes)
+
+    return command
 
 
-@import_app.command("gemini-quota")
-@with_import_options
-def gemini_quota(files: SnapshotFilesArg, *, request: ImportRequest,
-                 at: AtOpt = None) -> None:
-    """Import Gemini Code Assist's retrieveUserQuota JSON into a quota file."""
-    def parser() -> SnapshotParser:
-        from omniladder.sources.gemini_quota import parse
-        return parse
+_COMMANDS: dict[Reads, Callable[[str, str], Callable[..., None]]] = {
+    "responses": _responses_command, "rollouts": _rollouts_command}
+"""The import command of each kind of quota source (``QuotaSourceEntry.reads``)."""
 
-    _import_snapshots("gemini-quota", files, at, request, parser)
+for _source, _entry in QUOTA_SOURCES.items():
+    import_app.command(_source, help=_entry.help)(_COMMANDS[_entry.reads](_source, _entry.module))
 
 
 # --- traffic sources: a gateway's request log, merged into a traffic ledger ---------------

@@ -30,20 +30,13 @@ from typing import Any
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
 from omniladder.inputs.normalise import AHEAD_SLACK
+from omniladder.quota_sources import QUOTA_SOURCES
 from omniladder.sources.common import SourceReading
 from omniladder.sources.fields import shown_value
 
 FUTURE_TOLERANCE = AHEAD_SLACK
 """How far past the clock a reading may lie (clocks of two machines disagree a little): the
 bound the loader warns at (SPEC §2.2), which an import refuses (SPEC §6)."""
-
-SOURCE_MODULES: Mapping[str, str] = {
-    "claude-usage": "omniladder.sources.claude_usage",
-    "codex-sessions": "omniladder.sources.codex_sessions",
-    "copilot-user": "omniladder.sources.copilot_user",
-    "gemini-quota": "omniladder.sources.gemini_quota",
-}
-"""Each source that merges one connection's readings, and the module that parses it."""
 
 _NOTHING_WRITTEN = "nothing was written"
 _SHOWN_KEYS = 6
@@ -55,7 +48,7 @@ _SAID_CHARS = 80
 
 def own_keys(source: str) -> frozenset[str]:
     """The top-level keys that make a document one of ``source``'s (its module's OWN_KEYS)."""
-    keys: frozenset[str] = importlib.import_module(SOURCE_MODULES[source]).OWN_KEYS
+    keys: frozenset[str] = importlib.import_module(QUOTA_SOURCES[source].module).OWN_KEYS
     return keys
 
 
@@ -148,7 +141,7 @@ def _keys_text(keys: Iterable[str]) -> str:
 def _likely_source(keys: frozenset[str], source: str) -> tuple[str, frozenset[str]] | None:
     """The other source whose own keys the document shares most, with those keys."""
     best: tuple[str, frozenset[str]] | None = None
-    for other in SOURCE_MODULES:
+    for other in QUOTA_SOURCES:
         if other == source:
             continue
         shared = keys & own_keys(other)
