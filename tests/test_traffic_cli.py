@@ -109,6 +109,24 @@ def test_usage_errors_are_exit_2(args: list[str], words: str) -> None:
 
 
 @pytest.mark.usefixtures("in_examples")
+def test_the_span_takes_now_as_forecast_and_simulate_do() -> None:
+    """--from and --to read the instant words every span option reads (the shared
+    span_instants): `now` is the clock, here after the whole ledger."""
+    whole = json.loads(audit("auto/thrifty", "--traffic", "traffic.jsonl", "--json").stdout)
+    to_now = json.loads(audit("auto/thrifty", "--traffic", "traffic.jsonl", "--to", "now",
+                              "--json").stdout)
+    assert to_now["counts"] == whole["counts"]
+    assert to_now["leak_usd"] == whole["leak_usd"]
+    assert to_now["to"] > whole["to"]
+    from_now = audit("auto/thrifty", "--traffic", "traffic.jsonl", "--from", "now",
+                     exit_code=2)
+    assert "is after the ledger's last event" in from_now.stderr
+    both = audit("auto/thrifty", "--traffic", "traffic.jsonl", "--from", "now", "--to", "now",
+                 "--json", exit_code=0)
+    assert sum(json.loads(both.stdout)["counts"].values()) == 0
+
+
+@pytest.mark.usefixtures("in_examples")
 @pytest.mark.parametrize(("args", "words"), [
     (["--from", "2026-11-29T13:00:00+01:00"],
      "--from 2026-11-29T13:00:00+01:00 is after the ledger's last event "
