@@ -175,6 +175,71 @@ def test_the_ledger_is_never_modified(tmp_path: Path) -> None:
     assert ledger.read_bytes() == original
 
 
+# --- the verdict's money, visibly true --------------------------------------------------------
+
+
+def dollars(line: str) -> list[float]:
+    return [float(figure.replace(",", "")) for figure in re.findall(r"\$([\d,]+\.\d+)", line)]
+
+
+@pytest.mark.usefixtures("in_examples")
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_a_leak_just_over_the_allowance_shows_the_decimals_that_tell_them_apart(
+        fmt: str) -> None:
+    """The example leaks $3.0025: against --max-leak-usd 3.00 the failed line shows the
+    leak with the decimals that make it more than the allowance, never "$3.00 is more than
+    $3.00"."""
+    result = audit("auto/thrifty", "--traffic", "traffic.jsonl", "--max-leak-usd", "3.00",
+                   "--format", fmt, exit_code=1)
+    last = result.stdout.splitlines()[-1].strip("*")
+    assert last == "failed: leak $3.002 is more than $3.00"
+    leak, allowance = dollars(last)
+    assert leak > allowance
+
+
+def one_leak(tmp_path: Path, cost: float) -> str:
+    """The example's costliest early-paid event (premium gpt-5.1 while the subscription rung
+    had quota), alone in a ledger, with the cost given."""
+    line = next(json.loads(text) for text in (EXAMPLES / "traffic.jsonl").read_text(
+        encoding="utf-8").splitlines() if '"req-203"' in text)
+    ledger = tmp_path / "traffic.jsonl"
+    ledger.write_text(json.dumps({**line, "cost_usd": cost}) + "\n", encoding="utf-8")
+    return str(ledger)
+
+
+@pytest.mark.usefixtures("in_examples")
+def test_a_sub_cent_leak_is_shown_by_its_digits_not_as_nothing(tmp_path: Path) -> None:
+    result = audit("auto/thrifty", "--traffic", one_leak(tmp_path, 0.0036), exit_code=1)
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("$0.0036 paid on premium while the subscription rung had quota")
+    assert lines[-1] == "failed: leak $0.0036 is more than $0.00"
+    assert "$0.00 paid" not in result.stdout + result.stderr
+    within = audit("auto/thrifty", "--traffic", one_leak(tmp_path, 0.0036), "--max-leak-usd",
+                   "0.004", exit_code=0)
+    assert within.stdout.splitlines()[-1] == "passed: leak $0.0036 within $0.004"
+
+
+@pytest.mark.usefixtures("in_examples")
+def test_a_sum_of_leaks_is_held_to_the_allowance_as_printed(tmp_path: Path) -> None:
+    """$0.10 and $0.20 of leak sum to 0.30000000000000004 in floating point: within an
+    allowance of $0.30, as the JSON's leak_usd (0.3) and the printed $0.30 say."""
+    first = json.loads(Path(one_leak(tmp_path, 0.1)).read_text(encoding="utf-8"))
+    ledger = tmp_path / "two.jsonl"
+    ledger.write_text("".join(json.dumps(event) + "\n" for event in (
+        first, {**first, "cost_usd": 0.2, "request_id": "req-203b"})), encoding="utf-8")
+    result = audit("auto/thrifty", "--traffic", str(ledger), "--max-leak-usd", "0.3",
+                   exit_code=0)
+    assert result.stdout.splitlines()[-1] == "passed: leak $0.30 within $0.30"
+
+
+def test_the_gate_words_a_leak_just_over_its_allowance_visibly(tmp_path: Path) -> None:
+    failed = check(policy(tmp_path, f'max_leak_usd = 3.0\ntraffic = "{LEDGER}"\n'), 1)
+    [result] = json.loads(failed.stdout)["expectations"]
+    [judged] = result["checks"]
+    assert judged["expected"].startswith("at most $3.00 of leak")
+    assert judged["actual"].startswith("$3.002 leaked over 17 audited events")
+
+
 # --- the check gate ------------------------------------------------------------------------
 
 

@@ -315,8 +315,11 @@ class TrafficAudit:
 
     @property
     def passed(self) -> bool:
-        """§7.6: the leak is within the allowance and no leak event is unpriced."""
-        return self.leak_usd <= self.max_leak_usd and self.leak_unpriced == 0
+        """§7.6: the leak is within the allowance and no leak event is unpriced; the leak
+        is compared to the millionth the JSON and the views carry, so a sum's float noise
+        never fails an allowance the printed leak meets."""
+        return (round(self.leak_usd, timefmt.MONEY_PLACES) <= self.max_leak_usd
+                and self.leak_unpriced == 0)
 
     @property
     def verdict(self) -> str:
@@ -333,10 +336,10 @@ def verdict_line(audit: TrafficAudit) -> str:
                                   key=_RANK.__getitem__) or ["paid rungs"]
         heads = sorted({j.head for j in early if j.head}, key=_RANK.__getitem__)
         had = f"the {heads[0]} rung" if heads else "a quota rung"
-        parts.append(f"{timefmt.usd(leak_paid['early-paid'])} paid on {'/'.join(rungs)} "
+        parts.append(f"{timefmt.usd_exact(leak_paid['early-paid'])} paid on {'/'.join(rungs)} "
                      f"while {had} had quota")
     if audit.counts["off-plan-billed"]:
-        parts.append(f"{timefmt.usd(leak_paid['off-plan-billed'])} billed on pairs the plan "
+        parts.append(f"{timefmt.usd_exact(leak_paid['off-plan-billed'])} billed on pairs the plan "
                      "excluded for billing")
     if audit.leak_unpriced:
         parts.append(f"{audit.leak_unpriced} leak event"
