@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from omniladder import timefmt
 from omniladder.cli import app
 from tests.conftest import EXAMPLES, ROOT
 from tests.test_init_schema import _valid
@@ -342,7 +343,8 @@ def test_simulate_marks_the_leak_events(tmp_path: Path) -> None:
             "2026-11-29T12:00:00Z", "--traffic", "traffic.jsonl"]
     result = runner.invoke(app, [*args, "--svg", str(picture)])
     assert result.exit_code == 0, result.output
-    assert "Leak events (traffic.jsonl): $3.01 in 6 event(s); the costliest:" in result.stdout
+    assert "Leak events (traffic.jsonl): $3.01 in 6 event(s) from 2026-11-29T09:00:00Z to " \
+        "2026-11-29T12:00:00Z, the events that name no requested id included" in result.stdout
     assert ("2026-11-29T11:12:14Z openai-key gpt-5.1 early-paid $1.93: the pool's head rung "
             "was subscription, led by claude-max-work") in result.stdout
     svg = picture.read_text()
@@ -351,3 +353,31 @@ def test_simulate_marks_the_leak_events(tmp_path: Path) -> None:
     assert [e["cost_usd"] for e in document["traffic"]["events"]][3] == 1.925
     plain = runner.invoke(app, args[:6])
     assert "Leak events" not in plain.stdout
+
+
+@pytest.mark.usefixtures("in_examples")
+def test_simulate_leak_figures_are_the_audit_it_names() -> None:
+    """simulate audits its own span with the events that name no id; it says so, names the
+    audit traffic command that prints the same figures, and that command does, to the
+    cent and the sub-cent: the $0.0036 event is shown as such, not as $0.00."""
+    import shlex
+
+    result = runner.invoke(app, ["simulate", "auto/thrifty", "--from", "2026-11-29T09:00:00Z",
+                                 "--to", "2026-11-29T12:00:00Z", "--traffic", "traffic.jsonl"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    head = next(line for line in lines if line.startswith("Leak events"))
+    command = shlex.split(re.findall(r"`([^`]+)`", head)[-1])
+    assert command[:3] == ["omniladder", "audit", "traffic"]
+    assert "--all-requests" in command
+    audited = runner.invoke(app, [*command[1:], "--json"])
+    document = json.loads(audited.stdout)
+    leak = re.search(r"\): (\$[\d.,]+) in (\d+) event", head)
+    assert leak is not None
+    assert leak.group(1) == timefmt.usd_exact(document["leak_usd"])
+    assert int(leak.group(2)) == document["counts"]["early-paid"] + document["counts"][
+        "off-plan-billed"]
+    audit_view = runner.invoke(app, command[1:]).stdout.splitlines()[0]
+    assert audit_view.startswith(leak.group(1) + " paid on cheap/premium")
+    assert any(line.startswith("  2026-11-29T11:45:00Z deepseek-key deepseek-chat early-paid "
+                               "$0.0036:") for line in lines)

@@ -421,21 +421,42 @@ def leak_markers(audit: TrafficAudit) -> tuple[tuple[datetime, str, str], ...]:
         for j in sorted(leak_events(audit), key=lambda j: j.at))
 
 
+def audit_command(audit: TrafficAudit) -> str:
+    """The ``audit traffic`` command line that gives the same figures as an audit made for
+    another command (``simulate --traffic``: its own span, every event naming no id)."""
+    import shlex
+
+    words = ["omniladder", "audit", "traffic", audit.auto_id.text, "--traffic", audit.ledger]
+    if audit.all_requests:
+        words.append("--all-requests")
+    if audit.start is not None and audit.end is not None:
+        words += ["--from", timefmt.iso(audit.start), "--to", timefmt.iso(audit.end)]
+    return shlex.join(words)
+
+
 def leak_lines(audit: TrafficAudit) -> list[str]:
-    """The lines the text timeline ends with."""
+    """The lines the text timeline ends with: the leak, what was audited to find it (the
+    audit traffic command that prints the same figures), then the leak events, each
+    worded on its own, so the listed figures need not add up to the total."""
     events = sorted(leak_events(audit), key=lambda j: j.at)
+    included = (", the events that name no requested id included" if audit.all_requests
+                else "")
     lines = [f"Leak events ({audit.ledger}): {timefmt.usd_exact(audit.leak_usd)} in "
              f"{audit.counts['early-paid'] + audit.counts['off-plan-billed']} event(s)"
              + (f", {audit.leak_unpriced} unpriced" if audit.leak_unpriced else "")
-             + ("; the costliest:" if events else "")]
+             + f" from {_span(audit)}{included}: the figures of `{audit_command(audit)}`"]
+    if events:
+        lines.append("The costliest, each rounded on its own (they need not add up to the "
+                     "total):")
     lines += [f"  {timefmt.iso(j.at)} {j.connection} {j.model} {j.finding} "
-              f"{'unpriced' if j.cost_usd is None else timefmt.usd_exact(j.cost_usd)}: {j.detail}"
-              for j in events]
+              f"{'unpriced' if j.cost_usd is None else timefmt.usd_exact(j.cost_usd)}: "
+              f"{j.detail}" for j in events]
     return lines
 
 
 def leaks_document(audit: TrafficAudit) -> dict[str, Any]:
-    return {"ledger": audit.ledger, "counts": dict(audit.counts),
+    return {"ledger": audit.ledger, "from": _instant(audit.start), "to": _instant(audit.end),
+            "all_requests": audit.all_requests, "counts": dict(audit.counts),
             "leak_usd": money(audit.leak_usd), "leak_unpriced": audit.leak_unpriced,
             "events": [judged_document(j) for j in
                        sorted(leak_events(audit), key=lambda j: j.at)]}
