@@ -176,6 +176,53 @@ def test_the_ledger_is_never_modified(tmp_path: Path) -> None:
     assert ledger.read_bytes() == original
 
 
+# --- quota that expired unused: the figure the plan used (§7.5, R6.4) ---------------------
+
+
+def held_window_fleet(tmp_path: Path) -> Path:
+    """One Claude login whose 5h window read 1.5% (below the 2% exit cutoff), then 4% before
+    the same 11:00Z reset (a regain before reset that R6.4 holds at 1.5%), then a new
+    cycle; a ledger of two events spanning the reset."""
+    window = {"name": "5h", "reset_at": "2026-11-30T11:00:00Z"}
+    readings = [
+        {"connection": "c", "checked_at": "2026-11-30T09:00:00Z",
+         "windows": [{**window, "remaining_percent": 1.5}]},
+        {"connection": "c", "checked_at": "2026-11-30T10:00:00Z",
+         "windows": [{**window, "remaining_percent": 4}]},
+        {"connection": "c", "checked_at": "2026-11-30T11:30:00Z",
+         "windows": [{"name": "5h", "remaining_percent": 100,
+                      "reset_at": "2026-11-30T16:00:00Z"}]}]
+    (tmp_path / "connections.toml").write_text(
+        '[[connections]]\nid = "c"\nprovider = "claude"\nauth_type = "oauth"\n'
+        'models = ["claude-sonnet-4-5"]\n', encoding="utf-8")
+    (tmp_path / "quota.json").write_text(json.dumps({"readings": readings}), encoding="utf-8")
+    (tmp_path / "traffic.jsonl").write_text("".join(
+        json.dumps({"at": when, "connection": "c", "model": "claude-sonnet-4-5",
+                    "requested": "auto/subscription"}) + "\n"
+        for when in ("2026-11-30T08:00:00Z", "2026-11-30T12:00:00Z")), encoding="utf-8")
+    config = tmp_path / "omniladder.toml"
+    config.write_text('[inputs]\nconnections = "connections.toml"\nquota = "quota.json"\n'
+                      'traffic = "traffic.jsonl"\n', encoding="utf-8")
+    return config
+
+
+def test_expired_unused_is_the_figure_the_plan_held(tmp_path: Path) -> None:
+    """The plan held the window at 1.5% until its reset (R6.4: `plan --now` at 10:30Z
+    excludes c, its 5h window at 1.5%), so 1.5% expired unused, not the 4% the last reading
+    showed."""
+    config = str(held_window_fleet(tmp_path))
+    plan = json.loads(runner.invoke(app, ["plan", "auto/subscription", "--config", config,
+                                          "--now", "2026-11-30T10:30:00Z", "--json"]).stdout)
+    [excluded] = [x for x in plan["excluded"] if x["connection_id"] == "c"]
+    assert excluded["detail"].startswith("5h window at 1.5%")
+    document = json.loads(audit("auto/subscription", "--config", config, "--json").stdout)
+    assert document["expired_unused"] == [{
+        "connection": "c", "window": "5h", "models": None, "reset_at": "2026-11-30T11:00:00Z",
+        "percent": 1.5, "checked_at": "2026-11-30T10:00:00Z"}]
+    verdict = audit("auto/subscription", "--config", config).stdout.splitlines()[0]
+    assert verdict.endswith("; 1.5% of c's 5h window expired unused")
+
+
 # --- the verdict's money, visibly true --------------------------------------------------------
 
 
