@@ -76,6 +76,31 @@ def usd(value: float) -> str:
     return f"${value:,.2f}"
 
 
+MONEY_PLACES = 6
+"""The most decimals a sum of dollars is shown or compared with (the JSON's millionth)."""
+
+
+def usd_exact(value: float, *beside: float) -> str:
+    """Dollars as the traffic views show them: to the cent, with the decimals cents would
+    hide. A non-zero amount under half a cent shows two significant digits ($0.0036, never
+    $0.00), and an amount printed beside others (a leak beside its allowance) shows as many
+    decimals as tell it from each of them ($3.004 beside $3.00); at most ``MONEY_PLACES``."""
+    places = 2
+    size = abs(value)
+    if size and round(size, 2) == 0:
+        while places < MONEY_PLACES and size < 10 ** (1 - places):
+            places += 1
+    for other in beside:
+        while (places < MONEY_PLACES and round(value, MONEY_PLACES) != round(other, MONEY_PLACES)
+               and f"{value:.{places}f}" == f"{other:.{places}f}"):
+            places += 1
+    text = f"{value:,.{places}f}"
+    if places > 2:
+        text = text.rstrip("0")
+        text += "0" * max(0, 2 - len(text.partition(".")[2]))
+    return f"${text}"
+
+
 def duration(seconds: float) -> str:
     return _duration(seconds)
 

@@ -152,7 +152,7 @@ def test_the_json_document_keeps_to_its_schema() -> None:
     schema = json.loads((ROOT / "schemas" / "forecast.schema.json").read_text())
     for document in (day_forecast(), day_forecast("auto/subscription")):
         assert set(document) == set(schema["required"])
-        for key in ("pace", "transitions", "escalations"):
+        for key in ("pace", "transitions", "escalations", "unprojected_windows"):
             item = schema["properties"][key]["items"]
             for row in document[key]:
                 assert set(row) == set(item["required"]), key

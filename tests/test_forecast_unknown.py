@@ -109,7 +109,7 @@ def test_a_window_with_one_reading_makes_the_answers_unknown(tmp_path: Path) -> 
                              "2026-11-30T12:00:00Z", "--horizon", "2h")
     assert document["answers_known"] is False
     ((unknown),) = document["unprojected_windows"]
-    assert unknown == {"connection": "c", "window": "custom",
+    assert unknown == {"connection_id": "c", "connection": "c", "window": "custom",
                        "reason": "1 reading in this cycle: no burn rate before 2"}
 
 

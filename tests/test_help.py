@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from omniladder.cli import _COMMANDS, app
 from omniladder.commands.help import COMMAND_HELP, command_help
 from omniladder.errors import EXIT_MEANINGS, ExitCode
-from omniladder.inputs.schemas import KINDS, json_schema
+from omniladder.inputs.schemas import ALL_KINDS, KINDS, json_schema
 from tests.conftest import ROOT
 from tests.test_meta import command_paths, section, table_rows
 
@@ -93,10 +93,12 @@ def test_the_readme_exit_code_table_is_the_one_the_help_prints() -> None:
 
 
 def test_schema_help_lists_every_kind() -> None:
-    text = flat(runner.invoke(app, ["schema", "-h"]).stdout)
+    # click wraps the help at a hyphen too: joined again here
+    text = flat(runner.invoke(app, ["schema", "-h"]).stdout).replace("- ", "-")
     assert "connections, quota, settings, spend, traffic, billing-catalog, model-catalog, " \
-        "window-catalog, plan." in text
-    for kind in KINDS:
+        "window-catalog, plan, audit-traffic, forecast, forecast-backtest, export, " \
+        "export-litellm, export-omniroute." in text
+    for kind in ALL_KINDS:
         assert kind in text
 
 
@@ -171,7 +173,8 @@ def test_completion_offers_every_command_and_sub_command() -> None:
     assert complete("omniladder catalog ") == ["show", "check"]
     assert complete("omniladder import c") == ["claude-usage", "codex-sessions",
                                                "copilot-user"]
-    assert complete("omniladder schema ") == list(KINDS)
+    assert complete("omniladder schema ") == list(ALL_KINDS)
+    assert complete("omniladder schema forecast") == ["forecast", "forecast-backtest"]
     assert "--fail-on-empty" in complete("omniladder plan --f")
 
 

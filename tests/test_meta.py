@@ -278,6 +278,18 @@ def test_ci_runs_the_slow_tests_the_default_run_leaves_out() -> None:
     assert mutmut_args[mutmut_args.index("-m") + 1] == ""
 
 
+def test_the_configuration_sets_no_verbosity_so_the_test_command_prints_its_summary() -> None:
+    """A ``-q`` in addopts adds to the command line's: ``pytest -q`` would be ``-qq``, which
+    drops the summary line (passed, failed, skipped) the README's test command ends with."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    addopts = config["tool"]["pytest"]["ini_options"]["addopts"]
+    verbosity = [option for option in addopts
+                 if option in ("--quiet", "--verbose") or re.fullmatch(r"-[qv]+", option)]
+    assert verbosity == []
+
+
 SLOW_TESTS = {
     "tests.test_fuzz": ("test_mutated_file_never_crashes", "test_random_file_never_crashes",
                         "test_mutated_file_in_a_subprocess",

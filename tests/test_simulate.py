@@ -184,7 +184,7 @@ def test_absurd_step_counts_are_usage_errors() -> None:
     (["--step", "0m"], "longer than zero"),
     (["--step", "fast"], "not a step"),
     (["--step", "1s", "--to", "2026-12-31T00:00:00Z"], "at most 100,000"),
-    (["--to", "2026-11-28T00:00:00Z"], "is before --from"),
+    (["--to", "2026-11-28T00:00:00Z"], "is after --to 2026-11-28T00:00:00Z"),
     (["--from", "2026-11-29T06:00:00"], "has no offset"),
     (["--from", "yesterday"], "not an RFC 3339 timestamp"),
 ])

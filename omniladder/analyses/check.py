@@ -801,14 +801,17 @@ def traffic_audit(loaded: LoadedPolicy, index: int, expectation: Expectation,
 def _max_leak_usd(value: float, audited: TrafficAudit) -> CheckResult:
     over = ("an empty ledger" if audited.start is None or audited.end is None else
             f"{timefmt.iso(audited.start)} to {timefmt.iso(audited.end)}")
-    expected = f"at most {timefmt.usd(value)} of leak in {audited.ledger} ({over})"
-    actual = (f"{timefmt.usd(audited.leak_usd)} leaked over {audited.audited} audited "
+    leak = audited.leak_usd
+    expected = (f"at most {timefmt.usd_exact(value, leak)} of leak in {audited.ledger} "
+                f"({over})")
+    actual = (f"{timefmt.usd_exact(leak, value)} leaked over {audited.audited} audited "
               f"events, {audited.leak_unpriced} leak events unpriced")
-    if audited.leak_usd <= value and not audited.leak_unpriced:
+    if audited.passed:
         return CheckResult("max_leak_usd", expected, True, actual)
     evidence = [audited.verdict]
     evidence += [f"{timefmt.iso(j.at)} {j.connection} {j.model} {j.finding} "
-                 f"{timefmt.usd(j.cost_usd or 0.0)}: {j.detail}" for j in audited.top_leaks]
+                 f"{timefmt.usd_exact(j.cost_usd or 0.0)}: {j.detail}"
+                 for j in audited.top_leaks]
     evidence += [f"{timefmt.iso(j.at)} {j.connection} {j.model} {j.finding}: unpriced "
                  f"({j.where})" for j in audited.unpriced_events if j.finding in
                  ("off-plan-billed", "early-paid")]

@@ -29,6 +29,8 @@ from omniladder.engine.changes import connection_changes
 from omniladder.engine.decide import facts_at
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
+from omniladder.engine.quota import in_force
+from omniladder.engine.readings import figure
 from omniladder.engine.records import PairDecision
 from omniladder.engine.stepping import Stepper
 from omniladder.inputs.prices import PriceDatabase, missing_note, price_database
@@ -42,6 +44,7 @@ from omniladder.models import (
     ModelEntry,
     Reading,
     Rung,
+    Window,
 )
 
 FINDINGS = ("unknown-connection", "off-plan-billed", "served-excluded", "early-paid",
@@ -315,8 +318,11 @@ class TrafficAudit:
 
     @property
     def passed(self) -> bool:
-        """§7.6: the leak is within the allowance and no leak event is unpriced."""
-        return self.leak_usd <= self.max_leak_usd and self.leak_unpriced == 0
+        """§7.6: the leak is within the allowance and no leak event is unpriced; the leak
+        is compared to the millionth the JSON and the views carry, so a sum's float noise
+        never fails an allowance the printed leak meets."""
+        return (round(self.leak_usd, timefmt.MONEY_PLACES) <= self.max_leak_usd
+                and self.leak_unpriced == 0)
 
     @property
     def verdict(self) -> str:
@@ -333,10 +339,10 @@ def verdict_line(audit: TrafficAudit) -> str:
                                   key=_RANK.__getitem__) or ["paid rungs"]
         heads = sorted({j.head for j in early if j.head}, key=_RANK.__getitem__)
         had = f"the {heads[0]} rung" if heads else "a quota rung"
-        parts.append(f"{timefmt.usd(leak_paid['early-paid'])} paid on {'/'.join(rungs)} "
+        parts.append(f"{timefmt.usd_exact(leak_paid['early-paid'])} paid on {'/'.join(rungs)} "
                      f"while {had} had quota")
     if audit.counts["off-plan-billed"]:
-        parts.append(f"{timefmt.usd(leak_paid['off-plan-billed'])} billed on pairs the plan "
+        parts.append(f"{timefmt.usd_exact(leak_paid['off-plan-billed'])} billed on pairs the plan "
                      "excluded for billing")
     if audit.leak_unpriced:
         parts.append(f"{audit.leak_unpriced} leak event"
@@ -852,10 +858,13 @@ def _judged(event: LedgerEvent, judgement: _Judgement, cost: float | None,
 
 
 def expired_unused(fleet: Fleet, start: datetime, end: datetime) -> tuple[ExpiredUnused, ...]:
-    """Each (connection, window) whose reset falls in (start, end]: the window's figure in
-    the last reading before that reset that shows the window, when that reading shows this
-    very reset (it is the latest of its cycle). Windows with nothing left, and unlimited
-    ones, are not listed."""
+    """Each (connection, window) whose reset falls in (start, end]: the figure the plan
+    used for the window just before that reset (``readings.figure`` on the readings in
+    force, R6.4's held windows included: a low window an early regain did not lift expired
+    at its held figure), read from the last reading before the reset that shows the window,
+    when that reading shows this very reset (it is the latest of its cycle). Windows with
+    nothing left, and unlimited ones, are not listed."""
+    cutoff = fleet.ladder.exit_cutoff_percent
     found: list[ExpiredUnused] = []
     for connection, history in zip(fleet.connections, fleet.histories, strict=True):
         resets: dict[tuple[str, tuple[str, ...] | None], set[datetime]] = {}
@@ -865,26 +874,25 @@ def expired_unused(fleet: Fleet, start: datetime, end: datetime) -> tuple[Expire
                     resets.setdefault((window.name, window.models), set()).add(window.reset_at)
         for (name, models), instants in resets.items():
             for reset in sorted(instants):
-                last = _last_showing(history, name, models, reset)
+                # the readings as the plan in force the microsecond before the reset reads them
+                held = in_force(history, reset - timedelta(microseconds=1), cutoff)
+                last = _last_showing(held, name, models)
                 if last is None:
                     continue
-                reading, window_reset, figure, unlimited = last
-                if window_reset != reset or unlimited or figure <= 0:
+                reading, window = last
+                if window.reset_at != reset or window.unlimited or figure(window) <= 0:
                     continue
                 found.append(ExpiredUnused(connection=connection.id, window=name, models=models,
-                                           reset_at=reset, percent=figure,
+                                           reset_at=reset, percent=figure(window),
                                            checked_at=reading.checked_at))
     found.sort(key=lambda e: (e.reset_at, e.connection, e.window))
     return tuple(found)
 
 
-def _last_showing(history: Sequence[Reading], name: str, models: tuple[str, ...] | None,
-                  before: datetime) -> tuple[Reading, datetime | None, float, bool] | None:
+def _last_showing(history: Sequence[Reading], name: str, models: tuple[str, ...] | None
+                  ) -> tuple[Reading, Window] | None:
     for reading in reversed(history):
-        if reading.checked_at >= before:
-            continue
         for window in reading.all_windows():
             if window.name == name and window.models == models:
-                return reading, window.reset_at, window.figure, window.unlimited
+                return reading, window
     return None
-

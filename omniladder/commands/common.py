@@ -210,6 +210,33 @@ def now_for(flag: str | None, inputs: LoadedInputs, *, snapshot_used: bool = Tru
     return instant, source, inputs
 
 
+FromOpt = Annotated[str | None, typer.Option(
+    "--from", metavar="RFC3339|now", help="Start of the span (RFC 3339 with offset, or 'now' "
+    "for the current time).", show_default=False)]
+ToOpt = Annotated[str | None, typer.Option(
+    "--to", metavar="RFC3339|now", help="End of the span (RFC 3339 with offset, or 'now').",
+    show_default=False)]
+
+
+def span_instants(start: str | None, end: str | None, clock: datetime | None = None
+                  ) -> tuple[datetime | None, datetime | None]:
+    """The instants of ``--from`` and ``--to``, each RFC 3339 text or ``now`` (both read
+    the one clock), None where not given: every command that takes a span reads it here. A
+    ``--from`` after the ``--to`` is a usage error naming both."""
+    from datetime import UTC
+
+    from omniladder import timefmt
+    from omniladder.engine.autoid import parse_instant_or_now
+
+    clock = clock or datetime.now(UTC)
+    first = None if start is None else parse_instant_or_now(start, "--from", clock)
+    last = None if end is None else parse_instant_or_now(end, "--to", clock)
+    if first is not None and last is not None and first > last:
+        raise UsageError(f"{timefmt.iso(first)} is after --to {timefmt.iso(last)}",
+                         field="--from")
+    return first, last
+
+
 ROLES = {
     "settings": "the settings file",
     "connections": "the connections file",

@@ -17,6 +17,7 @@ from omniladder.commands.common import (
     plan_output_format,
     refuse_overwriting,
     say,
+    span_instants,
     user_errors,
     with_input_options,
     write_atomic,
@@ -154,18 +155,13 @@ def run_backtest(auto_id: AutoId, start: str | None, end: str | None, chosen: Fo
     from omniladder import timefmt
     from omniladder.analyses.backtest import backtest, reading_instants, serving_connections
     from omniladder.analyses.forecast.pace import catalog_lengths
-    from omniladder.engine.autoid import parse_instant_or_now
     from omniladder.errors import UsageError
     from omniladder.inputs.input_set import find_settings, resolve_files
     from omniladder.inputs.scopes import load_window_scopes
     from omniladder.rendering import Format
     from omniladder.rendering.backtest_view import RENDERERS
 
-    first = None if start is None else parse_instant_or_now(start, "--from")
-    last = None if end is None else parse_instant_or_now(end, "--to")
-    if first is not None and last is not None and first > last:
-        raise UsageError(f"{timefmt.iso(first)} is after --to {timefmt.iso(last)}",
-                         field="--from")
+    first, last = span_instants(start, end)
     inputs = options.load()
     instants = reading_instants(inputs, serving_connections(inputs, auto_id))
     if not instants:

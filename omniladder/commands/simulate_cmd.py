@@ -13,6 +13,7 @@ from omniladder.commands.common import (
     files_read,
     refuse_overwriting,
     say,
+    span_instants,
     user_errors,
     with_input_options,
     write_atomic,
@@ -46,15 +47,15 @@ def simulate(
 ) -> None:
     """Plan at every step between two instants: head rung, pool per rung, transitions, flaps."""
     with user_errors():
-        from datetime import UTC, datetime
+        from datetime import datetime
 
         from omniladder.analyses.simulate import parse_step, simulate, step_instants
-        from omniladder.engine.autoid import parse_auto_id, parse_instant_or_now
+        from omniladder.engine.autoid import parse_auto_id
 
         parsed = parse_auto_id(auto_id)
-        clock = datetime.now(UTC)  # one reading of the clock for both ends
-        first = parse_instant_or_now(start, "--from", clock)
-        last = parse_instant_or_now(end, "--to", clock)
+        first, last = span_instants(start, end)
+        assert first is not None  # both options are required
+        assert last is not None
         every = parse_step(step)
         step_instants(first, last, every)  # usage errors before any file is read
         inputs = options.load()

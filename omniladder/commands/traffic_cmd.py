@@ -15,6 +15,7 @@ from omniladder.commands.common import (
     PlanFormatOpt,
     answer_is_no,
     say,
+    span_instants,
     user_errors,
     with_input_options,
 )
@@ -75,11 +76,12 @@ def traffic(
         "--traffic", help="Traffic ledger (JSONL, or JSON/TOML with events); overrides "
         "[inputs] traffic.", show_default=False)] = None,
     start: Annotated[str | None, typer.Option(
-        "--from", help="Start of the audited span (RFC 3339 with offset); default: the "
-        "ledger's first event.", show_default=False)] = None,
+        "--from", metavar="RFC3339|now", help="Start of the audited span (RFC 3339 with "
+        "offset, or 'now' for the current time); default: the ledger's first event.",
+        show_default=False)] = None,
     end: Annotated[str | None, typer.Option(
-        "--to", help="End of the audited span (RFC 3339 with offset); default: the ledger's "
-        "last event.", show_default=False)] = None,
+        "--to", metavar="RFC3339|now", help="End of the audited span (RFC 3339 with offset, "
+        "or 'now'); default: the ledger's last event.", show_default=False)] = None,
     all_requests: Annotated[bool, typer.Option(
         "--all-requests", help="Also audit events that name no requested id against "
         "AUTO_ID.")] = False,
@@ -102,7 +104,7 @@ def traffic(
     with user_errors():
         from omniladder.analyses.traffic import audit_traffic
         from omniladder.commands.common import plan_output_format
-        from omniladder.engine.autoid import parse_auto_id, parse_instant
+        from omniladder.engine.autoid import parse_auto_id
         from omniladder.inputs.traffic import Ledger
         from omniladder.rendering import Format
         from omniladder.rendering.traffic_view import render_traffic, traffic_metrics
@@ -110,10 +112,7 @@ def traffic(
         chosen = plan_output_format(fmt, json_out)
         parsed = parse_auto_id(auto_id)
         allowance = check_allowance(max_leak_usd)
-        begin = parse_instant(start, "--from") if start is not None else None
-        finish = parse_instant(end, "--to") if end is not None else None
-        if begin is not None and finish is not None and begin > finish:
-            raise UsageError(f"--from {start} is after --to {end}", field="--from")
+        begin, finish = span_instants(start, end)
         path = traffic_path(ledger, options)
         inputs = options.load()
         found = Ledger(path)

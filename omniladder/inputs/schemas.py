@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
+from omniladder.errors import InputError, UsageError, close_match
 from omniladder.inputs.plan_document import PlanDocument
 from omniladder.inputs.traffic import TrafficFile
 from omniladder.models import (
@@ -34,6 +36,17 @@ KINDS: dict[str, type[BaseModel]] = {
 }
 """Input kind → the model its loader validates against (SPEC §2); ``plan`` is the plan
 document (SPEC §4.2), which ``plan --json`` writes and ``show``, ``diff`` and ``export`` read."""
+
+OUTPUT_KINDS: tuple[str, ...] = (
+    "audit-traffic", "forecast", "forecast-backtest", "export", "export-litellm",
+    "export-omniroute")
+"""The documents the commands write (``audit traffic --json``, ``forecast --json``,
+``forecast --backtest --json``, ``export --json``) and the gateway documents ``export``
+writes: their schemas are written by hand under schemas/ and shipped as they are, since no
+model reads them."""
+
+ALL_KINDS: tuple[str, ...] = (*KINDS, *OUTPUT_KINDS)
+"""Every kind ``omniladder schema KIND`` prints, in the order its help lists them."""
 
 IGNORES_UNKNOWN_KEYS = frozenset({"plan"})
 """Kinds whose reader ignores keys it does not know rather than refusing them: a plan
@@ -450,5 +463,22 @@ def json_schema(kind: str) -> dict[str, Any]:
 
 
 def schema_text(kind: str) -> str:
-    """The schema as committed under schemas/: two-space JSON with a final newline."""
-    return json.dumps(json_schema(kind), indent=2, ensure_ascii=False) + "\n"
+    """The schema as committed under schemas/: two-space JSON with a final newline, generated
+    for an input kind, the shipped file for an output kind."""
+    if kind in KINDS:
+        return json.dumps(json_schema(kind), indent=2, ensure_ascii=False) + "\n"
+    if kind in OUTPUT_KINDS:
+        return (shipped_schema_dir() / schema_file_name(kind)).read_text(encoding="utf-8")
+    near = close_match(kind, ALL_KINDS)
+    raise UsageError(f"unknown kind {kind!r}" + (f"; did you mean {near!r}?" if near else "")
+                     + f" (kinds: {', '.join(ALL_KINDS)})", field="KIND")
+
+
+def shipped_schema_dir() -> Path:
+    """The committed schemas: inside an installed wheel, or at the top of a checkout."""
+    here = Path(__file__).resolve().parent.parent  # the package: omniladder/
+    for candidate in (here / "_schemas", here.parent / "schemas"):
+        if (candidate / schema_file_name(OUTPUT_KINDS[0])).is_file():
+            return candidate
+    raise InputError("the shipped schemas are missing from this installation",
+                     file=str(here / "_schemas"))

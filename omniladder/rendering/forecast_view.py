@@ -151,7 +151,9 @@ def forecast_document(result: Forecast) -> dict[str, Any]:
         "pool_empty_at_band": _band_document(result.pool_empty_band),
         "answers_known": result.answers_known,
         "unprojected_windows": [
-            {"connection": u.connection_id, "window": u.window, "reason": u.reason}
+            # connection_id as the pace rows name it; connection kept for compatibility
+            {"connection_id": u.connection_id, "connection": u.connection_id,
+             "window": u.window, "reason": u.reason}
             for u in result.unprojected],
         "hours_by_head": {k: round(v, 4) for k, v in result.hours_by_head.items()},
         "paid_estimate": paid,

@@ -163,14 +163,14 @@ def _finding_rows(audit: TrafficAudit) -> list[list[str]]:
     for finding in FINDINGS:
         leak = audit.leak_split.get(finding)
         rows.append([finding, str(audit.counts[finding]),
-                     timefmt.usd(leak) if finding in LEAK_FINDINGS and leak is not None
+                     timefmt.usd_exact(leak) if finding in LEAK_FINDINGS and leak is not None
                      else "-", FINDING_MEANINGS[finding]])
     return rows
 
 
 def _connection_rows(audit: TrafficAudit) -> list[list[str]]:
-    return [[cid, str(t.served), str(t.failed), timefmt.usd(t.cost_usd),
-             timefmt.usd(t.leak_usd), str(t.unpriced),
+    return [[cid, str(t.served), str(t.failed), timefmt.usd_exact(t.cost_usd),
+             timefmt.usd_exact(t.leak_usd), str(t.unpriced),
              ", ".join(f"{f} {n}" for f, n in t.counts.items() if n and f != "on-plan") or "-"]
             for cid, t in audit.by_connection.items()]
 
@@ -179,7 +179,7 @@ def _hour_rows(audit: TrafficAudit) -> tuple[list[list[str]], int]:
     """The hours with an event off plan (every one when none is), at most HOURS_SHOWN."""
     hours = [(hour, t) for hour, t in audit.by_hour.items()
              if t.served != t.counts["on-plan"]] or list(audit.by_hour.items())
-    rows = [[timefmt.iso(hour), str(t.served), timefmt.usd(t.leak_usd),
+    rows = [[timefmt.iso(hour), str(t.served), timefmt.usd_exact(t.leak_usd),
              ", ".join(f"{f} {n}" for f, n in t.counts.items() if n and f != "on-plan") or "-"]
             for hour, t in hours[:HOURS_SHOWN]]
     return rows, max(len(hours) - HOURS_SHOWN, 0)
@@ -187,7 +187,7 @@ def _hour_rows(audit: TrafficAudit) -> tuple[list[list[str]], int]:
 
 def _leak_rows(audit: TrafficAudit) -> list[list[str]]:
     return [[timefmt.iso(j.at), j.connection, j.model, j.finding,
-             timefmt.usd(j.cost_usd or 0.0), j.rung or "-", j.head or "none",
+             timefmt.usd_exact(j.cost_usd or 0.0), j.rung or "-", j.head or "none",
              (f"{j.reason}: {j.detail}" if j.reason else j.detail)
              + (f" ({j.failed_attempts} failed attempt{'s' if j.failed_attempts != 1 else ''}"
                 " before)" if j.failed_attempts else "")]
@@ -205,15 +205,16 @@ def _unpriced_rows(audit: TrafficAudit) -> list[list[str]]:
 
 
 def _outcome(audit: TrafficAudit) -> str:
+    leak, allowance = audit.leak_usd, audit.max_leak_usd
     if audit.passed:
-        return (f"passed: leak {timefmt.usd(audit.leak_usd)} within "
-                f"{timefmt.usd(audit.max_leak_usd)}")
+        return (f"passed: leak {timefmt.usd_exact(leak, allowance)} within "
+                f"{timefmt.usd_exact(allowance, leak)}")
     if audit.leak_unpriced:
         return (f"failed: {audit.leak_unpriced} leak event"
                 f"{'s' if audit.leak_unpriced != 1 else ''} unpriced, so the leak's size is "
                 "unknown")
-    return (f"failed: leak {timefmt.usd(audit.leak_usd)} is more than "
-            f"{timefmt.usd(audit.max_leak_usd)}")
+    return (f"failed: leak {timefmt.usd_exact(leak, allowance)} is more than "
+            f"{timefmt.usd_exact(allowance, leak)}")
 
 
 _SECTIONS: tuple[tuple[str, list[tuple[str, str]]], ...] = (
@@ -395,7 +396,8 @@ def connection_lines(audit: TrafficAudit, connection: str) -> list[str]:
     return [head + f"{connection} served {found['served']} request(s) from "
              f"{found['first']} to {found['last']}: {findings}",
              f"  the plan in force held it: {held}",
-             f"  cost {timefmt.usd(found['cost_usd'])}, leak {timefmt.usd(found['leak_usd'])}"
+             f"  cost {timefmt.usd_exact(found['cost_usd'])}, "
+             f"leak {timefmt.usd_exact(found['leak_usd'])}"
              + (f", {found['unpriced']} unpriced" if found["unpriced"] else "")
              + (f"; {found['failed']} failed attempt(s)" if found["failed"] else "")]
 
@@ -414,26 +416,47 @@ def leak_events(audit: TrafficAudit) -> list[Judged]:
 def leak_markers(audit: TrafficAudit) -> tuple[tuple[datetime, str, str], ...]:
     """(instant, label, colour) of each leak event, in time order, for the SVG."""
     return tuple(
-        (j.at, f"{'unpriced' if j.cost_usd is None else timefmt.usd(j.cost_usd)} "
+        (j.at, f"{'unpriced' if j.cost_usd is None else timefmt.usd_exact(j.cost_usd)} "
                f"{j.finding} {j.connection}", LEAK_COLOUR)
         for j in sorted(leak_events(audit), key=lambda j: j.at))
 
 
+def audit_command(audit: TrafficAudit) -> str:
+    """The ``audit traffic`` command line that gives the same figures as an audit made for
+    another command (``simulate --traffic``: its own span, every event naming no id)."""
+    import shlex
+
+    words = ["omniladder", "audit", "traffic", audit.auto_id.text, "--traffic", audit.ledger]
+    if audit.all_requests:
+        words.append("--all-requests")
+    if audit.start is not None and audit.end is not None:
+        words += ["--from", timefmt.iso(audit.start), "--to", timefmt.iso(audit.end)]
+    return shlex.join(words)
+
+
 def leak_lines(audit: TrafficAudit) -> list[str]:
-    """The lines the text timeline ends with."""
+    """The lines the text timeline ends with: the leak, what was audited to find it (the
+    audit traffic command that prints the same figures), then the leak events, each
+    worded on its own, so the listed figures need not add up to the total."""
     events = sorted(leak_events(audit), key=lambda j: j.at)
-    lines = [f"Leak events ({audit.ledger}): {timefmt.usd(audit.leak_usd)} in "
+    included = (", the events that name no requested id included" if audit.all_requests
+                else "")
+    lines = [f"Leak events ({audit.ledger}): {timefmt.usd_exact(audit.leak_usd)} in "
              f"{audit.counts['early-paid'] + audit.counts['off-plan-billed']} event(s)"
              + (f", {audit.leak_unpriced} unpriced" if audit.leak_unpriced else "")
-             + ("; the costliest:" if events else "")]
+             + f" from {_span(audit)}{included}: the figures of `{audit_command(audit)}`"]
+    if events:
+        lines.append("The costliest, each rounded on its own (they need not add up to the "
+                     "total):")
     lines += [f"  {timefmt.iso(j.at)} {j.connection} {j.model} {j.finding} "
-              f"{'unpriced' if j.cost_usd is None else timefmt.usd(j.cost_usd)}: {j.detail}"
-              for j in events]
+              f"{'unpriced' if j.cost_usd is None else timefmt.usd_exact(j.cost_usd)}: "
+              f"{j.detail}" for j in events]
     return lines
 
 
 def leaks_document(audit: TrafficAudit) -> dict[str, Any]:
-    return {"ledger": audit.ledger, "counts": dict(audit.counts),
+    return {"ledger": audit.ledger, "from": _instant(audit.start), "to": _instant(audit.end),
+            "all_requests": audit.all_requests, "counts": dict(audit.counts),
             "leak_usd": money(audit.leak_usd), "leak_unpriced": audit.leak_unpriced,
             "events": [judged_document(j) for j in
                        sorted(leak_events(audit), key=lambda j: j.at)]}
