@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,8 +44,10 @@ def import_omniroute(path: Path, shown: str, catalogs: Catalogs, scopes: WindowS
                                        connections, options, scopes, shown, notes)
         from omniladder.sources.omniroute_traffic import read_call_logs
 
+        until = (options.traffic_until if options.traffic_until is not None
+                 else datetime.now(UTC))
         traffic = read_call_logs(reader.db, shown, {c["id"]: None for c in connections},
-                                 options.since, options.now)
+                                 options.since, until)
     if options.since is not None:
         notes.append(f"history before --since {timefmt.iso(options.since)}: only the value in "
                      "force at that instant was read, for every window")
