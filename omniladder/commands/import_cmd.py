@@ -68,9 +68,10 @@ def omniroute(
     windows_catalog: WindowsCatalogOpt = None,
     no_shipped_catalogs: NoShippedOpt = False,
     force: Annotated[bool, typer.Option(
-        "--force", help="Overwrite connections.toml, quota.json and omniladder.toml if they "
-        "already exist in DIR. The traffic ledger is always merged into, never replaced: "
-        "its events are kept, whatever importer wrote them.")] = False,
+        "--force", help="Overwrite connections.toml, quota.json, omniladder.toml (and "
+        "custom-models.toml) if they already exist in DIR. The traffic ledger is always "
+        "merged into, never replaced: its events are kept, whatever importer wrote "
+        "them.")] = False,
 ) -> None:
     """Import connections and quota history from an OmniRoute database."""
     with user_errors():
@@ -101,6 +102,7 @@ def omniroute(
                                     include_shipped=not no_shipped_catalogs)
         from omniladder.inputs.catalogs import catalog_paths
         from omniladder.inputs.scopes import window_catalog_paths
+        from omniladder.sources.omniroute.custom import CATALOG_NAME
         from omniladder.sources.omniroute.importer import (
             CONNECTIONS_NAME,
             QUOTA_NAME,
@@ -108,9 +110,8 @@ def omniroute(
         )
         from omniladder.sources.omniroute_traffic import TRAFFIC_NAME
 
-        refuse_overwriting([("--out", out / name)
-                            for name in (CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME,
-                                         TRAFFIC_NAME)], [
+        replaced = (CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME, CATALOG_NAME)
+        refuse_overwriting([("--out", out / name) for name in (*replaced, TRAFFIC_NAME)], [
             ("the OmniRoute database", db),
             *((what, path) for what, paths in zip(
                 ("a billing catalog", "a model catalog"),
@@ -120,7 +121,7 @@ def omniroute(
                 tuple(windows_catalog or ()), not no_shipped_catalogs))],
             makes_directories=True)
         if not force:  # checked before anything is read or written
-            refuse_existing(out, (CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME))
+            refuse_existing(out, replaced)
         shown = display_path(db)
         result = import_omniroute(db, shown, catalogs, scopes, options)
         traffic = result.traffic

@@ -80,6 +80,8 @@ class TrafficImport:
     dropped: dict[str, int] = field(default_factory=dict)
     """Values dropped from kept events (``omniladder.sources.ledger_values``)."""
     unknown: dict[str, int] = field(default_factory=dict)
+    models: dict[str, set[str]] = field(default_factory=dict)
+    """The models each connection's events name (``unknown`` aside)."""
     found: bool = False
     """Whether the database has a call_logs table at all."""
     joined: bool = True
@@ -234,8 +236,10 @@ def _event(row: dict[str, Any], found: TrafficImport, known: Mapping[str, object
     provider = _text(row["provider"])
     status = row["status"]
     served = type(status) is int and 200 <= status < 300
-    event: dict[str, Any] = {"at": millis(at), "connection": connection,
-                             "model": _model(row["model"], provider, found)}
+    model = _model(row["model"], provider, found)
+    event: dict[str, Any] = {"at": millis(at), "connection": connection, "model": model}
+    if model != UNKNOWN_MODEL:
+        found.models.setdefault(connection, set()).add(model)
     requested = (requested_name(row.get("combo_name"), "combo_name", found.dropped)
                  or requested_name(row.get("requested_model"), "requested_model",
                                    found.dropped))
