@@ -22,6 +22,12 @@ failed attempt of the same ``request_id`` (the ``correlation_id``, else the row'
 nothing joins a row to a cost exactly, so ``audit traffic`` prices it (SPEC §7.4). A
 connection id that is not in ``provider_connections`` is kept as it is (the audit counts it
 as ``unknown-connection``), never given to another connection.
+
+Every row read is an event or counted under the reason it is none (``TrafficImport``): no
+connection, no timestamp, before ``--since``, after the import instant. A row of a connection
+whose model the ledger cannot take is still its attempt: kept with the model ``unknown``,
+counted. Token counts and the requested name follow the rule every traffic importer shares
+(``omniladder.sources.ledger_values``). docs/traffic.md#omniroute-call-logs says the rest.
 """
 
 from __future__ import annotations
