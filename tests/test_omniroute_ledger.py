@@ -105,10 +105,12 @@ class _Clock(datetime):
         return cls(2026, 11, 29, 12, 0, 0, 700_000, tzinfo=UTC)
 
 
+@pytest.mark.parametrize("now", [(), ("--now", "now")])
 def test_a_row_of_the_second_the_import_instant_was_cut_to_is_kept(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without --now the import instant is the clock to the second; a live gateway writes
-    rows in the fraction of a second after it, before the read: they are kept."""
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, now: tuple[str, ...]) -> None:
+    """Without --now (or with --now now) the import instant is the clock to the second; a
+    live gateway writes rows in the fraction of a second after it, before the read: they
+    are kept."""
     import omniladder.engine.autoid
     import omniladder.sources.omniroute.importer
 
@@ -118,7 +120,7 @@ def test_a_row_of_the_second_the_import_instant_was_cut_to_is_kept(
     db = build(tmp_path / "o.db", (attempt("a", timestamp="2026-11-29T12:00:00.400Z"),
                                    attempt("b", timestamp="2026-11-29T12:00:00.900Z")))
     out = tmp_path / "fleet"
-    result = invoke(db, out)
+    result = invoke(db, out, *now)
     assert result.exit_code == 0, result.output
     assert json.loads((out / "quota.json").read_text())["taken_at"] == NOW
     assert [e["request_id"] for e in events(out)] == ["req-a"]

@@ -75,7 +75,7 @@ def omniroute(
 ) -> None:
     """Import connections and quota history from an OmniRoute database."""
     with user_errors():
-        from omniladder.engine.autoid import parse_instant_or_now
+        from omniladder.engine.autoid import is_clock_word, parse_instant_or_now
         from omniladder.inputs.catalogs import load_catalogs
         from omniladder.inputs.files import display_path
         from omniladder.inputs.scopes import load_window_scopes
@@ -95,7 +95,8 @@ def omniroute(
         options = ImportOptions(now=instant, since=parse_since(since, instant),
                                 group_seconds=check_group_seconds(group_seconds),
                                 confirmed_at=confirmed,
-                                traffic_until=instant if now is not None else None)
+                                traffic_until=None if now is None or is_clock_word(now)
+                                else instant)
         catalogs = load_catalogs((), tuple(models_catalog or ()),
                                  include_shipped=not no_shipped_catalogs)
         scopes = load_window_scopes(tuple(windows_catalog or ()),
