@@ -273,7 +273,6 @@ def test_since_leaves_out_older_rows(tmp_path: Path) -> None:
 def test_bad_rows_are_exit_2_naming_the_row_and_the_column(tmp_path: Path) -> None:
     cases = [
         (row("r", status="pending"), "[0].status: must be success or failure"),
-        (row("r", prompt_tokens=-3), "[0].prompt_tokens: must be a whole number"),
         (row("r", spend=-0.5), "[0].spend: must be a number of US dollars"),
         (row("r", startTime="yesterday"), "[0].startTime: not an ISO 8601 timestamp"),
         (row(""), "[0].request_id: field required"),
@@ -286,6 +285,30 @@ def test_bad_rows_are_exit_2_naming_the_row_and_the_column(tmp_path: Path) -> No
         assert message in result.stderr, result.stderr
         assert "Traceback" not in result.output
         assert not ledger.exists()
+
+
+def test_bad_token_counts_and_group_are_dropped_and_counted_not_refused(
+        tmp_path: Path) -> None:
+    """The rule ``import omniroute`` follows too (omniladder.sources.ledger_values): the row
+    is kept, the value it cannot take dropped and counted in a note."""
+    source = write_rows(tmp_path / "logs.json", [
+        row("r-neg", prompt_tokens=-3, completion_tokens=12.0),
+        row("r-text", prompt_tokens=7, completion_tokens="12", model_group="group\u0007x"),
+        row("r-fine", prompt_tokens=1, completion_tokens=2, model_group="team-a")])
+    ledger = tmp_path / "traffic.jsonl"
+    result = run(source, ledger)
+    assert result.exit_code == 0, result.output
+    got = {e["request_id"]: e for e in lines(ledger)}
+    assert "tokens_in" not in got["r-neg"]
+    assert got["r-neg"]["tokens_out"] == 12
+    assert got["r-text"]["tokens_in"] == 7
+    assert "tokens_out" not in got["r-text"]
+    assert "requested" not in got["r-text"]
+    assert got["r-fine"]["requested"] == "team-a"
+    assert ("3 LiteLLM_SpendLogs values the ledger cannot take were dropped, each row kept "
+            "without it: completion_tokens: not a number (1), model_group: a control "
+            "character (1), prompt_tokens: negative (1)") in result.stderr
+    assert "3 events added" in result.stderr
 
 
 def test_a_document_that_is_not_spend_logs_is_exit_2(tmp_path: Path) -> None:

@@ -1,5 +1,7 @@
-"""`import omniroute` of a WAL-mode database in a folder the importer cannot write: read as an
-immutable snapshot, with a note saying what may be missing."""
+"""`import omniroute` of a WAL-mode database (OmniRoute runs its SQLite in WAL mode): the
+gateway's folder is left as it was, a live database is read with the committed rows its -wal
+holds, and a folder the importer cannot write is read as an immutable snapshot, with a note
+saying what may be missing."""
 
 from __future__ import annotations
 
@@ -103,6 +105,11 @@ def test_a_wal_database_in_a_read_only_folder_is_read_immutable_with_a_note(
         (tmp_path / "gateway").chmod(0o755)
     assert result.returncode == 0, result.stderr
     assert "attempt to write a readonly database" not in result.stderr
+    if not pending_row:
+        # cleanly closed (no -wal): read immutable from the start, nothing to miss
+        assert "immutable snapshot" not in result.stderr
+        assert _figures(out)
+        return
     note = next(line for line in result.stderr.splitlines()
                 if "read it as an immutable snapshot instead" in line)
     assert note.startswith("omniladder: note: gateway/storage.sqlite: its folder is not "
@@ -126,7 +133,7 @@ def test_the_read_only_fallback_in_process(tmp_path: Path,
     the fallback and its note, not SQLite's behaviour (the test above proves that)."""
     import sqlite3
 
-    db = _wal_database(tmp_path / "gateway", pending_row=False)
+    db = _wal_database(tmp_path / "gateway", pending_row=True)
     opened: list[str] = []
     real_connect = sqlite3.connect
 
@@ -147,3 +154,66 @@ def test_the_read_only_fallback_in_process(tmp_path: Path,
     assert [uri.split("?", 1)[1] for uri in opened] == ["mode=ro", "mode=ro&immutable=1"]
     assert f"omniladder: note: {db}: its folder is not writable" in result.stderr
     assert _figures(tmp_path / "out")
+
+
+# --- the gateway's folder is left as it was ---------------------------------------------
+
+
+def _listing(folder: Path) -> dict[str, tuple[int, int]]:
+    """Each file of the folder: (size, modification time in ns)."""
+    return {path.name: (path.stat().st_size, path.stat().st_mtime_ns)
+            for path in folder.iterdir()}
+
+
+def _wal_call_logs(folder: Path) -> Path:
+    """OmniRoute's database in WAL mode with call_logs, cleanly closed (no -wal, no -shm)."""
+    import sqlite3
+
+    from tests.test_omniroute_traffic import BUILT, build
+
+    folder.mkdir()
+    path = build(folder / "storage.sqlite", BUILT)
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
+    db.close()
+    return path
+
+
+def test_a_cleanly_closed_wal_database_leaves_its_folder_as_it_was(tmp_path: Path) -> None:
+    db = _wal_call_logs(tmp_path / "gateway")
+    before = _listing(tmp_path / "gateway")
+    assert sorted(before) == ["storage.sqlite"]
+    result = runner.invoke(app, _import_args(db, tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert _listing(tmp_path / "gateway") == before  # no -wal, no -shm left behind
+    assert "immutable snapshot" not in result.stderr
+    assert (tmp_path / "out" / "traffic.jsonl").read_text(encoding="utf-8").count("\n") == 3
+
+
+def test_a_live_wal_database_is_read_with_its_committed_rows(tmp_path: Path) -> None:
+    """The gateway holds the database open: a committed row lives in the -wal only (no
+    checkpoint), and a transaction is under way. The import reads the committed row, not the
+    uncommitted one, and creates nothing in the folder."""
+    import sqlite3
+
+    db = _wal_call_logs(tmp_path / "gateway")
+    gateway = sqlite3.connect(db, isolation_level=None)
+    try:
+        gateway.execute("PRAGMA wal_autocheckpoint=0")
+        insert = ("INSERT INTO call_logs (id, timestamp, status, model, provider, "
+                  "connection_id, tokens_in, tokens_out, correlation_id) "
+                  "VALUES (?, ?, 200, 'gpt-5-mini', 'openai', 'conn-openai', 3, 4, ?)")
+        gateway.execute(insert, ("live-1", "2026-11-29T11:40:00.000Z", "req-live-1"))
+        gateway.execute("BEGIN IMMEDIATE")
+        gateway.execute(insert, ("live-2", "2026-11-29T11:41:00.000Z", "req-live-2"))
+        before = _listing(tmp_path / "gateway")
+        assert {"storage.sqlite-wal", "storage.sqlite-shm"} <= set(before)
+        result = runner.invoke(app, _import_args(db, tmp_path / "out"))
+        assert result.exit_code == 0, result.output
+        assert sorted(_listing(tmp_path / "gateway")) == sorted(before)
+        ledger = (tmp_path / "out" / "traffic.jsonl").read_text(encoding="utf-8")
+        assert '"request_id": "req-live-1"' in ledger
+        assert "req-live-2" not in ledger
+        gateway.execute("ROLLBACK")
+    finally:
+        gateway.close()

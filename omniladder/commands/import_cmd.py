@@ -46,7 +46,8 @@ def omniroute(
         show_default=False)],
     out: Annotated[Path, typer.Option(
         "--out", "-o", metavar="DIR",
-        help="Directory for connections.toml, quota.json and omniladder.toml.",
+        help="Directory for connections.toml, quota.json and omniladder.toml, and the "
+        "traffic ledger traffic.jsonl (created, or merged into: re-import adds nothing).",
         show_default=False)],
     since: Annotated[str, typer.Option(
         "--since", help="History to import: 'all', a duration back from the import instant "
@@ -69,15 +70,19 @@ def omniroute(
     windows_catalog: WindowsCatalogOpt = None,
     no_shipped_catalogs: NoShippedOpt = False,
     force: Annotated[bool, typer.Option(
-        "--force", help="Overwrite files that already exist in DIR.")] = False,
+        "--force", help="Overwrite connections.toml, quota.json, omniladder.toml (and "
+        "custom-models.toml) if they already exist in DIR. The traffic ledger is always "
+        "merged into, never replaced: its events are kept, whatever importer wrote "
+        "them.")] = False,
 ) -> None:
     """Import connections and quota history from an OmniRoute database."""
     with user_errors():
-        from omniladder.engine.autoid import parse_instant_or_now
+        from omniladder.engine.autoid import is_clock_word, parse_instant_or_now
         from omniladder.inputs.catalogs import load_catalogs
         from omniladder.inputs.files import display_path
         from omniladder.inputs.scopes import load_window_scopes
-        from omniladder.inputs.writing import write_files
+        from omniladder.inputs.traffic import merge_lines_into
+        from omniladder.inputs.writing import make_directory, refuse_existing, write_files
         from omniladder.sources.omniroute.importer import import_omniroute, render_files
         from omniladder.sources.omniroute.options import (
             ImportOptions,
@@ -91,13 +96,16 @@ def omniroute(
                      else None)
         options = ImportOptions(now=instant, since=parse_since(since, instant),
                                 group_seconds=check_group_seconds(group_seconds),
-                                confirmed_at=confirmed)
+                                confirmed_at=confirmed,
+                                traffic_until=None if now is None or is_clock_word(now)
+                                else instant)
         catalogs = load_catalogs((), tuple(models_catalog or ()),
                                  include_shipped=not no_shipped_catalogs)
         scopes = load_window_scopes(tuple(windows_catalog or ()),
                                     include_shipped=not no_shipped_catalogs)
         from omniladder.inputs.catalogs import catalog_paths
         from omniladder.inputs.scopes import window_catalog_paths
+        from omniladder.sources.omniroute.custom import CATALOG_NAME
         from omniladder.sources.omniroute.importer import (
             CONNECTIONS_NAME,
             QUOTA_NAME,
@@ -105,9 +113,8 @@ def omniroute(
         )
         from omniladder.sources.omniroute_traffic import TRAFFIC_NAME
 
-        refuse_overwriting([("--out", out / name)
-                            for name in (CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME,
-                                         TRAFFIC_NAME)], [
+        replaced = (CONNECTIONS_NAME, QUOTA_NAME, SETTINGS_NAME, CATALOG_NAME)
+        refuse_overwriting([("--out", out / name) for name in (*replaced, TRAFFIC_NAME)], [
             ("the OmniRoute database", db),
             *((what, path) for what, paths in zip(
                 ("a billing catalog", "a model catalog"),
@@ -116,27 +123,40 @@ def omniroute(
             *(("a window-scope catalog", path) for path, _ in window_catalog_paths(
                 tuple(windows_catalog or ()), not no_shipped_catalogs))],
             makes_directories=True)
+        if not force:  # checked before anything is read or written
+            refuse_existing(out, replaced)
         shown = display_path(db)
         result = import_omniroute(db, shown, catalogs, scopes, options)
         traffic = result.traffic
         found = traffic is not None and traffic.found
         files = render_files(result, shown, TRAFFIC_NAME if found else None)
+        merged = None
         if traffic is not None and found:
-            files[TRAFFIC_NAME] = traffic.text()
-        written = write_files(out, files, force=force)
-        for note in (*result.notes, *(traffic.notes if traffic is not None else ())):
+            make_directory(out)
+            merged = merge_lines_into(out / TRAFFIC_NAME, traffic.keyed())
+        written = write_files(out, files, force=True)
+        for note in (*result.notes, *(traffic.notes if traffic is not None else ()),
+                     *(merged.notes if merged is not None else ())):
             say(f"omniladder: note: {note}")
         counts = result.counts
         say(f"omniladder: imported {_count(counts['connections'], 'connection')} and "
             f"{_count(counts['readings'], 'reading')} "
             f"({_count(counts['connections_with_readings'], 'connection')} with quota history, "
             f"from {_count(counts['snapshot_rows'], 'snapshot row')})")
-        if traffic is not None and found:
+        if traffic is not None and merged is not None:
+            left = traffic.left_out_total
+            state = ("created" if merged.created
+                     else "updated" if merged.written else "unchanged")
             say(f"omniladder: imported {_count(traffic.served, 'served event')} and "
                 f"{_count(traffic.failed, 'failed attempt')} from "
-                f"{_count(traffic.rows, 'call_logs row')}")
+                f"{_count(traffic.rows, 'call_logs row')}"
+                f"{f' ({left} left out)' if left else ''}; "
+                f"{_count(merged.added, 'event')} added, {merged.skipped} already in the "
+                f"ledger → {merged.shown} ({state})")
         for path in written:
             typer.echo(display_path(path))
+        if merged is not None:
+            typer.echo(merged.shown)
 
 
 # --- quota sources: telemetry an operator already has, merged into a quota file ------------

@@ -23,23 +23,36 @@ def write_files(directory: Path, files: Mapping[str, str], *, force: bool = Fals
     Every target is checked before anything is written, so a refusal leaves the directory
     as it was.
     """
-    if directory.exists() and not directory.is_dir():
-        raise InputError("is not a directory", file=display_path(directory))
     if not force:
-        for name in files:
-            if (directory / name).exists():
-                raise InputError(refusal, file=display_path(directory / name))
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create the directory ({exc.strerror})",
-                         file=display_path(directory)) from None
+        refuse_existing(directory, files, refusal)
+    make_directory(directory)
     written = []
     for name, text in files.items():
         target = directory / name
         write_atomic(target, text)
         written.append(target)
     return written
+
+
+def refuse_existing(directory: Path, names: Iterable[str],
+                    refusal: str = "already exists; pass --force to overwrite it") -> None:
+    """Refuse (exit 2) when ``directory`` is a file or holds any of ``names``."""
+    if directory.exists() and not directory.is_dir():
+        raise InputError("is not a directory", file=display_path(directory))
+    for name in names:
+        if (directory / name).exists():
+            raise InputError(refusal, file=display_path(directory / name))
+
+
+def make_directory(directory: Path) -> None:
+    """Create ``directory`` and its parents when missing; one clear line when it cannot."""
+    if directory.exists() and not directory.is_dir():
+        raise InputError("is not a directory", file=display_path(directory))
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the directory ({exc.strerror})",
+                         file=display_path(directory)) from None
 
 
 def write_atomic(target: Path, text: str | Iterable[str]) -> None:

@@ -37,6 +37,7 @@ from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
 from omniladder.inputs.traffic import millis
 from omniladder.models import IDENTIFIER_PATTERN
+from omniladder.sources.ledger_values import dropped_note, requested_name, token_count
 
 TABLE = "LiteLLM_SpendLogs"
 SCHEMA_COMMIT = "029f645f1c81cbd6c6c48fbc8490d91da937066f"
@@ -71,6 +72,9 @@ class SpendImport:
     ambiguous: int = 0
     """Rows whose api_base and model fit more than one connection of the map."""
     before_since: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    """Values a row held that the ledger cannot take, by ``"column: fault"``
+    (``omniladder.sources.ledger_values``): dropped, the row kept."""
 
     def notes(self) -> list[str]:
         out: list[str] = []
@@ -89,6 +93,9 @@ class SpendImport:
             out.append("rows of connections not in the connections file were kept under "
                        f"their own id (audit traffic counts them as unknown-connection): "
                        f"{listed}")
+        dropped = dropped_note(TABLE, self.dropped)
+        if dropped is not None:
+            out.append(dropped)
         return out
 
 
@@ -237,15 +244,6 @@ def _instant(value: Any, where: str, shown: str) -> datetime:
     return parsed
 
 
-def _count(value: Any, name: str, where: str, shown: str) -> int | None:
-    if value is None:
-        return None
-    if type(value) is not int or value < 0:
-        raise InputError(f"must be a whole number, 0 or more, got {value!r}", file=shown,
-                         field=f"{where}.{name}")
-    return value
-
-
 def _spend(value: Any, where: str, shown: str) -> float | None:
     import math
 
@@ -292,12 +290,12 @@ def row_event(row: Mapping[str, Any], where: str, shown: str, joiner: Joiner,
             found.not_in_fleet[connection] = found.not_in_fleet.get(connection, 0) + 1
     event: dict[str, Any] = {"at": millis(at), "connection": connection,
                              "model": served_model}
-    group = _known_text(row.get("model_group"))
+    group = requested_name(row.get("model_group"), "model_group", found.dropped)
     if group is not None:
         event["requested"] = joiner.groups.get(group, group)
     event["status"] = state
-    tokens_in = _count(row.get("prompt_tokens"), "prompt_tokens", where, shown)
-    tokens_out = _count(row.get("completion_tokens"), "completion_tokens", where, shown)
+    tokens_in = token_count(row.get("prompt_tokens"), "prompt_tokens", found.dropped)
+    tokens_out = token_count(row.get("completion_tokens"), "completion_tokens", found.dropped)
     if tokens_in is not None:
         event["tokens_in"] = tokens_in
     if tokens_out is not None:
@@ -344,7 +342,8 @@ def _add(found: SpendImport, probe: SpendImport, times: int) -> None:
     for name in _COUNTED:
         setattr(found, name, getattr(found, name) + times * getattr(probe, name))
     for into, source in ((found.unattributed, probe.unattributed),
-                         (found.not_in_fleet, probe.not_in_fleet)):
+                         (found.not_in_fleet, probe.not_in_fleet),
+                         (found.dropped, probe.dropped)):
         for cid, n in source.items():
             into[cid] = into.get(cid, 0) + times * n
 

@@ -22,6 +22,12 @@ failed attempt of the same ``request_id`` (the ``correlation_id``, else the row'
 nothing joins a row to a cost exactly, so ``audit traffic`` prices it (SPEC §7.4). A
 connection id that is not in ``provider_connections`` is kept as it is (the audit counts it
 as ``unknown-connection``), never given to another connection.
+
+Every row read is an event or counted under the reason it is none (``TrafficImport``): no
+connection, no timestamp, before ``--since``, after the import instant. A row of a connection
+whose model the ledger cannot take is still its attempt: kept with the model ``unknown``,
+counted. Token counts and the requested name follow the rule every traffic importer shares
+(``omniladder.sources.ledger_values``). docs/traffic.md#omniroute-call-logs says the rest.
 """
 
 from __future__ import annotations
@@ -34,8 +40,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from omniladder.errors import InputError
-from omniladder.inputs.traffic import event_line, millis
+from omniladder.inputs.traffic import event_key, event_line, millis
 from omniladder.models import IDENTIFIER_PATTERN
+from omniladder.sources.ledger_values import dropped_note, requested_name, token_count
 from omniladder.sources.omniroute.database import CALL_LOG_COLUMNS, CALL_LOGS_TABLE, db_instant
 
 TRAFFIC_NAME = "traffic.jsonl"
@@ -49,22 +56,55 @@ TOKENS = (("tokens_in", "tokens_in"), ("tokens_out", "tokens_out"),
 _IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
 
 
+NO_CONNECTION = ("name no connection (a combo's summary of targets that all failed: no "
+                 "attempt of any connection)")
+BAD_CONNECTION = "hold a control character in connection_id"
+NO_TIMESTAMP = "have no timestamp"
+BEFORE_SINCE = "are before --since"
+UNKNOWN_MODEL = "unknown"
+"""The model of an attempt whose call_logs row names none (NULL, blank) or one the ledger
+cannot take (a control character): the attempt of its connection is kept under it."""
+
+
 @dataclass
 class TrafficImport:
-    """The ledger's lines and what the import counted."""
+    """The ledger's lines and what the import counted: every row read is an event (served
+    or failed) or counted in ``left_out`` under its reason, so the counts add up to
+    ``rows``."""
 
     lines: list[str] = field(default_factory=list)
+    keys: list[bytes | None] = field(default_factory=list)
+    """Each line's deduplication key (``event_key``), as ``merge_lines_into`` takes it."""
     notes: list[str] = field(default_factory=list)
     rows: int = 0
     served: int = 0
     failed: int = 0
-    without_connection: int = 0
+    left_out: dict[str, int] = field(default_factory=dict)
+    """Rows that are no event, by reason."""
+    no_model: dict[str, int] = field(default_factory=dict)
+    """Events kept with the model ``unknown``, by what the row's model was."""
+    dropped: dict[str, int] = field(default_factory=dict)
+    """Values dropped from kept events (``omniladder.sources.ledger_values``)."""
     unknown: dict[str, int] = field(default_factory=dict)
+    models: dict[str, set[str]] = field(default_factory=dict)
+    """The models each connection's events name (``unknown`` aside)."""
     found: bool = False
     """Whether the database has a call_logs table at all."""
+    joined: bool = True
+    """Whether call_logs has correlation_id, so a request's attempts share an id."""
 
     def text(self) -> str:
         return "".join(self.lines)
+
+    def keyed(self) -> Iterator[tuple[bytes | None, str]]:
+        return zip(self.keys, self.lines, strict=True)
+
+    def leave_out(self, reason: str) -> None:
+        self.left_out[reason] = self.left_out.get(reason, 0) + 1
+
+    @property
+    def left_out_total(self) -> int:
+        return sum(self.left_out.values())
 
 
 def _columns(db: sqlite3.Connection, shown: str) -> set[str]:
@@ -101,10 +141,6 @@ def _text(value: Any) -> str | None:
     return text if text and _IDENTIFIER.match(text) else None
 
 
-def _count(value: Any) -> int | None:
-    return value if type(value) is int and value >= 0 else None
-
-
 def model_name(model: str, provider: str | None) -> str:
     """The model as the plan names it: OmniRoute logs ``provider/model``
     (``openai/gpt-4o-mini``); the provider's own prefix is dropped."""
@@ -114,9 +150,10 @@ def model_name(model: str, provider: str | None) -> str:
 
 
 def read_call_logs(db: sqlite3.Connection, shown: str, known: Mapping[str, object],
-                   since: datetime | None, now: datetime) -> TrafficImport:
+                   since: datetime | None, until: datetime) -> TrafficImport:
     """The traffic ledger of an OmniRoute database, read in the import's own read-only
-    transaction (``db``); ``known`` holds the connection ids of ``provider_connections``."""
+    transaction (``db``); ``known`` holds the connection ids of ``provider_connections``;
+    rows stamped after ``until`` are left out (counted)."""
     found = TrafficImport()
     present = _columns(db, shown)
     if not present:
@@ -129,54 +166,95 @@ def read_call_logs(db: sqlite3.Connection, shown: str, known: Mapping[str, objec
                            "ledger was written")
         return found
     found.found = True
+    found.joined = "correlation_id" in present
     names = NEEDED + tuple(name for name in OPTIONAL if name in present)
-    if "correlation_id" not in present:
-        found.notes.append(
-            f"{TABLE} has no correlation_id (an OmniRoute before it was added): each "
-            "attempt is its own request, so failed attempts are not linked to the "
-            "request they preceded")
+    after = f"are stamped after the import instant {millis(until)}"
     for row in _rows(db, names, since, shown):
-        _event(row, found, known, since, now, shown)
-    if found.without_connection:
-        found.notes.append(f"{found.without_connection} {TABLE} row(s) name no connection "
-                           "(a combo's summary of targets that all failed): not attempts "
-                           "of any connection, left out")
-    if found.unknown:
-        listed = ", ".join(f"{cid} ({n})" for cid, n in sorted(found.unknown.items()))
-        found.notes.append(f"{TABLE} rows of connections not in provider_connections were "
-                           f"kept under their own id (audit traffic counts them as "
-                           f"unknown-connection): {listed}")
+        _event(row, found, known, since, until, after, shown)
+    found.notes += _notes(found)
     return found
 
 
+def _notes(found: TrafficImport) -> list[str]:
+    notes: list[str] = []
+    if found.left_out:
+        total = found.left_out_total
+        listed = "; ".join(f"{n} {reason}" for reason, n in sorted(
+            found.left_out.items(), key=lambda item: (-item[1], item[0])))
+        notes.append(f"{total} of {found.rows} {TABLE} rows are no event and were left out: "
+                     f"{listed}")
+    if found.no_model:
+        total = sum(found.no_model.values())
+        listed = ", ".join(f"{what} ({n})" for what, n in sorted(found.no_model.items()))
+        notes.append(f"{total} {TABLE} row{'s' if total != 1 else ''} of a connection "
+                     f"name{'s' if total == 1 else ''} no model the ledger can take "
+                     f"({listed}): kept as attempts of their connection with the model "
+                     f"{UNKNOWN_MODEL!r} (audit traffic cannot price them)")
+    dropped = dropped_note(TABLE, found.dropped)
+    if dropped is not None:
+        notes.append(dropped)
+    if not found.joined:
+        notes.append(_unjoined_note(found))
+    if found.unknown:
+        listed = ", ".join(f"{cid} ({n})" for cid, n in sorted(found.unknown.items()))
+        notes.append(f"{TABLE} rows of connections not in provider_connections were "
+                     f"kept under their own id (audit traffic counts them as "
+                     f"unknown-connection): {listed}")
+    return notes
+
+
+def _unjoined_note(found: TrafficImport) -> str:
+    """What a call_logs without correlation_id (OmniRoute 3.7.9 and older) costs the counts:
+    each failed attempt is a request of its own, though it may have been one attempt of a
+    request another row served or failed. At least one request was made (one served each,
+    at least one if only attempts failed), so the count is overstated by at most the rest."""
+    events = found.served + found.failed
+    requests_at_least = max(found.served, 1 if events else 0)
+    text = (f"{TABLE} has no correlation_id (OmniRoute 3.7.9 and older): each attempt is "
+            "its own request")
+    if found.failed:
+        one = found.failed == 1
+        text += (f", so {found.failed} failed attempt{'' if one else 's'} could not be "
+                 f"joined to the request {'it belongs' if one else 'they belong'} to; the "
+                 "request count "
+                 f"({events}) may be overstated by up to {events - requests_at_least}")
+    return text
+
+
 def _event(row: dict[str, Any], found: TrafficImport, known: Mapping[str, object],
-           since: datetime | None, now: datetime, shown: str) -> None:
+           since: datetime | None, until: datetime, after: str, shown: str) -> None:
     found.rows += 1
     connection = _text(row["connection_id"])
-    if connection is None and row["connection_id"] is not None and str(
-            row["connection_id"]).strip():
-        found.notes.append(f"{TABLE}[id={row['id']}].connection_id holds a control "
-                           "character: the row was left out")
-        return
     if connection is None:
-        found.without_connection += 1
+        blank = row["connection_id"] is None or not str(row["connection_id"]).strip()
+        found.leave_out(NO_CONNECTION if blank else BAD_CONNECTION)
         return
     at = db_instant(row["timestamp"], f"{TABLE}[id={row['id']}].timestamp", shown)
-    model = _text(row["model"])
-    if at is None or model is None or at > now or (since is not None and at < since):
+    if at is None:
+        found.leave_out(NO_TIMESTAMP)
+        return
+    if since is not None and at < since:
+        found.leave_out(BEFORE_SINCE)
+        return
+    if at > until:
+        found.leave_out(after)
         return
     provider = _text(row["provider"])
     status = row["status"]
     served = type(status) is int and 200 <= status < 300
-    event: dict[str, Any] = {"at": millis(at), "connection": connection,
-                             "model": model_name(model, provider)}
-    requested = _text(row.get("combo_name")) or _text(row.get("requested_model"))
+    model = _model(row["model"], provider, found)
+    event: dict[str, Any] = {"at": millis(at), "connection": connection, "model": model}
+    if model != UNKNOWN_MODEL:
+        found.models.setdefault(connection, set()).add(model)
+    requested = (requested_name(row.get("combo_name"), "combo_name", found.dropped)
+                 or requested_name(row.get("requested_model"), "requested_model",
+                                   found.dropped))
     if requested is not None:
         event["requested"] = requested
     event["status"] = "served" if served else "failed"
     for column, name in TOKENS:
         if column in row:
-            value = _count(row[column])
+            value = token_count(row[column], column, found.dropped)
             if value is not None:
                 event[name] = value
     request = _text(row.get("correlation_id")) or _text(row["id"])
@@ -189,3 +267,15 @@ def _event(row: dict[str, Any], found: TrafficImport, known: Mapping[str, object
     else:
         found.failed += 1
     found.lines.append(event_line(event))
+    found.keys.append(event_key(event.get("request_id"), connection, event["status"]))
+
+
+def _model(value: Any, provider: str | None, found: TrafficImport) -> str:
+    """The event's model; ``unknown`` (counted) when the row names none the ledger takes."""
+    model = _text(value)
+    if model is not None:
+        return model_name(model, provider)
+    what = ("NULL" if value is None else "blank" if not str(value).strip()
+            else "a control character")
+    found.no_model[what] = found.no_model.get(what, 0) + 1
+    return UNKNOWN_MODEL

@@ -32,6 +32,8 @@ Facts about the database, and the mapping, are in ``docs/sources.md#omniroute``.
 
 The modules follow the tables: ``database`` (the read-only file, the column allowlist, the
 one read transaction), ``connections`` (``provider_connections``), ``snapshots``
-(``quota_snapshots``); ``options`` holds the import's options and ``importer`` the entry,
+(``quota_snapshots``), ``custom`` (custom OpenAI-compatible providers' models, priced as the
+model catalog's entry for the model); ``options`` holds the import's options and
+``importer`` the entry,
 ``import_omniroute``, and the files it writes. ``call_logs`` is ``omniroute_traffic``'s.
 """

@@ -119,13 +119,26 @@ _SQL_FUNCTIONS = frozenset({"instr"})
 
 def open_readonly(path: Path, shown: str, notes: list[str] | None = None
                   ) -> sqlite3.Connection:
-    """Open the database read-only through a ``file:`` URI, with the column allowlist.
+    """Open the database read-only through a ``file:`` URI, with the column allowlist, leaving
+    the gateway's folder as it was.
 
-    A WAL-mode database (OmniRoute's) in a folder the importer cannot write cannot be read
-    with ``mode=ro``: SQLite must create the ``-shm`` index beside it and fails with "attempt
-    to write a readonly database" (SQLITE_READONLY_DIRECTORY). It is then opened with
-    ``immutable=1``, which reads the main file only, and a note (in ``notes``) says that the
-    snapshot may be torn and what the ``-wal`` file holds that is not read.
+    A reader of a WAL-mode database needs the ``-wal`` file and its shared index ``-shm``
+    beside it, and SQLite creates them when they are missing; a read-only connection cannot
+    remove them again, so a plain ``mode=ro`` read of a cleanly closed database (OmniRoute's,
+    after the gateway stopped) leaves an empty ``-wal`` and a ``-shm`` behind. SQLite's rules
+    (https://www.sqlite.org/wal.html, "Read-Only Databases" and "Persistence of WAL mode";
+    https://www.sqlite.org/uri.html, ``immutable``): the last connection to close removes the
+    ``-wal``, so a WAL database without one has no writer and nothing outside the main file;
+    ``immutable=1`` then reads the main file alone and creates nothing. With a ``-wal``
+    present (a live gateway), the read shares the gateway's ``-wal`` and ``-shm``
+    (``mode=ro``): it sees every committed row, and creates nothing that was not there.
+    ``immutable=1`` is never used on a database with a ``-wal``: it would not read it.
+
+    A WAL-mode database in a folder the importer cannot write, whose ``-shm`` is missing
+    beside a ``-wal``, cannot be read with ``mode=ro``: SQLite fails with "attempt to write
+    a readonly database" (SQLITE_READONLY_DIRECTORY). It is then opened with ``immutable=1``,
+    and a note (in ``notes``) says that the snapshot may be torn and what the ``-wal`` file
+    holds that is not read.
     """
     check_input_file(path, shown)
     if not path.exists():
@@ -133,6 +146,10 @@ def open_readonly(path: Path, shown: str, notes: list[str] | None = None
     if not path.is_file():
         raise InputError("is not a file", file=shown)
     uri = path.resolve().as_uri() + "?mode=ro"
+    if _cleanly_closed_wal(path):
+        connection = _connect(uri + "&immutable=1", shown)
+        connection.set_authorizer(_authorizer)
+        return connection
     connection = _connect(uri, shown)
     try:
         # the header only (no table is read); the first read is where WAL needs its index
@@ -148,6 +165,25 @@ def open_readonly(path: Path, shown: str, notes: list[str] | None = None
         pass
     connection.set_authorizer(_authorizer)
     return connection
+
+
+_WAL_VERSIONS = b"\x02\x02"
+"""Bytes 18 and 19 of a WAL-mode database's header, its file format write and read
+versions (https://www.sqlite.org/fileformat2.html, "File format version numbers": 1 is the
+rollback journal, 2 is WAL)."""
+
+
+def _cleanly_closed_wal(path: Path) -> bool:
+    """A WAL-mode database with no ``-wal`` beside it: no connection has it open, and the
+    main file holds every committed row."""
+    if path.with_name(path.name + "-wal").exists():
+        return False
+    try:
+        with path.open("rb") as stream:
+            header = stream.read(20)
+    except OSError:
+        return False  # the first read reports it, as for any unreadable file
+    return header.startswith(b"SQLite format 3\x00") and header[18:20] == _WAL_VERSIONS
 
 
 def _connect(uri: str, shown: str) -> sqlite3.Connection:

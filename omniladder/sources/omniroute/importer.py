@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from omniladder.sources.omniroute.options import ImportOptions
 from omniladder.sources.omniroute.snapshots import map_snapshots, snapshot_rows
 
 if TYPE_CHECKING:
+    from omniladder.sources.omniroute.custom import CustomPricing
     from omniladder.sources.omniroute_traffic import TrafficImport
 
 @dataclass(frozen=True)
@@ -31,6 +33,8 @@ class ImportResult:
     counts: dict[str, int] = field(default_factory=dict)
     traffic: TrafficImport | None = None
     """The traffic ledger read from call_logs in the same transaction (omniroute_traffic)."""
+    custom: CustomPricing | None = None
+    """Catalog entries for the models custom OpenAI-compatible providers served."""
 
 
 def import_omniroute(path: Path, shown: str, catalogs: Catalogs, scopes: WindowScopes,
@@ -43,8 +47,15 @@ def import_omniroute(path: Path, shown: str, catalogs: Catalogs, scopes: WindowS
                                        connections, options, scopes, shown, notes)
         from omniladder.sources.omniroute_traffic import read_call_logs
 
+        until = (options.traffic_until if options.traffic_until is not None
+                 else datetime.now(UTC))
         traffic = read_call_logs(reader.db, shown, {c["id"]: None for c in connections},
-                                 options.since, options.now)
+                                 options.since, until)
+    from omniladder.sources.omniroute.custom import price_custom_models
+
+    custom = price_custom_models(traffic.models, {c["id"]: c["provider"] for c in connections},
+                                 catalogs)
+    notes += custom.notes()
     if options.since is not None:
         notes.append(f"history before --since {timefmt.iso(options.since)}: only the value in "
                      "force at that instant was read, for every window")
@@ -52,7 +63,8 @@ def import_omniroute(path: Path, shown: str, catalogs: Catalogs, scopes: WindowS
     with_history = len({reading["connection"] for reading in readings})
     counts = {"connections": len(connections), "readings": len(readings),
               "connections_with_readings": with_history, "snapshot_rows": rows}
-    return ImportResult({"connections": connections}, quota, tuple(notes), counts, traffic)
+    return ImportResult({"connections": connections}, quota, tuple(notes), counts, traffic,
+                        custom)
 
 
 SETTINGS_NAME = "omniladder.toml"
@@ -75,11 +87,15 @@ def quota_text(quota: Mapping[str, Any]) -> str:
 def render_files(result: ImportResult, source: str, traffic: str | None = None
                  ) -> dict[str, str]:
     """The three files' text, by file name: connections, quota, then the settings naming them
-    (and the traffic ledger, when one is given: ``[inputs] traffic``)."""
+    (and the traffic ledger, when one is given: ``[inputs] traffic``; and the catalog of
+    custom providers' models, when there is one: ``[catalogs] models``)."""
     import tomli_w
+
+    from omniladder.sources.omniroute.custom import CATALOG_NAME
 
     header = (f"# Imported by `omniladder import omniroute` from {source}\n"
               f"# at {result.quota['taken_at']}. No credential was read.\n\n")
+    custom = result.custom.entries if result.custom is not None else []
     connections = header + tomli_w.dumps(result.connections)
     quota = quota_text(result.quota)
     settings = header + (
@@ -87,5 +103,9 @@ def render_files(result: ImportResult, source: str, traffic: str | None = None
         "# changes, so an unchanged window looks old: re-import with --confirmed-at now, or\n"
         "# raise [ladder] max_reading_age_seconds, if you trust the gateway to keep polling.\n\n"
     ) + tomli_w.dumps({"inputs": {"connections": CONNECTIONS_NAME, "quota": QUOTA_NAME,
-                                  **({"traffic": traffic} if traffic is not None else {})}})
-    return {CONNECTIONS_NAME: connections, QUOTA_NAME: quota, SETTINGS_NAME: settings}
+                                  **({"traffic": traffic} if traffic is not None else {})},
+                       **({"catalogs": {"models": [CATALOG_NAME]}} if custom else {})})
+    files = {CONNECTIONS_NAME: connections, QUOTA_NAME: quota, SETTINGS_NAME: settings}
+    if custom:
+        files[CATALOG_NAME] = header + tomli_w.dumps({"models": custom})
+    return files

@@ -34,6 +34,10 @@ class ImportOptions:
     group_seconds: float = DEFAULT_GROUP_SECONDS
     confirmed_at: datetime | None = None
     """Opt-in: one more reading per connection at this instant, carrying its latest values."""
+    traffic_until: datetime | None = None
+    """call_logs rows stamped after this are left out (counted): the ``--now`` given. None
+    (no ``--now``): the clock when call_logs is read, inside the read transaction, so a row
+    the gateway wrote in the second ``now`` was cut to is kept (docs/traffic.md)."""
 
 
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
