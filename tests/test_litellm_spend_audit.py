@@ -154,3 +154,48 @@ def test_a_spend_of_0_is_no_paid_spend_when_the_ledger_is_the_spend_ledger(
     cheap = {item["rung"]: item for item in json.loads(result.stdout)["paid_estimate"]}["cheap"]
     assert cheap["usd_per_hour"] is None
     assert cheap["basis"].startswith("no cheap spend")
+
+
+# --- key-shaped values (inputs/credentials.py) ----------------------------------------------
+
+KEY = "sk-proj-" + "Zq7" * 12
+"""Shaped as an OpenAI project key (never a real one): pasted where an id goes."""
+GROUP_KEY = "gsk_" + "4xR" * 10
+
+
+def test_a_key_shaped_id_is_written_and_listed_redacted_never_as_itself(
+        tmp_path: Path) -> None:
+    rows = [row("r-1", model="gpt-5-mini", model_id=KEY, model_group=GROUP_KEY, spend=0.01,
+                prompt_tokens=10, completion_tokens=5),
+            row(KEY, model=KEY, startTime="2026-11-29T09:31:00")]
+    ledger = tmp_path / "traffic.jsonl"
+    result = runner.invoke(app, ["import", "litellm-spend",
+                                 str(write_rows(tmp_path / "logs.json", rows)), "--traffic",
+                                 str(ledger), "--since", "all"])
+    assert result.exit_code == 0, result.output
+    for text in (result.stdout, result.stderr, ledger.read_text(encoding="utf-8")):
+        assert KEY not in text
+        assert GROUP_KEY not in text
+        assert "Zq7Zq7" not in text
+    first, second = lines(ledger)
+    assert first["connection"].startswith("litellm:redacted-key-")
+    assert first["requested"].startswith("redacted-key-")
+    assert second["request_id"].startswith("redacted-key-")
+    assert second["model"].startswith("redacted-key-")
+    assert "4 values of the spend logs looked like a key" in result.stderr
+    assert "model (1), model_group (1), model_id (1), request_id (1)" in result.stderr
+    again = runner.invoke(app, ["import", "litellm-spend", str(tmp_path / "logs.json"),
+                                "--traffic", str(ledger), "--since", "all"])
+    assert "0 events added, 2 already in the ledger" in again.stderr  # the same markers
+
+
+def test_a_key_in_a_refused_column_is_not_quoted(tmp_path: Path) -> None:
+    from tests.errors import one_error
+
+    result = runner.invoke(app, ["import", "litellm-spend",
+                                 str(write_rows(tmp_path / "logs.json",
+                                                [row("r-1", status=KEY)])),
+                                 "--traffic", str(tmp_path / "t.jsonl"), "--since", "all"])
+    line = one_error(result, "[0].status", "must be success or failure",
+                     "an OpenAI project key")
+    assert KEY not in line

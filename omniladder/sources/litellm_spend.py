@@ -35,6 +35,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
+from omniladder.inputs.credentials import KEY_STARTS, guarded, redacted_note, shown_value
 from omniladder.inputs.traffic import millis
 from omniladder.models import IDENTIFIER_PATTERN
 
@@ -71,9 +72,14 @@ class SpendImport:
     ambiguous: int = 0
     """Rows whose api_base and model fit more than one connection of the map."""
     before_since: int = 0
+    redacted: dict[str, int] = field(default_factory=dict)
+    """Per column, the values that looked like a key and were written as a marker."""
 
     def notes(self) -> list[str]:
         out: list[str] = []
+        keys = redacted_note(self.redacted, "the spend logs")
+        if keys is not None:
+            out.append(keys)
         if self.unattributed:
             listed = ", ".join(f"{cid} ({n})" for cid, n in sorted(self.unattributed.items()))
             total = sum(self.unattributed.values())
@@ -224,7 +230,7 @@ def _instant(value: Any, where: str, shown: str) -> datetime:
         try:
             parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
-            raise InputError(f"not an ISO 8601 timestamp: {value!r}", file=shown,
+            raise InputError(f"not an ISO 8601 timestamp: {shown_value(value)}", file=shown,
                              field=f"{where}.startTime") from None
     else:
         raise InputError("field required (an ISO 8601 timestamp)" if value is None
@@ -241,7 +247,8 @@ def _count(value: Any, name: str, where: str, shown: str) -> int | None:
     if value is None:
         return None
     if type(value) is not int or value < 0:
-        raise InputError(f"must be a whole number, 0 or more, got {value!r}", file=shown,
+        raise InputError(f"must be a whole number, 0 or more, got {shown_value(value)}",
+                         file=shown,
                          field=f"{where}.{name}")
     return value
 
@@ -252,7 +259,7 @@ def _spend(value: Any, where: str, shown: str) -> float | None:
     if value is None:
         return None
     if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
-        raise InputError(f"must be a number of US dollars, 0 or more, got {value!r}",
+        raise InputError(f"must be a number of US dollars, 0 or more, got {shown_value(value)}",
                          file=shown, field=f"{where}.spend")
     return float(value)
 
@@ -276,25 +283,30 @@ def row_event(row: Mapping[str, Any], where: str, shown: str, joiner: Joiner,
     elif status in _STATUSES:
         state = _STATUSES[status]
     else:
-        raise InputError(f"must be success or failure, got {status!r}", file=shown,
+        raise InputError(f"must be success or failure, got {shown_value(status)}", file=shown,
                          field=f"{where}.status")
     model = _known_text(row.get("model"))
     model_id = _known_text(row.get("model_id"))
     joined = joiner.join(model_id, _known_text(row.get("api_base")), model or "", found) \
         if model is not None or model_id is not None else None
-    if joined is None:
-        connection = UNATTRIBUTED_PREFIX + model_id if model_id else NO_MODEL_ID
+    keys = found.redacted
+    request = guarded(request, "request_id", keys)
+    if joined is None:  # what the row named is written and listed, never a key (guarded)
+        connection = (UNATTRIBUTED_PREFIX + guarded(model_id, "model_id", keys) if model_id
+                      else NO_MODEL_ID)
         found.unattributed[connection] = found.unattributed.get(connection, 0) + 1
-        served_model = model or "unknown"
+        served_model = guarded(model, "model", keys) if model else "unknown"
     else:
         connection, served_model = joined
+        connection = guarded(connection, "model_id", keys)
+        served_model = guarded(served_model, "model_id", keys)
         if joiner.fleet is not None and connection not in joiner.fleet:
             found.not_in_fleet[connection] = found.not_in_fleet.get(connection, 0) + 1
     event: dict[str, Any] = {"at": millis(at), "connection": connection,
                              "model": served_model}
     group = _known_text(row.get("model_group"))
     if group is not None:
-        event["requested"] = joiner.groups.get(group, group)
+        event["requested"] = joiner.groups.get(group) or guarded(group, "model_group", keys)
     event["status"] = state
     tokens_in = _count(row.get("prompt_tokens"), "prompt_tokens", where, shown)
     tokens_out = _count(row.get("completion_tokens"), "completion_tokens", where, shown)
@@ -344,7 +356,8 @@ def _add(found: SpendImport, probe: SpendImport, times: int) -> None:
     for name in _COUNTED:
         setattr(found, name, getattr(found, name) + times * getattr(probe, name))
     for into, source in ((found.unattributed, probe.unattributed),
-                         (found.not_in_fleet, probe.not_in_fleet)):
+                         (found.not_in_fleet, probe.not_in_fleet),
+                         (found.redacted, probe.redacted)):
         for cid, n in source.items():
             into[cid] = into.get(cid, 0) + times * n
 
@@ -403,7 +416,8 @@ def database_lines(batches: Iterable[list[tuple[Any, ...]]], shown: str, joiner:
                         and (tokens_out is None
                              or (type(tokens_out) is int and tokens_out >= 0))
                         and (spend is None or (type(spend) is float and 0 <= spend < inf))
-                        and (request := request.strip())):
+                        and (request := request.strip())
+                        and not request.startswith(KEY_STARTS)):  # else row_event guards it
                     if floor is not None and start < floor:
                         found.rows += 1
                         found.before_since += 1

@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from omniladder.errors import InputError
+from omniladder.inputs.credentials import guarded, redacted_note
 from omniladder.inputs.traffic import event_line, millis
 from omniladder.models import IDENTIFIER_PATTERN
 from omniladder.sources.omniroute.database import CALL_LOG_COLUMNS, CALL_LOGS_TABLE, db_instant
@@ -62,6 +63,8 @@ class TrafficImport:
     unknown: dict[str, int] = field(default_factory=dict)
     found: bool = False
     """Whether the database has a call_logs table at all."""
+    redacted: dict[str, int] = field(default_factory=dict)
+    """Per column, the values that looked like a key and were written as a marker."""
 
     def text(self) -> str:
         return "".join(self.lines)
@@ -141,6 +144,9 @@ def read_call_logs(db: sqlite3.Connection, shown: str, known: Mapping[str, objec
         found.notes.append(f"{found.without_connection} {TABLE} row(s) name no connection "
                            "(a combo's summary of targets that all failed): not attempts "
                            "of any connection, left out")
+    keys = redacted_note(found.redacted, TABLE)
+    if keys is not None:
+        found.notes.append(keys)
     if found.unknown:
         listed = ", ".join(f"{cid} ({n})" for cid, n in sorted(found.unknown.items()))
         found.notes.append(f"{TABLE} rows of connections not in provider_connections were "
@@ -165,6 +171,9 @@ def _event(row: dict[str, Any], found: TrafficImport, known: Mapping[str, object
     model = _text(row["model"])
     if at is None or model is None or at > now or (since is not None and at < since):
         return
+    keys = found.redacted  # every text written or listed is guarded: never a key
+    connection = guarded(connection, "connection_id", keys)
+    model = guarded(model, "model", keys)
     provider = _text(row["provider"])
     status = row["status"]
     served = type(status) is int and 200 <= status < 300
@@ -172,7 +181,7 @@ def _event(row: dict[str, Any], found: TrafficImport, known: Mapping[str, object
                              "model": model_name(model, provider)}
     requested = _text(row.get("combo_name")) or _text(row.get("requested_model"))
     if requested is not None:
-        event["requested"] = requested
+        event["requested"] = guarded(requested, "combo_name or requested_model", keys)
     event["status"] = "served" if served else "failed"
     for column, name in TOKENS:
         if column in row:
@@ -181,7 +190,7 @@ def _event(row: dict[str, Any], found: TrafficImport, known: Mapping[str, object
                 event[name] = value
     request = _text(row.get("correlation_id")) or _text(row["id"])
     if request is not None:
-        event["request_id"] = request
+        event["request_id"] = guarded(request, "correlation_id", keys)
     if connection not in known:
         found.unknown[connection] = found.unknown.get(connection, 0) + 1
     if served:
