@@ -212,3 +212,46 @@ def test_a_url_that_fails_is_exit_2_without_its_password(case: str, tmp_path: Pa
     assert secret not in result.stderr
     assert "Traceback" not in result.output
     assert not (tmp_path / "traffic.jsonl").exists()
+
+
+def test_litellm_s_database_url_with_prisma_s_pool_settings_is_read(schema: str,
+                                                                    tmp_path: Path) -> None:
+    """The DATABASE_URL LiteLLM's proxy reads through Prisma: its pool settings are left
+    out (one line says which, naming no value), and ``schema`` names the schema the table
+    is read from (a non-public one here)."""
+    insert(schema, [published_row()])
+    ledger = tmp_path / "traffic.jsonl"
+    url = (f"{URL}?connection_limit=21&pool_timeout=60&pgbouncer=true&schema={schema}"
+           "&statement_cache_size=0")
+    result = run(url, ledger)
+    assert result.exit_code == 0, result.output
+    assert len(lines(ledger)) == 1
+    (note,) = [line for line in result.stderr.splitlines() if "Prisma" in line]
+    assert note == ("omniladder: note: the URL's Prisma pool settings were ignored "
+                    "(connection_limit, pool_timeout, pgbouncer, statement_cache_size: "
+                    "LiteLLM's DATABASE_URL carries them, libpq knows none); the table is "
+                    f"read from schema '{schema}' (?schema=)")
+    password = urlsplit(URL).password
+    assert password
+    assert password not in result.stderr
+    assert password not in result.stdout
+    assert URL not in result.stderr
+
+
+def test_a_schema_name_that_needs_quoting_is_read(tmp_path: Path) -> None:
+    name = f"Spend Logs {uuid.uuid4().hex[:6]}"
+    with psycopg.connect(URL, autocommit=True) as db:
+        db.execute(f'CREATE SCHEMA "{name}"')
+        db.execute(f'SET search_path TO "{name}"')
+        db.execute(DDL)
+    try:
+        insert(f'{name}', [published_row()])
+        ledger = tmp_path / "traffic.jsonl"
+        from urllib.parse import quote
+
+        result = run(f"{URL}?schema={quote(name)}&connection_limit=5", ledger)
+        assert result.exit_code == 0, result.output
+        assert len(lines(ledger)) == 1
+    finally:
+        with psycopg.connect(URL, autocommit=True) as db:
+            db.execute(f'DROP SCHEMA "{name}" CASCADE')

@@ -341,6 +341,9 @@ def litellm_spend(
         start = parse_since(since, instant)
         database = spend.is_postgres_url(source)
         shown = spend.shown_url(source) if database else display_path(Path(source))
+        pool = spend.libpq_url(source).note() if database else None
+        if pool is not None:
+            say(f"omniladder: note: {pool}")
         fleet, read = spend.load_fleet(config, connections, tuple(models_catalog or ()),
                                        no_shipped_catalogs)
         if map_file is not None:

@@ -533,14 +533,59 @@ def _scrubbed(message: str, url: str) -> str:
     return text
 
 
-def _libpq_url(url: str) -> tuple[str, str | None]:
-    """The URL libpq reads, and the schema Prisma's ``?schema=`` names (libpq knows no such
-    parameter; LiteLLM's DATABASE_URL may carry it)."""
+PRISMA_ONLY = ("connection_limit", "pool_timeout", "pgbouncer", "statement_cache_size",
+               "socket_timeout", "sslaccept", "sslidentity")
+"""Query parameters of a Prisma connection URL that libpq refuses (Prisma's PostgreSQL
+connector docs, "Arguments"): the pool's and the driver's own settings. LiteLLM's proxy
+reads its DATABASE_URL through Prisma, so the URL its users have carries them
+(``connection_limit`` always, often ``pool_timeout`` and ``pgbouncer=true``); a one-off
+read-only import has no pool, so they are left out. ``schema`` is Prisma's too, and read."""
+
+
+class PostgresUrl(NamedTuple):
+    """A LiteLLM DATABASE_URL as libpq reads it."""
+
+    target: str
+    """The URL without Prisma's parameters."""
+    schema: str | None
+    """Prisma's ``?schema=``: where the table is read from (None: the server's default)."""
+    ignored: tuple[str, ...]
+    """Prisma's parameters left out, by name, in the URL's order."""
+
+    def note(self) -> str | None:
+        """The one line that says what was left out, naming parameters only (never a
+        value: the URL holds a password)."""
+        if not self.ignored:
+            return None
+        where = (f"; the table is read from schema {self.schema!r} (?schema=)"
+                 if self.schema else "")
+        return (f"the URL's Prisma pool settings were ignored ({', '.join(self.ignored)}: "
+                f"LiteLLM's DATABASE_URL carries them, libpq knows none){where}")
+
+
+def libpq_url(url: str) -> PostgresUrl:
+    """The URL libpq reads, the schema Prisma's ``?schema=`` names (libpq knows no such
+    parameter) and Prisma's pool settings left out (``PRISMA_ONLY``)."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    schema = next((value for key, value in query if key == "schema"), None)
-    kept = [(key, value) for key, value in query if key != "schema"]
-    return urlunsplit(parts._replace(query=urlencode(kept))), schema
+    schema = next((value for key, value in query if key == "schema"), None) or None
+    ignored: list[str] = []
+    kept: list[tuple[str, str]] = []
+    for key, value in query:
+        if key in PRISMA_ONLY:
+            if key not in ignored:
+                ignored.append(key)
+        elif key != "schema":
+            kept.append((key, value))
+    return PostgresUrl(urlunsplit(parts._replace(query=urlencode(kept))), schema,
+                       tuple(ignored))
+
+
+def _search_path(schema: str) -> str:
+    """libpq's ``options`` that make ``schema`` the search path: the name quoted as an
+    identifier, a space or backslash in it escaped as libpq's options text asks."""
+    quoted = '"' + schema.replace('"', '""') + '"'
+    return "-c search_path=" + quoted.replace("\\", "\\\\").replace(" ", "\\ ")
 
 
 def _driver() -> Any:
@@ -563,8 +608,8 @@ def postgres_batches(url: str, since: datetime | None,
     database without the table, is exit 2, and no message ever holds the password."""
     psycopg = _driver()
     shown = shown_url(url)
-    target, schema = _libpq_url(url)
-    options = {"options": f"-c search_path={schema}"} if schema else {}
+    target, schema, _ = libpq_url(url)
+    options = {"options": _search_path(schema)} if schema else {}
     try:
         connection = psycopg.connect(target, autocommit=False, connect_timeout=10, **options)
     except psycopg.Error as exc:
