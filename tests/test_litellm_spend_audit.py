@@ -17,7 +17,14 @@ import pytest
 from typer.testing import CliRunner
 
 from omniladder.cli import app
-from tests.test_litellm_spend import EXAMPLES, exported_ids, lines, row, write_rows
+from tests.test_litellm_spend import (
+    EXAMPLES,
+    FIXTURES,
+    exported_ids,
+    lines,
+    row,
+    write_rows,
+)
 
 runner = CliRunner()
 EXTRA_SPENT = "2026-11-29T12:00:00Z"
@@ -28,9 +35,12 @@ MINI_USD_PER_MTOK = (0.25, 2.0)
 
 @pytest.fixture
 def fleet(tmp_path: Path) -> Path:
-    """The example inputs, claude-max-extra past its 5h quota from EXTRA_SPENT on; the
-    settings file."""
-    folder = tmp_path / "fleet"
+    return past_quota_fleet(tmp_path / "fleet")
+
+
+def past_quota_fleet(folder: Path) -> Path:
+    """The example inputs in ``folder``, claude-max-extra past its 5h quota from
+    EXTRA_SPENT on; the settings file."""
     shutil.copytree(EXAMPLES, folder)
     quota = json.loads((folder / "quota.json").read_text(encoding="utf-8"))
     quota["readings"].append({"connection": "claude-max-extra", "checked_at": EXTRA_SPENT,
@@ -118,6 +128,24 @@ def test_a_spend_of_0_within_quota_stays_0(fleet: Path) -> None:
     assert document["cost_usd"] == 0
     assert document["unpriced"]["count"] == 0
     assert code == 0
+
+
+def test_the_published_row_of_a_model_absent_from_litellm_s_price_map_is_priced(
+        fleet: Path) -> None:
+    """tests/fixtures/sources/litellm/spend-logs-unmapped-model.json: LiteLLM's spend 0
+    for a route its price map lacks, served by claude-max-extra past its quota."""
+    (published,) = json.loads((FIXTURES / "spend-logs-unmapped-model.json").read_text(
+        encoding="utf-8"))
+    assert published["model_id"] == exported_ids()[("claude-max-extra",
+                                                    "claude-sonnet-4-5")]
+    ledger = imported([published], fleet)
+    (event,) = lines(ledger)
+    assert event["cost_usd"] == 0.0
+    code, document = audited(ledger, fleet)
+    assert document["counts"]["served-excluded"] == 1
+    assert document["cost_usd"] == pytest.approx(priced(10, 20, SONNET_USD_PER_MTOK))
+    assert document["unpriced"]["count"] == 0
+    assert code == 0  # past quota and metered, but no leak (§7.3): served-excluded
 
 
 # --- a group the export did not write (SPEC §7.1 v1.4) -------------------------------------

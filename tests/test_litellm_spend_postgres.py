@@ -75,10 +75,10 @@ def insert(schema: str, rows: list[dict[str, Any]]) -> None:
                         for n in names])
 
 
-def published_row() -> dict[str, Any]:
-    """The published payload row (tests/fixtures/sources/litellm), as the proxy inserts it:
-    its timestamps as timestamp(3) without time zone, in UTC."""
-    data = json.loads((FIXTURES / "spend-logs-payload-e2e.json").read_text("utf-8"))[0]
+def published_row(name: str = "spend-logs-payload-e2e.json") -> dict[str, Any]:
+    """A published row (tests/fixtures/sources/litellm), as the proxy inserts it: its
+    timestamps as timestamp(3) without time zone, in UTC."""
+    data = json.loads((FIXTURES / name).read_text("utf-8"))[0]
     out = {name: data[name] for name in COLUMNS if name in data and name != "metadata"}
     for name in ("startTime", "endTime"):
         out[name] = datetime.fromisoformat(data[name]).replace(tzinfo=None)
@@ -255,3 +255,26 @@ def test_a_schema_name_that_needs_quoting_is_read(tmp_path: Path) -> None:
     finally:
         with psycopg.connect(URL, autocommit=True) as db:
             db.execute(f'DROP SCHEMA "{name}" CASCADE')
+
+
+def test_a_spend_of_0_read_from_the_table_is_priced_by_the_audit(schema: str,
+                                                                tmp_path: Path) -> None:
+    """The published row of a route LiteLLM's price map lacks (spend 0), in the table, read
+    through the URL LiteLLM's proxy has, then audited: priced from its tokens, never $0."""
+    from typer.testing import CliRunner
+
+    from omniladder.cli import app
+    from tests.test_litellm_spend_audit import SONNET_USD_PER_MTOK, past_quota_fleet, priced
+
+    insert(schema, [published_row("spend-logs-unmapped-model.json")])
+    settings = past_quota_fleet(tmp_path / "fleet")
+    ledger = tmp_path / "traffic.jsonl"
+    result = run(f"{url_of(schema)}&connection_limit=9", ledger, "--config", str(settings))
+    assert result.exit_code == 0, result.output
+    (event,) = lines(ledger)
+    assert (event["connection"], event["cost_usd"]) == ("claude-max-extra", 0.0)
+    audit = CliRunner().invoke(app, ["audit", "traffic", "auto/thrifty", "--traffic",
+                                     str(ledger), "--config", str(settings), "--json"])
+    assert audit.exit_code == 0, audit.output
+    assert json.loads(audit.stdout)["cost_usd"] == pytest.approx(
+        priced(10, 20, SONNET_USD_PER_MTOK))
