@@ -125,3 +125,23 @@ def test_an_interrupted_omniroute_import_names_what_it_had_written_whole(
     assert f"{written[0]} had already been written whole" in line
     assert "were not created" in line
     assert sorted(path.name for path in out.iterdir()) == [written[0].name]
+
+
+def test_sigterm_is_said_as_an_interruption_with_its_own_status(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """cli.py's SIGTERM handler raises SystemExit(143) where the signal lands."""
+    from omniladder.inputs import traffic
+
+    def terminated(*args: Any, **kwargs: Any) -> Any:
+        raise SystemExit(143)
+
+    monkeypatch.setattr(traffic, "merge_into", terminated)
+    ledger = tmp_path / "traffic.jsonl"
+    ledger.write_text(LEDGER_LINE, encoding="utf-8")
+    result = runner.invoke(app, ["import", "litellm-spend",
+                                 str(write_rows(tmp_path / "logs.json", [row("r-1")])),
+                                 "--traffic", str(ledger), "--since", "all"])
+    assert result.exit_code == 143
+    assert result.stderr == (f"omniladder: litellm-spend: import interrupted; {ledger} was "
+                             "left as it was (a file is only ever replaced whole)\n")
+    assert ledger.read_text(encoding="utf-8") == LEDGER_LINE
