@@ -278,3 +278,23 @@ def test_a_spend_of_0_read_from_the_table_is_priced_by_the_audit(schema: str,
     assert audit.exit_code == 0, audit.output
     assert json.loads(audit.stdout)["cost_usd"] == pytest.approx(
         priced(10, 20, SONNET_USD_PER_MTOK))
+
+
+def test_key_shaped_values_in_the_table_are_written_redacted(schema: str,
+                                                            tmp_path: Path) -> None:
+    from tests.test_litellm_spend_audit import KEY
+
+    plain = published_row()
+    keyed = {**plain, "request_id": KEY, "model_id": KEY}
+    insert(schema, [plain, keyed])
+    ledger = tmp_path / "traffic.jsonl"
+    result = run(url_of(schema), ledger)
+    assert result.exit_code == 0, result.output
+    text = ledger.read_text(encoding="utf-8")
+    assert "Zq7Zq7" not in text
+    assert "Zq7Zq7" not in result.stderr
+    first, second = lines(ledger)
+    assert first["request_id"] == plain["request_id"]
+    assert second["request_id"].startswith("redacted-key-")
+    assert second["connection"].startswith("litellm:redacted-key-")
+    assert "2 values of the spend logs looked like a key" in result.stderr

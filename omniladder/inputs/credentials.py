@@ -144,6 +144,9 @@ _WHAT = {"api_key_env": "the name of an environment variable",
 # --- what an importer writes or prints ----------------------------------------------------
 
 KEY_STARTS = tuple(prefix for prefix, _ in KEY_PREFIXES)
+KEY_FIRST = frozenset(prefix[0] for prefix in KEY_STARTS)
+"""The first characters of ``KEY_STARTS``: a gateway's own ids (hex, ``chatcmpl-…``) start
+with none, so a loop over millions of them asks ``startswith`` of almost none."""
 REDACTED = "redacted-key-"
 """How a key-shaped value an importer read is written: this and a digest of the value."""
 

@@ -35,7 +35,13 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
-from omniladder.inputs.credentials import KEY_STARTS, guarded, redacted_note, shown_value
+from omniladder.inputs.credentials import (
+    KEY_FIRST,
+    KEY_STARTS,
+    guarded,
+    redacted_note,
+    shown_value,
+)
 from omniladder.inputs.traffic import millis
 from omniladder.models import IDENTIFIER_PATTERN
 
@@ -417,7 +423,8 @@ def database_lines(batches: Iterable[list[tuple[Any, ...]]], shown: str, joiner:
                              or (type(tokens_out) is int and tokens_out >= 0))
                         and (spend is None or (type(spend) is float and 0 <= spend < inf))
                         and (request := request.strip())
-                        and not request.startswith(KEY_STARTS)):  # else row_event guards it
+                        and (request[0] not in KEY_FIRST  # else row_event guards it
+                             or not request.startswith(KEY_STARTS))):
                     if floor is not None and start < floor:
                         found.rows += 1
                         found.before_since += 1
