@@ -75,10 +75,10 @@ def insert(schema: str, rows: list[dict[str, Any]]) -> None:
                         for n in names])
 
 
-def published_row() -> dict[str, Any]:
-    """The published payload row (tests/fixtures/sources/litellm), as the proxy inserts it:
-    its timestamps as timestamp(3) without time zone, in UTC."""
-    data = json.loads((FIXTURES / "spend-logs-payload-e2e.json").read_text("utf-8"))[0]
+def published_row(name: str = "spend-logs-payload-e2e.json") -> dict[str, Any]:
+    """A published row (tests/fixtures/sources/litellm), as the proxy inserts it: its
+    timestamps as timestamp(3) without time zone, in UTC."""
+    data = json.loads((FIXTURES / name).read_text("utf-8"))[0]
     out = {name: data[name] for name in COLUMNS if name in data and name != "metadata"}
     for name in ("startTime", "endTime"):
         out[name] = datetime.fromisoformat(data[name]).replace(tzinfo=None)
@@ -212,3 +212,89 @@ def test_a_url_that_fails_is_exit_2_without_its_password(case: str, tmp_path: Pa
     assert secret not in result.stderr
     assert "Traceback" not in result.output
     assert not (tmp_path / "traffic.jsonl").exists()
+
+
+def test_litellm_s_database_url_with_prisma_s_pool_settings_is_read(schema: str,
+                                                                    tmp_path: Path) -> None:
+    """The DATABASE_URL LiteLLM's proxy reads through Prisma: its pool settings are left
+    out (one line says which, naming no value), and ``schema`` names the schema the table
+    is read from (a non-public one here)."""
+    insert(schema, [published_row()])
+    ledger = tmp_path / "traffic.jsonl"
+    url = (f"{URL}?connection_limit=21&pool_timeout=60&pgbouncer=true&schema={schema}"
+           "&statement_cache_size=0")
+    result = run(url, ledger)
+    assert result.exit_code == 0, result.output
+    assert len(lines(ledger)) == 1
+    (note,) = [line for line in result.stderr.splitlines() if "Prisma" in line]
+    assert note == ("omniladder: note: the URL's Prisma pool settings were ignored "
+                    "(connection_limit, pool_timeout, pgbouncer, statement_cache_size: "
+                    "LiteLLM's DATABASE_URL carries them, libpq knows none); the table is "
+                    f"read from schema '{schema}' (?schema=)")
+    password = urlsplit(URL).password
+    assert password
+    assert password not in result.stderr
+    assert password not in result.stdout
+    assert URL not in result.stderr
+
+
+def test_a_schema_name_that_needs_quoting_is_read(tmp_path: Path) -> None:
+    name = f"Spend Logs {uuid.uuid4().hex[:6]}"
+    with psycopg.connect(URL, autocommit=True) as db:
+        db.execute(f'CREATE SCHEMA "{name}"')
+        db.execute(f'SET search_path TO "{name}"')
+        db.execute(DDL)
+    try:
+        insert(f'{name}', [published_row()])
+        ledger = tmp_path / "traffic.jsonl"
+        from urllib.parse import quote
+
+        result = run(f"{URL}?schema={quote(name)}&connection_limit=5", ledger)
+        assert result.exit_code == 0, result.output
+        assert len(lines(ledger)) == 1
+    finally:
+        with psycopg.connect(URL, autocommit=True) as db:
+            db.execute(f'DROP SCHEMA "{name}" CASCADE')
+
+
+def test_a_spend_of_0_read_from_the_table_is_priced_by_the_audit(schema: str,
+                                                                tmp_path: Path) -> None:
+    """The published row of a route LiteLLM's price map lacks (spend 0), in the table, read
+    through the URL LiteLLM's proxy has, then audited: priced from its tokens, never $0."""
+    from typer.testing import CliRunner
+
+    from omniladder.cli import app
+    from tests.test_litellm_spend_audit import SONNET_USD_PER_MTOK, past_quota_fleet, priced
+
+    insert(schema, [published_row("spend-logs-unmapped-model.json")])
+    settings = past_quota_fleet(tmp_path / "fleet")
+    ledger = tmp_path / "traffic.jsonl"
+    result = run(f"{url_of(schema)}&connection_limit=9", ledger, "--config", str(settings))
+    assert result.exit_code == 0, result.output
+    (event,) = lines(ledger)
+    assert (event["connection"], event["cost_usd"]) == ("claude-max-extra", 0.0)
+    audit = CliRunner().invoke(app, ["audit", "traffic", "auto/thrifty", "--traffic",
+                                     str(ledger), "--config", str(settings), "--json"])
+    assert audit.exit_code == 0, audit.output
+    assert json.loads(audit.stdout)["cost_usd"] == pytest.approx(
+        priced(10, 20, SONNET_USD_PER_MTOK))
+
+
+def test_key_shaped_values_in_the_table_are_written_redacted(schema: str,
+                                                            tmp_path: Path) -> None:
+    from tests.test_litellm_spend_audit import KEY
+
+    plain = published_row()
+    keyed = {**plain, "request_id": KEY, "model_id": KEY}
+    insert(schema, [plain, keyed])
+    ledger = tmp_path / "traffic.jsonl"
+    result = run(url_of(schema), ledger)
+    assert result.exit_code == 0, result.output
+    text = ledger.read_text(encoding="utf-8")
+    assert "Zq7Zq7" not in text
+    assert "Zq7Zq7" not in result.stderr
+    first, second = lines(ledger)
+    assert first["request_id"] == plain["request_id"]
+    assert second["request_id"].startswith("redacted-key-")
+    assert second["connection"].startswith("litellm:redacted-key-")
+    assert "2 values of the spend logs looked like a key" in result.stderr

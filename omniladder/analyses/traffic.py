@@ -369,20 +369,6 @@ def _requested_ids(auto_id: AutoId) -> frozenset[str]:
     return frozenset({auto_id.text, managed_name(auto_id)})
 
 
-def _other_id(requested: str) -> bool:
-    from omniladder.analyses.export.source import MANAGED_PREFIX
-    from omniladder.engine.autoid import parse_auto_id
-    from omniladder.errors import OmniladderError
-
-    if requested.startswith(MANAGED_PREFIX):
-        return True
-    try:
-        parse_auto_id(requested)
-    except OmniladderError:
-        return False
-    return True
-
-
 def audit_traffic(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
                   start: datetime | None = None, end: datetime | None = None,
                   all_requests: bool = False, max_leak_usd: float = 0.0,
@@ -507,8 +493,10 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
         requested = data.get("requested")
         left_out = not_audited_as.get(requested)
         if left_out is None:  # a text met for the first time (None is known from the start)
-            left_out = ("" if requested in ours or not _other_id(str(requested))
-                        else "other-request")
+            # SPEC §7.1 v1.4: any other text is another id, whether an auto id, another
+            # export's name or a gateway name no importer could map (a group or combo
+            # added by hand): never an alias of the audited one
+            left_out = "" if requested in ours else "other-request"
             if len(not_audited_as) < _MEMO_MAX:
                 not_audited_as[requested] = left_out
         if left_out:
@@ -578,14 +566,16 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             # §7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota
             # on a quota rung 0 when the connection stops at its limit (every sum starts at
             # 0.0, which adding 0.0 leaves as it is, and a cost of 0 is never listed: such
-            # an event adds nothing more); otherwise the recorded cost, else the tokens at
-            # the catalog's prices, else at the price database's, else None (unpriced)
+            # an event adds nothing more); otherwise the recorded cost unless it is 0, else
+            # the tokens at the catalog's prices, else at the price database's, else None
+            # (unpriced)
             if way.free or (way.quota and overage(way.index, step, at) == "hard-stop"):
                 continue
             tally = way.tally
             leak = cell.leak
             cost = data.get("cost_usd")
-            if cost is not None:
+            if cost:  # a recorded 0 is not recorded here (§7.4 v1.4): a gateway writes 0
+                # when its own price map lacks the model (LiteLLM does)
                 cost = float(cost)
                 source = RECORDED
             elif way.entry is not None:
@@ -595,7 +585,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                 source = CATALOG
             else:
                 database = way.priced_by()
-                source = None
+                source = cost = None
                 if database is not None:
                     cost = way.database_price(database, at, data)
                     source = database.source

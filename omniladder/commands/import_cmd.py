@@ -7,9 +7,11 @@ quota file through one shared path (`omniladder.sources.run`).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -76,7 +78,7 @@ def omniroute(
         "them.")] = False,
 ) -> None:
     """Import connections and quota history from an OmniRoute database."""
-    with user_errors():
+    with interruptible("omniroute") as outputs, user_errors():
         from omniladder.engine.autoid import is_clock_word, parse_instant_or_now
         from omniladder.inputs.catalogs import load_catalogs
         from omniladder.inputs.files import display_path
@@ -125,6 +127,7 @@ def omniroute(
             makes_directories=True)
         if not force:  # checked before anything is read or written
             refuse_existing(out, replaced)
+        outputs.watch(*(out / name for name in (*replaced, TRAFFIC_NAME)))
         shown = display_path(db)
         result = import_omniroute(db, shown, catalogs, scopes, options)
         traffic = result.traffic
@@ -157,6 +160,75 @@ def omniroute(
             typer.echo(display_path(path))
         if merged is not None:
             typer.echo(merged.shown)
+
+
+# --- an interrupted import -----------------------------------------------------------------
+
+
+class Outputs:
+    """The files an import writes, each as it stood when the import named it, so that an
+    interrupted import says truly what it left: every file is replaced whole
+    (``inputs.writing.write_atomic``: a temporary file beside it, renamed over it, removed
+    on any interruption), so each is either as it was or written whole."""
+
+    def __init__(self) -> None:
+        self._before: dict[Path, tuple[int, ...] | None] = {}
+
+    def watch(self, *paths: Path) -> None:
+        for path in paths:
+            self._before.setdefault(path, _identity(path))
+
+    def said(self) -> str:
+        """What the interruption left, in one sentence."""
+        from omniladder.inputs.files import display_path
+
+        now = {path: _identity(path) for path in self._before}
+        kept = [display_path(p) for p, was in self._before.items()
+                if was is not None and now[p] == was]
+        absent = [display_path(p) for p, was in self._before.items()
+                  if was is None and now[p] is None]
+        done = [display_path(p) for p, was in self._before.items() if now[p] != was]
+        if not self._before:
+            return "nothing was written"
+        parts = []
+        if kept:
+            parts.append(f"{', '.join(kept)} {'was' if len(kept) == 1 else 'were'} left as "
+                         f"{'it was' if len(kept) == 1 else 'they were'}")
+        if absent:
+            parts.append(f"{', '.join(absent)} {'was' if len(absent) == 1 else 'were'} not "
+                         "created")
+        if done:
+            parts.append(f"{', '.join(done)} had already been written whole")
+        return "; ".join(parts) + " (a file is only ever replaced whole)"
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    """What tells a replaced file from the one before it (a rename gives a new inode)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+
+
+_TERMINATED = 143
+"""The status cli.py's SIGTERM handler raises SystemExit with (128 + 15)."""
+
+
+@contextlib.contextmanager
+def interruptible(source: str) -> Iterator[Outputs]:
+    """Ctrl-C (or SIGTERM) during an import: one line saying the import was interrupted
+    and what it left of the files it writes, then the shell's status (130, or 143)."""
+    outputs = Outputs()
+    try:
+        yield outputs
+    except KeyboardInterrupt:
+        say(f"omniladder: {source}: import interrupted; {outputs.said()}")
+        raise typer.Exit(130) from None
+    except SystemExit as stop:
+        if stop.code == _TERMINATED:
+            say(f"omniladder: {source}: import interrupted; {outputs.said()}")
+        raise
 
 
 # --- quota sources: telemetry an operator already has, merged into a quota file ------------
@@ -216,11 +288,12 @@ def _import(source: str, request: ImportRequest,
     ``sources`` are the telemetry files the readings come from: the quota file merged into
     must be none of them, nor any other file the import reads. ``notes`` is what the source
     says beside its readings, filled while they are read."""
-    with user_errors():
+    with interruptible(source) as outputs, user_errors():
         from omniladder.inputs.files import display_path
         from omniladder.sources.run import import_readings, resolve_target
 
         target = resolve_target(request, source)
+        outputs.watch(target.quota)
         refuse_overwriting([("--quota", target.quota)], [*target.read, *sources()])
         outcome = import_readings(target, readings(), notes)
         for note in target.notes:
@@ -337,7 +410,7 @@ def litellm_spend(
     no_shipped_catalogs: NoShippedOpt = False,
 ) -> None:
     """Import LiteLLM's spend logs (one row per request) into a traffic ledger."""
-    with user_errors():
+    with interruptible("litellm-spend") as outputs, user_errors():
         from omniladder.analyses.export.litellm import parse_deployment_id
         from omniladder.analyses.export.routes import load_routes
         from omniladder.analyses.export.source import managed_name
@@ -351,6 +424,9 @@ def litellm_spend(
         start = parse_since(since, instant)
         database = spend.is_postgres_url(source)
         shown = spend.shown_url(source) if database else display_path(Path(source))
+        pool = spend.libpq_url(source).note() if database else None
+        if pool is not None:
+            say(f"omniladder: note: {pool}")
         fleet, read = spend.load_fleet(config, connections, tuple(models_catalog or ()),
                                        no_shipped_catalogs)
         if map_file is not None:
@@ -358,6 +434,7 @@ def litellm_spend(
         if not database:
             read.append(("the SOURCE file", Path(source)))
         refuse_overwriting([("--traffic", traffic)], read)
+        outputs.watch(traffic)
         routes = load_routes(map_file) if map_file is not None else {}
         joiner = spend.Joiner(
             parse_deployment_id, {managed_name(parse_auto_id(text)): text

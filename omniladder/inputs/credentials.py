@@ -139,3 +139,63 @@ def pasted_url_key(value: str, field: str, owner: str | None = None) -> str | No
 
 _WHAT = {"api_key_env": "the name of an environment variable",
          "model_prefix": "a provider route such as openai/"}
+
+
+# --- what an importer writes or prints ----------------------------------------------------
+
+KEY_STARTS = tuple(prefix for prefix, _ in KEY_PREFIXES)
+KEY_FIRST = frozenset(prefix[0] for prefix in KEY_STARTS)
+"""The first characters of ``KEY_STARTS``: a gateway's own ids (hex, ``chatcmpl-…``) start
+with none, so a loop over millions of them asks ``startswith`` of almost none."""
+REDACTED = "redacted-key-"
+"""How a key-shaped value an importer read is written: this and a digest of the value."""
+
+
+def imported_key(value: str) -> bool:
+    """Whether a value an importer read from a gateway's records (an id, a name, a request
+    id) looks like a key by its prefix (``prefixed_kind``). The random-string rule is not
+    applied to them: a gateway's own ids are random strings that are no secret (LiteLLM's
+    hash ids of deployments, request ids), and a key pasted into such a field starts with
+    its provider's prefix."""
+    return value.lstrip().startswith(KEY_STARTS) and prefixed_kind(value) is not None
+
+
+def redacted(value: str) -> str:
+    """The marker written in place of a key-shaped value: ``redacted-key-`` and 12 hex
+    digits of a digest of it, so two keys stay two values (and a re-import of the same
+    rows the same events) and the key itself is never written or printed."""
+    import hashlib
+
+    digest = hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=6)
+    return REDACTED + digest.hexdigest()
+
+
+def guarded(value: str, field: str, found: dict[str, int]) -> str:
+    """``value``, or its marker (``redacted``) when it looks like a key, counted under
+    ``field`` in ``found``."""
+    if not imported_key(value):
+        return value
+    found[field] = found.get(field, 0) + 1
+    return redacted(value)
+
+
+def shown_value(value: object) -> str:
+    """A value as a message quotes it (``repr``), unless it is a text that looks like a key
+    (by prefix or as a random string): then what kind it looks like, never the value."""
+    if isinstance(value, str):
+        kind = key_kind(value)
+        if kind is not None:
+            return f"a value that looks like {kind} (not shown)"
+    return repr(value)
+
+
+def redacted_note(found: dict[str, int], where: str) -> str | None:
+    """The one note of the key-shaped values an importer replaced, per field; None when it
+    replaced none."""
+    if not found:
+        return None
+    total = sum(found.values())
+    listed = ", ".join(f"{name} ({n})" for name, n in sorted(found.items()))
+    return (f"{total} value{'s' if total != 1 else ''} of {where} looked like a key and "
+            f"{'were' if total != 1 else 'was'} written as {REDACTED}… instead (a key is never "
+            f"written or shown): {listed}")

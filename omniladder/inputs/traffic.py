@@ -983,12 +983,14 @@ def is_traffic(path: Path, shown: str) -> bool:
 
 def spend_events(path: Path, shown: str) -> tuple[tuple[SpendEvent, ...], list[str]]:
     """SPEC §7.1: the served events of a traffic ledger with a recorded cost, as spend
-    events (R8 counts them like a spend ledger's), and the notes its reading made."""
+    events (R8 counts them like a spend ledger's), and the notes its reading made. A
+    recorded 0 is no recorded cost (SPEC §7.4 v1.4: a gateway writes 0 when its price map
+    lacks the model), so it neither counts nor reads as a paid rung's spend of $0."""
     ledger = Ledger(path, shown)
     events = tuple(SpendEvent(at=event.at, cost_usd=event.cost_usd,
                               connection=event.connection, model=event.model)
                    for event in ledger.events()
-                   if event.cost_usd is not None and event.status == "served")
+                   if event.cost_usd and event.status == "served")
     return events, ledger.notes
 
 

@@ -35,6 +35,13 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from omniladder import timefmt
 from omniladder.errors import InputError, UsageError
+from omniladder.inputs.credentials import (
+    KEY_FIRST,
+    KEY_STARTS,
+    guarded,
+    redacted_note,
+    shown_value,
+)
 from omniladder.inputs.traffic import millis
 from omniladder.models import IDENTIFIER_PATTERN
 from omniladder.sources.ledger_values import dropped_note, requested_name, token_count
@@ -75,9 +82,14 @@ class SpendImport:
     dropped: dict[str, int] = field(default_factory=dict)
     """Values a row held that the ledger cannot take, by ``"column: fault"``
     (``omniladder.sources.ledger_values``): dropped, the row kept."""
+    redacted: dict[str, int] = field(default_factory=dict)
+    """Per column, the values that looked like a key and were written as a marker."""
 
     def notes(self) -> list[str]:
         out: list[str] = []
+        keys = redacted_note(self.redacted, "the spend logs")
+        if keys is not None:
+            out.append(keys)
         if self.unattributed:
             listed = ", ".join(f"{cid} ({n})" for cid, n in sorted(self.unattributed.items()))
             total = sum(self.unattributed.values())
@@ -231,7 +243,7 @@ def _instant(value: Any, where: str, shown: str) -> datetime:
         try:
             parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
-            raise InputError(f"not an ISO 8601 timestamp: {value!r}", file=shown,
+            raise InputError(f"not an ISO 8601 timestamp: {shown_value(value)}", file=shown,
                              field=f"{where}.startTime") from None
     else:
         raise InputError("field required (an ISO 8601 timestamp)" if value is None
@@ -250,7 +262,7 @@ def _spend(value: Any, where: str, shown: str) -> float | None:
     if value is None:
         return None
     if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
-        raise InputError(f"must be a number of US dollars, 0 or more, got {value!r}",
+        raise InputError(f"must be a number of US dollars, 0 or more, got {shown_value(value)}",
                          file=shown, field=f"{where}.spend")
     return float(value)
 
@@ -274,25 +286,30 @@ def row_event(row: Mapping[str, Any], where: str, shown: str, joiner: Joiner,
     elif status in _STATUSES:
         state = _STATUSES[status]
     else:
-        raise InputError(f"must be success or failure, got {status!r}", file=shown,
+        raise InputError(f"must be success or failure, got {shown_value(status)}", file=shown,
                          field=f"{where}.status")
     model = _known_text(row.get("model"))
     model_id = _known_text(row.get("model_id"))
     joined = joiner.join(model_id, _known_text(row.get("api_base")), model or "", found) \
         if model is not None or model_id is not None else None
-    if joined is None:
-        connection = UNATTRIBUTED_PREFIX + model_id if model_id else NO_MODEL_ID
+    keys = found.redacted
+    request = guarded(request, "request_id", keys)
+    if joined is None:  # what the row named is written and listed, never a key (guarded)
+        connection = (UNATTRIBUTED_PREFIX + guarded(model_id, "model_id", keys) if model_id
+                      else NO_MODEL_ID)
         found.unattributed[connection] = found.unattributed.get(connection, 0) + 1
-        served_model = model or "unknown"
+        served_model = guarded(model, "model", keys) if model else "unknown"
     else:
         connection, served_model = joined
+        connection = guarded(connection, "model_id", keys)
+        served_model = guarded(served_model, "model_id", keys)
         if joiner.fleet is not None and connection not in joiner.fleet:
             found.not_in_fleet[connection] = found.not_in_fleet.get(connection, 0) + 1
     event: dict[str, Any] = {"at": millis(at), "connection": connection,
                              "model": served_model}
     group = requested_name(row.get("model_group"), "model_group", found.dropped)
     if group is not None:
-        event["requested"] = joiner.groups.get(group, group)
+        event["requested"] = joiner.groups.get(group) or guarded(group, "model_group", keys)
     event["status"] = state
     tokens_in = token_count(row.get("prompt_tokens"), "prompt_tokens", found.dropped)
     tokens_out = token_count(row.get("completion_tokens"), "completion_tokens", found.dropped)
@@ -343,7 +360,8 @@ def _add(found: SpendImport, probe: SpendImport, times: int) -> None:
         setattr(found, name, getattr(found, name) + times * getattr(probe, name))
     for into, source in ((found.unattributed, probe.unattributed),
                          (found.not_in_fleet, probe.not_in_fleet),
-                         (found.dropped, probe.dropped)):
+                         (found.dropped, probe.dropped),
+                         (found.redacted, probe.redacted)):
         for cid, n in source.items():
             into[cid] = into.get(cid, 0) + times * n
 
@@ -402,7 +420,9 @@ def database_lines(batches: Iterable[list[tuple[Any, ...]]], shown: str, joiner:
                         and (tokens_out is None
                              or (type(tokens_out) is int and tokens_out >= 0))
                         and (spend is None or (type(spend) is float and 0 <= spend < inf))
-                        and (request := request.strip())):
+                        and (request := request.strip())
+                        and (request[0] not in KEY_FIRST  # else row_event guards it
+                             or not request.startswith(KEY_STARTS))):
                     if floor is not None and start < floor:
                         found.rows += 1
                         found.before_since += 1
@@ -518,14 +538,59 @@ def _scrubbed(message: str, url: str) -> str:
     return text
 
 
-def _libpq_url(url: str) -> tuple[str, str | None]:
-    """The URL libpq reads, and the schema Prisma's ``?schema=`` names (libpq knows no such
-    parameter; LiteLLM's DATABASE_URL may carry it)."""
+PRISMA_ONLY = ("connection_limit", "pool_timeout", "pgbouncer", "statement_cache_size",
+               "socket_timeout", "sslaccept", "sslidentity")
+"""Query parameters of a Prisma connection URL that libpq refuses (Prisma's PostgreSQL
+connector docs, "Arguments"): the pool's and the driver's own settings. LiteLLM's proxy
+reads its DATABASE_URL through Prisma, so the URL its users have carries them
+(``connection_limit`` always, often ``pool_timeout`` and ``pgbouncer=true``); a one-off
+read-only import has no pool, so they are left out. ``schema`` is Prisma's too, and read."""
+
+
+class PostgresUrl(NamedTuple):
+    """A LiteLLM DATABASE_URL as libpq reads it."""
+
+    target: str
+    """The URL without Prisma's parameters."""
+    schema: str | None
+    """Prisma's ``?schema=``: where the table is read from (None: the server's default)."""
+    ignored: tuple[str, ...]
+    """Prisma's parameters left out, by name, in the URL's order."""
+
+    def note(self) -> str | None:
+        """The one line that says what was left out, naming parameters only (never a
+        value: the URL holds a password)."""
+        if not self.ignored:
+            return None
+        where = (f"; the table is read from schema {self.schema!r} (?schema=)"
+                 if self.schema else "")
+        return (f"the URL's Prisma pool settings were ignored ({', '.join(self.ignored)}: "
+                f"LiteLLM's DATABASE_URL carries them, libpq knows none){where}")
+
+
+def libpq_url(url: str) -> PostgresUrl:
+    """The URL libpq reads, the schema Prisma's ``?schema=`` names (libpq knows no such
+    parameter) and Prisma's pool settings left out (``PRISMA_ONLY``)."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    schema = next((value for key, value in query if key == "schema"), None)
-    kept = [(key, value) for key, value in query if key != "schema"]
-    return urlunsplit(parts._replace(query=urlencode(kept))), schema
+    schema = next((value for key, value in query if key == "schema"), None) or None
+    ignored: list[str] = []
+    kept: list[tuple[str, str]] = []
+    for key, value in query:
+        if key in PRISMA_ONLY:
+            if key not in ignored:
+                ignored.append(key)
+        elif key != "schema":
+            kept.append((key, value))
+    return PostgresUrl(urlunsplit(parts._replace(query=urlencode(kept))), schema,
+                       tuple(ignored))
+
+
+def _search_path(schema: str) -> str:
+    """libpq's ``options`` that make ``schema`` the search path: the name quoted as an
+    identifier, a space or backslash in it escaped as libpq's options text asks."""
+    quoted = '"' + schema.replace('"', '""') + '"'
+    return "-c search_path=" + quoted.replace("\\", "\\\\").replace(" ", "\\ ")
 
 
 def _driver() -> Any:
@@ -548,8 +613,8 @@ def postgres_batches(url: str, since: datetime | None,
     database without the table, is exit 2, and no message ever holds the password."""
     psycopg = _driver()
     shown = shown_url(url)
-    target, schema = _libpq_url(url)
-    options = {"options": f"-c search_path={schema}"} if schema else {}
+    target, schema, _ = libpq_url(url)
+    options = {"options": _search_path(schema)} if schema else {}
     try:
         connection = psycopg.connect(target, autocommit=False, connect_timeout=10, **options)
     except psycopg.Error as exc:

@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from omniladder.errors import InputError
+from omniladder.inputs.credentials import guarded, redacted_note
 from omniladder.inputs.traffic import event_key, event_line, millis
 from omniladder.models import IDENTIFIER_PATTERN
 from omniladder.sources.ledger_values import dropped_note, requested_name, token_count
@@ -92,6 +93,8 @@ class TrafficImport:
     """Whether the database has a call_logs table at all."""
     joined: bool = True
     """Whether call_logs has correlation_id, so a request's attempts share an id."""
+    redacted: dict[str, int] = field(default_factory=dict)
+    """Per column, the values that looked like a key and were written as a marker."""
 
     def text(self) -> str:
         return "".join(self.lines)
@@ -193,6 +196,9 @@ def _notes(found: TrafficImport) -> list[str]:
     dropped = dropped_note(TABLE, found.dropped)
     if dropped is not None:
         notes.append(dropped)
+    keys = redacted_note(found.redacted, TABLE)
+    if keys is not None:
+        notes.append(keys)
     if not found.joined:
         notes.append(_unjoined_note(found))
     if found.unknown:
@@ -239,10 +245,12 @@ def _event(row: dict[str, Any], found: TrafficImport, known: Mapping[str, object
     if at > until:
         found.leave_out(after)
         return
+    keys = found.redacted  # every text written or listed is guarded: never a key
+    connection = guarded(connection, "connection_id", keys)
     provider = _text(row["provider"])
     status = row["status"]
     served = type(status) is int and 200 <= status < 300
-    model = _model(row["model"], provider, found)
+    model = guarded(_model(row["model"], provider, found), "model", keys)
     event: dict[str, Any] = {"at": millis(at), "connection": connection, "model": model}
     if model != UNKNOWN_MODEL:
         found.models.setdefault(connection, set()).add(model)
@@ -250,7 +258,7 @@ def _event(row: dict[str, Any], found: TrafficImport, known: Mapping[str, object
                  or requested_name(row.get("requested_model"), "requested_model",
                                    found.dropped))
     if requested is not None:
-        event["requested"] = requested
+        event["requested"] = guarded(requested, "combo_name or requested_model", keys)
     event["status"] = "served" if served else "failed"
     for column, name in TOKENS:
         if column in row:
@@ -259,7 +267,7 @@ def _event(row: dict[str, Any], found: TrafficImport, known: Mapping[str, object
                 event[name] = value
     request = _text(row.get("correlation_id")) or _text(row["id"])
     if request is not None:
-        event["request_id"] = request
+        event["request_id"] = guarded(request, "correlation_id", keys)
     if connection not in known:
         found.unknown[connection] = found.unknown.get(connection, 0) + 1
     if served:
