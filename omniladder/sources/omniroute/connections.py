@@ -75,8 +75,8 @@ def map_connections(rows: Iterable[Mapping[str, Any]], catalogs: Catalogs, shown
     """provider_connections rows → connection tables, ordered by priority then id.
 
     ``now`` is the import instant: the table holds each connection's state as of then
-    (``is_active``, ``test_status``, ``rate_limited_until``: GATEWAYS.md, "cooldowns are
-    state, not history"), so every table gets ``state_as_of`` = now, and a cooldown its
+    (``is_active``, ``test_status``, ``rate_limited_until``: state, not history,
+    docs/sources.md#omniroute), so every table gets ``state_as_of`` = now, and a cooldown its
     recorded start (``cooldown_start``). None (a test of the mapping alone): neither.
     """
     mapped: list[tuple[float, str, dict[str, Any]]] = []
@@ -156,7 +156,7 @@ def cooldown_start(raw: Any, until: datetime, now: datetime | None, where: str,
     """The recorded start of a cooldown ending at ``until``: ``last_error_at`` (when the
     connection last failed) when it is before the cooldown's end and at or before the import
     instant; None otherwise (a failure after the end, or after the snapshot, is not this
-    cooldown's start). OmniRoute records no other start (GATEWAYS.md)."""
+    cooldown's start). OmniRoute records no other start (docs/sources.md#omniroute)."""
     if now is None:
         return None
     since = db_instant(raw, f"{where}.{LAST_ERROR_AT}", shown)
