@@ -19,7 +19,9 @@ from pydantic import (
     Field,
     GetCoreSchemaHandler,
     GetJsonSchemaHandler,
+    ValidationInfo,
     WithJsonSchema,
+    field_validator,
     model_validator,
 )
 from pydantic.json_schema import JsonSchemaValue
@@ -332,10 +334,38 @@ class Connection(Record):
     label: str | None = None
     overage: Overage | None = None
     billing: Billing | None = None
+    state_as_of: Timestamp | None = None
+    """The instant ``active``, ``status`` and ``rate_limited_until`` were observed (SPEC §7.2
+    v1.4): before it they are not known (``observed_at``). None: they hold at every instant."""
+    rate_limited_since: Timestamp | None = None
+    """When the cooldown began, where the source records it: before ``state_as_of`` the
+    cooldown is in force only from here on."""
+
+    @field_validator("rate_limited_since")
+    @classmethod
+    def _since_before_until(cls, value: datetime | None,
+                            info: ValidationInfo) -> datetime | None:
+        # runs only when the key is given: a connection without it pays nothing
+        if value is None:
+            return value
+        until = info.data.get("rate_limited_until")
+        if until is None:
+            raise ValueError("needs rate_limited_until (the cooldown it starts)")
+        if value >= until:
+            raise ValueError("must be before rate_limited_until (a cooldown begins before "
+                             "it ends)")
+        return value
 
     @property
     def keyless(self) -> bool:
         return self.auth_type == "none"
+
+    def observed_at(self, now: datetime) -> bool:
+        """Whether ``active``, ``status`` and ``rate_limited_until`` are known at now: from
+        ``state_as_of`` on (always without it). Before it the connection is taken as active
+        with no status, cooling only from ``rate_limited_since`` (``engine.decide``)."""
+        as_of = self.state_as_of
+        return as_of is None or now >= as_of
 
 
 class ConnectionsFile(StrictModel):

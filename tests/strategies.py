@@ -165,7 +165,7 @@ def _history(draw: st.DrawFn, spans: _Spans, cid: str, models: Sequence[str],
 
 
 def _connection(draw: st.DrawFn, spans: _Spans, cid: str, catalog: Catalog, profile: Profile,
-                cooldowns: bool) -> dict[str, Any]:
+                cooldowns: bool, observed: bool = True) -> dict[str, Any]:
     data: dict[str, Any] = {"id": cid, "provider": profile.provider,
                             "auth_type": profile.auth_type}
     if profile.models and draw(st.integers(0, 3)) > 0:
@@ -177,8 +177,18 @@ def _connection(draw: st.DrawFn, spans: _Spans, cid: str, catalog: Catalog, prof
         data["status"] = draw(st.sampled_from(
             ["ok", "unknown", "error", "banned", "expired", "credits_exhausted",
              "deactivated", "unavailable"]))
+    until: int | None = None
     if cooldowns and draw(st.integers(0, 3)) == 0:
-        data["rate_limited_until"] = spans.reset(draw)
+        until = draw(st.integers(*spans.resets))
+        data["rate_limited_until"] = _instant(spans.anchor, until)
+    if observed and draw(st.integers(0, 2)) == 0:
+        # the state observed at one instant (SPEC §7.2 v1.4), the cooldown's recorded start
+        # before or after it
+        data["state_as_of"] = _instant(spans.anchor, draw(st.integers(*spans.resets)),
+                                       draw(SECONDS))
+        if until is not None and draw(st.booleans()):
+            data["rate_limited_since"] = _instant(
+                spans.anchor, until - draw(st.integers(1, 240)), draw(SECONDS))
     if draw(st.integers(0, 5)) == 0:
         data["label"] = draw(st.sampled_from(["work seat", "Équipe ☕", ""]))
     # R2: an override only narrows what the catalog says (a widening one is refused).
@@ -249,7 +259,7 @@ def input_sets(draw: st.DrawFn, *, anchor: datetime = NOW, catalog: Catalog = SM
                readings_between: tuple[int, int] = (-240, 10),
                resets_between: tuple[int, int] = (-240, 1440),
                spend_between: tuple[int, int] = (-60 * 24 * 40, 60),
-               spend: bool = True, cooldowns: bool = True,
+               spend: bool = True, cooldowns: bool = True, observed: bool = True,
                settings: Mapping[str, Any] | None = None,
                steady: bool = False, empty_readings: bool = True) -> LoadedInputs:
     """A whole input set drawn around ``anchor`` (spans in minutes from it).
@@ -258,13 +268,14 @@ def input_sets(draw: st.DrawFn, *, anchor: datetime = NOW, catalog: Catalog = SM
     given, is the settings table instead of drawn settings. ``steady``: every connection is
     read an hour before ``anchor`` and at ``anchor`` with the same windows, each with a
     reset: nothing but the resets changes the fleet's quota. ``empty_readings=False``: no
-    reading without a window, a figure and a status, and no empty window list (§2.2)."""
+    reading without a window, a figure and a status, and no empty window list (§2.2).
+    ``observed=False``: no connection says when its state was observed (``state_as_of``)."""
     spans = _Spans(anchor, readings_between, resets_between, spend_between)
     drawn: list[dict[str, Any]] = []
     history: list[dict[str, Any]] = []
     for index in range(draw(st.integers(*connections))):
         profile = draw(st.sampled_from(catalog.profiles))
-        data = _connection(draw, spans, f"c{index}", catalog, profile, cooldowns)
+        data = _connection(draw, spans, f"c{index}", catalog, profile, cooldowns, observed)
         drawn.append(data)
         models = list(dict.fromkeys(data.get("models", profile.models)))
         history += _history(draw, spans, data["id"], models, readings, steady,

@@ -40,9 +40,10 @@ def test_the_three_files_byte_for_byte(tmp_path: Path) -> None:
     assert list(files) == ["connections.toml", "quota.json", "omniladder.toml"]
     assert files["connections.toml"] == HEADER + (
         '[[connections]]\nid = "zürich-1"\nprovider = "nowhere"\nauth_type = "oauth"\n'
-        'models = [\n    "m-1",\n]\nactive = true\nstatus = "ok"\nlabel = "Zürich"\n\n'
+        'models = [\n    "m-1",\n]\nactive = true\nstatus = "ok"\n'
+        'state_as_of = "2026-11-29T12:00:00Z"\nlabel = "Zürich"\n\n'
         '[[connections]]\nid = "idle"\nprovider = "nowhere"\nauth_type = "apikey"\n'
-        'models = [\n    "m-2",\n]\nactive = false\n')
+        'models = [\n    "m-2",\n]\nactive = false\nstate_as_of = "2026-11-29T12:00:00Z"\n')
     window = '"name": "session (5h)", "remaining_percent": {}, "reset_at": "2026-11-29T15:00:00Z"'
     assert files["quota.json"] == (
         '{"taken_at": "2026-11-29T12:00:00Z", "readings": [\n'

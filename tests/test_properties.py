@@ -138,8 +138,12 @@ def expected_pairs(inputs: LoadedInputs, result: Plan
             history = inputs.readings.get(cid, ())
             overage = observed_overage(info, history, ladder.max_reading_age_seconds)
             cool = cooldown(connection, history, NOW, ladder)
-            gate = ("inactive" if not connection.active
-                    else "terminal-status" if connection.status in TERMINAL_STATUSES
+            # SPEC §7.2 v1.4: before state_as_of, active with no status
+            seen = connection.state_as_of is None or connection.state_as_of <= NOW
+            active = connection.active or not seen
+            status = connection.status if seen else None
+            gate = ("inactive" if not active
+                    else "terminal-status" if status in TERMINAL_STATUSES
                     else "cooldown" if cool is not None and cool.cooling
                     else None)
             quota = verdict(history, model, NOW, ladder)
@@ -155,7 +159,7 @@ def expected_pairs(inputs: LoadedInputs, result: Plan
                           else "overage-not-hard-stop" if overage != "hard-stop"
                           else gate if gate is not None
                           else "connection-status-unknown"
-                          if connection.status in ("error", "unknown")
+                          if status in ("error", "unknown")
                           else quota.reason if quota.kind != "usable"
                           else None)
             elif gate is not None:
@@ -179,7 +183,9 @@ def check_every_decision_follows_the_spec(inputs: LoadedInputs, result: Plan) ->
               for e in result.pool for cid in e.allowed_connection_ids}
     assert set(pooled) == {key for key, reason in expected.items() if reason is None}
     ladder = inputs.settings.ladder
-    status = {c.id: c.status for c in inputs.connections}
+    # SPEC §7.2 v1.4: a status observed after now is none yet
+    status = {c.id: c.status if c.state_as_of is None or c.state_as_of <= NOW else None
+              for c in inputs.connections}
     for (cid, _provider, model), (rung, unverified) in pooled.items():
         quota = verdict(inputs.readings.get(cid, ()), model, NOW, ladder)
         # R11, and its decision (docs/rules.md#r11) on a connection's own error/unknown status

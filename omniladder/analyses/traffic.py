@@ -96,7 +96,7 @@ def change_instants(fleet: Fleet, start: datetime, end: datetime) -> list[dateti
     found = {start}
     ladder = fleet.ladder
     for index, connection in enumerate(fleet.connections):
-        for change in connection_changes(fleet.histories[index], connection.rate_limited_until,
+        for change in connection_changes(fleet.histories[index], connection,
                                          ladder.max_reading_age_seconds,
                                          ladder.exit_cutoff_percent):
             if not change.counts():

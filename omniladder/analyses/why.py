@@ -321,7 +321,7 @@ def change_instants(inputs: LoadedInputs, plan: Plan, connection_id: str
     ladder = inputs.settings.ladder
     history = readings_until(inputs.readings.get(connection_id, ()), now)
     found = {(change.at, change.exclusive)
-             for change in connection_changes(history, connection.rate_limited_until,
+             for change in connection_changes(history, connection,
                                               ladder.max_reading_age_seconds,
                                               ladder.exit_cutoff_percent)
              if change.counts()}

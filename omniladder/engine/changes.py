@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from omniladder.engine.quota import carries_quota
 from omniladder.engine.readings import is_low, stale_after
-from omniladder.models import Reading
+from omniladder.models import Connection, Reading
 
 
 class Change(NamedTuple):
@@ -34,7 +34,7 @@ class Change(NamedTuple):
         return self.until is None or self.at < self.until
 
 
-def connection_changes(history: Sequence[Reading], rate_limited_until: datetime | None,
+def connection_changes(history: Sequence[Reading], connection: Connection | None,
                        max_age_seconds: float, cutoff: float) -> Iterator[Change]:
     """Every instant at which one connection's decisions can change, in no particular order.
 
@@ -45,7 +45,8 @@ def connection_changes(history: Sequence[Reading], rate_limited_until: datetime 
     exceptions: R2a keeps the latest reading that *carries* an overage report, fresh or not,
     so such a reading's turning stale always counts; and a window at or below ``cutoff``
     holds in later readings until its reset (R6.4), so such a reset always counts. The
-    cooldown's configured end counts (its R9 clamp is a reset of the latest reading).
+    connection's own instants count too (``state_changes``); None: a connection without
+    them.
     """
     superseded_by: list[datetime | None] = []
     later: datetime | None = None
@@ -66,5 +67,21 @@ def connection_changes(history: Sequence[Reading], rate_limited_until: datetime 
         if stale_at is not None:
             yield Change(stale_at, True,
                          None if reading.overage is not None else superseded)
-    if rate_limited_until is not None:
-        yield Change(rate_limited_until, False, None)
+    if connection is not None:
+        yield from state_changes(connection)
+
+
+def state_changes(connection: Connection) -> Iterator[Change]:
+    """The instants of the connections file's own state: the cooldown's configured end (its
+    R9 clamp is a reset of the latest reading), the instant its state was observed
+    (``state_as_of``, SPEC §7.2 v1.4: ``active``, ``status`` and the cooldown hold from
+    there on) and, before that instant, the cooldown's recorded start."""
+    until = connection.rate_limited_until
+    if until is not None:
+        yield Change(until, False, None)
+    as_of = connection.state_as_of
+    if as_of is not None:
+        yield Change(as_of, False, None)
+        since = connection.rate_limited_since
+        if since is not None and since < as_of:
+            yield Change(since, False, None)

@@ -53,9 +53,13 @@ def connection_facts(connection: Connection, history: Sequence[Reading],
     cool = cooldown(connection, history, now, ladder)
     reason: str | None = None
     detail = ""
-    if not connection.active:
+    # Before state_as_of (SPEC §7.2 v1.4) nothing of active and status was observed yet: the
+    # connection is taken as active with no status; the cooldown answers for itself.
+    observed = connection.state_as_of is None or now >= connection.state_as_of
+    if observed and not connection.active:
         reason, detail = "inactive", "switched off (active = false)"
-    elif connection.status is not None and connection.status in TERMINAL_STATUSES:
+    elif (observed and connection.status is not None
+          and connection.status in TERMINAL_STATUSES):
         reason, detail = "terminal-status", f"status {connection.status}"
     elif cool is not None and cool.cooling:
         reason = "cooldown"
@@ -65,7 +69,7 @@ def connection_facts(connection: Connection, history: Sequence[Reading],
                        "to its own quota reset)")
     return ConnectionFacts(connection=connection, billing=billing, models=models,
                            gate_reason=reason, gate_detail=detail, cooldown=cool,
-                           doubt=status_doubt(connection))
+                           doubt=status_doubt(connection) if observed else "")
 
 
 

@@ -685,10 +685,17 @@ def own_reset(reading: Reading, cutoff: float) -> datetime | None:
 
 def cooldown(connection: Connection, history: Sequence[Reading], now: datetime,
              ladder: LadderSettings) -> Cooldown | None:
-    """The connection's cooldown at now, with the R9 clamp applied; None without one."""
+    """The connection's cooldown at now, with the R9 clamp applied; None without one.
+
+    Before the instant the cooldown was observed (``state_as_of``, SPEC §7.2 v1.4) it is in
+    force only from its recorded start, ``rate_limited_since``: without one, none."""
     until = connection.rate_limited_until
     if until is None:
         return None
+    if not connection.observed_at(now):
+        since = connection.rate_limited_since
+        if since is None or now < since:
+            return None
     end = until
     reset_at: datetime | None = None
     readings = quota_readings(readings_until(history, now))

@@ -3,7 +3,8 @@
 A pair's admission never depends on another connection (R10, R11) except through the rung
 budgets (R8), and a connection's decisions change only at instants where one of its inputs
 changes: a reading arrives, a window (or an exhausted reading) resets, a reading turns stale
-(which also ends a fresh R2a observation), a cooldown or its clamp ends, and, through the
+(which also ends a fresh R2a observation), a cooldown or its clamp ends, the connection's
+state is observed or its recorded cooldown starts (SPEC §7.2 v1.4), and, through the
 budgets, a spend event counts or a budget period starts (the per-connection instants come
 from ``omniladder.engine.changes``, which ``why`` reads too). ``Stepper`` decides every
 connection at the first instant, then at each later one re-decides only the connections with
@@ -32,7 +33,7 @@ from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.pool import RUNG_INDEX, Seating
 from omniladder.engine.records import PairDecision
 from omniladder.engine.report import rung_state
-from omniladder.models import RUNGS, Reading, Rung
+from omniladder.models import RUNGS, Connection, Reading, Rung
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class StepState:
     or not."""
 
 
-def change_steps(history: Sequence[Reading], rate_limited_until: datetime | None,
+def change_steps(history: Sequence[Reading], connection: Connection | None,
                  max_age_seconds: float, instants: Sequence[datetime],
                  cutoff: float = 0.0, ages: bool = True) -> set[int]:
     """The indexes of the steps at which a connection's decisions can differ from the step
@@ -66,7 +67,7 @@ def change_steps(history: Sequence[Reading], rate_limited_until: datetime | None
     """
     found: set[int] = set()
     count = len(instants)
-    for change in connection_changes(history, rate_limited_until, max_age_seconds, cutoff):
+    for change in connection_changes(history, connection, max_age_seconds, cutoff):
         if not change.counts() or (change.exclusive and not ages):
             continue  # a newer reading has arrived by then: its arrival re-decides
         if change.exclusive:
@@ -137,7 +138,7 @@ class Stepper:
         scheduled = range(len(fleet.connections)) if self.only is None else self.only
         for index in scheduled:
             connection = fleet.connections[index]
-            for step in change_steps(fleet.histories[index], connection.rate_limited_until,
+            for step in change_steps(fleet.histories[index], connection,
                                      ladder.max_reading_age_seconds, instants,
                                      ladder.exit_cutoff_percent,
                                      ages=connection.id not in fresh):

@@ -98,6 +98,17 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
             "Narrowing override of the billing class (subscription, metered, unknown, keyless); it"
             " may only narrow the catalog's value."
         ),
+        "state_as_of": (
+            "The instant active, status and rate_limited_until were observed (RFC 3339 with "
+            "offset; an importer writes its snapshot instant). Before it the connection counts "
+            "as active with no status, cooling only from rate_limited_since; absent: they hold "
+            "at every instant."
+        ),
+        "rate_limited_since": (
+            "When the cooldown began, where the source records it (RFC 3339 with offset; "
+            "needs rate_limited_until and is before it): before state_as_of the cooldown is "
+            "in force only from here on."
+        ),
     },
     "ConnectionsFile": {
         "connections": "Every connection of the gateway, each with a unique id.",

@@ -52,6 +52,8 @@ label = "Claude Max plan"
 # active = false                     # switched off
 # status = "expired"                 # a terminal status keeps it out
 # rate_limited_until = "2026-11-29T14:00:00Z"
+# rate_limited_since = "2026-11-29T13:00:00Z"  # when that cooldown began
+# state_as_of = "2026-11-29T13:30:00Z"  # active, status, cooldown observed then, not before
 # overage = "meters-to-paid"         # narrowing override: "extra usage" is on
 
 [[connections]]

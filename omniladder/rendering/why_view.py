@@ -105,6 +105,7 @@ def why_document(trace: Trace) -> dict[str, Any]:
     matched = billing.matched
     cool = facts.cooldown
     reading = trace.reading
+    observed = connection.observed_at(trace.now)
     return {
         "format_version": FORMAT_VERSION,
         "connection_id": trace.connection_id,
@@ -133,7 +134,9 @@ def why_document(trace: Trace) -> dict[str, Any]:
                 "note": billing.observation.note},
         },
         "gates": {
-            "active": connection.active, "status": connection.status,
+            "active": connection.active if observed else True,
+            "status": connection.status if observed else None,
+            "state_as_of": _iso(connection.state_as_of), "state_observed": observed,
             "reason": facts.gate_reason, "detail": facts.gate_detail,
             "cooldown": None if cool is None else {
                 "rate_limited_until": timefmt.iso(cool.until),
@@ -244,11 +247,20 @@ def _gates_node(trace: Trace) -> tuple[Text | str, list[Any]]:
     facts = trace.facts
     connection = facts.connection
     cool = facts.cooldown
-    children: list[Any] = [
-        _leaf(f"active: {'yes' if connection.active else 'no (active = false)'}"),
-        _leaf(f"status: {connection.status or 'none'}"),
-    ]
     now = trace.now
+    as_of = connection.state_as_of
+    if as_of is not None and not connection.observed_at(now):
+        children: list[Any] = [_leaf(
+            f"state observed only from {timefmt.iso(as_of)} (state_as_of): before it the "
+            "connection counts as active with no status, and a cooldown only from its "
+            "recorded start (rate_limited_since)")]
+        children += [_leaf("active: yes (not yet observed)"),
+                     _leaf("status: none (not yet observed)")]
+    else:
+        children = [
+            _leaf(f"active: {'yes' if connection.active else 'no (active = false)'}"),
+            _leaf(f"status: {connection.status or 'none'}"),
+        ]
     if cool is None:
         children.append(_leaf("cooldown: none"))
     else:

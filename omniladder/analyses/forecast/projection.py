@@ -24,6 +24,7 @@ from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.quota import in_force, readings_until
 from omniladder.models import (
     PAID_RUNGS,
+    Connection,
     ObservedOverage,
     Reading,
 )
@@ -33,18 +34,19 @@ from omniladder.models import (
 
 def projection_instants(connection_id: str, history: Sequence[Reading],
                         outlook_: ConnectionOutlook, now: datetime, end: datetime,
-                        inputs: LoadedInputs, rate_limited_until: datetime | None
+                        inputs: LoadedInputs, connection: Connection | None
                         ) -> set[datetime]:
     """The instants after now at which a projected connection's decisions can change: each
-    projected reset, each crossing of the exit cutoff, and each
-    instant its recorded history alone re-decides it (an earlier window's reset R6.4 holds,
-    the end of its cooldown). A projected reading is written at each (and at now)."""
-    fixed, crossed = _projection_parts(history, outlook_, now, end, inputs, rate_limited_until)
+    projected reset, each crossing of the exit cutoff, and each instant its recorded history
+    alone re-decides it (an earlier window's reset R6.4 holds, the end of its cooldown, the
+    instants of its state: ``changes.state_changes``). A projected reading is written at
+    each (and at now)."""
+    fixed, crossed = _projection_parts(history, outlook_, now, end, inputs, connection)
     return fixed | crossed
 
 
 def _projection_parts(history: Sequence[Reading], outlook_: ConnectionOutlook, now: datetime,
-                      end: datetime, inputs: LoadedInputs, rate_limited_until: datetime | None
+                      end: datetime, inputs: LoadedInputs, connection: Connection | None
                       ) -> tuple[set[datetime], set[datetime]]:
     """``projection_instants`` in two parts: those that do not depend on the burn (the
     resets and the recorded history's instants) and the cutoff crossings, which do."""
@@ -56,7 +58,7 @@ def _projection_parts(history: Sequence[Reading], outlook_: ConnectionOutlook, n
     fixed: set[datetime] = set()
     for window, pace in zip(latest.all_windows(), outlook_.paces, strict=True):
         fixed.update(_resets(window, pace, end))
-    for change in connection_changes(history, rate_limited_until,
+    for change in connection_changes(history, connection,
                                      ladder.max_reading_age_seconds,
                                      ladder.exit_cutoff_percent):
         if change.counts() and not change.exclusive:
@@ -81,16 +83,16 @@ def recorded_instants(inputs: LoadedInputs, connection_ids: Collection[str], now
                       end: datetime) -> set[datetime]:
     """The instants after now at which the recorded inputs alone change a decision: for
     each connection not projected, its readings' resets, their turning stale (the
-    microsecond after their last fresh one) and its cooldown's end; for the fleet, each
-    budget period start and each spend event (R8)."""
+    microsecond after their last fresh one) and its state's instants (the cooldown's end,
+    ``changes.state_changes``); for the fleet, each budget period start and each spend
+    event (R8)."""
     ladder = inputs.settings.ladder
     found: set[datetime] = set()
     for connection in inputs.connections:
         if connection.id not in connection_ids:
             continue
         for change in connection_changes(inputs.readings.get(connection.id, ()),
-                                         connection.rate_limited_until,
-                                         ladder.max_reading_age_seconds,
+                                         connection, ladder.max_reading_age_seconds,
                                          ladder.exit_cutoff_percent):
             if change.counts():
                 at = change.at
@@ -205,8 +207,7 @@ def _wanted_parts(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutlook],
         if found is None or not found.projected:
             continue
         history = readings_until(inputs.readings.get(connection.id, ()), now)
-        fixed, crossed = _projection_parts(history, found, now, end, inputs,
-                                           connection.rate_limited_until)
+        fixed, crossed = _projection_parts(history, found, now, end, inputs, connection)
         out[connection.id] = (fixed | budgets, crossed)
     return out
 

@@ -14,7 +14,9 @@ Facts about the database, and the mapping, are in ``docs/sources.md#omniroute``.
   is OmniRoute's cooldown and maps to *no* status, its end being ``rate_limited_until``; an
   ``unavailable`` row without that instant maps to the non-terminal ``error``),
   ``rate_limited_until``, ``display_name`` or else ``name`` → label, unless it looks like an
-  e-mail address; models come from the model catalog, else ``default_model``;
+  e-mail address; models come from the model catalog, else ``default_model``; these are
+  the connection's state at the import instant, written as ``state_as_of``, and a cooldown's
+  ``last_error_at`` (when it last failed) as its recorded start, ``rate_limited_since``;
 * ``quota_snapshots`` rows are written only when a value changes, so each reading carries
   the latest value of every window of its connection at its instant; rows of one connection
   within a small tolerance form one reading (a gateway restart re-writes every window once);

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
 from typing import Any
 
 from omniladder import timefmt
@@ -15,6 +16,7 @@ from omniladder.models import identifier_problem
 from omniladder.sources.omniroute.database import (
     CONNECTION_COLUMNS,
     CONNECTIONS_TABLE,
+    LAST_ERROR_AT,
     Reader,
     db_flag,
     db_instant,
@@ -69,8 +71,14 @@ def map_status(raw: Any, cooldown: bool = False) -> tuple[str | None, str | None
 
 
 def map_connections(rows: Iterable[Mapping[str, Any]], catalogs: Catalogs, shown: str,
-                    notes: list[str]) -> list[dict[str, Any]]:
-    """provider_connections rows → connection tables, ordered by priority then id."""
+                    notes: list[str], now: datetime | None = None) -> list[dict[str, Any]]:
+    """provider_connections rows → connection tables, ordered by priority then id.
+
+    ``now`` is the import instant: the table holds each connection's state as of then
+    (``is_active``, ``test_status``, ``rate_limited_until``: state, not history,
+    docs/sources.md#omniroute), so every table gets ``state_as_of`` = now, and a cooldown its
+    recorded start (``cooldown_start``). None (a test of the mapping alone): neither.
+    """
     mapped: list[tuple[float, str, dict[str, Any]]] = []
     dropped_status: dict[str, int] = {}
     modelless: list[str] = []
@@ -116,6 +124,11 @@ def map_connections(rows: Iterable[Mapping[str, Any]], catalogs: Catalogs, shown
             dropped_status[dropped] = dropped_status.get(dropped, 0) + 1
         if until is not None:
             table["rate_limited_until"] = timefmt.iso(until)
+            since = cooldown_start(row.get(LAST_ERROR_AT), until, now, where, shown)
+            if since is not None:
+                table["rate_limited_since"] = timefmt.iso(since)
+        if now is not None:
+            table["state_as_of"] = timefmt.iso(now)
         label = label_of(row["display_name"], row["name"])
         if label is not None:
             table["label"] = label
@@ -136,6 +149,20 @@ def map_connections(rows: Iterable[Mapping[str, Any]], catalogs: Catalogs, shown
                      "or a model catalog overlay")
     mapped.sort()  # by priority, then id; ids are unique, so no table is ever compared
     return [table for _, _, table in mapped]
+
+
+def cooldown_start(raw: Any, until: datetime, now: datetime | None, where: str,
+                   shown: str) -> datetime | None:
+    """The recorded start of a cooldown ending at ``until``: ``last_error_at`` (when the
+    connection last failed) when it is before the cooldown's end and at or before the import
+    instant; None otherwise (a failure after the end, or after the snapshot, is not this
+    cooldown's start). OmniRoute records no other start (docs/sources.md#omniroute)."""
+    if now is None:
+        return None
+    since = db_instant(raw, f"{where}.{LAST_ERROR_AT}", shown)
+    if since is None or since >= until or since > now:
+        return None
+    return since
 
 
 def _identifiers(shown: str, where: str, **values: str | None) -> None:
@@ -162,7 +189,10 @@ def _priority(value: Any) -> float:
 
 
 def connection_rows(reader: Reader) -> Iterator[dict[str, Any]]:
-    """Every provider_connections row, its mapped columns only."""
+    """Every provider_connections row, its mapped columns only (and ``last_error_at``,
+    NULL when the table lacks it)."""
     listed = ", ".join(quote(name) for name in CONNECTION_COLUMNS)
+    listed += (", " + quote(LAST_ERROR_AT) if LAST_ERROR_AT in reader.connection_columns
+               else ", NULL")
     return stream(reader.db, f"SELECT {listed} FROM {CONNECTIONS_TABLE}", {},
-                   CONNECTION_COLUMNS, CONNECTIONS_TABLE, reader.shown)
+                   (*CONNECTION_COLUMNS, LAST_ERROR_AT), CONNECTIONS_TABLE, reader.shown)

@@ -8,7 +8,7 @@ import math
 import re
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,11 @@ CONNECTION_COLUMNS: tuple[str, ...] = (
     "id", "provider", "auth_type", "name", "display_name", "is_active", "test_status",
     "rate_limited_until", "default_model", "priority",
 )
+LAST_ERROR_AT = "last_error_at"
+"""Optional (read when the table has it): when the connection last failed, ISO text as
+OmniRoute writes it (``new Date().toISOString()``; the column is in its
+``001_initial_schema.sql``). Read only for a connection in cooldown, as the cooldown's
+recorded start (docs/sources.md#omniroute)."""
 SNAPSHOT_COLUMNS: tuple[str, ...] = (
     "id", "connection_id", "window_key", "remaining_percentage", "is_exhausted",
     "next_reset_at", "created_at",
@@ -40,7 +45,7 @@ CALL_LOG_COLUMNS: tuple[str, ...] = (
 """What the traffic ledger reads of call_logs (``omniroute_traffic``): never a body, an
 error text or an API key column."""
 READABLE: Mapping[str, frozenset[str]] = {
-    CONNECTIONS_TABLE: frozenset(CONNECTION_COLUMNS),
+    CONNECTIONS_TABLE: frozenset((*CONNECTION_COLUMNS, LAST_ERROR_AT)),
     SNAPSHOTS_TABLE: frozenset((*SNAPSHOT_COLUMNS, RAW_DATA)),
     CALL_LOGS_TABLE: frozenset(CALL_LOG_COLUMNS),
 }
@@ -273,6 +278,7 @@ class Reader:
     db: sqlite3.Connection
     shown: str
     snapshot_columns: set[str]
+    connection_columns: set[str] = field(default_factory=set)
 
 
 class Database:
@@ -292,13 +298,13 @@ class Database:
         try:
             # _require reports a damaged file as an InputError itself, and a deferred BEGIN
             # reads no page: nothing here raises a DatabaseError
-            _require(db, CONNECTIONS_TABLE, CONNECTION_COLUMNS, self.shown)
+            columns = _require(db, CONNECTIONS_TABLE, CONNECTION_COLUMNS, self.shown)
             present = _require(db, SNAPSHOTS_TABLE, SNAPSHOT_COLUMNS, self.shown)
             db.execute("BEGIN")  # pragma: no mutate (SQL keywords read the same in any case)
         except BaseException:
             db.close()
             raise
-        return Reader(db, self.shown, present)
+        return Reader(db, self.shown, present, columns)
 
     def __exit__(self, *_exc: object) -> None:
         # closing ends the read transaction; nothing was written, so there is nothing to commit

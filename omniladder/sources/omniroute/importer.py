@@ -42,7 +42,8 @@ def import_omniroute(path: Path, shown: str, catalogs: Catalogs, scopes: WindowS
     """Read an OmniRoute database and build the connections and quota documents."""
     notes: list[str] = []
     with Database(path, shown, notes) as reader:
-        connections = map_connections(connection_rows(reader), catalogs, shown, notes)
+        connections = map_connections(connection_rows(reader), catalogs, shown, notes,
+                                      options.now)
         readings, rows = map_snapshots(snapshot_rows(reader, options.since),
                                        connections, options, scopes, shown, notes)
         from omniladder.sources.omniroute_traffic import read_call_logs
