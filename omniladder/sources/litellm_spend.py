@@ -382,10 +382,11 @@ def database_lines(batches: Iterable[list[tuple[Any, ...]]], shown: str, joiner:
     import json
 
     from omniladder.inputs.traffic import event_key, event_line
+    from omniladder.models import LEDGER_COST_MAX, LEDGER_COUNT_MAX
 
     blake2b = hashlib.blake2b
     quote: Callable[[str], str] = json.encoder.encode_basestring
-    inf = float("inf")
+    most, dear = LEDGER_COUNT_MAX, LEDGER_COST_MAX  # what event_line writes (row_event else)
     floor = None if since is None else since.astimezone(UTC).replace(tzinfo=None)
     shapes: dict[tuple[Any, ...], _Shape] = {}
     number = 0
@@ -399,10 +400,11 @@ def database_lines(batches: Iterable[list[tuple[Any, ...]]], shown: str, joiner:
                 if (type(request) is str and request.isprintable()
                         and type(start) is datetime and start.tzinfo is None
                         and 1 < start.year < 9999
-                        and (tokens_in is None or (type(tokens_in) is int and tokens_in >= 0))
+                        and (tokens_in is None
+                             or (type(tokens_in) is int and 0 <= tokens_in <= most))
                         and (tokens_out is None
-                             or (type(tokens_out) is int and tokens_out >= 0))
-                        and (spend is None or (type(spend) is float and 0 <= spend < inf))
+                             or (type(tokens_out) is int and 0 <= tokens_out <= most))
+                        and (spend is None or (type(spend) is float and 0 <= spend <= dear))
                         and (request := request.strip())):
                     if floor is not None and start < floor:
                         found.rows += 1
