@@ -651,9 +651,11 @@ class Ledger:
         value for a line that starts with its JSON text and ends with whitespace only. Any
         other line (blank, not UTF-8, not JSON, with a byte-order mark, or led by
         whitespace) goes through ``_one``: ``json.loads`` on its bytes, with the same limits
-        and messages. A block's lines are looked at again (``_look_again``) only when the
-        block holds a ``\\u`` escape or more member names than its objects hold keys."""
-        from omniladder.inputs.direct import keys_spelled_at_most
+        and messages. The checks a JSON document gets cost a block two C searches: its
+        lines are looked at for a lone surrogate only when it holds a backslash, and parsed
+        again for a repeated key (``_repeats``) only when it writes more commas than its
+        objects' members need."""
+        from omniladder.inputs.documents import reject_lone_surrogates
         from omniladder.inputs.files import STREAMED_LIMIT, open_input
 
         shown = self.shown
@@ -709,26 +711,38 @@ class Ledger:
                             yield number, data
                     continue
                 lines.pop()  # the empty text after the block's last newline
-                parsed: list[tuple[int, Any]] = []
+                # a lone surrogate comes only from a \\u escape, so only a line of a block
+                # holding a backslash is looked at for one; a key given twice is found by
+                # the block's counts once it is read (``_repeats``)
+                escapes = b"\\" in body
                 keys = 0
                 for number, line in enumerate(lines, first):
                     try:
                         data, end = scan(line, 0)
                     except (StopIteration, ValueError, RecursionError):
                         end = -1
-                    if (end == len(line) or (end > 0 and not line[end:].strip(" \t\r"))
-                            ) and type(data) is dict:
-                        keys += len(data)
-                        parsed.append((number, data))
+                    if end == len(line) or (end > 0 and not line[end:].strip(" \t\r")):
+                        if escapes and "\\u" in line:
+                            reject_lone_surrogates(line, data, shown, number)
+                        try:  # noqa: SIM105 (suppress() would cost each line two calls)
+                            keys += len(data)
+                        except TypeError:
+                            pass  # not an object: refused as an event
+                        yield number, data
                         continue
                     data = self._one(number, line.encode("utf-8") + b"\n")  # its own bytes
-                    if data is not _BLANK:
-                        parsed.append((number, data))
-                # a lone surrogate comes only from a \\u escape; a key given twice makes
-                # more names than keys (keys_spelled_at_most counts each name once at least)
-                if b"\\u" in body or (keys_spelled_at_most(body) or keys + 1) > keys:
-                    self._look_again(parsed, lines, first)
-                yield from parsed
+                    if data is _BLANK:
+                        keys += 1  # a line without a member: one more than its commas
+                    else:
+                        if type(data) is dict:
+                            keys += len(data)
+                        yield number, data
+                # each object of n members writes n - 1 commas between them: with one object
+                # a line, the block writes at most its commas and one a line of member
+                # names, which is its objects' keys unless one is given twice (or a value
+                # holds a comma or an object: the exact check then clears the block)
+                if body.count(b",") + len(lines) > keys:
+                    self._repeats(lines, first)
             progress.done()
         if len(rest) > LINE_LIMIT:
             raise _too_long(shown, number + 1)
@@ -762,18 +776,20 @@ class Ledger:
         self._check(number, raw, data)
         return data
 
-    def _look_again(self, parsed: list[tuple[int, Any]], lines: list[str],
-                    first: int) -> None:
-        """``_check`` of each line of a block whose counts did not clear it, in line order."""
-        from omniladder.inputs.documents import _surrogate_escape
+    def _repeats(self, lines: list[str], first: int) -> None:
+        """The InputError of the first of a block's lines that gives a key twice, if any:
+        the block's counts did not clear it (a value holding a comma or an object, a
+        repeat). Its lines were given already: a fault the caller found in a later line
+        of the block is the one reported."""
+        from omniladder.inputs.documents import RepeatedKey, repeated_key, unique_keys
 
-        escape = _surrogate_escape(str)
-        for number, data in parsed:
-            line = lines[number - first]
-            if type(data) is not dict:
-                continue  # _one checked it
-            if escape.search(line) is not None or _names_at_most(line) != len(data):
-                self._check(number, line, data)
+        for number, line in enumerate(lines, first):
+            try:
+                json.loads(line, object_pairs_hook=unique_keys, parse_int=_long_or_int)
+            except RepeatedKey:
+                raise repeated_key(line, self.shown, line=number) from None
+            except (ValueError, RecursionError):
+                continue  # blank, or refused as it was read
 
     def _check(self, number: int, text: str | bytes, data: Any) -> None:
         """The InputError of a line that holds a lone surrogate or gives a key twice, as
