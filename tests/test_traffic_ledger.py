@@ -658,3 +658,49 @@ def test_an_unsupported_ledger_name_lists_every_accepted_suffix(
                                  name], input=SHIPPED[0] + "\n")
     assert result.exit_code == 2
     assert ".jsonl, .ndjson, .json or .toml file" in result.stderr
+
+
+def _member(key: str, value: str, colon: str) -> str:
+    return json.dumps(key) + colon + value
+
+
+@st.composite
+def _json_object(draw: st.DrawFn, depth: int = 2) -> str:
+    """An object's JSON text whose keys often repeat, spaced either way, its values holding
+    commas, colons, nested objects and arrays of objects."""
+    values = st.sampled_from(["1", '"x,y"', '"a\\": 1"', "[1, 2]", "null"])
+    if depth:
+        values = values | _json_object(depth - 1) | _json_object(depth - 1).map(
+            lambda inner: f"[{inner}, {inner}]")
+    members = draw(st.lists(st.tuples(st.sampled_from(["a", "b", "a,b", "c\""]), values),
+                            max_size=4))
+    colon = draw(st.sampled_from([": ", ":", " : "]))
+    comma = draw(st.sampled_from([", ", ","]))
+    return "{" + comma.join(_member(key, value, colon) for key, value in members) + "}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_json_object(), min_size=1, max_size=8))
+def test_a_repeated_key_anywhere_in_a_line_is_found_by_the_counts(
+        tmp_path_factory: pytest.TempPathFactory, lines: list[str]) -> None:
+    """The block's count of commas against its objects' keys misses no repeat, at any
+    depth: the reader refuses exactly the first line ``json.loads`` with a check of each
+    object finds one in, and gives every line as ``json.loads`` does otherwise."""
+    from omniladder.inputs.documents import RepeatedKey, unique_keys
+
+    path = tmp_path_factory.mktemp("repeats") / "traffic.jsonl"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    first: int | None = None
+    for number, line in enumerate(lines, 1):
+        try:
+            json.loads(line, object_pairs_hook=unique_keys)
+        except RepeatedKey:
+            first = number
+            break
+    if first is None:
+        assert list(Ledger(path)._parsed()) == [
+            (number, json.loads(line)) for number, line in enumerate(lines, 1)]
+        return
+    with pytest.raises(InputError, match="is given twice in one object") as caught:
+        list(Ledger(path)._parsed())
+    assert caught.value.line == first

@@ -5,7 +5,10 @@ millions of events is never held whole) or a JSON/TOML document ``{"events": [..
 event is validated by one function (``event_from``), whichever form carries it; a bad event
 is exit 2 naming the file, the line (or ``events[N]``) and the field. A JSONL file whose
 final line has no newline and is not JSON is being written: it is read up to that line, with
-a note.
+a note. Every reader and the one writer (``event_line``) hold an event to the same bounds
+(``LEDGER_COUNT_MAX`` tokens, ``LEDGER_COST_MAX`` dollars), and a line to what a JSON
+document is held to (no key twice, no lone surrogate); a JSONL ledger is at most
+``STREAMED_LIMIT`` bytes, refused by its size, a line at most ``LINE_LIMIT``.
 
 Two events with the same ``request_id``, ``connection`` and ``status`` are one (re-importing
 a ledger is idempotent); the first is kept. A ledger is read twice (``Ledger.scan`` first,
