@@ -204,6 +204,14 @@ Identifier = Annotated[str, Field(pattern=IDENTIFIER_PATTERN),
 """An id, provider, auth type, model or window name: not blank, and free of control
 characters (a C0 or C1 control code, or DEL)."""
 Usd = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+LEDGER_COUNT_MAX = 10**12
+"""The most tokens (or failed attempts) one event of a ledger counts: a million times the
+longest context any model takes. A count past it is no request's (a unit, a column or a
+byte gone wrong), and bounding it keeps every product and sum of counts a float."""
+LEDGER_COST_MAX = 1_000_000.0
+"""The most US dollars one event of a traffic or spend ledger records. Each event at most
+this, a ledger of at most a gibibyte (a few dozen bytes an event at the least) sums to
+under 10^14: every sum of a ledger's costs is a finite float."""
 MAX_WINDOW_SECONDS = 366 * 86_400
 WindowSeconds = Annotated[float, Field(gt=0, le=MAX_WINDOW_SECONDS, allow_inf_nan=False)]
 """A quota window's length in seconds: longer than zero, at most a leap year."""

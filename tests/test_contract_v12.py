@@ -548,15 +548,21 @@ def test_prune_refuses_bad_requests_with_exit_2(tmp_path: Path, args: list[str],
     assert path.read_bytes() == before
 
 
-# --- a spend ledger whose total overflows ----------------------------------------------------
+# --- a spend ledger whose total would overflow -----------------------------------------------
 
 
-def test_a_ledger_that_sums_past_a_float_is_exit_2_naming_the_file(tmp_path: Path) -> None:
+def test_a_ledger_that_would_sum_past_a_float_is_exit_2_naming_the_event(
+        tmp_path: Path) -> None:
+    """Each cost finite, their sum not: refused at the first event past the bound a traffic
+    ledger's events are held to (docs/traffic.md), which keeps every sum finite."""
     config = _write(tmp_path, [reading("c", window("5h", 50, at(hours=2)))])
     (tmp_path / "spend.json").write_text(json.dumps({"events": [
+        {"at": at(hours=-1), "rung": "cheap", "cost_usd": 2.5},
         {"at": at(hours=-1), "rung": "cheap", "cost_usd": 1e308},
         {"at": at(hours=-1), "rung": "cheap", "cost_usd": 1e308}]}), encoding="utf-8")
     result = runner.invoke(app, ["plan", "auto/thrifty", "--config", str(config),
                                  "--spend", str(tmp_path / "spend.json")])
     assert result.exit_code == 2
-    assert "spend.json: events[].cost_usd: the events' cost_usd add up" in result.output
+    assert ("spend.json: events[1].cost_usd: must be at most 1,000,000 US dollars an event"
+            in result.output)
+    assert "Traceback" not in result.output

@@ -5,7 +5,6 @@ the reading made."""
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -19,7 +18,15 @@ from omniladder.inputs.documents import load_model
 from omniladder.inputs.files import display_path
 from omniladder.inputs.normalise import quota_histories
 from omniladder.inputs.validation import toml_line
-from omniladder.models import ConnectionsFile, QuotaFile, Reading, Settings, SpendEvent, SpendFile
+from omniladder.models import (
+    LEDGER_COST_MAX,
+    ConnectionsFile,
+    QuotaFile,
+    Reading,
+    Settings,
+    SpendEvent,
+    SpendFile,
+)
 
 
 class InputFiles(NamedTuple):
@@ -108,6 +115,18 @@ def _traffic_spend(path: Path, shown: str, warnings: list[str]) -> tuple[SpendEv
     spend, notes = spend_events(path, shown)
     warnings.extend(notes)
     return spend
+
+
+def _refuse_costs(spend: tuple[SpendEvent, ...], path: Path, shown: str) -> None:
+    """A spend document's events held to a traffic ledger's rule (``LEDGER_COST_MAX`` an
+    event, so every sum of them is a finite float): the first past it is exit 2."""
+    for index, event in enumerate(spend):
+        if event.cost_usd > LEDGER_COST_MAX:
+            from omniladder.inputs.traffic import cost_refusal
+
+            raise InputError(cost_refusal(event.cost_usd), file=shown,
+                             field=f"events[{index}].cost_usd",
+                             line=toml_line(path, ("events", index, "cost_usd")))
 
 
 @contextlib.contextmanager
@@ -205,6 +224,9 @@ def _load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
         # SPEC §7.1: a traffic ledger is a spend ledger too. One event per line is one;
         # a document is read as a spend ledger first (the common case, parsed once), and
         # only one that is not is asked whether it is a traffic ledger.
+        from omniladder.inputs.traffic import refuse_suffix
+
+        refuse_suffix(files.spend, shown["spend"], "a spend ledger (or a traffic ledger)")
         if files.spend.suffix.lower() in LINE_SUFFIXES:
             spend = _traffic_spend(files.spend, shown["spend"], warnings)
         else:
@@ -216,10 +238,7 @@ def _load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
                 if not is_traffic(files.spend, shown["spend"]):
                     raise
                 spend = _traffic_spend(files.spend, shown["spend"], warnings)
-        if not math.isfinite(sum(event.cost_usd for event in spend)):
-            raise InputError("the events' cost_usd add up to more than a number can hold; "
-                             "a ledger of real spend never does (check the units)",
-                             file=shown["spend"], field="events[].cost_usd")
+            _refuse_costs(spend, files.spend, shown["spend"])
 
     catalogs = load_catalogs(files.billing_catalogs, files.model_catalogs,
                              include_shipped=not files.no_shipped_catalogs)

@@ -5,7 +5,10 @@ millions of events is never held whole) or a JSON/TOML document ``{"events": [..
 event is validated by one function (``event_from``), whichever form carries it; a bad event
 is exit 2 naming the file, the line (or ``events[N]``) and the field. A JSONL file whose
 final line has no newline and is not JSON is being written: it is read up to that line, with
-a note.
+a note. Every reader and the one writer (``event_line``) hold an event to the same bounds
+(``LEDGER_COUNT_MAX`` tokens, ``LEDGER_COST_MAX`` dollars), and a line to what a JSON
+document is held to (no key twice, no lone surrogate); a JSONL ledger is at most
+``STREAMED_LIMIT`` bytes, refused by its size, a line at most ``LINE_LIMIT``.
 
 Two events with the same ``request_id``, ``connection`` and ``status`` are one (re-importing
 a ledger is idempotent); the first is kept. A ledger is read twice (``Ledger.scan`` first,
@@ -43,6 +46,8 @@ from omniladder.errors import InputError, close_match
 from omniladder.inputs.input_set import LINE_SUFFIXES
 from omniladder.models import (
     IDENTIFIER_PATTERN,
+    LEDGER_COST_MAX,
+    LEDGER_COUNT_MAX,
     NO_OFFSET,
     SECRET_KEYS,
     Identifier,
@@ -50,7 +55,6 @@ from omniladder.models import (
     SpendEvent,
     StrictModel,
     Timestamp,
-    Usd,
 )
 
 STATUSES = ("served", "failed")
@@ -69,8 +73,10 @@ _IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
 
 # --- the schema ---------------------------------------------------------------------------
 
-_Count = Annotated[int, Field(ge=0)]
-"""A non-negative whole number."""
+_Count = Annotated[int, Field(ge=0, le=LEDGER_COUNT_MAX)]
+"""A whole number, 0 up to ``LEDGER_COUNT_MAX``."""
+_Cost = Annotated[float, Field(ge=0, le=LEDGER_COST_MAX, allow_inf_nan=False)]
+"""US dollars, 0 up to ``LEDGER_COST_MAX``."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -86,7 +92,7 @@ class TrafficEvent(Record):
     tokens_out: _Count | None = None
     tokens_cache_read: _Count | None = None
     tokens_cache_write: _Count | None = None
-    cost_usd: Usd | None = None
+    cost_usd: _Cost | None = None
     request_id: Identifier | None = None
     attempts_before: _Count | None = None
 
@@ -159,8 +165,59 @@ def _instant(value: Any, place: _Place) -> datetime:
 
 def _kind(value: Any) -> str:
     names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-             int: "an integer", float: "a number", type(None): "null"}
+             int: "an integer", float: "a number", type(None): "null",
+             LongNumber: "an integer"}
     return names.get(type(value), type(value).__name__)
+
+
+class LongNumber(NamedTuple):
+    """An integer of a JSONL line too long for Python to convert (more digits than
+    ``sys.get_int_max_str_digits()``): read as its length, for the message that refuses
+    it (``_loads``)."""
+
+    digits: int
+
+
+def _long_or_int(text: str) -> int | LongNumber:
+    digits = len(text.lstrip("-"))
+    if digits > 4000:  # under every limit Python sets by default (4,300)
+        return LongNumber(digits)
+    return int(text)
+
+
+def _loads(raw: bytes) -> Any:
+    """``json.loads`` of a line, an integer of thousands of digits read as a
+    ``LongNumber`` (``json.loads`` raises a bare ValueError for one)."""
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise
+    except ValueError:
+        return json.loads(raw, parse_int=_long_or_int)
+
+
+def _past(value: float | LongNumber) -> str:
+    """A number past a bound as a message shows it: as JSON writes it, or how many digits
+    it has when that is more than 20."""
+    if isinstance(value, LongNumber):
+        return f"a number of {value.digits:,} digits"
+    if isinstance(value, float):
+        return repr(value)
+    digits = len(str(abs(value)))
+    return f"a number of {digits:,} digits" if digits > 20 else str(value)
+
+
+def count_refusal(value: float | LongNumber) -> str:
+    """Why a count past ``LEDGER_COUNT_MAX`` is refused: one wording for every reader and
+    the writer of a ledger."""
+    return (f"must be at most {LEDGER_COUNT_MAX:,} (10^12: more than any request counts; "
+            f"check the units), got {_past(value)}")
+
+
+def cost_refusal(value: float | LongNumber) -> str:
+    """Why a cost past ``LEDGER_COST_MAX`` is refused (a traffic or a spend ledger's)."""
+    return (f"must be at most {LEDGER_COST_MAX:,.0f} US dollars an event (more than any "
+            f"request costs; check the units), got {_past(value)}")
 
 
 _CHECKED: dict[str, None] = {}
@@ -188,18 +245,29 @@ def _text(value: Any, field: str, place: _Place) -> str:
 
 
 def _count(value: Any, field: str, place: _Place) -> int:
+    if type(value) is LongNumber:
+        raise place.error(field, count_refusal(value))
     if type(value) is not int:
         raise place.error(field, f"must be a whole number, got {_kind(value)}")
     if value < 0:
-        raise place.error(field, f"must be 0 or more, got {value}")
+        raise place.error(field, f"must be 0 or more, got {_past(value)}")
+    if value > LEDGER_COUNT_MAX:
+        raise place.error(field, count_refusal(value))
     return value
 
 
 def _cost(value: Any, place: _Place) -> float:
+    if type(value) is LongNumber:
+        raise place.error("cost_usd", cost_refusal(value))
     if type(value) is not int and type(value) is not float:
         raise place.error("cost_usd", f"must be a number of US dollars, got {_kind(value)}")
-    if not math.isfinite(value) or value < 0:
-        raise place.error("cost_usd", f"must be a finite number, 0 or more, got {value!r}")
+    if value < 0 or value != value:  # NaN compares false with anything, itself included
+        raise place.error("cost_usd", f"must be a finite number, 0 or more, got "
+                                      f"{_past(value)}")
+    if value > LEDGER_COST_MAX:
+        if type(value) is float and not math.isfinite(value):
+            raise place.error("cost_usd", f"must be a finite number, 0 or more, got {value!r}")
+        raise place.error("cost_usd", cost_refusal(value))
     return float(value)
 
 
@@ -280,7 +348,8 @@ def ledger_event(at: datetime, data: dict[str, Any], line: int) -> LedgerEvent:
         get("request_id"), get("attempts_before"), line)
 
 
-_INF = math.inf
+_COUNT_MAX = LEDGER_COUNT_MAX
+_COST_MAX = LEDGER_COST_MAX
 
 
 def _none(data: Any) -> None:
@@ -311,17 +380,17 @@ def _fast(data: Any) -> tuple[datetime, str, str, str | None] | None:
         left -= 1
     value = get("tokens_in")
     if value is not None:
-        if type(value) is not int or value < 0:
+        if type(value) is not int or not 0 <= value <= _COUNT_MAX:
             return None
         left -= 1
     value = get("tokens_out")
     if value is not None:
-        if type(value) is not int or value < 0:
+        if type(value) is not int or not 0 <= value <= _COUNT_MAX:
             return None
         left -= 1
     cost = get("cost_usd")
     if cost is not None:
-        if type(cost) is not float or not 0.0 <= cost < _INF:
+        if type(cost) is not float or not 0.0 <= cost <= _COST_MAX:
             return None
         left -= 1
     request = get("request_id")
@@ -340,13 +409,13 @@ def _fast(data: Any) -> tuple[datetime, str, str, str | None] | None:
         elif status != "served" and status != "failed":
             return None
         value = get("tokens_cache_read")
-        if value is not None and (type(value) is not int or value < 0):
+        if value is not None and (type(value) is not int or not 0 <= value <= _COUNT_MAX):
             return None
         value = get("tokens_cache_write")
-        if value is not None and (type(value) is not int or value < 0):
+        if value is not None and (type(value) is not int or not 0 <= value <= _COUNT_MAX):
             return None
         value = get("attempts_before")
-        if value is not None and (type(value) is not int or value < 0):
+        if value is not None and (type(value) is not int or not 0 <= value <= _COUNT_MAX):
             return None
     text = get("at")
     if type(text) is not str or not text.isascii():
@@ -430,11 +499,99 @@ _BLANK = object()
 """``Ledger._one``'s answer for a line of whitespace, which a JSONL ledger may hold."""
 
 
-def _too_long(shown: str, line: int) -> InputError:
-    from omniladder.inputs.files import INPUT_LIMIT, _size
+LINE_LIMIT = _BLOCK
+"""The longest line of a JSONL ledger, its newline included: 1 MiB. An event with every
+field is a few hundred bytes; a longer line is the wrong file or a log without newlines,
+refused once this much of it is read."""
 
-    return InputError(f"a line longer than {_size(INPUT_LIMIT)}; is it the right file?",
-                      file=shown, line=line)
+
+def _too_long(shown: str, line: int) -> InputError:
+    from omniladder.inputs.files import _size
+
+    return InputError(f"a line longer than {_size(LINE_LIMIT)}, longer than any event; is "
+                      "it the right file?", file=shown, line=line)
+
+
+def _size_of(stream: Any) -> int:
+    try:
+        return os.fstat(stream.fileno()).st_size
+    except OSError:
+        return 0
+
+
+def _names_at_most(text: str | bytes) -> int | None:
+    """``keys_spelled_at_most`` of a line's text."""
+    from omniladder.inputs.direct import keys_spelled_at_most
+
+    return keys_spelled_at_most(text.encode("utf-8", "surrogatepass")
+                                if isinstance(text, str) else text)
+
+
+def _keys_in(data: Any) -> int:
+    """The keys of every object in parsed JSON, nested ones included."""
+    count = 0
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            count += len(value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return count
+
+
+class _Progress:
+    """How far a long read of a ledger is, on standard error when it is a terminal: every
+    few seconds, the bytes read of the file's size. Never on standard output, never when
+    standard error is not a terminal (a log, a pipe, a CI job)."""
+
+    EVERY = 2.0
+    """Seconds between two reports (the first after as long)."""
+
+    def __init__(self, shown: str, size: int) -> None:
+        import sys
+        import time
+
+        self.shown = shown
+        self.size = size
+        self.clock = time.monotonic
+        stderr = sys.stderr
+        self.stream = stderr if stderr is not None and _is_terminal(stderr) else None
+        self.next = self.clock() + self.EVERY
+        self.shown_once = False
+
+    def due(self) -> bool:
+        return self.stream is not None and self.clock() >= self.next
+
+    def show(self, done: int) -> None:
+        assert self.stream is not None
+        mib = 1024 * 1024
+        total = f" of {self.size / mib:,.0f} MiB" if self.size else ""
+        share = f" ({min(done / self.size, 1):.0%})" if self.size else ""
+        try:
+            self.stream.write(f"\r{self.shown}: read {done // mib:,} MiB{total}{share}\x1b[K")
+            self.stream.flush()
+        except (OSError, ValueError):
+            self.stream = None
+            return
+        self.shown_once = True
+        self.next = self.clock() + self.EVERY
+
+    def done(self) -> None:
+        if self.stream is not None and self.shown_once:
+            try:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def _too_large(shown: str) -> InputError:
@@ -487,22 +644,32 @@ class Ledger:
 
     def _parsed(self) -> Iterator[tuple[int, Any]]:
         """Every non-blank line of a JSONL ledger as ``json.loads`` gives it, in line order,
-        or the InputError of a line that is not JSON; each is validated by the caller
-        before the next is read.
+        or the InputError of a line that is not JSON, holds a lone surrogate or gives a key
+        twice; each is validated by the caller before the next is read.
 
-        The file is read a megabyte at a time and each block of whole lines decoded at once;
-        a line is parsed by the C scanner ``json.loads`` itself runs (``_SCAN``), which gives
-        the same value for a line that starts with its JSON text and ends with whitespace
-        only. Any other line (blank, not UTF-8, not JSON, with a byte-order mark, or
-        led by whitespace) goes through ``_one``: ``json.loads`` on its bytes, as
-        ``input_lines`` reads them, with the same limits and messages."""
-        from omniladder.inputs.files import INPUT_LIMIT, STREAMED_LIMIT, open_input
+        The file is refused at once when its size is past ``STREAMED_LIMIT``, and at its
+        first line past ``LINE_LIMIT``: the read holds a block and one line at most. It is
+        read a megabyte at a time and each block of whole lines decoded at once; a line is
+        parsed by the C scanner ``json.loads`` itself runs (``_SCAN``), which gives the same
+        value for a line that starts with its JSON text and ends with whitespace only. Any
+        other line (blank, not UTF-8, not JSON, with a byte-order mark, or led by
+        whitespace) goes through ``_one``: ``json.loads`` on its bytes, with the same limits
+        and messages. The checks a JSON document gets cost a block two C searches: its
+        lines are looked at for a lone surrogate only when it holds a backslash, and parsed
+        again for a repeated key (``_repeats``) only when it writes more commas than its
+        objects' members need."""
+        from omniladder.inputs.documents import reject_lone_surrogates
+        from omniladder.inputs.files import STREAMED_LIMIT, open_input
 
         shown = self.shown
         scan = _SCAN
         number = total = 0
         rest = b""
         with open_input(self.path, shown) as stream:
+            size = _size_of(stream)
+            if size > STREAMED_LIMIT:
+                raise _too_large(shown)
+            progress = _Progress(shown, size)
             while True:
                 try:
                     block = stream.read(_BLOCK)
@@ -511,21 +678,25 @@ class Ledger:
                                      file=shown) from None
                 if not block:
                     break
+                if progress.due():
+                    progress.show(total + len(rest) + len(block))
                 cut = block.rfind(b"\n")
                 if cut < 0:
                     rest += block
-                    if len(rest) > INPUT_LIMIT:
+                    if len(rest) > LINE_LIMIT:
                         raise _too_long(shown, number + 1)
                     continue
+                # a line inside one block is no longer than the block: only the first, which
+                # the block continues, can be past the limit
+                if rest and len(rest) + block.find(b"\n") + 1 > LINE_LIMIT:
+                    raise _too_long(shown, number + 1)
                 body = rest + block[:cut + 1] if rest else block[:cut + 1]
                 rest = block[cut + 1:]
-                if len(body) > INPUT_LIMIT or total + len(body) > STREAMED_LIMIT:
-                    for piece in body.split(b"\n")[:-1]:  # each line, as input_lines
+                if total + len(body) > STREAMED_LIMIT:  # the file grew while it was read
+                    for piece in body.split(b"\n")[:-1]:
                         raw = piece + b"\n"
                         number += 1
                         total += len(raw)
-                        if len(raw) > INPUT_LIMIT:
-                            raise _too_long(shown, number)
                         if total > STREAMED_LIMIT:
                             raise _too_large(shown)
                         data = self._one(number, raw)
@@ -543,18 +714,40 @@ class Ledger:
                             yield number, data
                     continue
                 lines.pop()  # the empty text after the block's last newline
+                # a lone surrogate comes only from a \\u escape, so only a line of a block
+                # holding a backslash is looked at for one; a key given twice is found by
+                # the block's counts once it is read (``_repeats``)
+                escapes = b"\\" in body
+                keys = 0
                 for number, line in enumerate(lines, first):
                     try:
                         data, end = scan(line, 0)
                     except (StopIteration, ValueError, RecursionError):
                         end = -1
                     if end == len(line) or (end > 0 and not line[end:].strip(" \t\r")):
+                        if escapes and "\\u" in line:
+                            reject_lone_surrogates(line, data, shown, number)
+                        try:  # noqa: SIM105 (suppress() would cost each line two calls)
+                            keys += len(data)
+                        except TypeError:
+                            pass  # not an object: refused as an event
                         yield number, data
                         continue
                     data = self._one(number, line.encode("utf-8") + b"\n")  # its own bytes
-                    if data is not _BLANK:
+                    if data is _BLANK:
+                        keys += 1  # a line without a member: one more than its commas
+                    else:
+                        if type(data) is dict:
+                            keys += len(data)
                         yield number, data
-        if len(rest) > INPUT_LIMIT:
+                # each object of n members writes n - 1 commas between them: with one object
+                # a line, the block writes at most its commas and one a line of member
+                # names, which is its objects' keys unless one is given twice (or a value
+                # holds a comma or an object: the exact check then clears the block)
+                if body.count(b",") + len(lines) > keys:
+                    self._repeats(lines, first)
+            progress.done()
+        if len(rest) > LINE_LIMIT:
             raise _too_long(shown, number + 1)
         if rest:
             number += 1
@@ -562,7 +755,7 @@ class Ledger:
                 raise _too_large(shown)
             if rest.strip():
                 try:
-                    data = json.loads(rest)
+                    data = _loads(rest)
                 except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                     note = (f"{shown}: line {number}, the last, is cut short (no newline, not "
                             "JSON): the ledger is read up to it, as a file still being "
@@ -570,17 +763,55 @@ class Ledger:
                     if note not in self.notes:
                         self.notes.append(note)
                     return
+                self._check(number, rest, data)
                 yield number, data
 
     def _one(self, number: int, raw: bytes) -> Any:
         """A whole line (with its newline) as ``json.loads`` gives it, ``_BLANK`` for a line
-        of whitespace, or the InputError of a line that is not JSON."""
+        of whitespace, or the InputError of a line that is not JSON, holds a lone surrogate
+        or gives a key twice."""
         try:
-            return json.loads(raw)
+            data = _loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             if raw.isspace():
                 return _BLANK
             raise _not_json(exc, _Place(self.shown, number, "")) from None
+        self._check(number, raw, data)
+        return data
+
+    def _repeats(self, lines: list[str], first: int) -> None:
+        """The InputError of the first of a block's lines that gives a key twice, if any:
+        the block's counts did not clear it (a value holding a comma or an object, a
+        repeat). Its lines were given already: a fault the caller found in a later line
+        of the block is the one reported."""
+        from omniladder.inputs.documents import RepeatedKey, repeated_key, unique_keys
+
+        for number, line in enumerate(lines, first):
+            try:
+                json.loads(line, object_pairs_hook=unique_keys, parse_int=_long_or_int)
+            except RepeatedKey:
+                raise repeated_key(line, self.shown, line=number) from None
+            except (ValueError, RecursionError):
+                continue  # blank, or refused as it was read
+
+    def _check(self, number: int, text: str | bytes, data: Any) -> None:
+        """The InputError of a line that holds a lone surrogate or gives a key twice, as
+        a JSON document holding one gets (``parse_json``)."""
+        from omniladder.inputs.documents import (
+            RepeatedKey,
+            reject_lone_surrogates,
+            repeated_key,
+            unique_keys,
+        )
+
+        if isinstance(data, dict | list):
+            if _names_at_most(text) != _keys_in(data):
+                try:
+                    json.loads(text, object_pairs_hook=unique_keys,
+                               parse_int=_long_or_int)
+                except RepeatedKey:
+                    raise repeated_key(text, self.shown, line=number) from None
+            reject_lone_surrogates(text, data, self.shown, number)
 
     def _line(self, number: int, data: Any) -> LedgerEvent:
         return event_from(data, _Place(self.shown, number, ""), number)
@@ -588,6 +819,7 @@ class Ledger:
     def _read_document(self) -> list[LedgerEvent]:
         from omniladder.inputs.documents import read_document
 
+        refuse_suffix(self.path, self.shown)
         document = read_document(self.path, self.shown)
         extra = [key for key in document if key != "events"]
         if extra:
@@ -942,6 +1174,29 @@ class Ledger:
             yield ledger_event(at, data, number)
 
 
+LEDGER_SUFFIXES = (*LINE_SUFFIXES, ".json", ".toml")
+"""The file types a traffic ledger is read from: one event per line, or a document."""
+
+
+def refuse_suffix(path: Path, shown: str, what: str = "a traffic ledger") -> None:
+    """The InputError of a ledger whose name ends in none of ``LEDGER_SUFFIXES`` (standard
+    input, ``-``, is not one: a ledger is read twice, or streamed from a file)."""
+    suffix = path.suffix.lower()
+    if suffix in LEDGER_SUFFIXES:
+        return
+    from omniladder.inputs.files import STDIN_NAME, check_input_file
+
+    check_input_file(path, shown)  # a directory or a device is named as what it is
+
+    accepted = ", ".join(LEDGER_SUFFIXES[:-1]) + f" or {LEDGER_SUFFIXES[-1]}"
+    message = f"unsupported file type; {what} is a {accepted} file"
+    if shown in ("-", STDIN_NAME):
+        message += " (not standard input: give the file)"
+    elif Path(shown).suffix.lower() != suffix:
+        message += f" (the type is read from the name given, '{path}')"
+    raise InputError(message, file=shown)
+
+
 def _thawed(value: Any) -> Any:
     """A document's event as a JSON line gives it (the loader hands arrays as tuples)."""
     if isinstance(value, Mapping):
@@ -1017,10 +1272,39 @@ _CHUNKS: Callable[[Any, int], list[str]] | None = (
 is a flat mapping of texts and numbers)."""
 
 
+class UnwritableEvent(InputError):
+    """An event ``event_line`` does not write: a count or a cost no request has, which
+    every reader of the ledger would refuse (``field`` names it). An importer counts the
+    row it came from, or refuses it; uncaught, it is the run's one exit-2 line."""
+
+
+def unwritable(event: Mapping[str, Any]) -> UnwritableEvent | None:
+    """Why ``event_line`` refuses ``event``: a count past ``LEDGER_COUNT_MAX`` or a cost past
+    ``LEDGER_COST_MAX`` (or not finite); None for an event it writes. Only those bounds are
+    looked at here: an importer checks the rest of its rows itself."""
+    get = event.get
+    for name in COUNT_FIELDS:
+        value = get(name)
+        if type(value) is int and value > _COUNT_MAX:
+            return UnwritableEvent(count_refusal(value), field=name)
+    cost = get("cost_usd")
+    if cost is not None and (type(cost) is int or type(cost) is float) and not (
+            cost <= _COST_MAX):  # NaN too
+        if type(cost) is float and not math.isfinite(cost):
+            return UnwritableEvent(f"must be a finite number, 0 or more, got {cost!r}",
+                                   field="cost_usd")
+        return UnwritableEvent(cost_refusal(cost), field="cost_usd")
+    return None
+
+
 def event_line(event: Mapping[str, Any]) -> str:
     """One event as a JSONL line, as ``json.dumps(event, ensure_ascii=False)`` writes it
     (keys in the caller's order), through one encoder built once: an importer writes a line
-    a row."""
+    a row. An event no reader would take (``unwritable``) raises its ``UnwritableEvent``
+    instead: a ledger is never written with a line that refuses the whole file."""
+    refused = unwritable(event)
+    if refused is not None:
+        raise refused
     if _CHUNKS is None:
         return _ENCODER.encode(event) + "\n"
     return "".join(_CHUNKS(event, 0)) + "\n"

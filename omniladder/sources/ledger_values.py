@@ -5,7 +5,8 @@ A row is one attempt or request that happened: it is never refused, nor left out
 value it holds that the ledger cannot take. That value alone is dropped and counted, and
 the import's notes say how many of each (docs/traffic.md#bad-values):
 
-* a token count must be a whole number, 0 or more: ``12`` (or ``12.0``, a whole number a
+* a token count must be a whole number, 0 up to ``LEDGER_COUNT_MAX`` (the bound every
+  reader of a ledger holds): ``12`` (or ``12.0``, a whole number a
   writer stored as a float) is kept; a negative number, a fraction, a text, a boolean or a
   non-finite number is dropped, so the event is kept without it (``audit traffic`` then
   counts it unpriced when it must be priced, never as 0);
@@ -24,25 +25,30 @@ import re
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from omniladder.models import IDENTIFIER_PATTERN
+from omniladder.models import IDENTIFIER_PATTERN, LEDGER_COUNT_MAX
 
 _IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
 
 NEGATIVE = "negative"
 FRACTION = "not a whole number"
 NOT_A_NUMBER = "not a number"
+PAST_BOUND = f"more than any request has (over {LEDGER_COUNT_MAX:,})"
 CONTROL = "a control character"
 
 
 def _count_problem(value: Any) -> tuple[int | None, str | None]:
     if type(value) is int:
-        return (value, None) if value >= 0 else (None, NEGATIVE)
+        if value < 0:
+            return None, NEGATIVE
+        return (value, None) if value <= LEDGER_COUNT_MAX else (None, PAST_BOUND)
     if type(value) is float:
         if not math.isfinite(value):
             return None, NOT_A_NUMBER
         if value < 0:
             return None, NEGATIVE
-        return (int(value), None) if value.is_integer() else (None, FRACTION)
+        if not value.is_integer():
+            return None, FRACTION
+        return (int(value), None) if value <= LEDGER_COUNT_MAX else (None, PAST_BOUND)
     return None, NOT_A_NUMBER  # a text, a boolean, a blob: nothing a writer counts with
 
 
@@ -81,5 +87,5 @@ def dropped_note(table: str, dropped: Mapping[str, int]) -> str | None:
     listed = ", ".join(f"{key} ({n})" for key, n in sorted(dropped.items()))
     return (f"{total} {table} value{'s' if total != 1 else ''} the ledger cannot take "
             f"{'were' if total != 1 else 'was'} dropped, each row kept without it: {listed} "
-            "(a token count must be a whole number, 0 or more; an event without one is "
-            "counted unpriced when it must be priced)")
+            "(a token count must be a whole number, 0 or more and no more than any request "
+            "has; an event without one is counted unpriced when it must be priced)")

@@ -261,8 +261,14 @@ def _spend(value: Any, where: str, shown: str) -> float | None:
 
     if value is None:
         return None
+    from omniladder.models import LEDGER_COST_MAX
+
     if type(value) not in (int, float) or not math.isfinite(value) or value < 0:
         raise InputError(f"must be a number of US dollars, 0 or more, got {shown_value(value)}",
+                         file=shown, field=f"{where}.spend")
+    if value > LEDGER_COST_MAX:
+        raise InputError(f"is more than any request costs (at most ${LEDGER_COST_MAX:,.0f} an "
+                         "event, the bound every reader of a ledger holds): check the units",
                          file=shown, field=f"{where}.spend")
     return float(value)
 
@@ -399,10 +405,11 @@ def database_lines(batches: Iterable[list[tuple[Any, ...]]], shown: str, joiner:
     import json
 
     from omniladder.inputs.traffic import event_key, event_line
+    from omniladder.models import LEDGER_COST_MAX, LEDGER_COUNT_MAX
 
     blake2b = hashlib.blake2b
     quote: Callable[[str], str] = json.encoder.encode_basestring
-    inf = float("inf")
+    most, dear = LEDGER_COUNT_MAX, LEDGER_COST_MAX  # what event_line writes (row_event else)
     floor = None if since is None else since.astimezone(UTC).replace(tzinfo=None)
     shapes: dict[tuple[Any, ...], _Shape] = {}
     number = 0
@@ -416,10 +423,11 @@ def database_lines(batches: Iterable[list[tuple[Any, ...]]], shown: str, joiner:
                 if (type(request) is str and request.isprintable()
                         and type(start) is datetime and start.tzinfo is None
                         and 1 < start.year < 9999
-                        and (tokens_in is None or (type(tokens_in) is int and tokens_in >= 0))
+                        and (tokens_in is None
+                             or (type(tokens_in) is int and 0 <= tokens_in <= most))
                         and (tokens_out is None
-                             or (type(tokens_out) is int and tokens_out >= 0))
-                        and (spend is None or (type(spend) is float and 0 <= spend < inf))
+                             or (type(tokens_out) is int and 0 <= tokens_out <= most))
+                        and (spend is None or (type(spend) is float and 0 <= spend <= dear))
                         and (request := request.strip())
                         and (request[0] not in KEY_FIRST  # else row_event guards it
                              or not request.startswith(KEY_STARTS))):
