@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from omniladder.analyses.traffic import TrafficAudit
 
 BillingClassName = Literal["subscription", "metered", "unknown", "keyless"]
-BILLING_CLASSES: tuple[BillingClassName, ...] = ("subscription", "metered", "unknown", "keyless")
 
 CHECK_KEYS: tuple[str, ...] = (
     "min_pool", "max_pool", "head_rung", "allowed_rungs", "forbidden_rungs", "must_include",

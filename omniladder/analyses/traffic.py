@@ -165,10 +165,6 @@ class PlanInForce:
                     self.steps[position].append(step)
                     self.decisions[position].append(new)
 
-    def step_at(self, at: datetime) -> int:
-        """The step in force at ``at`` (at or after the first instant)."""
-        return bisect.bisect_right(self.instants, at) - 1
-
     def decision(self, position: int, step: int) -> PairDecision:
         steps = self.steps[position]
         return self.decisions[position][bisect.bisect_right(steps, step) - 1]
@@ -188,21 +184,6 @@ def _had(decision: PairDecision | None, head: Rung | None, leader: str | None) -
 
 
 # --- money (§7.4) --------------------------------------------------------------------------
-
-
-def token_price(fleet: Fleet, provider: str, event: LedgerEvent) -> float | None:
-    """The event's tokens at the model catalog's prices, or None when it cannot be priced:
-    the model is not in the catalog, or input or output tokens are not given. Cache reads
-    and writes are priced at the input price (the catalog has no cache prices; an upper
-    bound, docs/traffic.md)."""
-    sourced = fleet.inputs.catalogs.models.get((provider, event.model))
-    return None if sourced is None else _priced(sourced.entry, event)
-
-
-def _priced(entry: ModelEntry, event: LedgerEvent) -> float | None:
-    """``token_price`` once the catalog entry is found."""
-    return _token_cost(entry, event.tokens_in, event.tokens_out, event.tokens_cache_read,
-                       event.tokens_cache_write)
 
 
 def _token_cost(entry: ModelEntry, tokens_in: int | None, tokens_out: int | None,

@@ -22,7 +22,6 @@ from omniladder.models import (
 )
 
 DEFAULT_HORIZON = "24h"
-DEFAULT_STEP = "5m"
 MIN_ELAPSED_FRACTION = 0.05
 """No pace before 5% of the window has elapsed: a burst at the start says little."""
 MIN_CYCLE_READINGS = 2

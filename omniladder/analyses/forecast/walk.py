@@ -193,10 +193,9 @@ class Forecast:
     unprojected: tuple[Unprojected, ...] = ()
     """Windows that cannot be projected; when any, ``first_paid_at`` and ``pool_empty_at``
     are None and ``answers_known`` is False."""
-    projected_first_paid_at: datetime | None = None
-    """What the projection shows, holding the unprojected windows at their figures (the
-    same as ``first_paid_at`` when the answers are known)."""
     projected_pool_empty_at: datetime | None = None
+    """What the projection shows of the pool's emptying, holding the unprojected windows at
+    their figures (the same as ``pool_empty_at`` when the answers are known)."""
     first_paid_band: Band | None = None
     """p10 / p50 / p90 of ``first_paid_at`` over the low, middle and high burns; None when
     the answers are unknown."""
@@ -517,8 +516,7 @@ def forecast(inputs: LoadedInputs, auto_id: AutoId, now: datetime, horizon: time
                     escalations=escalations, first_paid_at=None if unknown else first_paid,
                     pool_empty_at=None if unknown else empty, hours_by_head=hours, paid=paid,
                     projected_readings=middle.projected_readings, warnings=warnings,
-                    unprojected=unknown, projected_first_paid_at=first_paid,
-                    projected_pool_empty_at=empty, first_paid_band=first_band,
+                    unprojected=unknown, projected_pool_empty_at=empty, first_paid_band=first_band,
                     pool_empty_band=pool_band, paid_hours_band=hours_band)
 
 
