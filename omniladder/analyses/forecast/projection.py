@@ -16,6 +16,7 @@ from omniladder.analyses.forecast.pace import (
     crossings,
     whole_second,
 )
+from omniladder.engine import readings as rules
 from omniladder.engine.budgets import (
     next_period_start,
 )
@@ -146,7 +147,7 @@ def projected_readings(connection_id: str, history: Sequence[Reading],
         if at <= origin:
             continue
         if not dense and at != now and at not in wanted and (
-                kept_fresh or (at - last).total_seconds() <= max_age):
+                kept_fresh or rules.is_fresh(last, at, max_age)):
             continue
         projected = tuple(_projected_window(window, pace, origin, at)
                           for window, pace in zip(windows, paces, strict=True))
@@ -169,8 +170,7 @@ def _overage_in_force(history: Sequence[Reading], now: datetime,
     provider is assumed to keep saying it); a stale one is left to the recorded reading."""
     for reading in reversed(readings_until(history, now)):
         if reading.overage is not None:
-            fresh = (now - reading.checked_at).total_seconds() <= max_age
-            return reading.overage if fresh else None
+            return reading.overage if rules.is_fresh(reading.checked_at, now, max_age) else None
     return None
 
 

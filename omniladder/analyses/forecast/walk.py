@@ -27,6 +27,7 @@ from omniladder.analyses.forecast.projection import (
     with_projection,
 )
 from omniladder.analyses.simulate import Point, Transition, step_instants, walk
+from omniladder.engine import readings as rules
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import (
     BudgetPosition,
@@ -41,6 +42,7 @@ from omniladder.engine.stepping import Stepper
 from omniladder.models import (
     PAID_RUNGS,
     RUNGS,
+    LadderSettings,
     Reading,
     Rung,
 )
@@ -302,18 +304,19 @@ def _walk_projection(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: 
                  log)
 
 
-def _sides(reading: Reading, cutoff: float, floor: float) -> tuple[object, ...]:
+def _sides(reading: Reading, ladder: LadderSettings) -> tuple[object, ...]:
     """What a decision reads of a projected reading, its figures only as the side of the
-    exit cutoff and of the re-entry floor each falls on (R6, R6.4, R7 and R9 compare a
-    figure with nothing else)."""
+    exit cutoff and of the re-entry floor each falls on (``readings.below`` in play and
+    out: R6, R6.4, R7 and R9 compare a figure with nothing else)."""
     return (reading.status, reading.reset_at, reading.overage, reading.windows is None,
             tuple((w.name, w.models, w.reset_at, w.unlimited, w.window_seconds,
-                   w.figure <= cutoff, w.figure <= floor) for w in reading.all_windows()))
+                   rules.below(w.figure, True, ladder), rules.below(w.figure, False, ladder))
+                  for w in reading.all_windows()))
 
 
 def _moved_log(log: list[tuple[datetime, tuple[int, ...]]], middle: Sequence[Reading],
                edge: Sequence[Reading], fixed: Collection[datetime], now: datetime,
-               cutoff: float, floor: float
+               ladder: LadderSettings
                ) -> tuple[list[tuple[datetime, tuple[int, ...]]], datetime | None]:
     """A connection's decisions at another burn, as far as the middle walk's (``log``) give
     them, and the instant from which it must be decided again (None: never; now: wholly).
@@ -333,7 +336,7 @@ def _moved_log(log: list[tuple[datetime, tuple[int, ...]]], middle: Sequence[Rea
     for one, other in zip(middle, edge, strict=False):
         if ((one.checked_at in fixed or other.checked_at in fixed)
                 and one.checked_at != other.checked_at) or (
-                _sides(one, cutoff, floor) != _sides(other, cutoff, floor)):
+                _sides(one, ladder) != _sides(other, ladder)):
             part_middle, part_edge = one.checked_at, other.checked_at
             break
         moved[one.checked_at] = other.checked_at
@@ -369,7 +372,7 @@ def _band_heads(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: datet
     whole walk would decide at."""
     assert middle.log is not None
     ladder = inputs.settings.ladder
-    cutoff, floor = ladder.exit_cutoff_percent, ladder.reentry_floor
+    cutoff = ladder.exit_cutoff_percent
     fleet = middle.stepper.fleet
     wanted = dict(middle.wanted)
     logs: Log = dict(middle.log)
@@ -388,7 +391,7 @@ def _band_heads(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: datet
         edge = projected_readings(cid, history, other, (now,), inputs, wanted=wanted[cid],
                                   kept_fresh=True)
         logs[index], since[index] = _moved_log(middle.log[index], middle.added.get(cid, ()),
-                                               edge, fixed, now, cutoff, floor)
+                                               edge, fixed, now, ladder)
         if since[index] is not None:
             again[cid] = edge
     events = set(middle.recorded)
