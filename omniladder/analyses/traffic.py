@@ -25,7 +25,7 @@ from typing import Any
 from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import next_period_start
-from omniladder.engine.changes import connection_changes
+from omniladder.engine.changes import change_instants
 from omniladder.engine.decide import facts_at
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
@@ -85,24 +85,17 @@ def billing_reason(reason: str | None) -> bool:
 # --- the plan in force ---------------------------------------------------------------------
 
 
-def change_instants(fleet: Fleet, start: datetime, end: datetime) -> list[datetime]:
+def walk_instants(fleet: Fleet, start: datetime, end: datetime) -> list[datetime]:
     """``start`` and every instant in (start, end] at which some decision of the auto id can
     change (SPEC §7.2), sorted. An exclusive change (a reading turning stale once *older*
     than the max age) is placed one microsecond after its instant, the first at which it
     holds."""
-    found = {start}
-    ladder = fleet.ladder
+    found: set[datetime] = {start}
     for index, connection in enumerate(fleet.connections):
-        for change in connection_changes(fleet.histories[index], connection.rate_limited_until,
-                                         ladder.max_reading_age_seconds,
-                                         ladder.exit_cutoff_percent):
-            if not change.counts():
-                continue
-            at: datetime | None = change.at
-            if change.exclusive:
-                at = timefmt.shifted(change.at, _MICROSECOND)
-            if at is not None and start < at <= end:
-                found.add(at)
+        for instant, exclusive in change_instants(fleet.histories[index],
+                                                  connection.rate_limited_until, fleet.ladder,
+                                                  start, end):
+            found.add(instant + _MICROSECOND if exclusive else instant)
     inputs = fleet.inputs
     budgets = inputs.settings.budgets
     if any((budgets.rung_budget_usd.for_rung(rung) or 0) > 0 for rung in PAID_RUNGS):
@@ -135,7 +128,7 @@ class PlanInForce:
                  end: datetime, fleet: Fleet | None = None) -> None:
         fleet = fleet if fleet is not None else Fleet(inputs)
         self.fleet = fleet
-        self.instants = change_instants(fleet, start, end)
+        self.instants = walk_instants(fleet, start, end)
         # the pool's full order is not needed, only its leader at each step
         stepper = Stepper(inputs, auto_id, self.instants, fleet=fleet, seated_at=())
         self.pair_index: dict[tuple[int, str], int] = {}
