@@ -368,7 +368,7 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
             now, source = expectation.now, "policy"
             # Equivalent mutants: the plan only carries its now_source, which neither judge nor
             # the result reads (the result has its own source).
-            plan = make_plan(inputs, auto_id, now, "flag", fleet)  # pragma: no mutate
+            plan = make_plan(inputs, auto_id, now, "flag", fleet)  # pragma: no mutate (unread)
         else:
             now, source = default_now, default_source
             plan = make_plan(inputs, auto_id, now, default_source, fleet)
