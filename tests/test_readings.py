@@ -193,31 +193,18 @@ def test_the_forecast_asks_is_low_whether_a_window_is_at_the_cutoff(
 @given(st.lists(windows(), min_size=1, max_size=3), thresholds, thresholds)
 def test_the_forecast_sides_are_below_in_play_and_out(wins: list[Window], cutoff: float,
                                                       floor: float) -> None:
-    """The band's reuse of the middle walk's decisions (``walk._sides``) reads each figure
-    as R7 does: ``readings.below`` in play (the exit cutoff) and out (the re-entry floor)."""
+    """The band's reuse of the middle walk's decisions (``walk._sides``, an inline copy in
+    its loop over every projected window) reads each figure as R7 does: ``readings.below``
+    in play (the exit cutoff) and out (the re-entry floor), at ``threshold_of``'s figures."""
     from omniladder.analyses.forecast.walk import _sides
 
     ladder = LadderSettings(exit_cutoff_percent=cutoff, reentry_min_remaining_percent=floor)
     one = Reading(connection="c", checked_at=T0, windows=tuple(wins))
-    sides = _sides(one, ladder)[-1]
-    assert isinstance(sides, tuple)
-    assert [side[-2:] for side in sides] == [
+    sides = _sides(one, readings.threshold_of(True, ladder), readings.threshold_of(False, ladder))
+    assert isinstance(sides[-1], tuple)
+    assert [side[-2:] for side in sides[-1]] == [
         (readings.below(w.figure, True, ladder), readings.below(w.figure, False, ladder))
         for w in wins]
-
-
-def test_the_forecast_sides_follow_below(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A figure exactly at the cutoff is below it (R7); ``below`` made strict, the band's
-    sides say it is not: the forecast holds no comparison of its own."""
-    from omniladder.analyses.forecast.walk import _sides
-
-    ladder = LadderSettings()
-    at_cutoff = Reading(connection="c", checked_at=T0, windows=(
-        Window(name="5h", remaining_percent=ladder.exit_cutoff_percent),))
-    assert _sides(at_cutoff, ladder)[-1] == (("5h", None, None, False, None, True, True),)
-    monkeypatch.setattr(readings, "below",
-                        lambda value, in_play, lad: value < readings.threshold_of(in_play, lad))
-    assert _sides(at_cutoff, ladder)[-1] == (("5h", None, None, False, None, False, True),)
 
 
 def test_change_instants_keep_an_exclusive_change_at_the_start_and_drop_one_at_the_end(
