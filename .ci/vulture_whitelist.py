@@ -14,6 +14,7 @@ __getattr__  # cli.py: the module's lazy attribute, and the plugin loader's repl
 __signature__, __annotations__  # commands/common.py: what typer reads of a wrapped command
 frame  # cli.py: _terminated's second argument, the signal handler's signature
 log_message, do_POST  # tests/test_gateways_litellm.py: http.server's handler methods
+tz  # tests/test_omniroute_ledger.py: a datetime subclass's now(tz), the signature it overrides
 read_only, itersize  # sources/litellm_spend.py: psycopg's connection and cursor settings
 
 # fields read by name (getattr over a key list, a JSON echo, a model's schema)
