@@ -33,10 +33,6 @@ from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 
-STREAM_SETUPS = ("capture", "closed", "full", "null", "gone")
-"""How a child's stdout or stderr is arranged: a file read back, closed, /dev/full,
-/dev/null, or a pipe whose reader has gone (``| head`` after its lines)."""
-
 
 class Case(NamedTuple):
     args: Sequence[str]

@@ -335,3 +335,15 @@ def test_every_reason_code_has_its_summary_phrase() -> None:
     assert all(phrases.values())
     assert reason_phrase("overage-not-hard-stop", "overage meters-to-paid") == (
         "overage meters to paid")
+
+
+def test_no_name_is_left_unused() -> None:
+    """Dead code stays gone: vulture, configured in pyproject.toml (the package, the tests and
+    .ci/vulture_whitelist.py) finds no unused name, and .ci/run runs it with the gates
+    (docs/development.md#dead-code)."""
+    done = subprocess.run([sys.executable, "-m", "vulture"], cwd=ROOT, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, f"unused names (delete them):\n{done.stdout}{done.stderr}"
+    gates = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert gates.index(".venv/bin/mypy") < next(
+        index for index, line in enumerate(gates) if line.startswith(".venv/bin/vulture"))

@@ -69,3 +69,17 @@ def test_a_zip_strict_is_written_where_the_pattern_sees_it() -> None:
     split = [f"{name}:{number}" for name, number, text in mutated_lines()
              if "strict=True" in text and "zip(" not in text]
     assert split == []
+
+
+MARKED = re.compile(r"# pragma: no mutate(?: start| block)? \(\S[^)]*\)?")
+"""A marker with its reason right after it, in brackets (a range's start may go on to the
+next comment line); a range's end needs none."""
+
+
+def test_every_marker_says_why_after_it() -> None:
+    """Each `# pragma: no mutate` in the mutated modules carries its reason on the line, as
+    `# pragma: no mutate (why)`: a marker without one cannot be told from a forgotten test."""
+    bare = [f"{name}:{number}" for name, number, text in mutated_lines()
+            if "pragma: no mutate" in text and not MARKED.search(text)
+            and not text.rstrip().endswith("# pragma: no mutate end")]
+    assert bare == []

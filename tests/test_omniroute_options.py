@@ -25,7 +25,6 @@ from omniladder.sources.omniroute.options import (
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 PLUS_14 = timezone(timedelta(hours=14))
-MINUS_14 = timezone(timedelta(hours=-14))
 
 
 # --- --group-seconds: a finite tolerance from 0 to a week, both ends included --------------

@@ -205,7 +205,7 @@ def test_R6_per_model_window_excludes_only_that_model_in_the_plan() -> None:
 # --- R7, hysteresis replayed from history ----------------------------------------------------
 
 
-def series(*figures: float | str, model_windows: bool = False) -> list[dict[str, Any]]:
+def series(*figures: float | str) -> list[dict[str, Any]]:
     """One reading per figure, a minute apart, the last one ten seconds before NOW.
 
     A figure may be "exhausted" (status) or "none" (a reading without any figure). Each

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from omniladder.engine import quota, readings
 from omniladder.engine.changes import connection_changes
+from omniladder.engine.inputs import LoadedInputs
 from omniladder.models import LadderSettings, Reading, Window
 from tests.builders import NOW, at, conn, fleet, plan, reading, window
 
@@ -144,3 +146,82 @@ def test_the_remedy_and_why_name_the_same_reset() -> None:
     assert route.at == NOW + timedelta(hours=30)
     assert route.steps[:2] == ("the 5h window resets at 14:00Z",
                                "the weekly window resets at 2026-11-30 18:00Z")
+
+
+# --- the forecast asks the same functions ----------------------------------------------------
+
+
+def _forecast_fleet(remaining: float, minutes_old: float) -> tuple[LoadedInputs, Reading]:
+    inputs = fleet([conn("c", models=["sonnet"])],
+                   [reading("c", at(minutes=-minutes_old - 30), window("5h", 60, at(hours=2))),
+                    reading("c", at(minutes=-minutes_old), window("5h", remaining, at(hours=2)))])
+    return inputs, inputs.readings["c"][-1]
+
+
+def test_the_forecast_asks_is_fresh_whether_a_reading_can_be_projected(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """R6.5 in the forecast: a reading a minute old is projected; the same reading is not
+    once ``readings.is_fresh`` says it is stale (``pace.outlook`` reads no age of its own)."""
+    from omniladder.analyses.forecast.pace import no_lengths, outlook
+
+    inputs, _ = _forecast_fleet(50.0, 1)
+    history = inputs.readings["c"]
+    assert outlook("c", "claude", history, NOW, inputs, no_lengths).projected
+    monkeypatch.setattr(readings, "is_fresh", lambda checked_at, now, max_age: False)
+    found = outlook("c", "claude", history, NOW, inputs, no_lengths)
+    assert not found.projected
+    assert "stale, no forecast" in found.note
+
+
+def test_the_forecast_asks_is_low_whether_a_window_is_at_the_cutoff(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """R6.4 in the forecast: a window at 1% is at the cutoff and not paced; narrowed by
+    ``readings.is_low`` to empty windows only, it is paced."""
+    from omniladder.analyses.forecast.pace import no_lengths, outlook
+
+    inputs, _ = _forecast_fleet(1.0, 1)
+    history = inputs.readings["c"]
+    (pace,) = outlook("c", "claude", history, NOW, inputs, no_lengths).paces
+    assert pace.note.startswith("at or below the cutoff")
+    original = readings.is_low
+    monkeypatch.setattr(readings, "is_low", lambda win, threshold: original(win, 0.0))
+    (pace,) = outlook("c", "claude", history, NOW, inputs, no_lengths).paces
+    assert not pace.note.startswith("at or below the cutoff")
+    assert pace.burn_percent_per_hour is not None
+
+
+@given(st.lists(windows(), min_size=1, max_size=3), thresholds, thresholds)
+def test_the_forecast_sides_are_below_in_play_and_out(wins: list[Window], cutoff: float,
+                                                      floor: float) -> None:
+    """The band's reuse of the middle walk's decisions (``walk._sides``, an inline copy in
+    its loop over every projected window) reads each figure as R7 does: ``readings.below``
+    in play (the exit cutoff) and out (the re-entry floor), at ``threshold_of``'s figures."""
+    from omniladder.analyses.forecast.walk import _sides
+
+    ladder = LadderSettings(exit_cutoff_percent=cutoff, reentry_min_remaining_percent=floor)
+    one = Reading(connection="c", checked_at=T0, windows=tuple(wins))
+    sides = _sides(one, readings.threshold_of(True, ladder), readings.threshold_of(False, ladder))
+    assert isinstance(sides[-1], tuple)
+    assert [side[-2:] for side in sides[-1]] == [
+        (readings.below(w.figure, True, ladder), readings.below(w.figure, False, ladder))
+        for w in wins]
+
+
+def test_change_instants_keep_an_exclusive_change_at_the_start_and_drop_one_at_the_end(
+        ) -> None:
+    """``changes.change_instants``, the one list of a connection's change instants that
+    ``why``'s comeback probes and ``audit traffic``'s walk steps at: a reading exactly max-age
+    old at the start goes stale just after it (counted), one max-age old at the end goes
+    stale after it (not counted); an arrival or a reset at the start is not after it, one at
+    the end is within."""
+    from omniladder.engine.changes import change_instants
+
+    ladder = LadderSettings(max_reading_age_seconds=180)
+    start, end = T0, T0 + timedelta(hours=1)
+    history = (Reading(connection="c", checked_at=start - timedelta(minutes=3),
+                       windows=(Window(name="5h", remaining_percent=50.0, reset_at=start),)),
+               Reading(connection="c", checked_at=end - timedelta(minutes=3),
+                       windows=(Window(name="5h", remaining_percent=30.0, reset_at=end),)))
+    assert change_instants(history, None, ladder, start, end) == {
+        (start, True), (end - timedelta(minutes=3), False), (end, False)}
+    assert (end, True) in change_instants(history, None, ladder, start)

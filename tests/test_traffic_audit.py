@@ -23,7 +23,7 @@ from omniladder.analyses.traffic import (
     TrafficAudit,
     audit_traffic,
     billing_reason,
-    change_instants,
+    walk_instants,
 )
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.fleet import Fleet
@@ -202,7 +202,7 @@ def test_the_walk_steps_only_at_change_instants() -> None:
     inputs = fleet([conn("claude-max", models=["sonnet"])],
                    [reading("claude-max", at(minutes=-60), window("5h", 50, at(hours=3))),
                     reading("claude-max", at(minutes=-30), window("5h", 40, at(hours=3)))])
-    steps = change_instants(Fleet(inputs), instant(hours=-2), instant())
+    steps = walk_instants(Fleet(inputs), instant(hours=-2), instant())
     # the start, two arrivals, two instants turning stale
     assert len(steps) == 5
     assert steps[0] == instant(hours=-2)

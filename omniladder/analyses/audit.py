@@ -58,8 +58,6 @@ EXHAUSTED_REASONS: frozenset[str] = frozenset({
     "quota-below-reentry", "connection-status-unknown",
 })
 """Plan reasons of the R5 gates and the R6/R7 quota verdict: ``would-dispatch-exhausted``."""
-CATEGORY_REASONS: frozenset[str] = frozenset({"not-in-category"})
-"""A model the plan leaves out of this id's category: ``unknown-to-plan``."""
 UNVOUCHED_REASONS: frozenset[str] = frozenset({
     "unknown-connection", "unknown-model", "provider-mismatch"})
 """A used row the plan's inputs do not have, so the plan can say nothing about its billing or

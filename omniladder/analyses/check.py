@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from omniladder.analyses.traffic import TrafficAudit
 
 BillingClassName = Literal["subscription", "metered", "unknown", "keyless"]
-BILLING_CLASSES: tuple[BillingClassName, ...] = ("subscription", "metered", "unknown", "keyless")
 
 CHECK_KEYS: tuple[str, ...] = (
     "min_pool", "max_pool", "head_rung", "allowed_rungs", "forbidden_rungs", "must_include",
@@ -369,7 +368,7 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
             now, source = expectation.now, "policy"
             # Equivalent mutants: the plan only carries its now_source, which neither judge nor
             # the result reads (the result has its own source).
-            plan = make_plan(inputs, auto_id, now, "flag", fleet)  # pragma: no mutate
+            plan = make_plan(inputs, auto_id, now, "flag", fleet)  # pragma: no mutate (unread)
         else:
             now, source = default_now, default_source
             plan = make_plan(inputs, auto_id, now, default_source, fleet)

@@ -248,7 +248,7 @@ def _stable_order(old: Sequence[tuple[tuple[str, str, str], int]],
     rows, cols = len(old), len(new)
     # Equivalent mutants: one more row or column is never read (the loops stop at rows and
     # cols), and boundary cells one higher in a component shift every cell and comparison alike.
-    table = [[(0, 0)] * (cols + 1) for _ in range(rows + 1)]  # pragma: no mutate
+    table = [[(0, 0)] * (cols + 1) for _ in range(rows + 1)]  # pragma: no mutate (unread cells)
     for i in range(rows - 1, -1, -1):
         for j in range(cols - 1, -1, -1):
             best = max(table[i + 1][j], table[i][j + 1])

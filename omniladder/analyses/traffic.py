@@ -25,7 +25,7 @@ from typing import Any
 from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import next_period_start
-from omniladder.engine.changes import connection_changes
+from omniladder.engine.changes import change_instants
 from omniladder.engine.decide import facts_at
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
@@ -88,24 +88,17 @@ def billing_reason(reason: str | None) -> bool:
 # --- the plan in force ---------------------------------------------------------------------
 
 
-def change_instants(fleet: Fleet, start: datetime, end: datetime) -> list[datetime]:
+def walk_instants(fleet: Fleet, start: datetime, end: datetime) -> list[datetime]:
     """``start`` and every instant in (start, end] at which some decision of the auto id can
     change (SPEC §7.2), sorted. An exclusive change (a reading turning stale once *older*
     than the max age) is placed one microsecond after its instant, the first at which it
     holds."""
-    found = {start}
-    ladder = fleet.ladder
+    found: set[datetime] = {start}
     for index, connection in enumerate(fleet.connections):
-        for change in connection_changes(fleet.histories[index], connection,
-                                         ladder.max_reading_age_seconds,
-                                         ladder.exit_cutoff_percent):
-            if not change.counts():
-                continue
-            at: datetime | None = change.at
-            if change.exclusive:
-                at = timefmt.shifted(change.at, _MICROSECOND)
-            if at is not None and start < at <= end:
-                found.add(at)
+        for instant, exclusive in change_instants(fleet.histories[index],
+                                                  connection, fleet.ladder,
+                                                  start, end):
+            found.add(instant + _MICROSECOND if exclusive else instant)
     inputs = fleet.inputs
     budgets = inputs.settings.budgets
     if any((budgets.rung_budget_usd.for_rung(rung) or 0) > 0 for rung in PAID_RUNGS):
@@ -138,7 +131,7 @@ class PlanInForce:
                  end: datetime, fleet: Fleet | None = None) -> None:
         fleet = fleet if fleet is not None else Fleet(inputs)
         self.fleet = fleet
-        self.instants = change_instants(fleet, start, end)
+        self.instants = walk_instants(fleet, start, end)
         # the pool's full order is not needed, only its leader at each step
         stepper = Stepper(inputs, auto_id, self.instants, fleet=fleet, seated_at=())
         self.pair_index: dict[tuple[int, str], int] = {}
@@ -168,10 +161,6 @@ class PlanInForce:
                     self.steps[position].append(step)
                     self.decisions[position].append(new)
 
-    def step_at(self, at: datetime) -> int:
-        """The step in force at ``at`` (at or after the first instant)."""
-        return bisect.bisect_right(self.instants, at) - 1
-
     def decision(self, position: int, step: int) -> PairDecision:
         steps = self.steps[position]
         return self.decisions[position][bisect.bisect_right(steps, step) - 1]
@@ -191,21 +180,6 @@ def _had(decision: PairDecision | None, head: Rung | None, leader: str | None) -
 
 
 # --- money (§7.4) --------------------------------------------------------------------------
-
-
-def token_price(fleet: Fleet, provider: str, event: LedgerEvent) -> float | None:
-    """The event's tokens at the model catalog's prices, or None when it cannot be priced:
-    the model is not in the catalog, or input or output tokens are not given. Cache reads
-    and writes are priced at the input price (the catalog has no cache prices; an upper
-    bound, docs/traffic.md)."""
-    sourced = fleet.inputs.catalogs.models.get((provider, event.model))
-    return None if sourced is None else _priced(sourced.entry, event)
-
-
-def _priced(entry: ModelEntry, event: LedgerEvent) -> float | None:
-    """``token_price`` once the catalog entry is found."""
-    return _token_cost(entry, event.tokens_in, event.tokens_out, event.tokens_cache_read,
-                       event.tokens_cache_write)
 
 
 def _token_cost(entry: ModelEntry, tokens_in: int | None, tokens_out: int | None,

@@ -19,7 +19,7 @@ from omniladder import timefmt
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.billing import BillingInfo
 from omniladder.engine.budgets import BudgetPosition, next_period_start
-from omniladder.engine.changes import connection_changes
+from omniladder.engine.changes import change_instants
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import focus, make_plan, unknown_connection
@@ -307,27 +307,18 @@ def _decision_at(inputs: LoadedInputs, auto_id: AutoId, at: datetime, connection
     raise AssertionError("a served model always has a decision")  # pragma: no cover
 
 
-def change_instants(inputs: LoadedInputs, plan: Plan, connection_id: str
+def _probe_instants(inputs: LoadedInputs, plan: Plan, connection_id: str
                     ) -> list[tuple[datetime, bool]]:
-    """Every instant after now where the plan of this connection could change by time alone.
-
-    (instant, exclusive): each instant ``connection_changes`` lists for the connection's
-    readings up to now and its cooldown (a reset, a reading going stale, the cooldown's end),
-    and the start of the next budget period. A reading exactly max-age old at now is still
-    fresh: it goes stale just after now, so an exclusive instant at now counts.
-    """
+    """Every instant after now where the plan of this connection could change by time alone,
+    as (instant, exclusive): the connection's ``change_instants`` from its readings up to now
+    and its cooldown (a reset, a reading going stale, the cooldown's end), and the start of
+    the next budget period."""
     now = plan.now
     connection = find_connection(plan, connection_id).connection
-    ladder = inputs.settings.ladder
     history = readings_until(inputs.readings.get(connection_id, ()), now)
-    found = {(change.at, change.exclusive)
-             for change in connection_changes(history, connection,
-                                              ladder.max_reading_age_seconds,
-                                              ladder.exit_cutoff_percent)
-             if change.counts()}
+    found = change_instants(history, connection, inputs.settings.ladder, now)
     found.add((next_period_start(now, inputs.settings.budgets.period), False))
-    return sorted((at, exclusive) for at, exclusive in found
-                  if at > now or (exclusive and at == now))
+    return sorted(found)
 
 
 def earliest_comeback(inputs: LoadedInputs, plan: Plan, decision: PairDecision) -> Comeback:
@@ -340,7 +331,7 @@ def earliest_comeback(inputs: LoadedInputs, plan: Plan, decision: PairDecision) 
     """
     frozen = _frozen_at(inputs, plan.now)
     cid, model = decision.connection_id, decision.model
-    instants = change_instants(frozen, plan, cid)
+    instants = _probe_instants(frozen, plan, cid)
 
     without: tuple[datetime, bool, PairDecision] | None = None
     for at, exclusive in instants:

@@ -210,14 +210,6 @@ def now_for(flag: str | None, inputs: LoadedInputs, *, snapshot_used: bool = Tru
     return instant, source, inputs
 
 
-FromOpt = Annotated[str | None, typer.Option(
-    "--from", metavar="RFC3339|now", help="Start of the span (RFC 3339 with offset, or 'now' "
-    "for the current time).", show_default=False)]
-ToOpt = Annotated[str | None, typer.Option(
-    "--to", metavar="RFC3339|now", help="End of the span (RFC 3339 with offset, or 'now').",
-    show_default=False)]
-
-
 def span_instants(start: str | None, end: str | None, clock: datetime | None = None
                   ) -> tuple[datetime | None, datetime | None]:
     """The instants of ``--from`` and ``--to``, each RFC 3339 text or ``now`` (both read

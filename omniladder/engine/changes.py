@@ -4,7 +4,8 @@ A pair's decision reads its connection's readings (R6, R7, R9, R2a), its cooldow
 through its rung, the budgets (R8). Between two instants where none of those inputs changes,
 the decision is the same. ``connection_changes`` lists those instants for one connection;
 ``simulate``'s stepper maps them onto its steps (``stepping.change_steps``) and ``why``'s
-earliest comeback probes each one after now (``why.change_instants``). The budget
+earliest comeback probes each one after now, and ``audit traffic`` walks them
+(``change_instants``). The budget
 period's start is fleet-wide and each caller adds it in its own terms.
 """
 
@@ -16,7 +17,7 @@ from typing import NamedTuple
 
 from omniladder.engine.quota import carries_quota
 from omniladder.engine.readings import is_low, stale_after
-from omniladder.models import Connection, Reading
+from omniladder.models import Connection, LadderSettings, Reading
 
 
 class Change(NamedTuple):
@@ -85,3 +86,24 @@ def state_changes(connection: Connection) -> Iterator[Change]:
         since = connection.rate_limited_since
         if since is not None and since < as_of:
             yield Change(since, False, None)
+
+
+def change_instants(history: Sequence[Reading], connection: Connection | None,
+                    ladder: LadderSettings, start: datetime, end: datetime | None = None
+                    ) -> set[tuple[datetime, bool]]:
+    """The instants after ``start`` (up to ``end``, when given) at which one connection's
+    decisions can change by time alone, as (instant, exclusive): each change
+    ``connection_changes`` lists under the ladder's max age and exit cutoff that counts.
+
+    An exclusive change comes just after its instant: one at ``start`` counts (a reading
+    exactly max-age old at ``start`` is still fresh and goes stale just after), one at
+    ``end`` does not."""
+    found: set[tuple[datetime, bool]] = set()
+    for change in connection_changes(history, connection,
+                                     ladder.max_reading_age_seconds,
+                                     ladder.exit_cutoff_percent):
+        at, exclusive = change.at, change.exclusive
+        if (at > start or (exclusive and at == start)) and (
+                end is None or at < end or (at == end and not exclusive)) and change.counts():
+            found.add((at, exclusive))
+    return found

@@ -89,7 +89,7 @@ def _subscription_check(facts: ConnectionFacts, now: datetime) -> tuple[str, str
     connection = facts.connection
     # read only for a metered billing not set by override or for a subscription's overage,
     # both from a catalog entry: ``matched`` is never None there
-    where = " (catalog)" if billing.matched is not None else ""  # pragma: no mutate
+    where = " (catalog)" if billing.matched is not None else ""  # pragma: no mutate (never None)
     if billing.billing == "keyless":
         return ("keyless-not-subscription",
                 "keyless backend; auto/subscription serves only plans you pay for")
@@ -136,7 +136,7 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
     cid = facts.connection.id
     reason: str | None = None
     # an admitted pair's detail is its verdict's: this initial value is never read
-    detail = ""  # pragma: no mutate
+    detail = ""  # pragma: no mutate (never read)
     unverified = False
     quota: Verdict | DeferredVerdict | None = None
     # A status of error or unknown is no R5 gate (the SPEC's terminal set closes it), but it
@@ -157,7 +157,7 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
         else:
             quota = verdicts(model)
             # a usable verdict has no reason: handing over its (None, detail) admits alike
-            if quota.kind != "usable":  # pragma: no mutate
+            if quota.kind != "usable":  # pragma: no mutate (usable: no reason)
                 reason, detail = quota.reason, quota.detail
     elif facts.gate_reason is not None:
         reason, detail = facts.gate_reason, facts.gate_detail
@@ -177,9 +177,9 @@ def decide(facts: ConnectionFacts, provider: str, model: str, tier: TierInfo, ru
     ok = reason is None
     # The refusal an admitted pair keeps is never read; a verdict handed over deferred asks
     # the same history, which remembers it.
-    kept = quota if quota is not None else verdicts.deferred(model)  # pragma: no mutate
+    kept = quota if quota is not None else verdicts.deferred(model)  # pragma: no mutate (memo)
     return PairDecision(cid, provider, model, rung, tier, ok, unverified, reason,
-                        "" if ok else detail,  # pragma: no mutate
+                        "" if ok else detail,  # pragma: no mutate (never read when ok)
                         kept, doubt if ok else "")
 
 
@@ -200,6 +200,6 @@ def unverified_mark(decision: PairDecision) -> UnverifiedMark:
     assert verdict is not None
     # an unknown verdict always has a reason code
     return UnverifiedMark(decision.connection_id,
-                          verdict.reason or "quota-unknown",  # pragma: no mutate
+                          verdict.reason or "quota-unknown",  # pragma: no mutate (always a reason)
                           verdict.detail)
 

@@ -53,11 +53,11 @@ def first_appearance(connections: Sequence[Connection], models: Sequence[tuple[s
     for index, (connection, served) in enumerate(served_by):
         combination = (connection.provider, served)
         # a memo: a miss finds the same lists again, through setdefault
-        lists = lists_of.get(combination)  # pragma: no mutate
+        lists = lists_of.get(combination)  # pragma: no mutate (a memo)
         if lists is None:
             lists = [candidates.setdefault((connection.provider, model), [])
                      for model in served]
-            lists_of[combination] = lists  # pragma: no mutate
+            lists_of[combination] = lists  # pragma: no mutate (a memo)
         for members in lists:
             members.append(index)
     return candidates
@@ -68,10 +68,10 @@ def _distinct(models: tuple[str, ...], known: dict[tuple[str, ...], tuple[str, .
     """``models`` without repeats, in order; ``known`` remembers the answers of this fleet,
     whose connections mostly list one of a few combinations."""
     # a memo of a pure answer: a miss computes the same again
-    found = known.get(models)  # pragma: no mutate
+    found = known.get(models)
     if found is None:
         found = tuple(dict.fromkeys(models))
-        known[models] = found  # pragma: no mutate
+        known[models] = found
     return found
 
 
@@ -162,11 +162,11 @@ class Fleet:
     def in_category(self, category: str | None) -> tuple[bool, ...]:
         """Per candidate (R12 order), whether it belongs to ``category`` (R13)."""
         # a memo of a pure answer: a miss computes the same again
-        found = self._membership.get(category)  # pragma: no mutate
+        found = self._membership.get(category)
         if found is None:
             models = self.inputs.catalogs.models
             found = tuple(carries(models.get(key), category) for key in self.keys)
-            self._membership[category] = found  # pragma: no mutate
+            self._membership[category] = found
         return found
 
     @property
@@ -200,10 +200,10 @@ class Fleet:
         if position is not None:
             return self.tiers[position]
         # a memo of a pure answer: a miss computes the same again
-        found = self._extra_tiers.get(key)  # pragma: no mutate
+        found = self._extra_tiers.get(key)
         if found is None:
             found = economic_tier(provider, model, self.inputs.catalogs, self._tier_settings)
-            self._extra_tiers[key] = found  # pragma: no mutate
+            self._extra_tiers[key] = found
         return found
 
     def with_readings(self, inputs: LoadedInputs) -> "Fleet":
@@ -227,7 +227,7 @@ class Fleet:
         about."""
         # only an event without a rung is asked about, and validation gives such an event a
         # connection and a model: the `or` never falls back
-        index = self.index.get(event.connection or "")  # pragma: no mutate
+        index = self.index.get(event.connection or "")  # pragma: no mutate (`or` never falls back)
         if index is None or event.model is None:
             if notes is not None:
                 notes.unplaced.setdefault(event.connection, []).append(event.at)

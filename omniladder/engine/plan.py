@@ -73,10 +73,10 @@ def focus(inputs: LoadedInputs, connection_id: str, now: datetime,
         spend = tuple(events)
     # The narrowed plan reads only the history of the connection it keeps: other readings
     # left in would never be read.
+    kept = {connection_id: inputs.readings.get(connection_id, ())}  # pragma: no mutate (unread)
     return inputs._replace(
         connections=tuple(c for c in inputs.connections if c.id == connection_id),
-        readings={connection_id: inputs.readings.get(connection_id, ())},  # pragma: no mutate
-        spend=spend)
+        readings=kept, spend=spend)
 
 
 
@@ -159,8 +159,9 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
 
 def unknown_connection(connection_id: str, known: Sequence[str]) -> UsageError:
     """The error for a connection id the fleet does not have, with the closest known ids."""
-    # n=3 is get_close_matches' default
-    close = difflib.get_close_matches(connection_id, known, n=3, cutoff=0.5)  # pragma: no mutate
+    # pragma: no mutate start (n=3 is get_close_matches' default)
+    close = difflib.get_close_matches(connection_id, known, n=3, cutoff=0.5)
+    # pragma: no mutate end
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     listed = "" if close else f"; known ids: {', '.join(known) or '(none)'}"
     return UsageError(f"unknown connection id {connection_id!r}{hint}{listed}",
@@ -193,31 +194,31 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     # Memos of pure computations (facts, verdicts, decisions, whether an entry exists): a
     # miss computes the same answer again, so their lookups and stores are not mutated.
     facts = facts_at(fleet, target, now)
-    known = {target: (facts, fleet.verdicts(target, now))}  # pragma: no mutate
+    known = {target: (facts, fleet.verdicts(target, now))}  # pragma: no mutate (a memo)
     decided: dict[tuple[int, int], PairDecision] = {}
 
     def decision(index: int, position: int, rung: Rung) -> PairDecision:
-        found = decided.get((index, position))  # pragma: no mutate
+        found = decided.get((index, position))
         if found is None:
-            seen = known.get(index)  # pragma: no mutate
+            seen = known.get(index)  # pragma: no mutate (a memo: a miss decides again)
             if seen is None:
-                seen = known[index] = (  # pragma: no mutate
+                seen = known[index] = (  # pragma: no mutate (a memo: a miss decides again)
                     facts_at(fleet, index, now), fleet.verdicts(index, now))
             provider, model = keys[position]
             found = decide(seen[0], provider, model, fleet.tiers[position], rung, seen[1],
                            in_category[position], moment)
-            decided[(index, position)] = found  # pragma: no mutate
+            decided[(index, position)] = found
         return found
 
     entries: dict[tuple[int, Rung], bool] = {}
 
     def entry_exists(rung: Rung, position: int) -> bool:
-        found = entries.get((position, rung))  # pragma: no mutate
+        found = entries.get((position, rung))
         if found is None:
             members = zip(fleet.members[position], fleet.rungs[position], strict=True)
             found = in_category[position] and any(
                 decision(m, position, on).admitted for m, on in members if on == rung)
-            entries[(position, rung)] = found  # pragma: no mutate
+            entries[(position, rung)] = found
         return found
 
     mine = fleet.pairs_of(target)
@@ -235,7 +236,7 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             unverified_connection_ids=(connection_id,) if mark is not None else (),
             unverified=(mark,) if mark is not None else ()))
     # positions are distinct and come first in an entry: a plain sort gives the same order
-    pool.sort(key=lambda entry: entry.position)  # pragma: no mutate
+    pool.sort(key=lambda entry: entry.position)  # pragma: no mutate (distinct positions first)
     plan_pool = tuple(pool)
     excluded = exclusions((facts,), ([d for d in decisions if not d.admitted],),
                            remedy_context(inputs, auto_id, now, budgets))

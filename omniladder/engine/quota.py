@@ -25,7 +25,7 @@ def readings_until(history: Sequence[Reading], now: datetime) -> Sequence[Readin
         return history
     # Equivalent mutant: `<` only skips this fast path for a latest reading exactly at now,
     # and bisect_right then keeps the readings at now too: the same slice.
-    if history[-1].checked_at <= now:  # pragma: no mutate
+    if history[-1].checked_at <= now:  # pragma: no mutate (same slice)
         return history
     cut = bisect.bisect_right(history, now, key=lambda reading: reading.checked_at)
     return history[:cut]
@@ -560,7 +560,7 @@ class HistoryVerdicts:
     # The memo reads and writes below are marked: a verdict, a replay or the readings not
     # found or not kept are computed again by pure functions with the same result.
     def __call__(self, model: str) -> Verdict:
-        readings = self._readings  # pragma: no mutate
+        readings = self._readings  # pragma: no mutate (memo)
         if readings is None:  # the first verdict asked for: a paid connection may ask none
             readings = self._readings = in_force(self._history, self.now,
                                                   self.ladder.exit_cutoff_percent)
@@ -582,21 +582,23 @@ class HistoryVerdicts:
             self._earlier_scoped = earlier
             self._keys = {named: tuple(found) for named, found in places.items()}
         key = self._keys.get(model, ())  # a model no window names: none of them applies
-        found = self._shared.get(key)  # pragma: no mutate
+        found = self._shared.get(key)
         if found is None:
             if not readings:  # the whole history words quota-missing
                 found = _missing(self._history, self.now)
             else:
                 # R7's replay sees the earlier readings only: models their windows treat
-                # alike replay alike. (`bisect_right` also splits by the latest reading's
-                # first window: finer groups, the same replays.)
-                early = key[:bisect.bisect_left(key, self._earlier_scoped)]  # pragma: no mutate
-                replayed = self._replays.get(early)  # pragma: no mutate
+                # alike replay alike.
+                # pragma: no mutate start (`bisect_right` also splits by the latest reading's
+                # first window: finer groups, the same replays)
+                early = key[:bisect.bisect_left(key, self._earlier_scoped)]
+                # pragma: no mutate end
+                replayed = self._replays.get(early)  # pragma: no mutate (memo)
                 if replayed is None:
                     replayed = self._replays[early] = replay(readings[:-1], model, self.ladder)
                 found = _verdict(readings, model, self.now, self.ladder, replayed)
             if not _names_model(found):
-                self._shared[key] = found  # pragma: no mutate
+                self._shared[key] = found
         return found
 
     def deferred(self, model: str) -> "DeferredVerdict":

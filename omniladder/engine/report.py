@@ -115,8 +115,10 @@ def exclusions(facts: Sequence[ConnectionFacts], refused: Sequence[list[PairDeci
                 if connection.models is not None
                 else "serves no model: no models listed and none in the model catalog for "
                      f"provider {connection.provider!r}",
-                # the no-models remedy reads neither the auto id, the ladder nor the budgets
-                fix=_fix(ctx, f, "no-models", None, None, None)))  # pragma: no mutate
+                # pragma: no mutate start (the no-models remedy reads neither the auto id,
+                # the ladder nor the budgets)
+                fix=_fix(ctx, f, "no-models", None, None, None)))
+            # pragma: no mutate end
             continue
         if not failed:
             continue

@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from omniladder.analyses.forecast.walk import Forecast
     from omniladder.engine.records import Plan
 
-PREFIX = "omniladder_"
-
 
 class Family(NamedTuple):
     """One gauge family: its full name, its labels in order, and its help text."""

@@ -328,55 +328,45 @@ def _band_span(answer: str, band: Band | None, result: Forecast, colour: str
     return band.p10, band.p90 if band.p90 is not None else result.end, title, colour
 
 
-def picture_svg(picture: Picture) -> str:
-    """Draw a picture: the head band, a row per rung, hour ticks, transitions, the list."""
-    projected_from = picture.projected_from
+class _Layout:
+    """Where a picture's parts go: the chart's box, the rows, the axis and the list below,
+    and the x of an instant (one step fills the chart)."""
+
     left, right, chart_width = 120, 24, 960
-    head_y, head_h, row_h, gap = 58 + (18 if projected_from is not None else 0), 26, 34, 6
-    rows_y = head_y + head_h + 14
-    rows_bottom = rows_y + len(RUNGS) * (row_h + gap)
-    axis_y = rows_bottom + 4
-    notes, after = picture.notes, picture.after
-    list_y = axis_y + 40 + 14 * len(picture.markers)
-    height = list_y + 22 * (len(notes) + len(after) + 3) + 10
-    width = left + chart_width + right
-    points, start = picture.points, picture.start
+    head_h, row_h, gap = 26, 34, 6
 
-    svg = ET.Element("svg", {"xmlns": _SVG_NS, "width": str(width), "height": str(height),
-                             "viewBox": f"0 0 {width} {height}",
-                             "font-family": "Helvetica, Arial, sans-serif",
-                             "font-size": "13"})
-    ET.SubElement(svg, "title").text = picture.title
-    if projected_from is not None:
-        _hatch_pattern(svg)
-    ET.SubElement(svg, "rect", {"x": "0", "y": "0", "width": str(width),
-                                "height": str(height), "fill": "#ffffff"})
-    ET.SubElement(svg, "text", {"x": str(left), "y": "24", "font-size": "16",
-                                "font-weight": "bold"}).text = picture.heading
-    ET.SubElement(svg, "text", {"x": str(left), "y": "44", "fill": "#555555"}).text = (
-        picture.subtitle)
+    def __init__(self, picture: Picture) -> None:
+        self.projected_from = picture.projected_from
+        self.head_y = 58 + (18 if self.projected_from is not None else 0)
+        self.rows_y = self.head_y + self.head_h + 14
+        self.rows_bottom = self.rows_y + len(RUNGS) * (self.row_h + self.gap)
+        self.axis_y = self.rows_bottom + 4
+        self.list_y = self.axis_y + 40 + 14 * len(picture.markers)
+        self.height = self.list_y + 22 * (len(picture.notes) + len(picture.after) + 3) + 10
+        self.width = self.left + self.chart_width + self.right
+        self.start = picture.start
+        self.total = max((picture.end - picture.start).total_seconds(), 1.0)
+        self.count = len(picture.points)
+        self.step_w = self.chart_width / self.count
 
-    total = max((picture.end - start).total_seconds(), 1.0)
-    count = len(points)
-    step_w = chart_width / count
-
-    def x_of(at: datetime) -> float:
+    def x_of(self, at: datetime) -> float:
         """The left edge of the step at ``at``; one step fills the chart."""
-        if count == 1:
-            return float(left)
-        offset = min(max((at - start).total_seconds(), 0.0), total)
-        return left + offset / total * (chart_width - step_w)
+        if self.count == 1:
+            return float(self.left)
+        offset = min(max((at - self.start).total_seconds(), 0.0), self.total)
+        return self.left + offset / self.total * (self.chart_width - self.step_w)
 
-    def part(point: Point) -> str | None:
-        if projected_from is None:
+    def part(self, point: Point) -> str | None:
+        if self.projected_from is None:
             return None
-        return "projected" if point.at >= projected_from else "recorded"
+        return "projected" if point.at >= self.projected_from else "recorded"
 
-    def band(parent: ET.Element, run: list[Point], attributes: dict[str, str]) -> ET.Element:
+    def band(self, parent: ET.Element, run: list[Point], attributes: dict[str, str]
+             ) -> ET.Element:
         """One run of steps as a rectangle; a projected run lighter, outlined in dashes."""
-        shown = part(run[0])
-        attributes = {"x": f"{x_of(run[0].at):.2f}", **attributes,
-                      "width": f"{x_of(run[-1].at) - x_of(run[0].at) + step_w:.2f}"}
+        shown = self.part(run[0])
+        attributes = {"x": f"{self.x_of(run[0].at):.2f}", **attributes,
+                      "width": f"{self.x_of(run[-1].at) - self.x_of(run[0].at) + self.step_w:.2f}"}
         order = ("x", "y", "width", "height", "fill", "fill-opacity")
         attributes = {key: attributes[key] for key in order if key in attributes}
         if shown is not None:
@@ -386,96 +376,157 @@ def picture_svg(picture: Picture) -> str:
                                "stroke": attributes["fill"], "stroke-dasharray": "4,3"})
         return ET.SubElement(parent, "rect", attributes)
 
-    def label(y: float, text: str) -> None:
-        ET.SubElement(svg, "text", {"x": str(left - 8), "y": f"{y:.1f}",
+    def label(self, svg: ET.Element, y: float, text: str) -> None:
+        ET.SubElement(svg, "text", {"x": str(self.left - 8), "y": f"{y:.1f}",
                                     "text-anchor": "end"}).text = text
 
-    label(head_y + head_h / 2 + 4, "head rung")
+
+def picture_svg(picture: Picture) -> str:
+    """Draw a picture: the head band, a row per rung, hour ticks, transitions, the list."""
+    layout = _Layout(picture)
+    width, height = layout.width, layout.height
+    svg = ET.Element("svg", {"xmlns": _SVG_NS, "width": str(width), "height": str(height),
+                             "viewBox": f"0 0 {width} {height}",
+                             "font-family": "Helvetica, Arial, sans-serif",
+                             "font-size": "13"})
+    ET.SubElement(svg, "title").text = picture.title
+    if picture.projected_from is not None:
+        _hatch_pattern(svg)
+    ET.SubElement(svg, "rect", {"x": "0", "y": "0", "width": str(width),
+                                "height": str(height), "fill": "#ffffff"})
+    ET.SubElement(svg, "text", {"x": str(layout.left), "y": "24", "font-size": "16",
+                                "font-weight": "bold"}).text = picture.heading
+    ET.SubElement(svg, "text", {"x": str(layout.left), "y": "44", "fill": "#555555"}).text = (
+        picture.subtitle)
+    _head_band(svg, picture, layout)
+    _rung_rows(svg, picture, layout)
+    _axis(svg, picture, layout)
+    if picture.projected_from is not None:
+        _now_line(svg, picture.points, layout.x_of, picture.projected_from,
+                  (layout.left + layout.chart_width, layout.head_y,
+                   layout.rows_bottom - layout.gap))
+    _transition_marks(svg, picture, layout)
+    _answer_spans(svg, picture, layout)
+    _markers(svg, picture, layout)
+    _transition_list(svg, picture, layout)
+    _legend(svg, picture, layout)
+    ET.indent(svg)
+    return ET.tostring(svg, encoding="unicode", xml_declaration=False) + "\n"
+
+
+def _head_band(svg: ET.Element, picture: Picture, layout: _Layout) -> None:
+    """The band of the rung that heads the pool, one rectangle per run of steps."""
+    layout.label(svg, layout.head_y + layout.head_h / 2 + 4, "head rung")
     head = ET.SubElement(svg, "g", {"id": "head", "shape-rendering": "crispEdges"})
-    for run in _runs(points, lambda p: (p.head, part(p))):
+    for run in _runs(picture.points, lambda p: (p.head, layout.part(p))):
         first, last = run[0], run[-1]
-        rect = band(head, run, {"y": str(head_y), "height": str(head_h),
-                                "fill": COLOURS[first.head]})
+        rect = layout.band(head, run, {"y": str(layout.head_y), "height": str(layout.head_h),
+                                       "fill": COLOURS[first.head]})
         ET.SubElement(rect, "title").text = (
             f"{timefmt.iso(first.at)} to {timefmt.iso(last.at)}: "
             f"{first.head or 'empty pool'} heads the pool"
-            + (" (projected)" if part(first) == "projected" else ""))
+            + (" (projected)" if layout.part(first) == "projected" else ""))
 
+
+def _rung_rows(svg: ET.Element, picture: Picture, layout: _Layout) -> None:
+    """A row per rung: its pool entries at each step as bars scaled to the row's peak."""
+    left, chart_width, row_h = layout.left, layout.chart_width, layout.row_h
+    points = picture.points
     for index, rung in enumerate(RUNGS):
-        top = rows_y + index * (row_h + gap)
-        label(top + row_h / 2 + 4, rung)
+        top = layout.rows_y + index * (row_h + layout.gap)
+        layout.label(svg, top + row_h / 2 + 4, rung)
         peak = max((p.entries_on(rung) for p in points), default=0)
         group = ET.SubElement(svg, "g", {"id": f"rung-{rung}", "shape-rendering": "crispEdges"})
         ET.SubElement(group, "rect", {"x": str(left), "y": str(top),
                                       "width": str(chart_width), "height": str(row_h),
                                       "fill": "#f5f5f5"})
-        for run in _runs(points, partial(_entries_and_part, rung=rung, part=part)):
+        for run in _runs(points, partial(_entries_and_part, rung=rung, part=layout.part)):
             entries = run[0].entries_on(rung)
             if not entries or not peak:
                 continue
             bar = entries / peak * (row_h - 4)
-            rect = band(group, run, {"y": f"{top + row_h - bar:.2f}", "height": f"{bar:.2f}",
-                                     "fill": COLOURS[rung], "fill-opacity": "0.75"})
+            rect = layout.band(group, run, {"y": f"{top + row_h - bar:.2f}",
+                                            "height": f"{bar:.2f}", "fill": COLOURS[rung],
+                                            "fill-opacity": "0.75"})
             ET.SubElement(rect, "title").text = (
                 f"{entries} {rung} pool entries"
-                + (" (projected)" if part(run[0]) == "projected" else ""))
+                + (" (projected)" if layout.part(run[0]) == "projected" else ""))
         ET.SubElement(svg, "text", {"x": str(left + chart_width + 4), "y": str(top + 12),
                                     "font-size": "10", "fill": "#777777"}).text = str(peak)
 
-    for tick in _hour_ticks(start, picture.end):
-        x = x_of(tick) + step_w / 2
+
+def _axis(svg: ET.Element, picture: Picture, layout: _Layout) -> None:
+    """The hour ticks under the rows, each with its time."""
+    for tick in _hour_ticks(picture.start, picture.end):
+        x = layout.x_of(tick) + layout.step_w / 2
         ET.SubElement(svg, "line", {"x1": f"{x:.2f}", "x2": f"{x:.2f}",
-                                    "y1": str(rows_bottom - gap), "y2": str(axis_y + 4),
-                                    "stroke": "#999999"})
-        ET.SubElement(svg, "text", {"x": f"{x:.2f}", "y": str(axis_y + 18),
+                                    "y1": str(layout.rows_bottom - layout.gap),
+                                    "y2": str(layout.axis_y + 4), "stroke": "#999999"})
+        ET.SubElement(svg, "text", {"x": f"{x:.2f}", "y": str(layout.axis_y + 18),
                                     "text-anchor": "middle", "font-size": "11",
                                     "fill": "#555555"}).text = tick.strftime("%H:%M")
 
-    if projected_from is not None:
-        _now_line(svg, points, x_of, projected_from, (left + chart_width, head_y,
-                                                       rows_bottom - gap))
 
+def _transition_marks(svg: ET.Element, picture: Picture, layout: _Layout) -> None:
+    """A numbered dashed line at each transition, a triangle under the head band at each
+    flap the re-entry floor avoided."""
+    head_y, bottom = layout.head_y, layout.rows_bottom - layout.gap
     marks = ET.SubElement(svg, "g", {"id": "transitions"})
     for number, transition in enumerate(picture.transitions, start=1):
-        x = x_of(transition.at) + step_w / 2
+        x = layout.x_of(transition.at) + layout.step_w / 2
         ET.SubElement(marks, "line", {"x1": f"{x:.2f}", "x2": f"{x:.2f}",
-                                      "y1": str(head_y - 4), "y2": str(rows_bottom - gap),
+                                      "y1": str(head_y - 4), "y2": str(bottom),
                                       "stroke": "#212121", "stroke-dasharray": "3,3"})
         ET.SubElement(marks, "text", {"x": f"{x + 3:.2f}", "y": str(head_y - 6),
                                       "font-size": "11", "font-weight": "bold"}).text = str(
             number)
+    under = head_y + layout.head_h
     for transition in picture.suppressed:
-        x = x_of(transition.at) + step_w / 2
+        x = layout.x_of(transition.at) + layout.step_w / 2
         ET.SubElement(marks, "path", {
-            "d": f"M {x - 4:.2f} {head_y + head_h + 9} L {x + 4:.2f} {head_y + head_h + 9} "
-                 f"L {x:.2f} {head_y + head_h + 2} Z",
+            "d": f"M {x - 4:.2f} {under + 9} L {x + 4:.2f} {under + 9} "
+                 f"L {x:.2f} {under + 2} Z",
             "fill": "none", "stroke": "#6a1b9a"})
 
-    if picture.spans:
-        group = ET.SubElement(svg, "g", {"id": "bands"})
-        for since, until, title, colour in picture.spans:
-            x = x_of(since)
-            rect = ET.SubElement(group, "rect", {
-                "x": f"{x:.2f}", "y": str(head_y - 4), "width": f"{x_of(until) - x:.2f}",
-                "height": str(rows_bottom - gap - head_y + 4), "fill": colour,
-                "fill-opacity": "0.15"})
-            ET.SubElement(rect, "title").text = title
 
-    if picture.markers:
-        group = ET.SubElement(svg, "g", {"id": "markers"})
-        for number, (at, text, colour) in enumerate(picture.markers):
-            x = x_of(at)
-            y = axis_y + 34 + 14 * number
-            ET.SubElement(group, "line", {"x1": f"{x:.2f}", "x2": f"{x:.2f}",
-                                          "y1": str(head_y - 4), "y2": str(y - 10),
-                                          "stroke": colour, "stroke-width": "2"})
-            near_end = x > left + chart_width * 0.75
-            ET.SubElement(group, "text", {
-                "x": f"{x - 3 if near_end else x + 3:.2f}", "y": str(y),
-                "text-anchor": "end" if near_end else "start", "font-size": "11",
-                "font-weight": "bold", "fill": colour}).text = text
+def _answer_spans(svg: ET.Element, picture: Picture, layout: _Layout) -> None:
+    """The translucent shading of each answer's band across the chart."""
+    if not picture.spans:
+        return
+    head_y = layout.head_y
+    group = ET.SubElement(svg, "g", {"id": "bands"})
+    for since, until, title, colour in picture.spans:
+        x = layout.x_of(since)
+        rect = ET.SubElement(group, "rect", {
+            "x": f"{x:.2f}", "y": str(head_y - 4), "width": f"{layout.x_of(until) - x:.2f}",
+            "height": str(layout.rows_bottom - layout.gap - head_y + 4), "fill": colour,
+            "fill-opacity": "0.15"})
+        ET.SubElement(rect, "title").text = title
 
-    y = list_y
+
+def _markers(svg: ET.Element, picture: Picture, layout: _Layout) -> None:
+    """The labelled lines across the chart (first paid, pool empty, leak events), each
+    label a line lower than the one before, under the axis."""
+    if not picture.markers:
+        return
+    group = ET.SubElement(svg, "g", {"id": "markers"})
+    for number, (at, text, colour) in enumerate(picture.markers):
+        x = layout.x_of(at)
+        y = layout.axis_y + 34 + 14 * number
+        ET.SubElement(group, "line", {"x1": f"{x:.2f}", "x2": f"{x:.2f}",
+                                      "y1": str(layout.head_y - 4), "y2": str(y - 10),
+                                      "stroke": colour, "stroke-width": "2"})
+        near_end = x > layout.left + layout.chart_width * 0.75
+        ET.SubElement(group, "text", {
+            "x": f"{x - 3 if near_end else x + 3:.2f}", "y": str(y),
+            "text-anchor": "end" if near_end else "start", "font-size": "11",
+            "font-weight": "bold", "fill": colour}).text = text
+
+
+def _transition_list(svg: ET.Element, picture: Picture, layout: _Layout) -> None:
+    """The numbered transitions under the chart, the summary, and the lines after it."""
+    left, y = layout.left, layout.list_y
+    notes = picture.notes
     ET.SubElement(svg, "text", {"x": str(left), "y": str(y), "font-weight": "bold"}).text = (
         "Transitions of the head rung" if notes else "No transition of the head rung")
     for number, note in enumerate(notes, start=1):
@@ -484,15 +535,18 @@ def picture_svg(picture: Picture) -> str:
     y += 30
     ET.SubElement(svg, "text", {"x": str(left), "y": str(y), "font-weight": "bold"}).text = (
         picture.summary)
-    for text, fill in after:
+    for text, fill in picture.after:
         y += 22
         attributes = {"x": str(left), "y": str(y)}
         if fill is not None:
             attributes["fill"] = fill
         ET.SubElement(svg, "text", attributes).text = text
 
-    legend_x = left
-    legend_y = height - 12
+
+def _legend(svg: ET.Element, picture: Picture, layout: _Layout) -> None:
+    """The colour of each rung and of the empty pool, and the hatching of projected steps."""
+    legend_x = layout.left
+    legend_y = layout.height - 12
     legend: tuple[str | None, ...] = (*RUNGS, None)
     for shown in legend:
         ET.SubElement(svg, "rect", {"x": str(legend_x), "y": str(legend_y - 10), "width": "12",
@@ -501,15 +555,13 @@ def picture_svg(picture: Picture) -> str:
         ET.SubElement(svg, "text", {"x": str(legend_x + 16), "y": str(legend_y),
                                     "font-size": "11"}).text = name
         legend_x += 24 + 7 * len(name)
-    if projected_from is not None:
+    if picture.projected_from is not None:
         ET.SubElement(svg, "rect", {"id": "legend-projected", "x": str(legend_x),
                                     "y": str(legend_y - 10), "width": "12", "height": "12",
                                     "fill": f"url(#{_HATCH})", "stroke": "#616161",
                                     "stroke-dasharray": "4,3"})
         ET.SubElement(svg, "text", {"x": str(legend_x + 16), "y": str(legend_y),
                                     "font-size": "11"}).text = "projected (after now)"
-    ET.indent(svg)
-    return ET.tostring(svg, encoding="unicode", xml_declaration=False) + "\n"
 
 
 def _entries_and_part(point: Point, rung: str, part: Callable[[Point], str | None]

@@ -206,10 +206,6 @@ def _leaf(label: Text | str) -> tuple[Text | str, list[Any]]:
     return (label, [])
 
 
-def _styled(text: str, style: str) -> Text:
-    return Text(text, style=style)
-
-
 def _when(at: datetime, now: datetime, exclusive: bool) -> str:
     return ("just after " if exclusive else "") + timefmt.short(at, now)
 

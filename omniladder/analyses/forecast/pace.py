@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 from omniladder import timefmt
 from omniladder.analyses.forecast.profile import DayProfile, ProfileLearner
+from omniladder.engine import readings as rules
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.quota import HeldWindow, in_force
 from omniladder.models import (
@@ -22,7 +23,6 @@ from omniladder.models import (
 )
 
 DEFAULT_HORIZON = "24h"
-DEFAULT_STEP = "5m"
 MIN_ELAPSED_FRACTION = 0.05
 """No pace before 5% of the window has elapsed: a burst at the start says little."""
 MIN_CYCLE_READINGS = 2
@@ -207,7 +207,7 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
             past_reset=True,
             note=f"reset at {timefmt.short(reset_at, now)}, {ago} before now: the figure is "
                  "of a past cycle and no longer counts; no newer reading, no forecast")
-    if window.figure <= cutoff:
+    if rules.is_low(window, cutoff):
         until = timefmt.short(reset_at, now) if reset_at is not None else "a higher reading"
         return dataclasses.replace(
             blank, lasts_to_reset=False,
@@ -392,11 +392,11 @@ def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: 
                                  note=f"reading at {seen} has no window and "
                                  "no figure: nothing to project",
                                  paces=(), unknown=True)
-    age = (now - latest.checked_at).total_seconds()
     paces = tuple(window_pace(connection_id, provider, readings, window, now,
                               ladder.exit_cutoff_percent, lengths)
                   for window in latest.all_windows())
-    if age > ladder.max_reading_age_seconds:
+    if not rules.is_fresh(latest.checked_at, now, ladder.max_reading_age_seconds):
+        age = rules.age_seconds(latest.checked_at, now)
         stale = (f"reading at {seen} is "
                  f"{timefmt.age_beside(age, ladder.max_reading_age_seconds)} old (max "
                  f"{timefmt.duration(ladder.max_reading_age_seconds)}): stale, no forecast")
@@ -501,7 +501,7 @@ def crossings(window: Window, pace: Pace, origin: datetime, threshold: float,
             at = reached
 
             def low(instant: datetime) -> bool:
-                return _projected_window(window, pace, origin, instant).figure <= threshold
+                return rules.is_low(_projected_window(window, pace, origin, instant), threshold)
 
             # a few microseconds either way: the float error of the arithmetic instant (a
             # crossing that lands on the reset is none: the window is full again there)

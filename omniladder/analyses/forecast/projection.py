@@ -16,6 +16,7 @@ from omniladder.analyses.forecast.pace import (
     crossings,
     whole_second,
 )
+from omniladder.engine import readings as rules
 from omniladder.engine.budgets import (
     next_period_start,
 )
@@ -32,24 +33,14 @@ from omniladder.models import (
 # --- projected readings ----------------------------------------------------------------------
 
 
-def projection_instants(connection_id: str, history: Sequence[Reading],
-                        outlook_: ConnectionOutlook, now: datetime, end: datetime,
-                        inputs: LoadedInputs, connection: Connection | None
-                        ) -> set[datetime]:
-    """The instants after now at which a projected connection's decisions can change: each
-    projected reset, each crossing of the exit cutoff, and each instant its recorded history
-    alone re-decides it (an earlier window's reset R6.4 holds, the end of its cooldown, the
-    instants of its state: ``changes.state_changes``). A projected reading is written at
-    each (and at now)."""
-    fixed, crossed = _projection_parts(history, outlook_, now, end, inputs, connection)
-    return fixed | crossed
-
-
 def _projection_parts(history: Sequence[Reading], outlook_: ConnectionOutlook, now: datetime,
                       end: datetime, inputs: LoadedInputs, connection: Connection | None
                       ) -> tuple[set[datetime], set[datetime]]:
-    """``projection_instants`` in two parts: those that do not depend on the burn (the
-    resets and the recorded history's instants) and the cutoff crossings, which do."""
+    """The instants after now at which a projected connection's decisions can change, in
+    two parts: those that do not depend on the burn (each projected reset, and each instant
+    its recorded history alone re-decides it: an earlier window's reset R6.4 holds, the end
+    of its cooldown) and the crossings of the exit cutoff, which do. A projected reading is
+    written at each (and at now)."""
     ladder = inputs.settings.ladder
     readings = in_force(history, now, ladder.exit_cutoff_percent)
     if not outlook_.projected or not readings:
@@ -157,7 +148,7 @@ def projected_readings(connection_id: str, history: Sequence[Reading],
         if at <= origin:
             continue
         if not dense and at != now and at not in wanted and (
-                kept_fresh or (at - last).total_seconds() <= max_age):
+                kept_fresh or rules.is_fresh(last, at, max_age)):
             continue
         projected = tuple(_projected_window(window, pace, origin, at)
                           for window, pace in zip(windows, paces, strict=True))
@@ -180,15 +171,14 @@ def _overage_in_force(history: Sequence[Reading], now: datetime,
     provider is assumed to keep saying it); a stale one is left to the recorded reading."""
     for reading in reversed(readings_until(history, now)):
         if reading.overage is not None:
-            fresh = (now - reading.checked_at).total_seconds() <= max_age
-            return reading.overage if fresh else None
+            return reading.overage if rules.is_fresh(reading.checked_at, now, max_age) else None
     return None
 
 
 def projections_wanted(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutlook],
                        now: datetime, end: datetime) -> dict[str, set[datetime]]:
     """Per projected connection, the instants after now that need a projected reading: its
-    own (``projection_instants``) and the budget instants, where the engine re-decides a
+    own (``_projection_parts``) and the budget instants, where the engine re-decides a
     whole rung."""
     return {cid: fixed | crossed
             for cid, (fixed, crossed) in _wanted_parts(inputs, outlooks, now, end).items()}
@@ -223,7 +213,7 @@ def with_projection(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutlook],
     recorded: a keep-alive reading at each instant where the previous one would have
     turned stale. ``kept_fresh`` writes them for an engine told that the projected
     connections keep reporting (what ``forecast`` steps): a reading only where a decision
-    can change (``projection_instants`` and the budget instants).
+    can change (``_projection_parts`` and the budget instants).
     """
     by_id = {o.connection_id: o for o in outlooks}
     now, end = instants[0], instants[-1]

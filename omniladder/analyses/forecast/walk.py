@@ -27,6 +27,7 @@ from omniladder.analyses.forecast.projection import (
     with_projection,
 )
 from omniladder.analyses.simulate import Point, Transition, step_instants, walk
+from omniladder.engine import readings as rules
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import (
     BudgetPosition,
@@ -41,6 +42,7 @@ from omniladder.engine.stepping import Stepper
 from omniladder.models import (
     PAID_RUNGS,
     RUNGS,
+    LadderSettings,
     Reading,
     Rung,
 )
@@ -193,10 +195,9 @@ class Forecast:
     unprojected: tuple[Unprojected, ...] = ()
     """Windows that cannot be projected; when any, ``first_paid_at`` and ``pool_empty_at``
     are None and ``answers_known`` is False."""
-    projected_first_paid_at: datetime | None = None
-    """What the projection shows, holding the unprojected windows at their figures (the
-    same as ``first_paid_at`` when the answers are known)."""
     projected_pool_empty_at: datetime | None = None
+    """What the projection shows of the pool's emptying, holding the unprojected windows at
+    their figures (the same as ``pool_empty_at`` when the answers are known)."""
     first_paid_band: Band | None = None
     """p10 / p50 / p90 of ``first_paid_at`` over the low, middle and high burns; None when
     the answers are unknown."""
@@ -306,7 +307,12 @@ def _walk_projection(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: 
 def _sides(reading: Reading, cutoff: float, floor: float) -> tuple[object, ...]:
     """What a decision reads of a projected reading, its figures only as the side of the
     exit cutoff and of the re-entry floor each falls on (R6, R6.4, R7 and R9 compare a
-    figure with nothing else)."""
+    figure with nothing else); ``cutoff`` and ``floor`` are ``readings.threshold_of`` in
+    play and out."""
+    # An inline copy of ``readings.below`` in play and out: this runs for every window of
+    # every projected reading of both edge burns (through the function, the forecast of
+    # 1,000 burning connections retired 0.8% more instructions); tests/test_readings.py
+    # holds the two together.
     return (reading.status, reading.reset_at, reading.overage, reading.windows is None,
             tuple((w.name, w.models, w.reset_at, w.unlimited, w.window_seconds,
                    w.figure <= cutoff, w.figure <= floor) for w in reading.all_windows()))
@@ -314,7 +320,7 @@ def _sides(reading: Reading, cutoff: float, floor: float) -> tuple[object, ...]:
 
 def _moved_log(log: list[tuple[datetime, tuple[int, ...]]], middle: Sequence[Reading],
                edge: Sequence[Reading], fixed: Collection[datetime], now: datetime,
-               cutoff: float, floor: float
+               ladder: LadderSettings
                ) -> tuple[list[tuple[datetime, tuple[int, ...]]], datetime | None]:
     """A connection's decisions at another burn, as far as the middle walk's (``log``) give
     them, and the instant from which it must be decided again (None: never; now: wholly).
@@ -329,6 +335,7 @@ def _moved_log(log: list[tuple[datetime, tuple[int, ...]]], middle: Sequence[Rea
     same order, so it admits the same pairs, at the other burn's instant. From the first
     reading where the two part, the connection is decided again."""
     moved = {now: now}
+    cutoff, floor = rules.threshold_of(True, ladder), rules.threshold_of(False, ladder)
     part_middle: datetime | None = None
     part_edge: datetime | None = None
     for one, other in zip(middle, edge, strict=False):
@@ -370,7 +377,7 @@ def _band_heads(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: datet
     whole walk would decide at."""
     assert middle.log is not None
     ladder = inputs.settings.ladder
-    cutoff, floor = ladder.exit_cutoff_percent, ladder.reentry_floor
+    cutoff = ladder.exit_cutoff_percent
     fleet = middle.stepper.fleet
     wanted = dict(middle.wanted)
     logs: Log = dict(middle.log)
@@ -389,7 +396,7 @@ def _band_heads(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: datet
         edge = projected_readings(cid, history, other, (now,), inputs, wanted=wanted[cid],
                                   kept_fresh=True)
         logs[index], since[index] = _moved_log(middle.log[index], middle.added.get(cid, ()),
-                                               edge, fixed, now, cutoff, floor)
+                                               edge, fixed, now, ladder)
         if since[index] is not None:
             again[cid] = edge
     events = set(middle.recorded)
@@ -517,8 +524,7 @@ def forecast(inputs: LoadedInputs, auto_id: AutoId, now: datetime, horizon: time
                     escalations=escalations, first_paid_at=None if unknown else first_paid,
                     pool_empty_at=None if unknown else empty, hours_by_head=hours, paid=paid,
                     projected_readings=middle.projected_readings, warnings=warnings,
-                    unprojected=unknown, projected_first_paid_at=first_paid,
-                    projected_pool_empty_at=empty, first_paid_band=first_band,
+                    unprojected=unknown, projected_pool_empty_at=empty, first_paid_band=first_band,
                     pool_empty_band=pool_band, paid_hours_band=hours_band)
 
 

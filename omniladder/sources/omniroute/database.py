@@ -197,8 +197,8 @@ def _connect(uri: str, shown: str) -> sqlite3.Connection:
         # name as a URI without uri=True (other builds need it); and the importer never runs
         # INSERT/UPDATE/DELETE, so the default isolation_level opens no implicit transaction.
         return sqlite3.connect(uri, timeout=2.0,
-                               uri=True,  # pragma: no mutate
-                               isolation_level=None)  # pragma: no mutate
+                               uri=True,  # pragma: no mutate (this SQLite reads URIs)
+                               isolation_level=None)  # pragma: no mutate (no writes)
     except sqlite3.Error as exc:
         raise InputError(f"cannot open the SQLite database ({exc})", file=shown) from None
 

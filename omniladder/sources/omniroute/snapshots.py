@@ -106,7 +106,7 @@ def _recent_bounds(since: datetime) -> dict[str, Any]:
     # strftime drops microseconds, and int() too from 1970 on (OmniRoute writes no earlier
     # row): a microsecond left here reads the same
     low = since.astimezone(UTC).replace(
-        microsecond=0)  # pragma: no mutate
+        microsecond=0)  # pragma: no mutate (strftime drops it)
     low_s = int(low.timestamp())
     return {
         "iso_t": low.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -148,9 +148,9 @@ def _in_force(reader: Reader, since: datetime, listed: str, names: tuple[str, ..
     # Equivalent mutants: a later upper bound (a microsecond kept, a second more, text
     # above every date) only reads more rows, and each instant is compared exactly below.
     upper = (since.astimezone(UTC).replace(
-                 microsecond=0)  # pragma: no mutate
-             + timedelta(seconds=1)  # pragma: no mutate
-             ).strftime("%Y-%m-%dT%H:%M:%S")  # pragma: no mutate
+                 microsecond=0)  # pragma: no mutate (a later bound reads more)
+             + timedelta(seconds=1)  # pragma: no mutate (a later bound reads more)
+             ).strftime("%Y-%m-%dT%H:%M:%S")  # pragma: no mutate (a later bound reads more)
     series = list(stream(reader.db, _SERIES, {}, ("cid", "window"), SNAPSHOTS_TABLE,
                           reader.shown))
     # through stream like every other read: a damaged page is an InputError, not a crash
@@ -222,12 +222,12 @@ class _RowParser:
 
     def zero_is_sentinel(self, provider: str, window: str) -> bool:
         # a memo of a pure lookup: a miss computes the same answer again
-        key = (provider, window)  # pragma: no mutate
-        known = self._zero_sentinel.get(key)  # pragma: no mutate
+        key = (provider, window)  # pragma: no mutate (a memo)
+        known = self._zero_sentinel.get(key)  # pragma: no mutate (a memo)
         if known is None:
             matched = self.scopes.match(provider, window)
             known = matched is not None and matched.entry.zero_is_sentinel
-            self._zero_sentinel[key] = known  # pragma: no mutate
+            self._zero_sentinel[key] = known  # pragma: no mutate (a memo)
         return known
 
     def parse(self, row: Mapping[str, Any], provider: str) -> _Row | None:
@@ -352,7 +352,7 @@ def _histories(rows: Iterable[Mapping[str, Any]], providers: Mapping[str, str],
             held = history.before.get(parsed.window)
             # (created_at, id) pairs are unique: > and >= keep the same row
             if held is None or (
-                    (parsed.at, parsed.row_id) > (held.at, held.row_id)):  # pragma: no mutate
+                (parsed.at, parsed.row_id) > (held.at, held.row_id)):  # pragma: no mutate (unique)
                 history.before[parsed.window] = parsed
             continue
         history.rows.append(parsed)
