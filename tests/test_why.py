@@ -194,6 +194,10 @@ def _admitted(plan: Plan, cid: str) -> bool:
     return any(cid in e.allowed_connection_ids for e in plan.pool)
 
 
+def _pair_admitted(plan: Plan, cid: str, model: str) -> bool:
+    return any(cid in e.allowed_connection_ids and e.model == model for e in plan.pool)
+
+
 @settings(max_examples=60, deadline=None)
 @given(FLEETS)
 def test_why_agrees_with_plan_on_generated_fleets(inputs: LoadedInputs) -> None:
@@ -226,10 +230,12 @@ def test_why_agrees_with_plan_on_generated_fleets(inputs: LoadedInputs) -> None:
                     if probe <= now:
                         continue
                     later = make_plan(frozen, plan.auto_id, probe, "flag")
-                    assert not _admitted(later, connection.id), (probe, route)
+                    # the pair's comeback: the connection may serve its other models meanwhile
+                    assert not _pair_admitted(later, connection.id, comeback.model), (
+                        probe, route)
                 after = route.at + timedelta(microseconds=1 if route.exclusive else 0)
-                assert _admitted(make_plan(frozen, plan.auto_id, after, "flag"),
-                                 connection.id)
+                assert _pair_admitted(make_plan(frozen, plan.auto_id, after, "flag"),
+                                      connection.id, comeback.model)
 
 
 def test_comeback_of_a_low_reading_is_its_reset_not_its_staleness() -> None:
