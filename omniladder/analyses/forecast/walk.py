@@ -298,9 +298,10 @@ def _walk_projection(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: 
     log: Log | None = {} if keep_log else None
     stepper.log = log
     timeline, transitions = walk(stepper)
-    return _Walk(timeline, transitions, stepper, sum(len(r) for r in added.values()),
-                 recorded, wanted, {cid: fixed for cid, (fixed, _) in parts.items()}, added,
-                 log)
+    return _Walk(timeline=timeline, transitions=transitions, stepper=stepper,
+                 projected_readings=sum(len(r) for r in added.values()),
+                 recorded=recorded, wanted=wanted,
+                 fixed={cid: fixed for cid, (fixed, _) in parts.items()}, added=added, log=log)
 
 
 def _sides(reading: Reading, cutoff: float, floor: float) -> tuple[object, ...]:
