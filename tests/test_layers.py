@@ -5,7 +5,8 @@ A layer is a directory of the package (``engine/``, ``inputs/``, ``sources/``, `
 times, vocabularies) and the entry points. A module is placed by where it lives: a new module
 in a layer's directory is in that layer, and a new directory or root module fails here until
 the map is changed. The engine imports only the ground and itself; the analyses import no view
-and no command; views import no command. Lazy imports inside functions count too.
+and no command; views import no command; no command imports an entry point (``cli.py``,
+``__main__.py``), which sit above them all. Lazy imports inside functions count too.
 """
 
 from __future__ import annotations
@@ -36,12 +37,12 @@ ROOT_MODULES: dict[str, str] = {
     "omniladder.models": "ground",
     "omniladder.scope_models": "ground",
     "omniladder.quota_sources": "ground",
-    "omniladder.cli": "commands",
-    "omniladder.__main__": "commands",
+    "omniladder.cli": "entry",
+    "omniladder.__main__": "entry",
 }
 """The modules at the package root: the ground and the entry points."""
 
-LAYERS = ("ground", "engine", "inputs", "sources", "analyses", "views", "commands")
+LAYERS = ("ground", "engine", "inputs", "sources", "analyses", "views", "commands", "entry")
 
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "ground": frozenset({"ground"}),
@@ -50,7 +51,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "sources": frozenset({"ground", "engine", "inputs", "sources"}),
     "analyses": frozenset({"ground", "engine", "inputs", "sources", "analyses"}),
     "views": frozenset({"ground", "engine", "inputs", "analyses", "views"}),
-    "commands": frozenset(LAYERS),
+    "commands": frozenset(LAYERS) - {"entry"},
+    "entry": frozenset(LAYERS),
 }
 
 
@@ -138,3 +140,13 @@ def test_the_check_sees_a_wrong_import(tmp_path: Path) -> None:
     assert {"omniladder.rendering.table", "omniladder.analyses.why"} <= found
     assert {layer_of(name) for name in found} == {"views", "analyses"}
     assert not {layer_of(name) for name in found} <= MAY_IMPORT["engine"]
+
+
+def test_the_check_sees_a_command_importing_the_entry_point(tmp_path: Path) -> None:
+    """A command reaching back up into cli.py is caught, even inside its function."""
+    planted = tmp_path / "completion_cmd.py"
+    planted.write_text("def completion():\n    from omniladder.cli import main\n",
+                       encoding="utf-8")
+    found = imports_of("omniladder.commands.completion_cmd", planted)
+    assert found == {"omniladder.cli"}
+    assert layer_of("omniladder.cli") not in MAY_IMPORT["commands"]
