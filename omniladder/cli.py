@@ -6,7 +6,6 @@
 import codecs
 import contextlib
 import gc
-import importlib
 import os
 import signal
 import sys
@@ -16,34 +15,15 @@ from typing import Annotated, Any, NoReturn, TextIO
 import typer
 
 from omniladder import __version__
+from omniladder.commands import (
+    COMMANDS,
+    COMPLETE_VAR,
+    load_command,
+    named_command,
+    start_completion,
+    without_pydantic_plugins,
+)
 from omniladder.commands.help import HELP_OPTION_NAMES, ROOT_EPILOG, epilog
-
-_COMMANDS: dict[str, tuple[str, str, bool]] = {
-    # name: (module under omniladder.commands, attribute, a sub-application)
-    "plan": ("plan_cmd", "plan", False),
-    "ids": ("ids_cmd", "ids", False),
-    "import": ("import_cmd", "import_app", True),
-    "quota": ("quota_cmd", "quota_app", True),
-    "catalog": ("catalog_cmd", "catalog_app", True),
-    "audit": ("audit_cmd", "audit_app", True),
-    "init": ("init_cmd", "init", False),
-    "schema": ("schema_cmd", "schema", False),
-    "why": ("why_cmd", "why", False),
-    "who": ("who_cmd", "who", False),
-    "simulate": ("simulate_cmd", "simulate", False),
-    "forecast": ("forecast_cmd", "forecast", False),
-    "check": ("check_cmd", "check", False),
-    "diff": ("diff_cmd", "diff", False),
-    "show": ("show_cmd", "show", False),
-    "completion": ("completion_cmd", "completion", False),
-    "export": ("export_cmd", "export", False),
-}
-"""Every command in the order ``--help`` lists them, and where it lives."""
-
-
-COMPLETE_VAR = "_OMNILADDER_COMPLETE"
-"""The variable a completion script sets when it calls omniladder back (click's name for a
-program called omniladder)."""
 
 
 def _version(value: bool) -> None:
@@ -82,10 +62,10 @@ def build_app(only: str | None = None) -> typer.Typer:
         epilog=ROOT_EPILOG,
     )
     built.callback(epilog=ROOT_EPILOG)(_root)
-    for name, (module, attribute, group) in _COMMANDS.items():
+    for name, (_, _, group) in COMMANDS.items():
         if only is not None and name != only:
             continue
-        found = getattr(importlib.import_module(f"omniladder.commands.{module}"), attribute)
+        found = load_command(name)
         if group:
             for sub in found.registered_commands:
                 sub.epilog = epilog(f"{name} {sub.name}")
@@ -102,19 +82,6 @@ def __getattr__(name: str) -> Any:
         globals()["app"] = whole
         return whole
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-_NO_COMMAND = ""
-"""``build_app``'s ``only`` for a command line that runs no command (``--version``)."""
-
-
-def _named_command(argv: list[str]) -> str | None:
-    """The command the command line names first, when it is one; None otherwise (no
-    command, a root option first, a typo): those get the whole application, as before."""
-    first = argv[1] if len(argv) > 1 else None
-    if first == "--version" and len(argv) == 2:
-        return _NO_COMMAND  # the version needs no command: none is imported
-    return first if first in _COMMANDS else None
 
 
 class _GuardedStdout:
@@ -255,44 +222,6 @@ def _standard_streams() -> None:
             continue
 
 
-_PLUGIN_LOADER = "pydantic.plugin._loader"
-
-
-def without_pydantic_plugins() -> None:
-    """Build every validator of this process without looking for pydantic plugins.
-
-    Called by ``main`` before any model is declared, so only the command line runs this way; a
-    program importing ``omniladder.models`` keeps pydantic's own loader.
-
-    pydantic looks for plugins (packages registering a ``pydantic`` entry point, such as an
-    observability tool) when it builds the first validator of a process: it imports
-    ``importlib.metadata`` (with ``email``, ``zipfile`` and ``csv``) and reads the metadata of
-    every installed distribution. That is 15-20 ms of a 190 ms table view, 8 % of the
-    start-up ratio (docs/performance.md#start-up), for plugins omniladder never wants: its
-    validation is of the operator's files, not of a service to observe. The loader module is
-    replaced by one that finds none; a name other than ``get_plugins`` asked of it (by a later
-    pydantic) puts the real module back and comes from it.
-    """
-    if _PLUGIN_LOADER in sys.modules:
-        return
-    loader = types.ModuleType(_PLUGIN_LOADER)
-
-    def get_plugins() -> tuple[()]:
-        return ()
-
-    def real_loader(name: str) -> Any:
-        if name.startswith("__"):  # what the import system asks of any module
-            raise AttributeError(name)
-        import importlib
-
-        sys.modules.pop(_PLUGIN_LOADER, None)
-        return getattr(importlib.import_module(_PLUGIN_LOADER), name)
-
-    loader.get_plugins = get_plugins  # type: ignore[attr-defined]
-    loader.__getattr__ = real_loader  # type: ignore[method-assign]
-    sys.modules[_PLUGIN_LOADER] = loader
-
-
 def run() -> NoReturn:
     """The console script: ``main``, then the fast exit of omniladder.commands.lifetime."""
     from omniladder.commands import lifetime
@@ -319,17 +248,14 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _terminated)
     without_pydantic_plugins()
     if COMPLETE_VAR in os.environ:
-        # A completion script asking for completions (`omniladder completion SHELL`): typer's
-        # shell classes are registered only now, so no other run pays for importing them.
-        # The command line is bare then, so the whole application (every command) is built.
-        from typer._completion_classes import completion_init
-
-        completion_init()
+        # A completion script asking for completions (`omniladder completion SHELL`). The
+        # command line is bare then, so the whole application (every command) is built.
+        start_completion()
     guard = _GuardedStdout(sys.stdout)
     sys.stdout = guard  # a TextIO in all but name (its __getattr__ passes the rest on)
     sys.stderr = _QuietStderr(sys.stderr)
     try:
-        build_app(_named_command(sys.argv))()
+        build_app(named_command(sys.argv))()
     finally:
         guard.flush()
         if guard.failure is not None:

@@ -247,3 +247,13 @@ def test_every_module_the_architecture_map_names_exists() -> None:
 def test_the_map_check_sees_a_stale_name() -> None:
     assert unresolved_modules("`loading.py`, `explain.py`, `inputs/files.py`, `engine/`") == [
         "loading.py", "explain.py"]
+
+
+README_MAX_LINES = 350
+
+
+def test_the_readme_stays_a_front_door() -> None:
+    """The README opens the project: what it does, the commands, where to read on. Detail
+    belongs on the docs/ page of its subject, linked from the README."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES

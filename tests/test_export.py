@@ -540,8 +540,9 @@ def test_a_mistyped_map_id_beside_good_ones_is_named_in_the_dropped_item(
 
 def test_an_empty_pool_exports_an_empty_group_without_a_map() -> None:
     """Nothing to route is no usage error: the plan's pool is empty (fail closed)."""
-    source = ExportPlan(parse_auto_id("auto/subscription"), "2026-11-29T12:00:00Z", "flag",
-                        (), {}, (), None)
+    source = ExportPlan(auto_id=parse_auto_id("auto/subscription"), now="2026-11-29T12:00:00Z",
+                        now_source="flag",
+                        entries=(), rung_notes={}, warnings=(), plan_file=None)
     result = export("litellm", source)
     assert result.document == {"model_list": []}
     assert "empty-export" in [f.code for f in result.fidelity]
@@ -1317,11 +1318,13 @@ def test_a_long_report_lists_twenty_items_of_a_code_and_counts_the_rest() -> Non
     from omniladder.rendering import Format
     from omniladder.rendering.export_view import ExportReport, render_report
 
-    entries = tuple(ExportEntry(n, "free", "p", f"m{n}", (f"c{n}",),
-                                (ExportMark(f"c{n}", "quota-unknown", ""),))
+    entries = tuple(ExportEntry(position=n, rung="free", provider="p", model=f"m{n}",
+                                allowed=(f"c{n}",),
+                                unverified=(ExportMark(f"c{n}", "quota-unknown", ""),))
                     for n in range(1, 26))
-    source = ExportPlan(parse_auto_id("auto/thrifty"), "2026-11-29T12:00:00Z", "flag",
-                        entries, {}, (), None)
+    source = ExportPlan(auto_id=parse_auto_id("auto/thrifty"), now="2026-11-29T12:00:00Z",
+                        now_source="flag",
+                        entries=entries, rung_notes={}, warnings=(), plan_file=None)
     result = export("omniroute", source)
     assert sum(f.code == "unverified-exported" for f in result.fidelity) == 25
     for fmt, more in ((Format.TABLE, "and 5 more unverified-exported items (--json lists "

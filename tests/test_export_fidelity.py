@@ -30,14 +30,16 @@ NOW = "2026-11-29T12:00:00Z"
 
 
 def entry(position: int, rung: Rung, provider: str, model: str, *cids: str) -> ExportEntry:
-    return ExportEntry(position, rung, provider, model, cids, ())
+    return ExportEntry(position=position, rung=rung, provider=provider, model=model, allowed=cids,
+                       unverified=())
 
 
 def source(*entries: ExportEntry, auto_id: str = "auto/thrifty",
            excluded: tuple[ExportExclusion, ...] = (),
            clamps: tuple[ExportClamp, ...] = ()) -> ExportPlan:
-    return ExportPlan(parse_auto_id(auto_id), NOW, "flag", entries, {}, (), None,
-                      excluded, clamps)
+    return ExportPlan(auto_id=parse_auto_id(auto_id), now=NOW, now_source="flag", entries=entries,
+                      rung_notes={}, warnings=(), plan_file=None,
+                      excluded=excluded, clamps=clamps)
 
 
 def found(result: Export, code: str) -> list[str]:

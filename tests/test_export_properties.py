@@ -129,12 +129,14 @@ def odd_plans(draw: st.DrawFn) -> tuple[ExportPlan, dict[str, ConnectionRoute]]:
         # a connection id is never blank (ConnectionRoute refuses one): any other text
         allowed = tuple(draw(st.lists(TEXT.filter(str.strip), min_size=1, max_size=3,
                                       unique=True)))
-        entries.append(ExportEntry(position, "free", draw(TEXT), draw(TEXT), allowed,
-                                   (ExportMark(allowed[0], draw(TEXT), draw(TEXT)),)))
+        entries.append(ExportEntry(position=position, rung="free", provider=draw(TEXT),
+                                   model=draw(TEXT), allowed=allowed,
+                                   unverified=(ExportMark(allowed[0], draw(TEXT), draw(TEXT)),)))
         for cid in allowed:
             routes[cid] = ConnectionRoute(id=cid, model_prefix=draw(st.text(max_size=6)))
-    source = ExportPlan(parse_auto_id("auto/thrifty"), "2026-11-29T12:00:00Z", "flag",
-                        tuple(entries), {}, (), None)
+    source = ExportPlan(auto_id=parse_auto_id("auto/thrifty"), now="2026-11-29T12:00:00Z",
+                        now_source="flag",
+                        entries=tuple(entries), rung_notes={}, warnings=(), plan_file=None)
     return source, routes
 
 

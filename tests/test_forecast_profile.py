@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from omniladder.analyses.backtest import crossing_at
 from omniladder.analyses.forecast.pace import (
-    _projected_window,
     crossings,
     no_lengths,
     outlook,
+    projected_window,
     whole_second,
 )
 from omniladder.analyses.forecast.profile import BINS, MIN_HOURS, DayProfile
@@ -203,16 +203,16 @@ def test_a_profiled_projection_falls_and_crosses_where_it_shows_the_cutoff(
     pace = dataclasses_pace(window, rate, origin, DayProfile.of(weights, 48.0), length)
     end = origin + timedelta(hours=40)
     instants = sorted(origin + timedelta(seconds=s) for s in offsets)
-    shown = [(at, _projected_window(window, pace, origin, at)) for at in instants]
+    shown = [(at, projected_window(window, pace, origin, at)) for at in instants]
     for (at, one), (later, other) in pairwise(shown):
         if one.reset_at == other.reset_at:
             assert other.figure <= one.figure, (at, later)
     for at in crossings(window, pace, origin, CUTOFF, end):
         assert at.microsecond == 0
-        assert _projected_window(window, pace, origin, at).figure <= CUTOFF
+        assert projected_window(window, pace, origin, at).figure <= CUTOFF
         before = at - timedelta(seconds=1)
-        here = _projected_window(window, pace, origin, at)
-        there = _projected_window(window, pace, origin, before)
+        here = projected_window(window, pace, origin, at)
+        there = projected_window(window, pace, origin, before)
         if there.reset_at == here.reset_at and before > origin:
             assert there.figure > CUTOFF
 

@@ -133,11 +133,16 @@ def upstream() -> Iterator[Upstream]:
 # --- the export under test ---------------------------------------------------------------------
 
 LADDER = (
-    ExportEntry(1, "subscription", "claude", "claude-sonnet-4-5", ("sub-a", "sub-b"), ()),
-    ExportEntry(2, "keyless", "ollama", "qwen2.5-coder:32b", ("local",), ()),
-    ExportEntry(3, "free", "openrouter", "deepseek/deepseek-chat-v3.1:free", ("free",), ()),
-    ExportEntry(4, "cheap", "openai", "gpt-5-mini", ("cheap",), ()),
-    ExportEntry(5, "premium", "openai", "gpt-5.1", ("premium",), ()),
+    ExportEntry(position=1, rung="subscription", provider="claude", model="claude-sonnet-4-5",
+                allowed=("sub-a", "sub-b"), unverified=()),
+    ExportEntry(position=2, rung="keyless", provider="ollama", model="qwen2.5-coder:32b",
+                allowed=("local",), unverified=()),
+    ExportEntry(position=3, rung="free", provider="openrouter",
+                model="deepseek/deepseek-chat-v3.1:free", allowed=("free",), unverified=()),
+    ExportEntry(position=4, rung="cheap", provider="openai", model="gpt-5-mini",
+                allowed=("cheap",), unverified=()),
+    ExportEntry(position=5, rung="premium", provider="openai", model="gpt-5.1",
+                allowed=("premium",), unverified=()),
 )
 """auto/thrifty over every rung, with model names that carry their own ':'."""
 RUNG_OF = {"sub-a": 1, "sub-b": 1, "local": 2, "free": 3, "cheap": 4, "premium": 5}
@@ -146,8 +151,9 @@ RUNG_OF = {"sub-a": 1, "sub-b": 1, "local": 2, "free": 3, "cheap": 4, "premium":
 def exported(upstream: Upstream, auto_id: str, entries: tuple[ExportEntry, ...]
              ) -> list[dict[str, Any]]:
     """The model_list of the file the export writes, as LiteLLM's loader reads it."""
-    plan = ExportPlan(parse_auto_id(auto_id), "2026-11-29T12:00:00Z", "flag", entries, {},
-                      (), None)
+    plan = ExportPlan(auto_id=parse_auto_id(auto_id), now="2026-11-29T12:00:00Z", now_source="flag",
+                      entries=entries, rung_notes={},
+                      warnings=(), plan_file=None)
     routes = {cid: ConnectionRoute(id=cid, model_prefix="openai/", api_base=upstream.base(cid),
                                    api_key_env=f"KEY_{cid.replace('-', '_').upper()}")
               for entry in entries for cid in entry.allowed}
@@ -259,7 +265,8 @@ def test_an_unset_key_variable_sends_the_providers_default_key(
     monkeypatch.delenv("KEY_SUB_A")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-metered-default")
     upstream.reset()
-    alone = (ExportEntry(1, "subscription", "claude", "claude-sonnet-4-5", ("sub-a",), ()),)
+    alone = (ExportEntry(position=1, rung="subscription", provider="claude",
+                         model="claude-sonnet-4-5", allowed=("sub-a",), unverified=()),)
     answers = ask(exported(upstream, "auto/subscription", alone), "omniladder-subscription",
                   times=1)
     assert answers == ["sub-a"]

@@ -15,7 +15,8 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from omniladder.cli import _COMMANDS, app
+from omniladder.cli import app
+from omniladder.commands import COMMANDS
 from omniladder.commands.help import COMMAND_HELP, command_help
 from omniladder.errors import EXIT_MEANINGS, ExitCode
 from omniladder.inputs.schemas import ALL_KINDS, KINDS, json_schema
@@ -32,7 +33,7 @@ def click_command(path: tuple[str, ...]) -> Any:
     return command
 
 
-GROUPS = sorted(name for name, (_, _, group) in _COMMANDS.items() if group)
+GROUPS = sorted(name for name, (_, _, group) in COMMANDS.items() if group)
 
 
 @pytest.mark.parametrize("path", [(), *[(g,) for g in GROUPS], *command_paths()],
@@ -169,7 +170,7 @@ def complete(words: str) -> list[str]:
 
 def test_completion_offers_every_command_and_sub_command() -> None:
     # the order of the root help: commands, then groups (click lists groups last)
-    assert sorted(complete("omniladder ")) == sorted(_COMMANDS)
+    assert sorted(complete("omniladder ")) == sorted(COMMANDS)
     assert complete("omniladder catalog ") == ["show", "check"]
     assert complete("omniladder import c") == ["claude-usage", "codex-sessions",
                                                "copilot-user"]

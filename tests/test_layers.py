@@ -5,7 +5,8 @@ A layer is a directory of the package (``engine/``, ``inputs/``, ``sources/``, `
 times, vocabularies) and the entry points. A module is placed by where it lives: a new module
 in a layer's directory is in that layer, and a new directory or root module fails here until
 the map is changed. The engine imports only the ground and itself; the analyses import no view
-and no command; views import no command. Lazy imports inside functions count too.
+and no command; views import no command; no command imports an entry point (``cli.py``,
+``__main__.py``), which sit above them all. Lazy imports inside functions count too.
 """
 
 from __future__ import annotations
@@ -36,12 +37,12 @@ ROOT_MODULES: dict[str, str] = {
     "omniladder.models": "ground",
     "omniladder.scope_models": "ground",
     "omniladder.quota_sources": "ground",
-    "omniladder.cli": "commands",
-    "omniladder.__main__": "commands",
+    "omniladder.cli": "entry",
+    "omniladder.__main__": "entry",
 }
 """The modules at the package root: the ground and the entry points."""
 
-LAYERS = ("ground", "engine", "inputs", "sources", "analyses", "views", "commands")
+LAYERS = ("ground", "engine", "inputs", "sources", "analyses", "views", "commands", "entry")
 
 MAY_IMPORT: dict[str, frozenset[str]] = {
     "ground": frozenset({"ground"}),
@@ -50,7 +51,8 @@ MAY_IMPORT: dict[str, frozenset[str]] = {
     "sources": frozenset({"ground", "engine", "inputs", "sources"}),
     "analyses": frozenset({"ground", "engine", "inputs", "sources", "analyses"}),
     "views": frozenset({"ground", "engine", "inputs", "analyses", "views"}),
-    "commands": frozenset(LAYERS),
+    "commands": frozenset(LAYERS) - {"entry"},
+    "entry": frozenset(LAYERS),
 }
 
 
@@ -138,3 +140,87 @@ def test_the_check_sees_a_wrong_import(tmp_path: Path) -> None:
     assert {"omniladder.rendering.table", "omniladder.analyses.why"} <= found
     assert {layer_of(name) for name in found} == {"views", "analyses"}
     assert not {layer_of(name) for name in found} <= MAY_IMPORT["engine"]
+
+
+def test_the_check_sees_a_command_importing_the_entry_point(tmp_path: Path) -> None:
+    """A command reaching back up into cli.py is caught, even inside its function."""
+    planted = tmp_path / "completion_cmd.py"
+    planted.write_text("def completion():\n    from omniladder.cli import main\n",
+                       encoding="utf-8")
+    found = imports_of("omniladder.commands.completion_cmd", planted)
+    assert found == {"omniladder.cli"}
+    assert layer_of("omniladder.cli") not in MAY_IMPORT["commands"]
+
+
+PRIVATE_IMPORTS_KEPT = {
+    "omniladder.inputs.files._size":
+        "the traffic ledger's reader words a line too long with it; the ledger is being "
+        "split by job into a package, which takes the file helpers by public name",
+}
+"""Private names still imported across modules, each with the reason it is kept."""
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_imports(module: str, path: Path) -> set[str]:
+    """The private names (a leading underscore) of the package's other modules that ``module``
+    imports, at the top or inside a function, or reads from a module it imported."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    modules: dict[str, str] = {}  # a name bound to one of the package's modules
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("omniladder."):
+                    found.update(alias.name for part in alias.name.split(".")
+                                 if _is_private(part))
+                    if alias.asname:
+                        modules[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not (target == "omniladder" or target.startswith("omniladder.")):
+                continue
+            for alias in node.names:
+                if f"{target}.{alias.name}" in MODULES:
+                    modules[alias.asname or alias.name] = f"{target}.{alias.name}"
+                elif _is_private(alias.name) and target != module:
+                    found.add(f"{target}.{alias.name}")
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and _is_private(node.attr)
+                and isinstance(node.value, ast.Name) and node.value.id in modules
+                and modules[node.value.id] != module):
+            found.add(f"{modules[node.value.id]}.{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_imports_a_private_name_of_another(module: str) -> None:
+    """A name with a leading underscore is its module's own: a name shared between modules is
+    public, so renaming or removing a private one never breaks another module."""
+    found = private_imports(module, MODULES[module]) - set(PRIVATE_IMPORTS_KEPT)
+    assert not found, f"{module} imports private names of other modules: {sorted(found)}"
+
+
+def test_the_check_sees_a_private_import(tmp_path: Path) -> None:
+    """Planted private imports are caught, however written (the check can fail); a module's
+    own private names and the dunders (``__version__``) are not."""
+    planted = tmp_path / "who_view.py"
+    planted.write_text(
+        "from omniladder import __version__\n"
+        "from omniladder.rendering.why_view import Tree, _hidden\n"
+        "from . import why_view\n"
+        "import omniladder.rendering.table as table\n"
+        "from omniladder.rendering.who_view import _mine\n"
+        "def f():\n"
+        "    from .why_view import _later\n"
+        "    return why_view._peek, table._width, why_view.leaf\n", encoding="utf-8")
+    assert private_imports("omniladder.rendering.who_view", planted) == {
+        "omniladder.rendering.why_view._hidden", "omniladder.rendering.why_view._later",
+        "omniladder.rendering.why_view._peek", "omniladder.rendering.table._width"}

@@ -41,7 +41,8 @@ def _at(text: str) -> datetime:
 def test_a_new_file_is_created_and_reported_so(here: Path) -> None:
     path = here / "quota.json"
     outcome = merge_readings(path, [_reading("a", "2026-11-29T11:00:00Z")])
-    assert outcome == MergeOutcome(path, True, 1, 0, True, _at("2026-11-29T11:00:00+00:00"))
+    assert outcome == MergeOutcome(path=path, created=True, added=1, skipped=0, written=True,
+                                   taken_at=_at("2026-11-29T11:00:00+00:00"))
 
 
 def test_an_updated_file_is_reported_written_not_created(here: Path) -> None:
@@ -49,7 +50,8 @@ def test_an_updated_file_is_reported_written_not_created(here: Path) -> None:
     merge_readings(path, [_reading("a", "2026-11-29T11:00:00Z")])
     outcome = merge_readings(path, [_reading("a", "2026-11-29T11:00:00Z"),
                                     _reading("a", "2026-11-29T12:00:00Z")])
-    assert outcome == MergeOutcome(path, False, 1, 1, True, _at("2026-11-29T12:00:00+00:00"))
+    assert outcome == MergeOutcome(path=path, created=False, added=1, skipped=1, written=True,
+                                   taken_at=_at("2026-11-29T12:00:00+00:00"))
 
 
 def test_nothing_new_leaves_the_file_unwritten_and_reports_its_taken_at(here: Path) -> None:
@@ -59,7 +61,8 @@ def test_nothing_new_leaves_the_file_unwritten_and_reports_its_taken_at(here: Pa
     before = path.read_bytes()
     outcome = merge_readings(path, [_reading("a", "2026-11-29T11:00:00Z"),
                                     _reading("a", "2026-11-29T11:00:00+00:00")])
-    assert outcome == MergeOutcome(path, False, 0, 2, False, _at("2026-11-29T13:00:00+00:00"))
+    assert outcome == MergeOutcome(path=path, created=False, added=0, skipped=2, written=False,
+                                   taken_at=_at("2026-11-29T13:00:00+00:00"))
     assert path.read_bytes() == before
 
 
@@ -98,14 +101,16 @@ def test_importing_nothing_into_a_file_without_readings_changes_nothing(here: Pa
     path = here / "quota.json"
     path.write_text('{"taken_at": "2026-11-29T08:00:00Z", "readings": []}')
     outcome = merge_readings(path, [])
-    assert outcome == MergeOutcome(path, False, 0, 0, False, _at("2026-11-29T08:00:00+00:00"))
+    assert outcome == MergeOutcome(path=path, created=False, added=0, skipped=0, written=False,
+                                   taken_at=_at("2026-11-29T08:00:00+00:00"))
     assert path.read_text() == '{"taken_at": "2026-11-29T08:00:00Z", "readings": []}'
 
 
 def test_importing_nothing_into_a_missing_file_creates_an_empty_quota_file(here: Path) -> None:
     path = here / "quota.json"
     outcome = merge_readings(path, [])
-    assert outcome == MergeOutcome(path, True, 0, 0, True, None)
+    assert outcome == MergeOutcome(path=path, created=True, added=0, skipped=0, written=True,
+                                   taken_at=None)
     assert path.read_text() == '{\n  "readings": []\n}\n'
 
 

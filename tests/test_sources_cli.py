@@ -477,6 +477,6 @@ def test_readings_not_written_are_counted_in_good_grammar(empty: int, said: str)
     from omniladder.sources.merge import MergeOutcome
     from omniladder.sources.run import ImportOutcome
 
-    merged = MergeOutcome(Path("q.json"), created=False, added=0, skipped=0, written=False,
+    merged = MergeOutcome(path=Path("q.json"), created=False, added=0, skipped=0, written=False,
                           taken_at=None)
-    assert ImportOutcome(merged, parsed=3, empty=empty).notes() == [said]
+    assert ImportOutcome(merge=merged, parsed=3, empty=empty).notes() == [said]

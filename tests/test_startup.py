@@ -13,11 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from omniladder.commands import COMMANDS, NOT_AT_START
 from tests.conftest import EXAMPLES, ROOT
 
 PROBE = """
 import json, sys
+prelude = sys.argv[2] if len(sys.argv) > 2 else ""
 sys.argv = ["omniladder", *json.loads(sys.argv[1])]
+exec(prelude)
 from omniladder.cli import main
 try:
     main()
@@ -30,12 +33,19 @@ sys.stderr.write(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 
-def imported_by(*args: str) -> tuple[int, set[str], str]:
+def imported_by(*args: str, prelude: str = "") -> tuple[int, set[str], str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args)], env=env,
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(args), prelude], env=env,
                           capture_output=True, text=True, check=False, cwd=ROOT)
     report = json.loads(done.stderr.splitlines()[-1])
     return report["code"], set(report["modules"]), done.stdout
+
+
+def not_at_start(modules: set[str]) -> list[str]:
+    """The modules of ``modules`` that start-up never imports (``NOT_AT_START``); the stand-in
+    for pydantic's plugin loader that ``main`` puts in place is none of them."""
+    return sorted(m for m in modules if m != "pydantic.plugin._loader"
+                  and any(m == name or m.startswith(f"{name}.") for name in NOT_AT_START))
 
 
 ENGINE = ("rich.table", "omniladder.models", "omniladder.engine.plan",
@@ -48,6 +58,38 @@ def test_quick_commands_do_not_import_the_engine(args: tuple[str, ...]) -> None:
     assert code in (0, None), stdout
     assert stdout.strip()
     assert sorted(set(ENGINE) & modules) == []
+
+
+@pytest.mark.parametrize("args", [("--version",), ("--help",),
+                                  *((name, "--help") for name in COMMANDS)])
+def test_a_command_and_its_help_import_nothing_the_version_must_not(args: tuple[str, ...],
+                                                                    ) -> None:
+    """Registering a command (its module imported, its options turned into click's) and
+    printing its help import no view, model, reader or engine module, nor rich or pydantic:
+    those come with the command's run (omniladder.commands.NOT_AT_START)."""
+    code, modules, stdout = imported_by(*args)
+    assert code in (0, None), stdout
+    assert stdout.strip()
+    assert not_at_start(modules) == []
+
+
+PLANTED = """
+import omniladder.commands as commands
+commands.__path__.append({folder!r})
+commands.COMMANDS["planted"] = ("planted_cmd", "planted", False)
+from omniladder.commands import help
+help.COMMAND_HELP["planted"] = help.CommandHelp(("omniladder planted",), None)
+"""
+
+
+def test_the_check_sees_a_command_that_imports_the_models(tmp_path: Path) -> None:
+    """A command module importing the models at its top is caught (the check can fail)."""
+    (tmp_path / "planted_cmd.py").write_text(
+        "import omniladder.models\n\ndef planted() -> None:\n    pass\n", encoding="utf-8")
+    code, modules, stdout = imported_by("planted", "--help",
+                                        prelude=PLANTED.format(folder=str(tmp_path)))
+    assert code in (0, None), stdout
+    assert "omniladder.models" in not_at_start(modules)
 
 
 def test_version_prints_the_version() -> None:
@@ -96,9 +138,10 @@ def test_the_one_command_app_answers_as_the_whole_app(name: str, tail: list[str]
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
-    from omniladder.cli import _COMMANDS, app, build_app
+    from omniladder.cli import app, build_app
+    from omniladder.commands import COMMANDS
 
-    assert list(_COMMANDS) == [c.name or "" for c in app.registered_commands][:2] + [
+    assert list(COMMANDS) == [c.name or "" for c in app.registered_commands][:2] + [
         g.name or "" for g in app.registered_groups] + [
         c.name or "" for c in app.registered_commands][2:]
     runner = CliRunner()
@@ -125,7 +168,7 @@ def test_the_table_plan_does_not_look_for_pydantic_plugins() -> None:
 
 PLUGIN_PROBE = """
 import sys
-from omniladder.cli import without_pydantic_plugins
+from omniladder.commands import without_pydantic_plugins
 without_pydantic_plugins()
 import omniladder.models
 from pydantic.plugin import _loader

@@ -46,7 +46,7 @@ DEFAULT_MAX_AGE_DAYS = 180
 _PRICE_FIELDS = ("input_usd_per_mtok", "output_usd_per_mtok")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Problem:
     file: str
     where: str
@@ -72,7 +72,7 @@ def release_date() -> date:
     return date.fromisoformat(RELEASED)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LintResult:
     problems: tuple[Problem, ...]
     catalogs: Catalogs
@@ -81,7 +81,7 @@ class LintResult:
     """The effective window-scope catalog built from every entry that validated."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Spec:
     kind: _TableKind
     table: str
@@ -93,21 +93,22 @@ class _Spec:
 
 
 _SPECS: Mapping[CatalogKind, _Spec] = {
-    "billing": _Spec("billing", "entries", BillingEntry,
-                     (("reason", "missing-reason"), ("source", "missing-source"),
-                      ("reviewed", "missing-reviewed")), "reviewed"),
-    "models": _Spec("models", "models", ModelEntry,
-                    (("source", "missing-source"), ("as_of", "missing-as-of")), "as_of"),
-    "windows": _Spec("windows", "windows", WindowScopeEntry,
-                     (("reason", "missing-reason"), ("source", "missing-source"),
-                      ("reviewed", "missing-reviewed")), "reviewed"),
+    "billing": _Spec(kind="billing", table="entries", model=BillingEntry,
+                     required=(("reason", "missing-reason"), ("source", "missing-source"),
+                               ("reviewed", "missing-reviewed")), dated="reviewed"),
+    "models": _Spec(kind="models", table="models", model=ModelEntry,
+                    required=(("source", "missing-source"), ("as_of", "missing-as-of")),
+                    dated="as_of"),
+    "windows": _Spec(kind="windows", table="windows", model=WindowScopeEntry,
+                     required=(("reason", "missing-reason"), ("source", "missing-source"),
+                               ("reviewed", "missing-reviewed")), dated="reviewed"),
 }
-_ALIASES = _Spec("aliases", "aliases", WindowAliasEntry,
-                 (("reason", "missing-reason"), ("source", "missing-source"),
-                  ("reviewed", "missing-reviewed")), "reviewed")
-_SOURCES = _Spec("sources", "sources", SourceProvidersEntry,
-                  (("reason", "missing-reason"), ("source", "missing-source"),
-                   ("reviewed", "missing-reviewed")), "reviewed",
+_ALIASES = _Spec(kind="aliases", table="aliases", model=WindowAliasEntry,
+                 required=(("reason", "missing-reason"), ("source", "missing-source"),
+                           ("reviewed", "missing-reviewed")), dated="reviewed")
+_SOURCES = _Spec(kind="sources", table="sources", model=SourceProvidersEntry,
+                  required=(("reason", "missing-reason"), ("source", "missing-source"),
+                            ("reviewed", "missing-reviewed")), dated="reviewed",
                   repeated="the file is refused when loaded")
 _TABLES: Mapping[CatalogKind, tuple[_Spec, ...]] = {
     "billing": (_SPECS["billing"],),
@@ -180,9 +181,9 @@ def lint_file(kind: CatalogKind, path: Path, shown: str, today: date,
     for name in document:
         if name not in tables:
             held = " and ".join(f"[[{table}]]" for table in tables)
-            problems.append(Problem(shown, name, "", "unknown-key",
-                                    f"unknown top-level key {name!r}; a {kind} catalog holds "
-                                    f"only {held}", shipped))
+            problems.append(Problem(file=shown, where=name, key="", code="unknown-key",
+                                    message=f"unknown top-level key {name!r}; a {kind} catalog "
+                                    f"holds only {held}", shipped=shipped))
     valid: list[BaseModel] = []
     dates = _Dates(today, reference, as_of_text)
     for spec in specs:
@@ -205,24 +206,27 @@ def _lint_table(spec: _Spec, items: Any, shown: str, dates: _Dates, max_age_days
     today, reference, as_of_text = dates
     problems: list[Problem] = []
     if not isinstance(items, tuple):
-        problems.append(Problem(shown, spec.table, "", "not-a-catalog",
-                                f"{spec.table} must be an array of tables", shipped))
+        problems.append(Problem(file=shown, where=spec.table, key="", code="not-a-catalog",
+                                message=f"{spec.table} must be an array of tables",
+                                shipped=shipped))
         return problems, []
     valid: list[BaseModel] = []
     seen: dict[tuple[Any, ...], int] = {}
     for index, item in enumerate(items):
         where = f"{spec.table}[{index}]"
         if not isinstance(item, dict):
-            problems.append(Problem(shown, where, "", "not-a-catalog", "must be a table",
-                                    shipped))
+            problems.append(Problem(file=shown, where=where, key="", code="not-a-catalog",
+                                    message="must be a table",
+                                    shipped=shipped))
             continue
         key = _key(spec.kind, item)
         label = key_text(spec.kind, key)
 
         def add(code: ProblemCode, message: str, field: str | None = None,
                 where: str = where, label: str = label) -> None:
-            problems.append(Problem(shown, f"{where}.{field}" if field else where, label,
-                                    code, message, shipped))
+            problems.append(Problem(file=shown, where=f"{where}.{field}" if field else where,
+                                    key=label,
+                                    code=code, message=message, shipped=shipped))
 
         if key in seen:
             add("duplicate-key", f"same key as {spec.table}[{seen[key]}] in this file; "
@@ -271,11 +275,12 @@ def _shadowed(entries: Sequence[WindowScopeEntry], shown: str) -> list[Problem]:
                     and glob_matches(before.window, entry.window)
                     and ("*" in before.window or "?" in before.window)):
                 problems.append(Problem(
-                    shown, f"windows[{index}]", key_text("windows", (entry.provider,
-                                                                     entry.window)),
-                    "shadowed-entry",
-                    f"never used: the earlier entry for window {before.window!r} matches every "
-                    "name this one does; put the narrower entry first", is_shipped(shown)))
+                    file=shown, where=f"windows[{index}]",
+                    key=key_text("windows", (entry.provider, entry.window)),
+                    code="shadowed-entry",
+                    message=f"never used: the earlier entry for window {before.window!r} matches "
+                    "every name this one does; put the narrower entry first",
+                    shipped=is_shipped(shown)))
                 break
     return problems
 
@@ -319,14 +324,15 @@ def lint_catalogs(billing_paths: Sequence[tuple[Path, str]],
         from omniladder import __version__
 
         problems.append(Problem(
-            SHIPPED_PREFIX, "", "", "release-age",
-            f"omniladder {__version__} was released on {released.isoformat()}, {age} days "
+            file=SHIPPED_PREFIX, where="", key="", code="release-age",
+            message=f"omniladder {__version__} was released on {released.isoformat()}, {age} days "
             f"before {today.isoformat()} (more than {max_age_days}); its shipped catalogs "
             f"({', '.join(shipped)}) were reviewed for that release and are judged against "
             "its date, never a failure here: upgrade omniladder for newer facts, or overlay "
-            "the entries you rely on (--catalog, --models-catalog, --windows-catalog)", True))
-    return LintResult(tuple(problems), merge_catalogs(billing, models),
-                      ordered(window_files, alias_files))
+            "the entries you rely on (--catalog, --models-catalog, --windows-catalog)",
+            shipped=True))
+    return LintResult(problems=tuple(problems), catalogs=merge_catalogs(billing, models),
+                      windows=ordered(window_files, alias_files))
 
 
 def lint_fleet(connections: Sequence[Connection], catalogs: Catalogs,
@@ -346,15 +352,16 @@ def lint_fleet(connections: Sequence[Connection], catalogs: Catalogs,
                 if (connection.provider, model) not in catalogs.models:
                     missing.setdefault((connection.provider, model), []).append(connection.id)
     problems = [
-        Problem(connections_file, "", f"{provider}/{auth_type}", "uncurated",
-                f"no billing catalog entry for provider {provider!r}, auth_type "
+        Problem(file=connections_file, where="", key=f"{provider}/{auth_type}", code="uncurated",
+                message=f"no billing catalog entry for provider {provider!r}, auth_type "
                 f"{auth_type!r}: treated as metered; used by {', '.join(ids)}")
         for (provider, auth_type), ids in uncurated.items()
     ]
     problems += [
-        Problem(connections_file, "", f"{provider}/{model}", "model-not-in-catalog",
-                f"model {model!r} of provider {provider!r} is not in the model catalog: its "
-                f"metered connections are treated as premium; used by {', '.join(ids)}")
+        Problem(file=connections_file, where="", key=f"{provider}/{model}",
+                code="model-not-in-catalog",
+                message=f"model {model!r} of provider {provider!r} is not in the model catalog: "
+                f"its metered connections are treated as premium; used by {', '.join(ids)}")
         for (provider, model), ids in missing.items()
     ]
     return problems
@@ -460,7 +467,7 @@ class Baseline(StrictModel):
     accepted: tuple[AcceptedFinding, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Judged:
     new: tuple[Problem, ...]
     """Findings no baseline entry accepts: these fail the check."""
@@ -479,7 +486,7 @@ def judge(problems: Sequence[Problem], baseline: Baseline) -> Judged:
         used.update(hits)
         (accepted if hits else new).append(problem)
     stale = tuple((i, entry) for i, entry in enumerate(baseline.accepted) if i not in used)
-    return Judged(tuple(new), tuple(accepted), stale)
+    return Judged(new=tuple(new), accepted=tuple(accepted), stale=stale)
 
 
 def baseline_of(problems: Sequence[Problem], previous: Baseline | None = None) -> Baseline:

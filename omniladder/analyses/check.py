@@ -239,7 +239,7 @@ def _listing(values: Iterable[str]) -> str:
     return ", ".join(repr(v) for v in sorted(values))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LoadedPolicy:
     policy: Policy
     path: Path
@@ -253,7 +253,7 @@ class LoadedPolicy:
 
 def load_policy(path: Path) -> LoadedPolicy:
     """Read and validate a policy file (TOML or JSON), or raise one clear InputError."""
-    return LoadedPolicy(load_model(Policy, path), path, display_path(path))
+    return LoadedPolicy(policy=load_model(Policy, path), path=path, shown=display_path(path))
 
 
 def check_connection_ids(loaded: LoadedPolicy, known: Sequence[str],
@@ -281,7 +281,7 @@ def check_connection_ids(loaded: LoadedPolicy, known: Sequence[str],
 # --- results -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CheckResult:
     """One key of an expectation, judged: what was expected, what was found, and why not."""
 
@@ -293,7 +293,7 @@ class CheckResult:
     """Why it failed, one line per offending item; empty when it passed."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ExpectationResult:
     index: int
     name: str
@@ -313,7 +313,7 @@ class ExpectationResult:
         return tuple(check for check in self.checks if not check.passed)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PolicyResult:
     policy_file: str
     expectations: tuple[ExpectationResult, ...]
@@ -385,12 +385,14 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
         audited = (traffic_audit(loaded, index, expectation, inputs, fleet, now)
                    if expectation.max_leak_usd is not None else None)
         results.append(ExpectationResult(
-            index, expectation.name, expectation.auto_id, now, source,
-            judge(expectation, plan, document, ahead, audited), plan.summary,
-            time.perf_counter() - started))
+            index=index, name=expectation.name, auto_id=expectation.auto_id, now=now,
+            now_source=source,
+            checks=judge(expectation, plan, document, ahead, audited), plan_summary=plan.summary,
+            seconds=time.perf_counter() - started))
     if not inputs.connections:
         results.insert(0, empty_fleet_result(inputs, default_now, default_source))
-    return PolicyResult(loaded.shown, tuple(results), dict(inputs.files), tuple(warnings))
+    return PolicyResult(policy_file=loaded.shown, expectations=tuple(results),
+                        files=dict(inputs.files), warnings=tuple(warnings))
 
 
 def _within_calendar(shown: str, index: int, now: datetime,
@@ -424,12 +426,14 @@ def empty_fleet_result(inputs: LoadedInputs, now: datetime,
     an expectation of its own (index -1), so the JSON, JUnit and markdown views carry it."""
     shown = inputs.files.get("connections", "the connections file")
     check = CheckResult(
-        "connections", f"at least 1 connection in {shown}", False, "0 connections",
-        (f"{shown} lists no connection: an empty file, a byte-order mark alone or `{{}}` "
+        check="connections", expected=f"at least 1 connection in {shown}", passed=False,
+        actual="0 connections",
+        evidence=(f"{shown} lists no connection: an empty file, a byte-order mark alone or `{{}}` "
          "plans nothing, so no expectation about it means anything; export the gateway's "
          "connections again",))
-    return ExpectationResult(-1, EMPTY_FLEET_NAME, "inputs", now, source, (check,),
-                             f"no plan: {shown} lists no connection")
+    return ExpectationResult(index=-1, name=EMPTY_FLEET_NAME, auto_id="inputs", now=now,
+                             now_source=source, checks=(check,),
+                             plan_summary=f"no plan: {shown} lists no connection")
 
 
 def load_audits(loaded: LoadedPolicy) -> dict[int, CandidatesDocument]:
@@ -491,9 +495,10 @@ def _audit(document: CandidatesDocument, plan: Plan) -> CheckResult:
     actual = (f"{counts['would-bill']} would-bill, {counts['would-dispatch-exhausted']} "
               f"would-dispatch-exhausted, {counts['would-dispatch-unknown']} "
               f"would-dispatch-unknown ({audit.used} of {audit.rows} gateway rows in use)")
-    return CheckResult("audit", f"no would-bill, would-dispatch-exhausted or "
-                       f"would-dispatch-unknown row in {document.file}", audit.passed, actual,
-                       tuple(finding_line(f) for f in audit.failing))
+    return CheckResult(check="audit", expected=f"no would-bill, would-dispatch-exhausted or "
+                       f"would-dispatch-unknown row in {document.file}", passed=audit.passed,
+                       actual=actual,
+                       evidence=tuple(finding_line(f) for f in audit.failing))
 
 
 def _entry_text(position: int, plan: Plan) -> str:
@@ -518,8 +523,9 @@ def _pool_listing(plan: Plan) -> tuple[str, ...]:
 
 def _min_pool(value: int, plan: Plan) -> CheckResult:
     passed = len(plan.pool) >= value
-    return CheckResult("min_pool", f"at least {_entries(value)}", passed, _pool_size(plan),
-                       () if passed else _why_small(plan))
+    return CheckResult(check="min_pool", expected=f"at least {_entries(value)}", passed=passed,
+                       actual=_pool_size(plan),
+                       evidence=() if passed else _why_small(plan))
 
 
 def _why_small(plan: Plan) -> tuple[str, ...]:
@@ -531,14 +537,16 @@ def _why_small(plan: Plan) -> tuple[str, ...]:
 
 def _max_pool(value: int, plan: Plan) -> CheckResult:
     passed = len(plan.pool) <= value
-    return CheckResult("max_pool", f"at most {_entries(value)}", passed, _pool_size(plan),
-                       () if passed else _pool_listing(plan))
+    return CheckResult(check="max_pool", expected=f"at most {_entries(value)}", passed=passed,
+                       actual=_pool_size(plan),
+                       evidence=() if passed else _pool_listing(plan))
 
 
 def _head_rung(value: Rung, plan: Plan) -> CheckResult:
     if not plan.pool:
-        return CheckResult("head_rung", f"position 1 on {value}", False, "pool empty",
-                           _why_small(plan))
+        return CheckResult(check="head_rung", expected=f"position 1 on {value}", passed=False,
+                           actual="pool empty",
+                           evidence=_why_small(plan))
     head = plan.pool[0]
     passed = head.rung == value
     evidence: tuple[str, ...] = ()
@@ -548,7 +556,8 @@ def _head_rung(value: Rung, plan: Plan) -> CheckResult:
         evidence += tuple(f"{rung.rung}: {rung.state} — {rung.note}" for rung in plan.rungs
                           if rung.rung == value
                           or RUNGS.index(rung.rung) < RUNGS.index(head.rung))
-    return CheckResult("head_rung", f"position 1 on {value}", passed, f"{head.rung}", evidence)
+    return CheckResult(check="head_rung", expected=f"position 1 on {value}", passed=passed,
+                       actual=f"{head.rung}", evidence=evidence)
 
 
 def _rungs_in_pool(plan: Plan) -> str:
@@ -559,17 +568,21 @@ def _rungs_in_pool(plan: Plan) -> str:
 def _allowed_rungs(value: tuple[Rung, ...], plan: Plan) -> CheckResult:
     offending = [e for e in plan.pool if e.rung not in value]
     return CheckResult(
-        "allowed_rungs", f"only {', '.join(value)}", not offending, _rungs_in_pool(plan),
-        tuple(f"{_entry_text(e.position, plan)} [{', '.join(e.allowed_connection_ids)}] is on "
-              f"rung {e.rung}" for e in offending))
+        check="allowed_rungs", expected=f"only {', '.join(value)}", passed=not offending,
+        actual=_rungs_in_pool(plan),
+        evidence=tuple(f"{_entry_text(e.position, plan)} "
+                       f"[{', '.join(e.allowed_connection_ids)}] is on "
+                       f"rung {e.rung}" for e in offending))
 
 
 def _forbidden_rungs(value: tuple[Rung, ...], plan: Plan) -> CheckResult:
     offending = [e for e in plan.pool if e.rung in value]
     return CheckResult(
-        "forbidden_rungs", f"none on {', '.join(value)}", not offending, _rungs_in_pool(plan),
-        tuple(f"{_entry_text(e.position, plan)} [{', '.join(e.allowed_connection_ids)}] is on "
-              f"forbidden rung {e.rung}" for e in offending))
+        check="forbidden_rungs", expected=f"none on {', '.join(value)}", passed=not offending,
+        actual=_rungs_in_pool(plan),
+        evidence=tuple(f"{_entry_text(e.position, plan)} "
+                       f"[{', '.join(e.allowed_connection_ids)}] is on "
+                       f"forbidden rung {e.rung}" for e in offending))
 
 
 def _positions_of(cid: str, plan: Plan) -> list[str]:
@@ -588,18 +601,18 @@ def _must_include(value: tuple[str, ...], plan: Plan) -> CheckResult:
     for cid in missing:
         # a connection outside the pool always has an exclusion (a refused pair or no models)
         evidence += [f"{cid} is not in the pool: {reason}" for reason in _exclusions_of(cid, plan)]
-    return CheckResult("must_include", ", ".join(value), not missing,
-                       f"{len(value) - len(missing)} of {len(value)} in the pool",
-                       tuple(evidence))
+    return CheckResult(check="must_include", expected=", ".join(value), passed=not missing,
+                       actual=f"{len(value) - len(missing)} of {len(value)} in the pool",
+                       evidence=tuple(evidence))
 
 
 def _must_exclude(value: tuple[str, ...], plan: Plan) -> CheckResult:
     eligible = set(plan.eligible_connection_ids)
     present = [cid for cid in value if cid in eligible]
     return CheckResult(
-        "must_exclude", f"none of {', '.join(value)}", not present,
-        f"{len(present)} of {len(value)} in the pool",
-        tuple(f"{cid} is in the pool at {', '.join(_positions_of(cid, plan))}"
+        check="must_exclude", expected=f"none of {', '.join(value)}", passed=not present,
+        actual=f"{len(present)} of {len(value)} in the pool",
+        evidence=tuple(f"{cid} is in the pool at {', '.join(_positions_of(cid, plan))}"
               for cid in present))
 
 
@@ -614,10 +627,11 @@ def _forbid_billing(value: tuple[str, ...], plan: Plan) -> CheckResult:
         evidence.append(f"{record.id} bills as {record.billing} ({source}) and is in the pool "
                         f"at {', '.join(_positions_of(record.id, plan))}")
     billing = dict.fromkeys(c.billing for c in plan.connections if c.id in eligible)
-    return CheckResult("forbid_billing", f"no {_either(value)} connection in the pool",
-                       not offending,
-                       "pool billing: " + (", ".join(billing) if billing else "pool empty"),
-                       tuple(evidence))
+    return CheckResult(check="forbid_billing",
+                       expected=f"no {_either(value)} connection in the pool",
+                       passed=not offending,
+                       actual="pool billing: " + (", ".join(billing) if billing else "pool empty"),
+                       evidence=tuple(evidence))
 
 
 def _either(values: Sequence[str]) -> str:
@@ -635,8 +649,9 @@ def _max_unverified(value: int, plan: Plan) -> CheckResult:
             why = dict.fromkeys(f"{mark.reason}: {mark.detail}" for entry in plan.pool
                                 for mark in entry.unverified if mark.connection_id == cid)
             evidence.append(f"{cid} is admitted unverified: {'; '.join(why)}")
-    return CheckResult("max_unverified", f"at most {value} unverified", passed,
-                       f"{len(unverified)} unverified", tuple(evidence))
+    return CheckResult(check="max_unverified", expected=f"at most {value} unverified",
+                       passed=passed,
+                       actual=f"{len(unverified)} unverified", evidence=tuple(evidence))
 
 
 def _expect_reason(value: dict[str, str], plan: Plan) -> CheckResult:
@@ -656,8 +671,9 @@ def _expect_reason(value: dict[str, str], plan: Plan) -> CheckResult:
             evidence.append(f"{cid}: expected {reason}, but it is not excluded "
                             f"(in the pool at {where})")
     expected = ", ".join(f"{cid} {reason}" for cid, reason in value.items())
-    return CheckResult("expect_reason", expected, not evidence,
-                       f"{matched} of {len(value)} excluded as expected", tuple(evidence))
+    return CheckResult(check="expect_reason", expected=expected, passed=not evidence,
+                       actual=f"{matched} of {len(value)} excluded as expected",
+                       evidence=tuple(evidence))
 
 
 _JUDGES: dict[str, Callable[[Any, Plan], CheckResult]] = {
@@ -696,7 +712,7 @@ def _over(ahead: Forecast) -> str:
 
 def _unknown(key: str, expected: str, ahead: Forecast) -> CheckResult:
     """A gate on an unknown answer fails, saying which windows make it unknown."""
-    return CheckResult(key, expected, False, "unknown", (
+    return CheckResult(check=key, expected=expected, passed=False, actual="unknown", evidence=(
         f"{_over(ahead)} cannot answer: {len(ahead.unprojected)} window"
         f"{'' if len(ahead.unprojected) == 1 else 's'} cannot be projected, so the answer is "
         "unknown from now (docs/forecast.md#unknown)",
@@ -712,16 +728,17 @@ def _no_paid_within(value: str, ahead: Forecast, percentile: str = "p10") -> Che
     band = ahead.first_paid_band
     first = ahead.first_paid_at if band is None else getattr(band, percentile)
     if first is None:
-        return CheckResult("no_paid_within", expected, True,
-                           f"no paid rung heads the pool at {percentile} in {_over(ahead)}")
+        return CheckResult(check="no_paid_within", expected=expected, passed=True,
+                           actual=f"no paid rung heads the pool at {percentile} in {_over(ahead)}")
     after = timefmt.duration((first - ahead.now).total_seconds())
     actual = f"first paid at {percentile} {timefmt.short(first, ahead.now)} ({after} after now)"
     if first > limit:
-        return CheckResult("no_paid_within", expected, True, actual)
+        return CheckResult(check="no_paid_within", expected=expected, passed=True, actual=actual)
     evidence = (f"a paid rung heads the pool at {timefmt.iso(first)} at {percentile} of the "
                 f"band, {after} after now, within {value} ({_over(ahead)})",
                 *_paid_escalations(ahead, max(limit, ahead.end)))
-    return CheckResult("no_paid_within", expected, False, actual, evidence)
+    return CheckResult(check="no_paid_within", expected=expected, passed=False, actual=actual,
+                       evidence=evidence)
 
 
 def _max_paid_hours(value: float, ahead: Forecast, percentile: str = "p10") -> CheckResult:
@@ -749,13 +766,14 @@ def _max_paid_hours(value: float, ahead: Forecast, percentile: str = "p10") -> C
     else:
         within = at_edge <= value + 1e-9
     if within:
-        return CheckResult("max_paid_hours", expected, True, actual)
+        return CheckResult(check="max_paid_hours", expected=expected, passed=True, actual=actual)
     evidence = (f"{_over(ahead)} has a paid rung at the head for {hours_text(at_edge)} at "
                 f"{percentile} of the band; at p50 {hours_text(total)} ("
                 + ", ".join(f"{rung} {hours_text(h)}" for rung, h in hours.items() if h)
                 + ")",
                 *_paid_escalations(ahead, ahead.end))
-    return CheckResult("max_paid_hours", expected, False, actual, evidence)
+    return CheckResult(check="max_paid_hours", expected=expected, passed=False, actual=actual,
+                       evidence=evidence)
 
 
 _FORECAST_JUDGES: dict[str, Callable[[Any, Forecast, str], CheckResult]] = {
@@ -806,7 +824,7 @@ def _max_leak_usd(value: float, audited: TrafficAudit) -> CheckResult:
     actual = (f"{timefmt.usd_exact(leak, value)} leaked over {audited.audited} audited "
               f"events, {audited.leak_unpriced} leak events unpriced")
     if audited.passed:
-        return CheckResult("max_leak_usd", expected, True, actual)
+        return CheckResult(check="max_leak_usd", expected=expected, passed=True, actual=actual)
     evidence = [audited.verdict]
     evidence += [f"{timefmt.iso(j.at)} {j.connection} {j.model} {j.finding} "
                  f"{timefmt.usd_exact(j.cost_usd or 0.0)}: {j.detail}"
@@ -814,7 +832,8 @@ def _max_leak_usd(value: float, audited: TrafficAudit) -> CheckResult:
     evidence += [f"{timefmt.iso(j.at)} {j.connection} {j.model} {j.finding}: unpriced "
                  f"({j.where})" for j in audited.unpriced_events if j.finding in
                  ("off-plan-billed", "early-paid")]
-    return CheckResult("max_leak_usd", expected, False, actual, tuple(evidence))
+    return CheckResult(check="max_leak_usd", expected=expected, passed=False, actual=actual,
+                       evidence=tuple(evidence))
 
 
 def describe_now(result: ExpectationResult) -> str:

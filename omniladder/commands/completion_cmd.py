@@ -23,11 +23,6 @@ def completion(
     loads completions)."""
     import sys
 
-    # typer's own scripts (pinned typer <0.29): the shell calls `omniladder` back with
-    # _OMNILADDER_COMPLETE set, which builds the whole application, every command included.
-    from typer._completion_shared import get_completion_script
+    from omniladder.commands import completion_script
 
-    from omniladder.cli import COMPLETE_VAR
-
-    sys.stdout.write(get_completion_script(prog_name="omniladder", complete_var=COMPLETE_VAR,
-                                           shell=shell.value).rstrip("\n") + "\n")
+    sys.stdout.write(completion_script(shell.value).rstrip("\n") + "\n")

@@ -211,7 +211,7 @@ def _runs(points: tuple[Point, ...], key: Callable[[Point], object]) -> list[lis
     return runs
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Picture:
     """What the SVG timeline draws: ``simulate``'s series or ``forecast``'s projection.
 

@@ -10,7 +10,7 @@ from omniladder import timefmt
 from omniladder.analyses.who import WhoAnswer, WhoForId, WhoRow
 from omniladder.engine.records import FORMAT_VERSION
 from omniladder.rendering.table import make_console
-from omniladder.rendering.why_view import _leaf, _Tree
+from omniladder.rendering.why_view import Tree, leaf
 
 
 def who_document(answer: WhoAnswer) -> dict[str, Any]:
@@ -83,10 +83,10 @@ def _id_node(answer: WhoForId) -> tuple[Text | str, list[Any]]:
             line.append("does not serve it", style="dim")
             line.append(f" — {row.detail}")
         if row.fix:
-            sub.append(("to change this", [_leaf(part) for part in row.fix.split("\n")]))
+            sub.append(("to change this", [leaf(part) for part in row.fix.split("\n")]))
         children.append((line, sub))
     if not children:
-        children.append(_leaf("no connection of this provider"))
+        children.append(leaf("no connection of this provider"))
     return (label, children)
 
 
@@ -100,7 +100,7 @@ def render_who(answer: WhoAnswer, out: TextIO) -> None:
     console.print(Text(f"now {timefmt.iso(answer.now)} "
                        f"({timefmt.now_source(answer.now_source)}) · {len(could)} "
                        f"connection{'s list' if len(could) != 1 else ' lists'} it{catalog}"))
-    tree = _Tree()
+    tree = Tree()
     tree.add((Text(answer.target, style="bold"), [_id_node(a) for a in answer.answers]),
              root=True)
     tree.print(console)

@@ -173,7 +173,7 @@ def why_json(trace: Trace) -> str:
 # --- the tree ------------------------------------------------------------------------------
 
 
-class _Tree:
+class Tree:
     """Lines with ``├──`` / ``└──`` guides, built from nested (label, children) nodes.
 
     Each line keeps its guide apart from its label, so ``print`` wraps a long label under
@@ -202,7 +202,7 @@ class _Tree:
                 console.print(Text(first if number == 0 else rest) + line, soft_wrap=True)
 
 
-def _leaf(label: Text | str) -> tuple[Text | str, list[Any]]:
+def leaf(label: Text | str) -> tuple[Text | str, list[Any]]:
     return (label, [])
 
 
@@ -212,27 +212,27 @@ def _when(at: datetime, now: datetime, exclusive: bool) -> str:
 
 def _billing_node(trace: Trace) -> tuple[Text | str, list[Any]]:
     billing = trace.billing
-    children: list[Any] = [_leaf(f"{R1_STEPS[billing.step]}")]
+    children: list[Any] = [leaf(f"{R1_STEPS[billing.step]}")]
     matched = billing.matched
     if matched is not None:
         entry = matched.entry
         scope = f"{entry.provider}/{entry.auth_type}" if entry.auth_type else entry.provider
-        details: list[Any] = [_leaf(f"file: {matched.file}"),
-                              _leaf(f"billing {entry.billing}, overage {entry.overage}")]
+        details: list[Any] = [leaf(f"file: {matched.file}"),
+                              leaf(f"billing {entry.billing}, overage {entry.overage}")]
         if entry.reason:
-            details.append(_leaf(f"reason: {entry.reason}"))
+            details.append(leaf(f"reason: {entry.reason}"))
         if entry.source:
-            details.append(_leaf(f"source: {entry.source}"))
+            details.append(leaf(f"source: {entry.source}"))
         if entry.reviewed:
-            details.append(_leaf(f"reviewed: {entry.reviewed.isoformat()}"))
+            details.append(leaf(f"reviewed: {entry.reviewed.isoformat()}"))
         children.append((f"catalog entry {scope}", details))
     if billing.override:
         keys = ", ".join(f"{k} = {v!r}" for k, v in billing.override.items())
-        children.append(_leaf(f"override (R2, narrowing): {keys}"))
+        children.append(leaf(f"override (R2, narrowing): {keys}"))
     else:
-        children.append(_leaf("override (R2): none"))
+        children.append(leaf("override (R2): none"))
     observation = billing.observation
-    children.append(_leaf("observed overage (R2a): " + (
+    children.append(leaf("observed overage (R2a): " + (
         "none reported" if observation is None else observation.note)))
     label = Text("billing (R1, R2, R2a): ")
     label.append(f"{billing.billing}, overage {billing.overage}", style="bold")
@@ -246,28 +246,28 @@ def _gates_node(trace: Trace) -> tuple[Text | str, list[Any]]:
     now = trace.now
     as_of = connection.state_as_of
     if as_of is not None and not connection.observed_at(now):
-        children: list[Any] = [_leaf(
+        children: list[Any] = [leaf(
             f"state observed only from {timefmt.iso(as_of)} (state_as_of): before it the "
             "connection counts as active with no status, and a cooldown only from its "
             "recorded start (rate_limited_since)")]
-        children += [_leaf("active: yes (not yet observed)"),
-                     _leaf("status: none (not yet observed)")]
+        children += [leaf("active: yes (not yet observed)"),
+                     leaf("status: none (not yet observed)")]
     else:
         children = [
-            _leaf(f"active: {'yes' if connection.active else 'no (active = false)'}"),
-            _leaf(f"status: {connection.status or 'none'}"),
+            leaf(f"active: {'yes' if connection.active else 'no (active = false)'}"),
+            leaf(f"status: {connection.status or 'none'}"),
         ]
     if cool is None:
-        children.append(_leaf("cooldown: none"))
+        children.append(leaf("cooldown: none"))
     else:
-        lines: list[Any] = [_leaf(f"rate_limited_until {timefmt.iso(cool.until)}")]
+        lines: list[Any] = [leaf(f"rate_limited_until {timefmt.iso(cool.until)}")]
         if cool.clamped:
-            lines.append(_leaf(f"clamped (R9) to its own reset {timefmt.iso(cool.end)}"))
+            lines.append(leaf(f"clamped (R9) to its own reset {timefmt.iso(cool.end)}"))
         elif cool.reset_at is not None:
-            lines.append(_leaf(f"own reset {timefmt.iso(cool.reset_at)}: no clamp (R9 only "
+            lines.append(leaf(f"own reset {timefmt.iso(cool.reset_at)}: no clamp (R9 only "
                                "shortens, and only to a reset after the reading)"))
         else:
-            lines.append(_leaf("no own reset instant: no clamp (R9)"))
+            lines.append(leaf("no own reset instant: no clamp (R9)"))
         state = (f"cooling until {timefmt.short(cool.end, now)}" if cool.cooling
                  else f"over since {timefmt.short(cool.end, now)}")
         children.append((f"cooldown: {state}", lines))
@@ -290,7 +290,7 @@ def _gates_node(trace: Trace) -> tuple[Text | str, list[Any]]:
 def _reading_node(trace: Trace) -> tuple[Text | str, list[Any]]:
     reading = trace.reading
     if reading is None:
-        return _leaf(Text("reading: none at or before now (quota-missing)", style="yellow"))
+        return leaf(Text("reading: none at or before now (quota-missing)", style="yellow"))
     age = trace.reading_age_seconds or 0.0
     fresh = ("stale" if trace.reading_stale else "fresh")
     text = (f"reading used: checked {timefmt.short(reading.checked_at, trace.now)}, "
@@ -298,7 +298,7 @@ def _reading_node(trace: Trace) -> tuple[Text | str, list[Any]]:
             f"{timefmt.duration(trace.max_reading_age_seconds)})")
     if reading.status:
         text += f", status {reading.status}"
-    return _leaf(text)
+    return leaf(text)
 
 
 def _pace_node(trace: Trace) -> tuple[Text | str, list[Any]] | None:
@@ -325,7 +325,7 @@ def _pace_node(trace: Trace) -> tuple[Text | str, list[Any]] | None:
                 text += ", lasts to its reset"
         if pace.note:
             text += f"; {pace.note}"
-        children.append(_leaf(text))
+        children.append(leaf(text))
     label = "pace (forecast): "
     label += (f"{len(outlook.paces)} window{'' if len(outlook.paces) == 1 else 's'} of the "
               "latest reading" if outlook.projected or outlook.paces else outlook.note)
@@ -355,17 +355,17 @@ def _model_node(trace: Trace, model: ModelTrace) -> tuple[Text | str, list[Any]]
             line = Text(f"{window.name} {figure}{resets} — {mark.mark}")
             if mark.limiting:
                 line.append("  ← the figure", style="bold")
-            rows.append(_leaf(line))
+            rows.append(leaf(line))
         children.append(("windows (R6)", rows))
     if verdict is not None:
         if verdict.figure is not None:
-            children.append(_leaf(f"figure: {timefmt.pct(verdict.figure)}"))
+            children.append(leaf(f"figure: {timefmt.pct(verdict.figure)}"))
         if verdict.reading is not None:
             children.append(_replay_node(trace, model))
         if verdict.held_past_age and verdict.window is not None:
             held = verdict.window
             assert held.reset_at is not None
-            children.append(_leaf(
+            children.append(leaf(
                 f"R6.4: the reading is stale, but its {held.name} window at "
                 f"{timefmt.pct(held.figure)} can only fall until it resets at "
                 f"{timefmt.short(held.reset_at, now)}: exhausted until then, whatever its age"))
@@ -375,17 +375,17 @@ def _model_node(trace: Trace, model: ModelTrace) -> tuple[Text | str, list[Any]]
         if verdict.reason:
             line.append(f" — {verdict.reason}")
         line.append(f": {verdict.detail}" if verdict.detail else "")
-        children.append(_leaf(line))
+        children.append(leaf(line))
     budget = model.budget
     if budget is None:
-        children.append(_leaf(f"budget (R8): {model.rung} is a quota rung, no budget"))
+        children.append(leaf(f"budget (R8): {model.rung} is a quota rung, no budget"))
     elif isinstance(budget, NoBudget | Disabled):
-        children.append(_leaf(f"budget (R8): {budget.describe()}"))
+        children.append(leaf(f"budget (R8): {budget.describe()}"))
     elif isinstance(budget, Unenforced):
-        children.append(_leaf(f"budget (R8): {timefmt.usd(budget.budget_usd)} per "
+        children.append(leaf(f"budget (R8): {timefmt.usd(budget.budget_usd)} per "
                               f"{budget.period}, not enforced (no spend ledger)"))
     else:
-        children.append(_leaf(
+        children.append(leaf(
             f"budget (R8): {timefmt.usd(budget.spent_usd)} of {timefmt.usd(budget.budget_usd)} "
             f"spent this {budget.period} (since {timefmt.short(budget.since, now)}), "
             f"{timefmt.usd(budget.remaining_usd)} remaining — {budget.state}"))
@@ -414,7 +414,7 @@ def _replay_node(trace: Trace, model: ModelTrace) -> tuple[Text | str, list[Any]
                  f"judged at now: {judged}"))
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines: list[Any] = [
-        _leaf("  ".join(cell.ljust(widths[i]) if i < 3 else cell
+        leaf("  ".join(cell.ljust(widths[i]) if i < 3 else cell
                         for i, cell in enumerate(row)).rstrip())
         for row in rows
     ]
@@ -422,7 +422,7 @@ def _replay_node(trace: Trace, model: ModelTrace) -> tuple[Text | str, list[Any]
         kind = "re-entry floor" if verdict.floor_applied else "exit cutoff"
         since = (f", out since {timefmt.short(verdict.out_since, now)}"
                  if verdict.out_since is not None else "")
-        lines.append(_leaf(Text(f"threshold that applied: {kind} "
+        lines.append(leaf(Text(f"threshold that applied: {kind} "
                                 f"{timefmt.pct(verdict.threshold)}{since}", style="bold")))
     return ("hysteresis replay (R7)", lines)
 
@@ -440,7 +440,7 @@ def _verdict_node(trace: Trace, verdict: IdVerdict) -> tuple[Text | str, list[An
     children: list[Any] = []
     for seat in verdict.seats:
         mark = " (unverified)" if seat.unverified else ""
-        children.append(_leaf(f"#{seat.position} {seat.rung} {seat.model}{mark}"))
+        children.append(leaf(f"#{seat.position} {seat.rung} {seat.model}{mark}"))
     comebacks = {c.model: c for c in verdict.comebacks}
     groups: dict[tuple[str, str, Comeback | None, str | None], list[str]] = {}
     for left in verdict.left:
@@ -458,32 +458,32 @@ def _verdict_node(trace: Trace, verdict: IdVerdict) -> tuple[Text | str, list[An
         if comeback is not None:
             sub.append(_comeback_node(comeback, now))
         if fix:
-            sub.append(("to change this", [_leaf(part) for part in fix.split("\n")]))
+            sub.append(("to change this", [leaf(part) for part in fix.split("\n")]))
         children.append((line, sub))
     if not children:
-        children.append(_leaf("serves no model"))
+        children.append(leaf("serves no model"))
     return (label, children)
 
 
 def _comeback_node(comeback: Comeback, now: datetime) -> tuple[Text | str, list[Any]]:
     earliest = comeback.earliest
     if earliest is None:
-        return _leaf("earliest comeback: none found")
+        return leaf("earliest comeback: none found")
     label = Text("earliest comeback: ")
     label.append(_when(earliest.at, now, earliest.exclusive), style="bold")
     label.append(" with a fresh reading" if earliest.needs_reading else " with no new reading")
     if earliest.unverified:
         label.append(", unverified")
-    children: list[Any] = [_leaf(f"{n}. {step}") for n, step in enumerate(earliest.steps, 1)]
+    children: list[Any] = [leaf(f"{n}. {step}") for n, step in enumerate(earliest.steps, 1)]
     other = (comeback.with_reading if earliest is comeback.without_reading
              else comeback.without_reading)
     if other is not None:
         how = "with a fresh reading" if other.needs_reading else "with no new reading"
         tail = ", unverified" if other.unverified else ""
         children.append((f"else {how}: {_when(other.at, now, other.exclusive)}{tail}",
-                         [_leaf(f"{n}. {step}") for n, step in enumerate(other.steps, 1)]))
+                         [leaf(f"{n}. {step}") for n, step in enumerate(other.steps, 1)]))
     elif earliest.needs_reading:
-        children.append(_leaf("with no new reading: never (the reading alone keeps it out)"))
+        children.append(leaf("with no new reading: never (the reading alone keeps it out)"))
     return (label, children)
 
 
@@ -507,11 +507,11 @@ def render_why(trace: Trace, out: TextIO) -> None:
         children.append(pace)
     children += [_model_node(trace, m) for m in trace.models]
     if not trace.models:
-        children.append(_leaf("models: none (its models list is empty)"
+        children.append(leaf("models: none (its models list is empty)"
                               if connection.models is not None
                               else "models: none (no models listed and none in the model "
                                    "catalog)"))
     children.append(("verdicts", [_verdict_node(trace, v) for v in trace.verdicts]))
-    tree = _Tree()
+    tree = Tree()
     tree.add((title, children), root=True)
     tree.print(console)

@@ -63,7 +63,7 @@ _BATCH = 5000
 _IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SpendImport:
     """What the import counted, beside the events it yields."""
 

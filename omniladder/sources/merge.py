@@ -42,7 +42,7 @@ FORMATS = (".json", ".toml")
 _INSTANT_KEYS = frozenset({"taken_at", "checked_at", "reset_at"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MergeOutcome:
     path: Path
     created: bool
@@ -104,11 +104,13 @@ def merge_readings(path: Path, documents: Sequence[dict[str, Any]]) -> MergeOutc
     if latest is not None:
         taken_at = latest if taken_at is None else max(taken_at, latest)
     if not created and added == 0:
-        return MergeOutcome(path, created, added, skipped, False, taken_at)
+        return MergeOutcome(path=path, created=created, added=added, skipped=skipped, written=False,
+                            taken_at=taken_at)
 
     entries.sort(key=lambda entry: _key(entry.reading))
     _write(path, suffix, taken_at, [entry.document for entry in entries])
-    return MergeOutcome(path, created, added, skipped, True, taken_at)
+    return MergeOutcome(path=path, created=created, added=added, skipped=skipped, written=True,
+                        taken_at=taken_at)
 
 
 def _format(path: Path, shown: str) -> str:
@@ -202,7 +204,7 @@ class Pruned:
     checked_at: datetime
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PruneOutcome:
     path: Path
     removed: tuple[Pruned, ...]
@@ -269,9 +271,11 @@ def prune_readings(path: Path, connections: Sequence[str], before: datetime | No
             and (latest is None or latest < taken_at)):
         taken_at = latest
     if not removed or dry_run:
-        return PruneOutcome(path, tuple(removed), len(kept), False, taken_at)
+        return PruneOutcome(path=path, removed=tuple(removed), kept=len(kept), written=False,
+                            taken_at=taken_at)
     _write(path, suffix, taken_at, [_thaw(item) for item, _ in kept])
-    return PruneOutcome(path, tuple(removed), len(kept), True, taken_at)
+    return PruneOutcome(path=path, removed=tuple(removed), kept=len(kept), written=True,
+                        taken_at=taken_at)
 
 
 def _refuse_read_only(path: Path, shown: str) -> None:

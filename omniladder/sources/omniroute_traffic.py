@@ -67,7 +67,7 @@ UNKNOWN_MODEL = "unknown"
 cannot take (a control character): the attempt of its connection is kept under it."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TrafficImport:
     """The ledger's lines and what the import counted: every row read is an event (served
     or failed) or counted in ``left_out`` under its reason, so the counts add up to

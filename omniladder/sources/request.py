@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ImportRequest:
     connection_id: str
     quota: Path | None = None

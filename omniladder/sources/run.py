@@ -38,7 +38,7 @@ SnapshotParser = Callable[[Any, str, datetime], SourceReading]
 """A snapshot source's ``parse(document, file, checked_at)``."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Target:
     """Where readings go, and what a window of this connection can limit."""
 
@@ -53,7 +53,7 @@ class Target:
     """The files read to find all this, shipped catalogs included: (what it is, path)."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ImportOutcome:
     merge: MergeOutcome
     parsed: int
@@ -149,8 +149,9 @@ def resolve_target(request: ImportRequest, source: str | None = None) -> Target:
         read += catalogs_read(files)
     read += [("a window-scope catalog", path) for path, _ in window_catalog_paths(
         files.window_catalogs, not files.no_shipped_catalogs)]
-    return Target(connection.id, connection.provider, models, files.quota, scopes,
-                  tuple(notes), tuple(read))
+    return Target(connection_id=connection.id, provider=connection.provider, models=models,
+                  quota=files.quota, scopes=scopes,
+                  notes=tuple(notes), read=tuple(read))
 
 
 def import_readings(target: Target, readings: Iterable[SourceReading],
@@ -176,8 +177,9 @@ def import_readings(target: Target, readings: Iterable[SourceReading],
     for note in notes:
         said[note] = said.get(note, 0) + 1
     merged = merge_readings(target.quota, documents)
-    return ImportOutcome(merged, parsed, empty, report,
-                         [note if n == 1 else f"{note} (×{n})" for note, n in said.items()])
+    return ImportOutcome(merge=merged, parsed=parsed, empty=empty, report=report,
+                         source_notes=[note if n == 1 else f"{note} (×{n})"
+                                       for note, n in said.items()])
 
 
 # --- snapshot files: one JSON response each ------------------------------------------------

@@ -71,8 +71,10 @@ def export(name: str, plan: ExportPlan, *,
     chosen = target(name)
     check_map(chosen, routes is not None)
     built = chosen.build(plan, routes, verified_only=verified_only)
-    return Export(chosen, plan, built.document, built.text, ordered(built.fidelity),
-                  built.entries, built.units, verified_only, map_file)
+    return Export(target=chosen, plan=plan, document=built.document, text=built.text,
+                  fidelity=ordered(built.fidelity),
+                  entries=built.entries, units=built.units, verified_only=verified_only,
+                  map_file=map_file)
 
 
 def check_map(chosen: ExportTarget, given: bool) -> None:

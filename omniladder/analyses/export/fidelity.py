@@ -143,7 +143,8 @@ def item(code: str, message: str | None = None, *, connection_id: str | None = N
          provider: str | None = None, model: str | None = None) -> Fidelity:
     """A report item of a known code; the message defaults to the code's meaning."""
     level, meaning = CODES[code]
-    return Fidelity(code, level, message or meaning, connection_id, provider, model)
+    return Fidelity(code=code, level=level, message=message or meaning, connection_id=connection_id,
+                    provider=provider, model=model)
 
 
 class Tally:

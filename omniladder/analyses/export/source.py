@@ -112,14 +112,16 @@ def from_document(saved: PlanDocument, name: str | None) -> ExportPlan:
         given = {mark.connection_id for mark in marks}
         marks += tuple(ExportMark(cid, "quota-unknown", "")
                        for cid in entry.unverified_connection_ids if cid not in given)
-        entries.append(ExportEntry(entry.position, rung, entry.provider, entry.model,
-                                   entry.allowed_connection_ids, marks))
+        entries.append(ExportEntry(position=entry.position, rung=rung, provider=entry.provider,
+                                   model=entry.model,
+                                   allowed=entry.allowed_connection_ids, unverified=marks))
     notes = {r.rung: budget_part(r.note) for r in saved.rungs if r.rung in ("cheap", "premium")}
     result = ExportPlan(
-        auto_id, saved.now, saved.now_source, tuple(entries), notes, saved.warnings, name,
-        tuple(ExportExclusion(e.connection_id, e.provider, e.model, e.rung, e.reason)
+        auto_id=auto_id, now=saved.now, now_source=saved.now_source, entries=tuple(entries),
+        rung_notes=notes, warnings=saved.warnings, plan_file=name,
+        excluded=tuple(ExportExclusion(e.connection_id, e.provider, e.model, e.rung, e.reason)
               for e in saved.excluded),
-        tuple(ExportClamp(c.connection_id, c.rate_limited_until, c.cooling)
+        clamps=tuple(ExportClamp(c.connection_id, c.rate_limited_until, c.cooling)
               for c in saved.clamps))
     check(result, name)
     return result

@@ -412,7 +412,7 @@ def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: 
 # --- a window projected at its pace -------------------------------------------------------
 
 
-def _projected_window(window: Window, pace: Pace, origin: datetime, at: datetime
+def projected_window(window: Window, pace: Pace, origin: datetime, at: datetime
                       ) -> Window:
     """The window as a reading at ``at`` would show it, burnt from ``origin`` at the rate."""
     reset_at = window.reset_at
@@ -438,7 +438,7 @@ def _plain(window: Window, remaining: float | None, reset_at: datetime | None) -
                   window_seconds=window.window_seconds)
 
 
-def _resets(window: Window, pace: Pace, end: datetime) -> list[datetime]:
+def window_resets(window: Window, pace: Pace, end: datetime) -> list[datetime]:
     """Every reset of the window from its own until ``end`` (one without a known length)."""
     reset_at = window.reset_at
     found: list[datetime] = []
@@ -450,7 +450,7 @@ def _resets(window: Window, pace: Pace, end: datetime) -> list[datetime]:
     return found
 
 
-_TICK = timedelta(microseconds=1)
+TICK = timedelta(microseconds=1)
 _NUDGES = 1_000
 _CALENDAR_HOURS = 3_652_058 * 24
 """Year 1 to year 9999: a crossing further off is never on the calendar."""
@@ -501,18 +501,18 @@ def crossings(window: Window, pace: Pace, origin: datetime, threshold: float,
             at = reached
 
             def low(instant: datetime) -> bool:
-                return rules.is_low(_projected_window(window, pace, origin, instant), threshold)
+                return rules.is_low(projected_window(window, pace, origin, instant), threshold)
 
             # a few microseconds either way: the float error of the arithmetic instant (a
             # crossing that lands on the reset is none: the window is full again there)
             for _ in range(_NUDGES):
                 if low(at) or (reset_at is not None and at >= reset_at):
                     break
-                at += _TICK
+                at += TICK
             for _ in range(_NUDGES):
-                if not (at - _TICK > start and low(at - _TICK)):
+                if not (at - TICK > start and low(at - TICK)):
                     break
-                at -= _TICK
+                at -= TICK
             at = whole_second(at)
             if at <= end and (reset_at is None or at < reset_at) and low(at):
                 found.append(at)

@@ -9,12 +9,12 @@ from datetime import datetime
 
 from omniladder import timefmt
 from omniladder.analyses.forecast.pace import (
-    _TICK,
+    TICK,
     ConnectionOutlook,
-    _projected_window,
-    _resets,
     crossings,
+    projected_window,
     whole_second,
+    window_resets,
 )
 from omniladder.engine import readings as rules
 from omniladder.engine.budgets import (
@@ -48,17 +48,17 @@ def _projection_parts(history: Sequence[Reading], outlook_: ConnectionOutlook, n
     latest = readings[-1]
     fixed: set[datetime] = set()
     for window, pace in zip(latest.all_windows(), outlook_.paces, strict=True):
-        fixed.update(_resets(window, pace, end))
+        fixed.update(window_resets(window, pace, end))
     for change in connection_changes(history, connection,
                                      ladder.max_reading_age_seconds,
                                      ladder.exit_cutoff_percent):
         if change.counts() and not change.exclusive:
             fixed.add(change.at)
     return ({at for at in fixed if now < at <= end},
-            _cutoff_crossings(latest, outlook_, now, end, ladder.exit_cutoff_percent))
+            cutoff_crossings(latest, outlook_, now, end, ladder.exit_cutoff_percent))
 
 
-def _cutoff_crossings(latest: Reading, outlook_: ConnectionOutlook, now: datetime,
+def cutoff_crossings(latest: Reading, outlook_: ConnectionOutlook, now: datetime,
                       end: datetime, cutoff: float) -> set[datetime]:
     """Each projected crossing of the exit cutoff of a connection's windows after now, up
     to ``end`` (``latest``: its reading in force at now)."""
@@ -88,7 +88,7 @@ def recorded_instants(inputs: LoadedInputs, connection_ids: Collection[str], now
             if change.counts():
                 at = change.at
                 if change.exclusive:
-                    at = whole_second(timefmt.shifted(at, _TICK) or at)
+                    at = whole_second(timefmt.shifted(at, TICK) or at)
                 found.add(at)
     found.update(budget_instants(inputs, now, end))
     return {at for at in found if now < at <= end}
@@ -150,7 +150,7 @@ def projected_readings(connection_id: str, history: Sequence[Reading],
         if not dense and at != now and at not in wanted and (
                 kept_fresh or rules.is_fresh(last, at, max_age)):
             continue
-        projected = tuple(_projected_window(window, pace, origin, at)
+        projected = tuple(projected_window(window, pace, origin, at)
                           for window, pace in zip(windows, paces, strict=True))
         if latest.windows is None:  # a top-level figure stays one
             (only,) = projected
@@ -181,10 +181,10 @@ def projections_wanted(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutloo
     own (``_projection_parts``) and the budget instants, where the engine re-decides a
     whole rung."""
     return {cid: fixed | crossed
-            for cid, (fixed, crossed) in _wanted_parts(inputs, outlooks, now, end).items()}
+            for cid, (fixed, crossed) in wanted_parts(inputs, outlooks, now, end).items()}
 
 
-def _wanted_parts(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutlook],
+def wanted_parts(inputs: LoadedInputs, outlooks: Sequence[ConnectionOutlook],
                   now: datetime, end: datetime
                   ) -> dict[str, tuple[set[datetime], set[datetime]]]:
     """``projections_wanted`` in two parts: the instants that do not depend on the burn

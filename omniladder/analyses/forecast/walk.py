@@ -20,10 +20,10 @@ from omniladder.analyses.forecast.pace import (
     outlook,
 )
 from omniladder.analyses.forecast.projection import (
-    _cutoff_crossings,
-    _wanted_parts,
+    cutoff_crossings,
     projected_readings,
     recorded_instants,
+    wanted_parts,
     with_projection,
 )
 from omniladder.analyses.simulate import Point, Transition, step_instants, walk
@@ -286,7 +286,7 @@ def _walk_projection(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: 
     recorded = recorded_instants(
         inputs, {o.connection_id for o in outlooks if not o.projected}
         | {c.id for c in inputs.connections if not inputs.readings.get(c.id)}, now, end)
-    parts = _wanted_parts(inputs, outlooks, now, end)
+    parts = wanted_parts(inputs, outlooks, now, end)
     wanted = {cid: fixed | crossed for cid, (fixed, crossed) in parts.items()}
     events = set(recorded)
     for found in wanted.values():
@@ -299,9 +299,10 @@ def _walk_projection(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: 
     log: Log | None = {} if keep_log else None
     stepper.log = log
     timeline, transitions = walk(stepper)
-    return _Walk(timeline, transitions, stepper, sum(len(r) for r in added.values()),
-                 recorded, wanted, {cid: fixed for cid, (fixed, _) in parts.items()}, added,
-                 log)
+    return _Walk(timeline=timeline, transitions=transitions, stepper=stepper,
+                 projected_readings=sum(len(r) for r in added.values()),
+                 recorded=recorded, wanted=wanted,
+                 fixed={cid: fixed for cid, (fixed, _) in parts.items()}, added=added, log=log)
 
 
 def _sides(reading: Reading, cutoff: float, floor: float) -> tuple[object, ...]:
@@ -391,7 +392,7 @@ def _band_heads(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: datet
         history = readings_until(inputs.readings.get(cid, ()), now)
         fixed = middle.fixed.get(cid, set())
         in_force_now = in_force(history, now, cutoff)
-        wanted[cid] = fixed | (_cutoff_crossings(in_force_now[-1], other, now, end, cutoff)
+        wanted[cid] = fixed | (cutoff_crossings(in_force_now[-1], other, now, end, cutoff)
                                if other.projected and in_force_now else set())
         edge = projected_readings(cid, history, other, (now,), inputs, wanted=wanted[cid],
                                   kept_fresh=True)

@@ -101,7 +101,7 @@ def map_connections(rows: Iterable[Mapping[str, Any]], catalogs: Catalogs, shown
             missing = "provider" if provider is None else "auth_type"
             raise InputError("is empty", file=shown, field=f"{where}.{missing}")
         default_model = db_text(row["default_model"])
-        _identifiers(shown, where, id=cid, provider=provider, auth_type=auth_type,
+        identifiers(shown, where, id=cid, provider=provider, auth_type=auth_type,
                      default_model=default_model)
         table: dict[str, Any] = {"id": cid, "provider": provider, "auth_type": auth_type}
         models = catalogs.models_of(provider)
@@ -165,7 +165,7 @@ def cooldown_start(raw: Any, until: datetime, now: datetime | None, where: str,
     return since
 
 
-def _identifiers(shown: str, where: str, **values: str | None) -> None:
+def identifiers(shown: str, where: str, **values: str | None) -> None:
     """Exit 2 naming the table, the row and the column when a value that becomes an
     identifier of the written fleet (an id, a provider, a model, a window's name) holds a
     control character: every later command would refuse the files the import wrote."""

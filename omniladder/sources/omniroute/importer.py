@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from omniladder.sources.omniroute.custom import CustomPricing
     from omniladder.sources.omniroute_traffic import TrafficImport
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ImportResult:
     connections: dict[str, Any]
     """The connections document (``{"connections": [...]}``)."""
@@ -64,8 +64,9 @@ def import_omniroute(path: Path, shown: str, catalogs: Catalogs, scopes: WindowS
     with_history = len({reading["connection"] for reading in readings})
     counts = {"connections": len(connections), "readings": len(readings),
               "connections_with_readings": with_history, "snapshot_rows": rows}
-    return ImportResult({"connections": connections}, quota, tuple(notes), counts, traffic,
-                        custom)
+    return ImportResult(connections={"connections": connections}, quota=quota, notes=tuple(notes),
+                        counts=counts, traffic=traffic,
+                        custom=custom)
 
 
 SETTINGS_NAME = "omniladder.toml"

@@ -23,7 +23,7 @@ from omniladder.sources.common import (
     scope_windows,
 )
 from omniladder.sources.fit import OLDEST_READING
-from omniladder.sources.omniroute.connections import _identifiers
+from omniladder.sources.omniroute.connections import identifiers
 from omniladder.sources.omniroute.database import (
     CONNECTIONS_TABLE,
     RAW_DATA,
@@ -237,7 +237,7 @@ class _RowParser:
         window = db_text(row["window_key"])
         if at is None or window is None:
             return None
-        _identifiers(self.shown, where, window_key=window)
+        identifiers(self.shown, where, window_key=window)
         if at < OLDEST_READING:
             raise InputError(f"{timefmt.iso(at)} is before 2000: no quota telemetry is that "
                              "old (a writer's 0 for \"not given\", or a clock reset); nothing "
