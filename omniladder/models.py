@@ -202,6 +202,10 @@ Identifier = Annotated[str, Field(pattern=IDENTIFIER_PATTERN),
 """An id, provider, auth type, model or window name: not blank, and free of control
 characters (a C0 or C1 control code, or DEL)."""
 Usd = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+CapacityWeight = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+"""A seat's size against a weight-1 seat (SPEC §9): positive and finite."""
+WithinRungOrder = Literal["declared", "expiring-first"]
+"""R15: the order of the connections and candidates within a quota rung."""
 MAX_WINDOW_SECONDS = 366 * 86_400
 WindowSeconds = Annotated[float, Field(gt=0, le=MAX_WINDOW_SECONDS, allow_inf_nan=False)]
 """A quota window's length in seconds: longer than zero, at most a leap year."""
@@ -332,10 +336,18 @@ class Connection(Record):
     label: str | None = None
     overage: Overage | None = None
     billing: Billing | None = None
+    capacity_weight: CapacityWeight | None = None
+    """How much quota one percent of this connection's windows is, in units of a weight-1
+    seat (SPEC §9); None reads as 1."""
 
     @property
     def keyless(self) -> bool:
         return self.auth_type == "none"
+
+    @property
+    def weight(self) -> float:
+        """``capacity_weight``, 1 when not given."""
+        return 1.0 if self.capacity_weight is None else self.capacity_weight
 
 
 class ConnectionsFile(StrictModel):
@@ -487,6 +499,7 @@ class LadderSettings(StrictModel):
     reentry_min_remaining_percent: Percent = 5.0
     max_reading_age_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 180.0
     clamp_cooldown_to_reset: bool = True
+    within_rung_order: WithinRungOrder = "declared"
 
     @property
     def reentry_floor(self) -> float:

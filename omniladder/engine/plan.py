@@ -16,9 +16,20 @@ from omniladder.engine.budgets import BudgetPosition, budget_positions
 from omniladder.engine.decide import Moment, decide, facts_at, unverified_mark
 from omniladder.engine.fleet import Fleet, SpendNotes, fleet_for
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.pool import RUNG_INDEX, Seating
+from omniladder.engine.pool import (
+    QUOTA_RUNG_INDEXES,
+    RUNG_INDEX,
+    Entry,
+    Seating,
+    Urgency,
+    expiring_first,
+    urgency,
+    urgency_reason,
+)
 from omniladder.engine.pool import position as seat_position
 from omniladder.engine.records import (
+    PAID_ORDER_REASON,
+    OrderPlace,
     PairDecision,
     Plan,
     PoolEntry,
@@ -130,15 +141,19 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
         for rung, (admitted, marks) in seated.items():
             seating.fill(RUNG_INDEX[rung], position, admitted, marks)
 
-    # R11 and R12: the pool as the seating orders it.
+    # R11 and R12: the pool as the seating orders it; R15 may reorder its quota rungs.
     keys = fleet.keys
-    pool = [PoolEntry(position=entry.position, rung=entry.rung,
-                      provider=keys[entry.candidate][0], model=keys[entry.candidate][1],
-                      allowed_connection_ids=tuple(map(ids.__getitem__, entry.members)),
-                      unverified_connection_ids=tuple(mark.connection_id
-                                                      for mark in entry.marks),
-                      unverified=entry.marks)
-            for entry in seating.pool()]
+    seated_pool = seating.pool()
+    if fleet.ladder.within_rung_order == "declared":
+        pool = [PoolEntry(position=entry.position, rung=entry.rung,
+                          provider=keys[entry.candidate][0], model=keys[entry.candidate][1],
+                          allowed_connection_ids=tuple(map(ids.__getitem__, entry.members)),
+                          unverified_connection_ids=tuple(mark.connection_id
+                                                          for mark in entry.marks),
+                          unverified=entry.marks)
+                for entry in seated_pool]
+    else:
+        pool = _expiring_first_pool(fleet, seated_pool, decisions, now)
 
     excluded = exclusions(all_facts, refused,
                            remedy_context(inputs, auto_id, now, budgets))
@@ -155,6 +170,61 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                 decisions=tuple(decisions), facts=all_facts, budgets=budgets,
                 files=dict(inputs.files))
 
+
+
+def pair_urgencies(fleet: Fleet, decisions: Sequence[PairDecision],
+                   now: datetime) -> dict[tuple[str, str], Urgency]:
+    """R15's urgency of every admitted pair on a quota rung, by (connection id, model)."""
+    found: dict[tuple[str, str], Urgency] = {}
+    for made in decisions:
+        if not made.admitted or RUNG_INDEX[made.rung] not in QUOTA_RUNG_INDEXES:
+            continue
+        verdict = made.verdict
+        reading = verdict.reading if verdict is not None and verdict.kind == "usable" else None
+        weight = fleet.connections[fleet.index[made.connection_id]].weight
+        found[(made.connection_id, made.model)] = urgency(reading, made.model, weight, now)
+    return found
+
+
+def _expiring_first_pool(fleet: Fleet, seated: Sequence[Entry[UnverifiedMark]],
+                         decisions: Sequence[PairDecision], now: datetime) -> list[PoolEntry]:
+    """R15 ``expiring-first``: the seated pool reordered by urgency, each allowed
+    connection with its place's reason."""
+    ids = [connection.id for connection in fleet.connections]
+    keys = fleet.keys
+    urgencies = pair_urgencies(fleet, decisions, now)
+
+    def rate(member: int, candidate: int) -> float:
+        return urgencies[(ids[member], keys[candidate][1])].rate
+
+    pool: list[PoolEntry] = []
+    for entry in expiring_first(seated, rate):
+        provider, model = keys[entry.candidate]
+        allowed = tuple(map(ids.__getitem__, entry.members))
+        if RUNG_INDEX[entry.rung] in QUOTA_RUNG_INDEXES:
+            found = [urgencies[(cid, model)] for cid in allowed]
+            order = tuple(OrderPlace(cid, u.rate, urgency_reason(u, now))
+                          for cid, u in zip(allowed, found, strict=True))
+        else:
+            order = tuple(OrderPlace(cid, None, PAID_ORDER_REASON) for cid in allowed)
+        pool.append(PoolEntry(position=entry.position, rung=entry.rung, provider=provider,
+                              model=model, allowed_connection_ids=allowed,
+                              unverified_connection_ids=tuple(mark.connection_id
+                                                              for mark in entry.marks),
+                              unverified=entry.marks, order=order))
+    return pool
+
+
+def _placed_as_in(whole: Plan, pool: list[PoolEntry]) -> list[PoolEntry]:
+    """R15 for ``why``: a connection's entries placed as the whole fleet's plan places
+    them, each with the whole entry's order (a place depends on the other connections'
+    urgencies on the rung)."""
+    entries = {(entry.rung, entry.provider, entry.model): entry for entry in whole.pool}
+    placed: list[PoolEntry] = []
+    for entry in pool:
+        full = entries[(entry.rung, entry.provider, entry.model)]
+        placed.append(entry._replace(position=full.position, order=full.order))
+    return placed
 
 
 def unknown_connection(connection_id: str, known: Sequence[str]) -> UsageError:
@@ -234,6 +304,8 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             model=pair.model, allowed_connection_ids=(connection_id,),
             unverified_connection_ids=(connection_id,) if mark is not None else (),
             unverified=(mark,) if mark is not None else ()))
+    if fleet.ladder.within_rung_order != "declared" and pool:
+        pool = _placed_as_in(make_plan(inputs, auto_id, now, now_source, fleet), pool)
     # positions are distinct and come first in an entry: a plain sort gives the same order
     pool.sort(key=lambda entry: entry.position)  # pragma: no mutate
     plan_pool = tuple(pool)

@@ -42,6 +42,8 @@ class DocumentSettings(_DocumentModel):
     budget_period: str | None = None
     clamp_cooldown_to_reset: bool | None = None
     cheap_max_input_usd_per_mtok: float | None = None
+    within_rung_order: str | None = None
+    """R15's order; absent when ``declared`` (and from plans saved before it was added)."""
 
 
 class DocumentRung(_DocumentModel):
@@ -60,6 +62,14 @@ class DocumentMark(_DocumentModel):
     detail: str = ""
 
 
+class DocumentOrderPlace(_DocumentModel):
+    """R15: why one allowed connection stands where it does in its entry."""
+
+    connection_id: str
+    urgency_per_hour: float | None = None
+    order_reason: str
+
+
 class DocumentEntry(_DocumentModel):
     position: int
     rung: str
@@ -69,6 +79,9 @@ class DocumentEntry(_DocumentModel):
     unverified_connection_ids: tuple[str, ...] = ()
     unverified: tuple[DocumentMark, ...] = ()
     """Why each unverified connection is; absent from plans saved before it was added."""
+    order: tuple[DocumentOrderPlace, ...] = ()
+    """R15 ``expiring-first``: each allowed connection's place and its reason, in
+    allowlist order; absent under ``declared``."""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -100,6 +113,8 @@ class DocumentConnection(_DocumentModel):
     catalog_file: str | None = None
     override: dict[str, str] | None = None
     overage_source: str | None = None
+    capacity_weight: float | None = None
+    """The seat's size (SPEC §9), when the connections file gives it."""
 
 
 class DocumentClamp(_DocumentModel):
