@@ -23,8 +23,8 @@ from omniladder.engine.pool import (
     Seating,
     Urgency,
     expiring_first,
-    urgency,
     urgency_reason,
+    verdict_urgency,
 )
 from omniladder.engine.pool import position as seat_position
 from omniladder.engine.records import (
@@ -179,10 +179,9 @@ def pair_urgencies(fleet: Fleet, decisions: Sequence[PairDecision],
     for made in decisions:
         if not made.admitted or RUNG_INDEX[made.rung] not in QUOTA_RUNG_INDEXES:
             continue
-        verdict = made.verdict
-        reading = verdict.reading if verdict is not None and verdict.kind == "usable" else None
         weight = fleet.connections[fleet.index[made.connection_id]].weight
-        found[(made.connection_id, made.model)] = urgency(reading, made.model, weight, now)
+        found[(made.connection_id, made.model)] = verdict_urgency(made.verdict, made.model,
+                                                                  weight, now)
     return found
 
 

@@ -18,6 +18,7 @@ from itertools import chain
 from typing import Generic, NamedTuple, TypeAlias, TypeVar
 
 from omniladder import timefmt
+from omniladder.engine.quota import Verdict
 from omniladder.engine.readings import figure, is_current
 from omniladder.models import QUOTA_RUNGS, RUNGS, Reading, Rung, Window
 
@@ -284,18 +285,50 @@ def urgency(reading: Reading | None, model: str, weight: float, now: datetime) -
     return _no_urgency("unlimited" if unlimited and not limited else "no reset known", weight)
 
 
+def verdict_urgency(verdict: Verdict | None, model: str, weight: float,
+                    now: datetime) -> Urgency:
+    """``urgency`` of an admitted pair from its quota verdict: the reading a usable verdict
+    read; an unknown verdict (an unverified seat) has none."""
+    usable = verdict is not None and verdict.kind == "usable"
+    return urgency(verdict.reading if usable and verdict is not None else None, model,
+                   weight, now)
+
+
+def pool_order(entries: Sequence[Entry[M]]) -> tuple[list[int], list[int]]:
+    """The connections of a pool in the order of their first seat, and the unverified ones
+    in the order of their first unverified seat (what ``Seating.eligible`` and
+    ``unverified`` give for the pool R12 seats, for a reordered one)."""
+    seen: dict[int, None] = {}
+    shaky: dict[int, None] = {}
+    for entry in entries:
+        seen.update(dict.fromkeys(entry.members))
+        shaky.update(dict.fromkeys(entry.marked))
+    return list(seen), list(shaky)
+
+
 def urgency_reason(found: Urgency, now: datetime) -> str:
     """One position's reason: ``5h resets in 1h57m with 40% left: 20.5%/h``."""
     if found.window is None or found.reset_at is None:
         return f"{found.why_zero}: 0%/h"
-    text = (f"{found.window} resets in "
-            f"{timefmt.duration((found.reset_at - now).total_seconds())} "
+    text = (f"{found.window} resets in {_until((found.reset_at - now).total_seconds())} "
             f"with {timefmt.pct(found.left)} left")
     if found.capped_by is not None:
         text += f", {timefmt.pct(found.expiring)} of it within {found.capped_by}'s"
     if found.weight != 1.0:
         text += f", weight {found.weight:g}"
     return f"{text}: {rate_text(found.rate)}"
+
+
+def _until(seconds: float) -> str:
+    """How long until a reset, as the reasons say it: ``45m``, ``1h57m``, ``3d00h``."""
+    minutes = max(round(seconds / 60), 1)
+    if minutes < 60:
+        return f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours}h{minutes:02d}m"
+    days, hours = divmod(hours, 24)
+    return f"{days}d{hours:02d}h"
 
 
 def rate_text(rate: float) -> str:

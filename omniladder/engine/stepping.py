@@ -29,7 +29,14 @@ from omniladder.engine.changes import connection_changes
 from omniladder.engine.decide import Moment, decide, facts_at
 from omniladder.engine.fleet import Fleet, fleet_for
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.pool import RUNG_INDEX, Seating
+from omniladder.engine.pool import (
+    QUOTA_RUNG_INDEXES,
+    RUNG_INDEX,
+    Seating,
+    expiring_first,
+    pool_order,
+    verdict_urgency,
+)
 from omniladder.engine.records import PairDecision
 from omniladder.engine.report import rung_state
 from omniladder.models import RUNGS, Reading, Rung
@@ -223,6 +230,30 @@ class Stepper:
                         (now, self.seats(index, self.decide(index, now, budgets))))
         return log
 
+    def _expiring_first(self, seating: Seating[bool],
+                        decided: Sequence[tuple[PairDecision, ...]],
+                        now: datetime) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """R15 ``expiring-first``: the seated and the unverified connections in the order of
+        the pool ``make_plan`` reorders at now (``pool.expiring_first``)."""
+        fleet = self.fleet
+        ids = [c.id for c in fleet.connections]
+        rates: dict[tuple[int, int], float] = {}
+        for entry in seating.pool():
+            if RUNG_INDEX[entry.rung] not in QUOTA_RUNG_INDEXES:
+                continue
+            for member in entry.members:
+                for pair, made in zip(self.pairs[member], decided[member], strict=True):
+                    if pair.candidate == entry.candidate and pair.rung == entry.rung:
+                        rates[(member, entry.candidate)] = verdict_urgency(
+                            made.verdict, pair.model, fleet.connections[member].weight,
+                            now).rate
+
+        def rate(member: int, candidate: int) -> float:
+            return rates[(member, candidate)]
+
+        seated, shaky = pool_order(expiring_first(seating.pool(), rate))
+        return tuple(map(ids.__getitem__, seated)), tuple(map(ids.__getitem__, shaky))
+
     def steps(self) -> Iterator[StepState]:
         count = len(self.fleet.connections)
         ids = [c.id for c in self.fleet.connections]
@@ -241,6 +272,7 @@ class Stepper:
         previous: StepState | None = None
         dirty = False
         log = self.log
+        reorders = self.fleet.ladder.within_rung_order == "expiring-first"
         for step, now, budgets, redo in self._redecided(range(count)):
             changed: list[tuple[int, int, PairDecision, PairDecision]] = []
             moved = step == 0
@@ -272,6 +304,19 @@ class Stepper:
             head = seating.head()
             dirty = dirty or moved
             listed = self.seated_at is None or now in self.seated_at
+            if reorders:
+                # R15: urgencies move with time alone, so the order is read at every step
+                ordered, ordered_shaky = self._expiring_first(seating, decided, now)
+                if listed or previous is None:
+                    seated, shaky = ordered, ordered_shaky
+                else:
+                    seated, shaky = previous.eligible, previous.unverified
+                state_now = StepState(now, head, sum(entries), tuple(states), seated, shaky,
+                                      tuple((o, n) for _, _, o, n in changed),
+                                      ordered[0] if ordered else None)
+                yield state_now
+                previous = state_now
+                continue
             if previous is None or (dirty and listed):
                 seated, shaky = seating.eligible(), seating.unverified()
                 dirty = False
