@@ -260,7 +260,7 @@ def test_expiring_first_moves_places_within_quota_rungs_only(inputs: LoadedInput
     assert [e.position for e in ordered.pool] == list(range(1, len(ordered.pool) + 1))
     urgencies = pair_urgencies(Fleet(_ordered(inputs, "expiring-first")), ordered.decisions,
                                NOW)
-    declared_at = {(e.rung, e.model): i for i, e in enumerate(declared.pool)}
+    declared_at = {(e.rung, e.provider, e.model): i for i, e in enumerate(declared.pool)}
     for rung in {e.rung for e in ordered.pool}:
         entries = [e for e in ordered.pool if e.rung == rung]
         if rung not in QUOTA_RUNGS:
@@ -272,7 +272,7 @@ def test_expiring_first_moves_places_within_quota_rungs_only(inputs: LoadedInput
             rates = [urgencies[(cid, entry.model)].rate for cid in entry.allowed_connection_ids]
             assert rates == sorted(rates, reverse=True)
             assert [o.connection_id for o in entry.order] == list(entry.allowed_connection_ids)
-            tops.append((-max(rates), declared_at[(entry.rung, entry.model)]))
+            tops.append((-max(rates), declared_at[(entry.rung, entry.provider, entry.model)]))
         assert tops == sorted(tops)  # highest first, R12's order on a tie
 
 
@@ -324,3 +324,53 @@ def test_a_declared_plan_names_no_order_anywhere(inputs: LoadedInputs, auto_id: 
                                "flag"))
     assert '"order"' not in text
     assert "within_rung_order" not in text
+
+
+# --- diff ------------------------------------------------------------------------------------
+
+
+def _saved(folder: Path, order: str | None, name: str) -> Path:
+    config = _files(folder, order)
+    out = folder / name
+    _plan(config, "--out", str(out), "--now", "2026-11-29T12:00:00Z")
+    return out
+
+
+def test_diff_reports_a_reordered_allowlist_as_an_order_change(tmp_path: Path) -> None:
+    old = _saved(tmp_path, None, "old.json")
+    new = _saved(tmp_path, "expiring-first", "new.json")
+    result = runner.invoke(app, ["diff", str(old), str(new), "--json"])
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.stdout)
+    assert document["counts"]["order_changed"] == 1
+    assert document["counts"]["allowlist_changed"] == 0
+    assert document["counts"]["pool_moved"] == 0
+    assert document["pool"]["order_changed"] == [{
+        "rung": "subscription", "provider": "claude", "model": "claude-sonnet-4-5",
+        "old_position": 1, "new_position": 1,
+        "old_order": ["claude-max-b", "claude-max-a"],
+        "new_order": ["claude-max-a", "claude-max-b"], "moved": False}]
+    table = runner.invoke(app, ["diff", str(old), str(new)])
+    assert "Order within rungs" in table.stdout
+    assert "1 order changed within a rung" in table.stdout
+    markdown = runner.invoke(app, ["diff", str(old), str(new), "--format", "markdown"])
+    assert "| changed | Order within rungs |" in markdown.stdout
+
+
+def test_diff_reports_a_candidate_moved_within_its_rung_as_an_order_change(
+        tmp_path: Path) -> None:
+    old = _saved(tmp_path, None, "old.json")
+    quota = json.loads(json.dumps(QUOTA))
+    quota["readings"][2]["windows"][0]["reset_at"] = "2026-11-29T13:00:00Z"  # 100%/h
+    (tmp_path / "quota.json").write_text(json.dumps(quota), encoding="utf-8")
+    new = tmp_path / "new.json"
+    config = _files(tmp_path, "expiring-first")
+    (tmp_path / "quota.json").write_text(json.dumps(quota), encoding="utf-8")
+    _plan(config, "--out", str(new), "--now", "2026-11-29T12:00:00Z")
+    document = json.loads(runner.invoke(app, ["diff", str(old), str(new), "--json"]).stdout)
+    assert document["counts"]["pool_moved"] == 0
+    assert document["counts"]["order_changed"] == 2
+    places = {o["model"]: (o["old_position"], o["new_position"])
+              for o in document["pool"]["order_changed"]}
+    assert places == {"claude-opus-4-1": (2, 1), "claude-sonnet-4-5": (1, 2)}
+    assert any(o["moved"] for o in document["pool"]["order_changed"])
