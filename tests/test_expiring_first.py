@@ -374,3 +374,60 @@ def test_diff_reports_a_candidate_moved_within_its_rung_as_an_order_change(
               for o in document["pool"]["order_changed"]}
     assert places == {"claude-opus-4-1": (2, 1), "claude-sonnet-4-5": (1, 2)}
     assert any(o["moved"] for o in document["pool"]["order_changed"])
+
+
+# --- export ----------------------------------------------------------------------------------
+
+MAP = "".join(
+    f'[[connections]]\nid = "{cid}"\nmodel_prefix = "openai/"\n'
+    f'api_base = "http://subscriptions.internal:{port}/v1"\napi_key_env = "PROXY_{port}_KEY"\n\n'
+    for cid, port in (("claude-max-a", 8317), ("claude-max-b", 8318), ("claude-team", 8319)))
+
+
+def _export(tmp_path: Path, target: str, order: str | None) -> Any:
+    config = _files(tmp_path, order)
+    (tmp_path / "map.toml").write_text(MAP, encoding="utf-8")
+    extra = ["--map", str(tmp_path / "map.toml")] if target == "litellm" else []
+    result = runner.invoke(app, ["export", target, "auto/subscription", "--config",
+                                 str(config), "--json", *extra])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+STALE = ("subscription: the expiring-first order is {}; it holds only until the next "
+         "export: stale after 2026-11-29T13:57:00Z (the soonest reset among its ordered "
+         "connections)")
+
+
+def test_litellm_holds_the_order_in_one_sub_level_per_connection(tmp_path: Path) -> None:
+    report = _export(tmp_path, "litellm", "expiring-first")
+    deployments = report["document"]["model_list"]
+    assert [(d["model_info"]["id"].split("~")[1], d["litellm_params"]["order"])
+            for d in deployments] == [("claude-max-a", 1), ("claude-max-b", 2),
+                                      ("claude-max-a", 3), ("claude-team", 4)]
+    stale = [f for f in report["fidelity"] if f["code"] == "order-until-next-export"]
+    assert [f["message"] for f in stale] == [
+        STALE.format("held by one order sub-level per connection")]
+    declared = _export(tmp_path, "litellm", None)
+    assert [d["litellm_params"]["order"] for d in declared["document"]["model_list"]] == [
+        1, 1, 2, 2]
+    assert all(f["code"] != "order-until-next-export" for f in declared["fidelity"])
+
+
+def test_omniroute_holds_the_order_in_one_step_per_connection(tmp_path: Path) -> None:
+    report = _export(tmp_path, "omniroute", "expiring-first")
+    steps = report["document"]["models"]
+    assert [(s["model"], s["allowedConnectionIds"], s.get("fallbackOnlyOnQuotaExhaustion"))
+            for s in steps] == [
+        ("claude/claude-sonnet-4-5", ["claude-max-a"], None),
+        ("claude/claude-sonnet-4-5", ["claude-max-b"], True),
+        ("claude/claude-opus-4-1", ["claude-max-a"], None),
+        ("claude/claude-opus-4-1", ["claude-team"], True)]
+    codes = [f["code"] for f in report["fidelity"]]
+    assert "omniroute-split-candidate" not in codes
+    assert [f["message"] for f in report["fidelity"]
+            if f["code"] == "order-until-next-export"] == [
+        STALE.format("held by one step per connection, in the plan's order")]
+    declared = _export(tmp_path, "omniroute", None)
+    assert [s["allowedConnectionIds"] for s in declared["document"]["models"]] == [
+        ["claude-max-b", "claude-max-a"], ["claude-max-a", "claude-team"]]

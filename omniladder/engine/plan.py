@@ -202,7 +202,7 @@ def _expiring_first_pool(fleet: Fleet, seated: Sequence[Entry[UnverifiedMark]],
         allowed = tuple(map(ids.__getitem__, entry.members))
         if RUNG_INDEX[entry.rung] in QUOTA_RUNG_INDEXES:
             found = [urgencies[(cid, model)] for cid in allowed]
-            order = tuple(OrderPlace(cid, u.rate, urgency_reason(u, now))
+            order = tuple(OrderPlace(cid, u.rate, urgency_reason(u, now), u.reset_at)
                           for cid, u in zip(allowed, found, strict=True))
         else:
             order = tuple(OrderPlace(cid, None, PAID_ORDER_REASON) for cid in allowed)

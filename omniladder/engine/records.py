@@ -104,6 +104,8 @@ class OrderPlace(NamedTuple):
     """Percent of a weight-1 seat per hour (``pool.urgency``); None on a paid rung, which
     keeps R12's order."""
     reason: str
+    reset_at: datetime | None = None
+    """The reset of the window whose expiry counts: when this place's reason lapses."""
 
 
 PAID_ORDER_REASON = "paid rung: declared order"

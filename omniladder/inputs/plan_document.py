@@ -68,6 +68,8 @@ class DocumentOrderPlace(_DocumentModel):
     connection_id: str
     urgency_per_hour: float | None = None
     order_reason: str
+    reset_at: str | None = None
+    """The reset of the window whose expiry counts; null when none counts."""
 
 
 class DocumentEntry(_DocumentModel):

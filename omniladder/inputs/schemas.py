@@ -407,6 +407,8 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "urgency_per_hour": ("Percent of a weight-1 seat per hour its expiring quota must be "
                              "burnt at; null on a paid rung (declared order)."),
         "order_reason": "Why it stands there, e.g. 5h resets in 1h57m with 40% left: 20.5%/h.",
+        "reset_at": ("The reset of the window whose expiry counts (RFC 3339): the order "
+                     "may change by then; null when none counts."),
     },
     "DocumentExclusion": {
         "connection_id": "The connection left out.",

@@ -56,7 +56,9 @@ def _entry(e: PoolEntry) -> dict[str, Any]:
                         "detail": u.detail} for u in e.unverified]}
     if e.order:
         found["order"] = [{"connection_id": o.connection_id, "urgency_per_hour": o.urgency,
-                           "order_reason": o.reason} for o in e.order]
+                           "order_reason": o.reason,
+                           "reset_at": timefmt.iso(o.reset_at) if o.reset_at else None}
+                          for o in e.order]
     return found
 
 
