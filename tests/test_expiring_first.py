@@ -17,16 +17,17 @@ from typer.testing import CliRunner
 from omniladder.analyses.simulate import simulate, step_instants
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.changes import next_order_change, overtakes
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import connection_plan, make_plan, pair_urgencies
-from omniladder.engine.pool import urgency
+from omniladder.engine.pool import urgency, urgency_terms
 from omniladder.engine.records import Plan
 from omniladder.engine.stepping import Stepper
 from omniladder.models import QUOTA_RUNGS
 from omniladder.rendering.json_view import plan_json
 from omniladder.rendering.timeline import series_json
-from tests.builders import NOW, history, reading, window
+from tests.builders import NOW, conn, fleet, history, reading, window
 from tests.strategies import SHIPPED, input_sets
 
 runner = CliRunner()
@@ -99,9 +100,9 @@ def test_expiring_first_puts_the_seat_whose_quota_lapses_first_first(tmp_path: P
         ["claude-max-a", "claude-max-b"], ["claude-max-a", "claude-team"]]
     assert ordered["pool"][0]["order"] == [
         {"connection_id": "claude-max-a", "urgency_per_hour": pytest.approx(40 / 1.95),
-         "order_reason": A_REASON},
+         "order_reason": A_REASON, "reset_at": "2026-11-29T13:57:00Z"},
         {"connection_id": "claude-max-b", "urgency_per_hour": pytest.approx(2.0),
-         "order_reason": B_REASON}]
+         "order_reason": B_REASON, "reset_at": "2026-11-29T15:00:00Z"}]
     assert ordered["pool"][1]["order"][1]["order_reason"] == TEAM_REASON
     assert {c["id"]: c.get("capacity_weight") for c in ordered["connections"]} == {
         "claude-max-b": None, "claude-max-a": None, "claude-team": 2.0}
@@ -431,3 +432,44 @@ def test_omniroute_holds_the_order_in_one_step_per_connection(tmp_path: Path) ->
     declared = _export(tmp_path, "omniroute", None)
     assert [s["allowedConnectionIds"] for s in declared["document"]["models"]] == [
         ["claude-max-b", "claude-max-a"], ["claude-max-a", "claude-team"]]
+
+
+# --- the order changes by time alone -----------------------------------------------------------
+
+
+def _crossing_fleet() -> LoadedInputs:
+    """Seat a (40% left, reset in 4 h: 10%/h) leads seat b (20%, reset in 3 h: 6.7%/h) at
+    12:00; the urgencies cross at 14:00 (40 / 2 h = 20 / 1 h), with no reading or reset in
+    between: b leads after."""
+    return fleet([conn("a", models=["sonnet"]), conn("b", models=["sonnet"])],
+                 [reading("a", window("5h", 40, _at(4))),
+                  reading("b", window("5h", 20, _at(3)))],
+                 settings={"ladder": {"within_rung_order": "expiring-first",
+                                      "max_reading_age_seconds": 86400}})
+
+
+def test_a_crossing_of_two_urgencies_is_computed() -> None:
+    inputs = _crossing_fleet()
+    a = urgency_terms(inputs.readings["a"][-1], "sonnet", 1.0, NOW)
+    b = urgency_terms(inputs.readings["b"][-1], "sonnet", 1.0, NOW)
+    found = overtakes(a, b, NOW)
+    assert found is not None
+    assert abs((found[0] - (NOW + timedelta(hours=2))).total_seconds()) < 0.01
+    assert found[1] is False
+    # past the crossing, a never gets back ahead before b's reset
+    assert overtakes(b, a, NOW + timedelta(hours=2.5)) is None
+    assert next_order_change([[a, b]], NOW) == found
+
+
+def test_the_stepper_reorders_at_the_crossing_without_a_new_reading() -> None:
+    inputs = _crossing_fleet()
+    parsed = parse_auto_id("auto/subscription")
+    instants = [NOW + timedelta(minutes=minutes) for minutes in range(0, 170, 13)]
+    leaders = [state.leader for state in Stepper(inputs, parsed, instants).steps()]
+    expected = [make_plan(inputs, parsed, at, "flag").pool[0].allowed_connection_ids[0]
+                for at in instants]
+    assert leaders == expected
+    assert leaders[0] == "a"
+    assert leaders[-1] == "b"
+    assert leaders.index("b") == next(i for i, at in enumerate(instants)
+                                      if at > NOW + timedelta(hours=2))

@@ -23,8 +23,8 @@ from omniladder.engine.pool import (
     Seating,
     Urgency,
     expiring_first,
+    urgency,
     urgency_reason,
-    verdict_urgency,
 )
 from omniladder.engine.pool import position as seat_position
 from omniladder.engine.records import (
@@ -174,14 +174,26 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
 
 def pair_urgencies(fleet: Fleet, decisions: Sequence[PairDecision],
                    now: datetime) -> dict[tuple[str, str], Urgency]:
-    """R15's urgency of every admitted pair on a quota rung, by (connection id, model)."""
+    """R15's urgency of every admitted pair on a quota rung, by (connection id, model).
+
+    A reading whose windows all apply to every model gives each model of the connection the
+    same urgency: it is computed once per reading and weight."""
     found: dict[tuple[str, str], Urgency] = {}
+    known: dict[tuple[int, str | None, float], Urgency] = {}  # pragma: no mutate
+    connections, index = fleet.connections, fleet.index
     for made in decisions:
         if not made.admitted or RUNG_INDEX[made.rung] not in QUOTA_RUNG_INDEXES:
             continue
-        weight = fleet.connections[fleet.index[made.connection_id]].weight
-        found[(made.connection_id, made.model)] = verdict_urgency(made.verdict, made.model,
-                                                                  weight, now)
+        verdict = made.verdict
+        reading = verdict.reading if verdict is not None and verdict.kind == "usable" else None
+        weight = connections[index[made.connection_id]].weight
+        scoped = reading is not None and any(window.models is not None
+                                             for window in reading.all_windows())
+        key = (id(reading), made.model if scoped else None, weight)
+        rated = known.get(key)  # pragma: no mutate
+        if rated is None:
+            rated = known[key] = urgency(reading, made.model, weight, now)
+        found[(made.connection_id, made.model)] = rated
     return found
 
 
@@ -196,14 +208,20 @@ def _expiring_first_pool(fleet: Fleet, seated: Sequence[Entry[UnverifiedMark]],
     def rate(member: int, candidate: int) -> float:
         return urgencies[(ids[member], keys[candidate][1])].rate
 
+    reasons: dict[Urgency, str] = {}  # a connection's models share their urgency's words
+
+    def place(cid: str, found: Urgency) -> OrderPlace:
+        reason = reasons.get(found)
+        if reason is None:
+            reason = reasons[found] = urgency_reason(found, now)
+        return OrderPlace(cid, found.rate, reason, found.reset_at)
+
     pool: list[PoolEntry] = []
     for entry in expiring_first(seated, rate):
         provider, model = keys[entry.candidate]
         allowed = tuple(map(ids.__getitem__, entry.members))
         if RUNG_INDEX[entry.rung] in QUOTA_RUNG_INDEXES:
-            found = [urgencies[(cid, model)] for cid in allowed]
-            order = tuple(OrderPlace(cid, u.rate, urgency_reason(u, now), u.reset_at)
-                          for cid, u in zip(allowed, found, strict=True))
+            order = tuple(place(cid, urgencies[(cid, model)]) for cid in allowed)
         else:
             order = tuple(OrderPlace(cid, None, PAID_ORDER_REASON) for cid in allowed)
         pool.append(PoolEntry(position=entry.position, rung=entry.rung, provider=provider,

@@ -272,8 +272,8 @@ def urgency(reading: Reading | None, model: str, weight: float, now: datetime) -
             held = figure(other)
             if held < expiring:
                 expiring, capped_by = held, other.name
-        hours = (reset - now).total_seconds() / _SECONDS_PER_HOUR
-        rate = expiring * weight / hours
+        # as ``rate_at`` computes it, to the last bit: the stepper sorts by that one
+        rate = expiring * weight * _SECONDS_PER_HOUR / (reset - now).total_seconds()
         found = Urgency(rate, window.name, reset, left, expiring, capped_by, weight)
         if best is None or rate > best.rate or (rate == best.rate and best.reset_at is not None
                                                 and reset < best.reset_at):
@@ -283,6 +283,49 @@ def urgency(reading: Reading | None, model: str, weight: float, now: datetime) -
     if best is not None:
         return best._replace(rate=0.0, why_zero="nothing left to expire")
     return _no_urgency("unlimited" if unlimited and not limited else "no reset known", weight)
+
+
+Terms: TypeAlias = tuple[tuple[float, datetime], ...]
+"""R15's urgency as a function of time until the next change of its inputs: per counted
+window, ``expiring × weight`` and its reset; the rate at ``t`` is the highest
+``expiring × weight / hours from t to the reset`` (``rate_at``)."""
+
+
+def urgency_terms(reading: Reading | None, model: str, weight: float,
+                  now: datetime) -> Terms:
+    """The terms of ``urgency`` at now: each window that counts, with what can expire of
+    it (the cap is the same rule's), weighted. They hold until a window resets or another
+    reading arrives, both change instants of the connection (``changes``)."""
+    if reading is None:
+        return ()
+    limited = [window for window in reading.all_windows()
+               if window.applies_to(model) and is_current(window, now)
+               and not window.unlimited]
+    terms: list[tuple[float, datetime]] = []
+    for window in limited:
+        reset = window.reset_at
+        if reset is None:
+            continue
+        expiring = min([figure(window)] + [
+            figure(other) for other in limited
+            if other is not window and (other.reset_at is None or other.reset_at >= reset)])
+        if expiring > 0:
+            terms.append((expiring * weight, reset))
+    return tuple(terms)
+
+
+def rate_at(terms: Terms, at: datetime) -> float:
+    """The urgency the terms give at ``at`` (0 once every window has reset)."""
+    return max((value * _SECONDS_PER_HOUR / (reset - at).total_seconds()
+                for value, reset in terms if reset > at), default=0.0)
+
+
+def verdict_terms(verdict: Verdict | None, model: str, weight: float,
+                  now: datetime) -> Terms:
+    """``urgency_terms`` of an admitted pair from its quota verdict (``verdict_urgency``)."""
+    usable = verdict is not None and verdict.kind == "usable"
+    return urgency_terms(verdict.reading if usable and verdict is not None else None, model,
+                         weight, now)
 
 
 def verdict_urgency(verdict: Verdict | None, model: str, weight: float,

@@ -22,10 +22,11 @@ import bisect
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import chain
 
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import BudgetPosition, budget_positions, period_start
-from omniladder.engine.changes import connection_changes
+from omniladder.engine.changes import connection_changes, next_order_change
 from omniladder.engine.decide import Moment, decide, facts_at
 from omniladder.engine.fleet import Fleet, fleet_for
 from omniladder.engine.inputs import LoadedInputs
@@ -33,9 +34,11 @@ from omniladder.engine.pool import (
     QUOTA_RUNG_INDEXES,
     RUNG_INDEX,
     Seating,
+    Terms,
     expiring_first,
     pool_order,
-    verdict_urgency,
+    rate_at,
+    verdict_terms,
 )
 from omniladder.engine.records import PairDecision
 from omniladder.engine.report import rung_state
@@ -231,28 +234,41 @@ class Stepper:
         return log
 
     def _expiring_first(self, seating: Seating[bool],
-                        decided: Sequence[tuple[PairDecision, ...]],
-                        now: datetime) -> tuple[tuple[str, ...], tuple[str, ...]]:
+                        decided: Sequence[tuple[PairDecision, ...]], now: datetime
+                        ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[datetime, bool] | None]:
         """R15 ``expiring-first``: the seated and the unverified connections in the order of
-        the pool ``make_plan`` reorders at now (``pool.expiring_first``)."""
+        the pool ``make_plan`` reorders at now (``pool.expiring_first``), and the first
+        instant after now at which that order can change by time alone
+        (``changes.next_order_change``)."""
         fleet = self.fleet
         ids = [c.id for c in fleet.connections]
-        rates: dict[tuple[int, int], float] = {}
-        for entry in seating.pool():
+        terms: dict[tuple[int, int], Terms] = {}
+        seated = seating.pool()
+        for entry in seated:
             if RUNG_INDEX[entry.rung] not in QUOTA_RUNG_INDEXES:
                 continue
             for member in entry.members:
                 for pair, made in zip(self.pairs[member], decided[member], strict=True):
                     if pair.candidate == entry.candidate and pair.rung == entry.rung:
-                        rates[(member, entry.candidate)] = verdict_urgency(
-                            made.verdict, pair.model, fleet.connections[member].weight,
-                            now).rate
+                        terms[(member, entry.candidate)] = verdict_terms(
+                            made.verdict, pair.model, fleet.connections[member].weight, now)
 
         def rate(member: int, candidate: int) -> float:
-            return rates[(member, candidate)]
+            return rate_at(terms[(member, candidate)], now)
 
-        seated, shaky = pool_order(expiring_first(seating.pool(), rate))
-        return tuple(map(ids.__getitem__, seated)), tuple(map(ids.__getitem__, shaky))
+        ordered = expiring_first(seated, rate)
+        groups: list[list[Terms]] = []
+        by_rung: dict[Rung, list[Terms]] = {}
+        for entry in ordered:
+            if RUNG_INDEX[entry.rung] not in QUOTA_RUNG_INDEXES:
+                continue
+            members = [terms[(member, entry.candidate)] for member in entry.members]
+            groups.append(members)
+            by_rung.setdefault(entry.rung, []).append(tuple(chain.from_iterable(members)))
+        groups += by_rung.values()
+        first, shaky = pool_order(ordered)
+        return (tuple(map(ids.__getitem__, first)), tuple(map(ids.__getitem__, shaky)),
+                next_order_change(groups, now))
 
     def steps(self) -> Iterator[StepState]:
         count = len(self.fleet.connections)
@@ -273,6 +289,9 @@ class Stepper:
         dirty = False
         log = self.log
         reorders = self.fleet.ladder.within_rung_order == "expiring-first"
+        ordered: tuple[str, ...] = ()
+        ordered_shaky: tuple[str, ...] = ()
+        order_change: tuple[datetime, bool] | None = None
         for step, now, budgets, redo in self._redecided(range(count)):
             changed: list[tuple[int, int, PairDecision, PairDecision]] = []
             moved = step == 0
@@ -305,8 +324,13 @@ class Stepper:
             dirty = dirty or moved
             listed = self.seated_at is None or now in self.seated_at
             if reorders:
-                # R15: urgencies move with time alone, so the order is read at every step
-                ordered, ordered_shaky = self._expiring_first(seating, decided, now)
+                # R15: the order moves when a pair is re-decided (a reading, a reset) and at
+                # the computed instants where two urgencies cross
+                due = order_change is not None and (
+                    now > order_change[0] or (now == order_change[0] and not order_change[1]))
+                if step == 0 or moved or redo or due:
+                    ordered, ordered_shaky, order_change = self._expiring_first(
+                        seating, decided, now)
                 if listed or previous is None:
                     seated, shaky = ordered, ordered_shaky
                 else:

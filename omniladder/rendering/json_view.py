@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from datetime import datetime
 from typing import Any, TextIO
 
 from omniladder import timefmt
@@ -27,13 +29,26 @@ def plan_document(plan: Plan) -> dict[str, Any]:
              "spent_usd": r.spent_usd, "note": r.note}
             for r in plan.rungs
         ],
-        "pool": [_entry(e) for e in plan.pool],
+        "pool": ([_entry(e) for e in plan.pool] if plan.settings.get("within_rung_order")
+                 else [{"position": e.position, "rung": e.rung, "provider": e.provider,
+                        "model": e.model,
+                        "allowed_connection_ids": list(e.allowed_connection_ids),
+                        "unverified_connection_ids": list(e.unverified_connection_ids),
+                        "unverified": [{"connection_id": u.connection_id, "reason": u.reason,
+                                        "detail": u.detail} for u in e.unverified]}
+                       for e in plan.pool]),
         "excluded": [
             {"connection_id": x.connection_id, "provider": x.provider, "model": x.model,
              "rung": x.rung, "reason": x.reason, "detail": x.detail, "fix": x.fix}
             for x in plan.excluded
         ],
-        "connections": [_connection(c) for c in plan.connections],
+        "connections": ([_connection(c) for c in plan.connections] if any(
+            c.capacity_weight is not None for c in plan.connections) else [
+            {"id": c.id, "provider": c.provider, "auth_type": c.auth_type,
+             "billing": c.billing, "overage": c.overage, "billing_source": c.billing_source,
+             "catalog_file": c.catalog_file, "override": c.override,
+             "overage_source": c.overage_source}
+            for c in plan.connections]),
         "clamps": [
             {"connection_id": c.connection_id,
              "rate_limited_until": timefmt.iso(c.rate_limited_until),
@@ -46,8 +61,9 @@ def plan_document(plan: Plan) -> dict[str, Any]:
 
 
 def _entry(e: PoolEntry) -> dict[str, Any]:
-    """One pool entry; ``order`` (R15's reason per allowed connection) only when the plan
-    was made with ``expiring-first``."""
+    """One pool entry of an ``expiring-first`` plan, with ``order``, R15's reason per
+    allowed connection (a plan made with ``declared`` writes its entries inline, as before
+    the setting existed)."""
     found: dict[str, Any] = {
         "position": e.position, "rung": e.rung, "provider": e.provider, "model": e.model,
         "allowed_connection_ids": list(e.allowed_connection_ids),
@@ -57,13 +73,21 @@ def _entry(e: PoolEntry) -> dict[str, Any]:
     if e.order:
         found["order"] = [{"connection_id": o.connection_id, "urgency_per_hour": o.urgency,
                            "order_reason": o.reason,
-                           "reset_at": timefmt.iso(o.reset_at) if o.reset_at else None}
+                           "reset_at": _iso(o.reset_at) if o.reset_at else None}
                           for o in e.order]
     return found
 
 
+@functools.lru_cache(maxsize=4096)
+def _iso(instant: datetime) -> str:
+    """``timefmt.iso``, kept: an expiring-first plan words each connection's reset once per
+    model."""
+    return timefmt.iso(instant)
+
+
 def _connection(c: ConnectionRecord) -> dict[str, Any]:
-    """One connection record; ``capacity_weight`` only when the connections file gives it."""
+    """One connection record of a fleet where some weight is given; ``capacity_weight``
+    only when the connections file gives it."""
     found: dict[str, Any] = {
         "id": c.id, "provider": c.provider, "auth_type": c.auth_type,
         "billing": c.billing, "overage": c.overage, "billing_source": c.billing_source,
