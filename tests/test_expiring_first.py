@@ -98,12 +98,9 @@ def test_expiring_first_puts_the_seat_whose_quota_lapses_first_first(tmp_path: P
     assert ordered["settings"]["within_rung_order"] == "expiring-first"
     assert [e["allowed_connection_ids"] for e in ordered["pool"]] == [
         ["claude-max-a", "claude-max-b"], ["claude-max-a", "claude-team"]]
-    assert ordered["pool"][0]["order"] == [
-        {"connection_id": "claude-max-a", "urgency_per_hour": pytest.approx(40 / 1.95),
-         "order_reason": A_REASON, "reset_at": "2026-11-29T13:57:00Z"},
-        {"connection_id": "claude-max-b", "urgency_per_hour": pytest.approx(2.0),
-         "order_reason": B_REASON, "reset_at": "2026-11-29T15:00:00Z"}]
-    assert ordered["pool"][1]["order"][1]["order_reason"] == TEAM_REASON
+    assert ordered["pool"][0]["order_reasons"] == [A_REASON, B_REASON]
+    assert ordered["pool"][0]["order_stale_at"] == "2026-11-29T13:57:00Z"
+    assert ordered["pool"][1]["order_reasons"][1] == TEAM_REASON
     assert {c["id"]: c.get("capacity_weight") for c in ordered["connections"]} == {
         "claude-max-b": None, "claude-max-a": None, "claude-team": 2.0}
 
@@ -114,7 +111,7 @@ def test_declared_is_the_plan_without_the_setting_to_the_byte(tmp_path: Path) ->
     assert declared == plain
     document = json.loads(plain)
     assert "within_rung_order" not in document["settings"]
-    assert all("order" not in entry for entry in document["pool"])
+    assert all("order_reasons" not in entry for entry in document["pool"])
 
 
 def test_the_weight_moves_a_bigger_seat_ahead(tmp_path: Path) -> None:
@@ -265,8 +262,7 @@ def test_expiring_first_moves_places_within_quota_rungs_only(inputs: LoadedInput
     for rung in {e.rung for e in ordered.pool}:
         entries = [e for e in ordered.pool if e.rung == rung]
         if rung not in QUOTA_RUNGS:
-            assert [e._replace(order=()) for e in entries] == [
-                e for e in declared.pool if e.rung == rung]
+            assert entries == [e for e in declared.pool if e.rung == rung]
             continue
         tops: list[tuple[float, int]] = []
         for entry in entries:
@@ -323,7 +319,7 @@ def test_stepping_agrees_with_replanning_under_expiring_first(
 def test_a_declared_plan_names_no_order_anywhere(inputs: LoadedInputs, auto_id: str) -> None:
     text = plan_json(make_plan(_ordered(inputs, "declared"), parse_auto_id(auto_id), NOW,
                                "flag"))
-    assert '"order"' not in text
+    assert '"order_reasons"' not in text
     assert "within_rung_order" not in text
 
 

@@ -27,8 +27,8 @@ from omniladder.engine.pool import (
     urgency_reason,
 )
 from omniladder.engine.pool import position as seat_position
+from omniladder.engine.quota import Verdict
 from omniladder.engine.records import (
-    PAID_ORDER_REASON,
     OrderPlace,
     PairDecision,
     Plan,
@@ -48,6 +48,7 @@ from omniladder.engine.report import (
 )
 from omniladder.errors import UsageError
 from omniladder.models import (
+    QUOTA_RUNGS,
     RUNGS,
     Rung,
     SpendEvent,
@@ -176,24 +177,45 @@ def pair_urgencies(fleet: Fleet, decisions: Sequence[PairDecision],
                    now: datetime) -> dict[tuple[str, str], Urgency]:
     """R15's urgency of every admitted pair on a quota rung, by (connection id, model).
 
-    A reading whose windows all apply to every model gives each model of the connection the
-    same urgency: it is computed once per reading and weight."""
+    A reading whose windows all apply to every model gives each model of its connection the
+    same urgency: it is computed once per reading (a reading belongs to one connection, so
+    to one weight)."""
     found: dict[tuple[str, str], Urgency] = {}
-    known: dict[tuple[int, str | None, float], Urgency] = {}  # pragma: no mutate
+    by_reading: dict[int, Urgency | None] = {}  # None: a reading with model-scoped windows
+    unknown: dict[float, Urgency] = {}
     connections, index = fleet.connections, fleet.index
+    quota_rungs = QUOTA_RUNGS
     for made in decisions:
-        if not made.admitted or RUNG_INDEX[made.rung] not in QUOTA_RUNG_INDEXES:
+        if not made.admitted or made.rung not in quota_rungs:
             continue
-        verdict = made.verdict
-        reading = verdict.reading if verdict is not None and verdict.kind == "usable" else None
-        weight = connections[index[made.connection_id]].weight
-        scoped = reading is not None and any(window.models is not None
-                                             for window in reading.all_windows())
-        key = (id(reading), made.model if scoped else None, weight)
-        rated = known.get(key)  # pragma: no mutate
-        if rated is None:
-            rated = known[key] = urgency(reading, made.model, weight, now)
-        found[(made.connection_id, made.model)] = rated
+        verdict = made.quota
+        if verdict is not None and not isinstance(verdict, Verdict):
+            verdict = verdict.get()
+        cid, model = made.connection_id, made.model
+        if verdict is None or verdict.kind != "usable" or verdict.reading is None:
+            weight = connections[index[cid]].weight
+            rated = unknown.get(weight)
+            if rated is None:
+                rated = unknown[weight] = urgency(None, model, weight, now)
+            found[(cid, model)] = rated
+            continue
+        reading = verdict.reading
+        key = id(reading)
+        if key in by_reading:
+            kept = by_reading[key]
+            if kept is not None:
+                found[(cid, model)] = kept
+                continue
+        weight = connections[index[cid]].weight
+        rated = urgency(reading, model, weight, now)
+        if key not in by_reading:
+            scoped = False
+            for window in reading.all_windows():
+                if window.models is not None:
+                    scoped = True
+                    break
+            by_reading[key] = None if scoped else rated
+        found[(cid, model)] = rated
     return found
 
 
@@ -208,12 +230,13 @@ def _expiring_first_pool(fleet: Fleet, seated: Sequence[Entry[UnverifiedMark]],
     def rate(member: int, candidate: int) -> float:
         return urgencies[(ids[member], keys[candidate][1])].rate
 
-    reasons: dict[Urgency, str] = {}  # a connection's models share their urgency's words
+    # a connection's models share one urgency (``pair_urgencies``), worded once
+    reasons: dict[int, str] = {}  # pragma: no mutate
 
     def place(cid: str, found: Urgency) -> OrderPlace:
-        reason = reasons.get(found)
+        reason = reasons.get(id(found))  # pragma: no mutate
         if reason is None:
-            reason = reasons[found] = urgency_reason(found, now)
+            reason = reasons[id(found)] = urgency_reason(found, now)  # pragma: no mutate
         return OrderPlace(cid, found.rate, reason, found.reset_at)
 
     pool: list[PoolEntry] = []
@@ -223,7 +246,7 @@ def _expiring_first_pool(fleet: Fleet, seated: Sequence[Entry[UnverifiedMark]],
         if RUNG_INDEX[entry.rung] in QUOTA_RUNG_INDEXES:
             order = tuple(place(cid, urgencies[(cid, model)]) for cid in allowed)
         else:
-            order = tuple(OrderPlace(cid, None, PAID_ORDER_REASON) for cid in allowed)
+            order = ()  # a paid rung keeps R12's order: nothing to say per place
         pool.append(PoolEntry(position=entry.position, rung=entry.rung, provider=provider,
                               model=model, allowed_connection_ids=allowed,
                               unverified_connection_ids=tuple(mark.connection_id

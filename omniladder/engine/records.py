@@ -108,10 +108,6 @@ class OrderPlace(NamedTuple):
     """The reset of the window whose expiry counts: when this place's reason lapses."""
 
 
-PAID_ORDER_REASON = "paid rung: declared order"
-"""The order reason of every connection on a paid rung under ``expiring-first``."""
-
-
 class PoolEntry(NamedTuple):
     """One entry of the pool (R11, R12): a candidate (provider, model) on one rung, with the
     connections allowed to serve it there, in connection-file order. A candidate admitted on
@@ -129,9 +125,9 @@ class PoolEntry(NamedTuple):
     unverified: tuple[UnverifiedMark, ...] = ()
     """One mark per unverified connection, in allowlist order (SPEC §4.2)."""
     order: tuple[OrderPlace, ...] = ()
-    """Under R15's ``expiring-first``, one place per allowed connection, in allowlist
-    order; empty under ``declared``. ``why`` keeps the whole entry's places beside its
-    narrowed allowlist."""
+    """Under R15's ``expiring-first``, on a quota rung, one place per allowed connection,
+    in allowlist order; empty under ``declared`` and on a paid rung (R12's order). ``why``
+    keeps the whole entry's places beside its narrowed allowlist."""
 
 
 class Exclusion(NamedTuple):

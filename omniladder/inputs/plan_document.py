@@ -62,16 +62,6 @@ class DocumentMark(_DocumentModel):
     detail: str = ""
 
 
-class DocumentOrderPlace(_DocumentModel):
-    """R15: why one allowed connection stands where it does in its entry."""
-
-    connection_id: str
-    urgency_per_hour: float | None = None
-    order_reason: str
-    reset_at: str | None = None
-    """The reset of the window whose expiry counts; null when none counts."""
-
-
 class DocumentEntry(_DocumentModel):
     position: int
     rung: str
@@ -81,9 +71,12 @@ class DocumentEntry(_DocumentModel):
     unverified_connection_ids: tuple[str, ...] = ()
     unverified: tuple[DocumentMark, ...] = ()
     """Why each unverified connection is; absent from plans saved before it was added."""
-    order: tuple[DocumentOrderPlace, ...] = ()
-    """R15 ``expiring-first``: each allowed connection's place and its reason, in
-    allowlist order; absent under ``declared``."""
+    order_reasons: tuple[str, ...] = ()
+    """R15 ``expiring-first``, quota rungs: why each allowed connection stands where it
+    does, in allowlist order; absent under ``declared`` and on paid rungs."""
+    order_stale_at: str | None = None
+    """R15 ``expiring-first``, quota rungs: the soonest reset among the entry's allowed
+    connections, when the order may have changed."""
 
     @property
     def key(self) -> tuple[str, str, str]:

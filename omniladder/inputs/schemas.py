@@ -399,16 +399,11 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "allowed_connection_ids": "The connections allowed to serve it, in file order.",
         "unverified_connection_ids": "The allowed connections admitted without a verified quota.",
         "unverified": "Why each unverified connection is unverified.",
-        "order": ("R15 expiring-first only: each allowed connection's urgency and the reason "
-                  "for its place, in allowlist order."),
-    },
-    "DocumentOrderPlace": {
-        "connection_id": "The allowed connection.",
-        "urgency_per_hour": ("Percent of a weight-1 seat per hour its expiring quota must be "
-                             "burnt at; null on a paid rung (declared order)."),
-        "order_reason": "Why it stands there, e.g. 5h resets in 1h57m with 40% left: 20.5%/h.",
-        "reset_at": ("The reset of the window whose expiry counts (RFC 3339): the order "
-                     "may change by then; null when none counts."),
+        "order_reasons": ("R15 expiring-first, quota rungs only: why each allowed connection "
+                          "stands where it does, in allowlist order, e.g. 5h resets in 1h57m "
+                          "with 40% left: 20.5%/h."),
+        "order_stale_at": ("R15 expiring-first, quota rungs only: the soonest reset among the "
+                           "entry's connections (RFC 3339), by when the order may change."),
     },
     "DocumentExclusion": {
         "connection_id": "The connection left out.",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from datetime import datetime
 from typing import Any, TextIO
 
@@ -61,9 +60,10 @@ def plan_document(plan: Plan) -> dict[str, Any]:
 
 
 def _entry(e: PoolEntry) -> dict[str, Any]:
-    """One pool entry of an ``expiring-first`` plan, with ``order``, R15's reason per
-    allowed connection (a plan made with ``declared`` writes its entries inline, as before
-    the setting existed)."""
+    """One pool entry of an ``expiring-first`` plan; on a quota rung with
+    ``order_reasons``, R15's reason for each allowed connection's place, and
+    ``order_stale_at``, the soonest reset among them (a plan made with ``declared`` writes
+    its entries inline, as before the setting existed)."""
     found: dict[str, Any] = {
         "position": e.position, "rung": e.rung, "provider": e.provider, "model": e.model,
         "allowed_connection_ids": list(e.allowed_connection_ids),
@@ -71,17 +71,13 @@ def _entry(e: PoolEntry) -> dict[str, Any]:
         "unverified": [{"connection_id": u.connection_id, "reason": u.reason,
                         "detail": u.detail} for u in e.unverified]}
     if e.order:
-        found["order"] = [{"connection_id": o.connection_id, "urgency_per_hour": o.urgency,
-                           "order_reason": o.reason,
-                           "reset_at": _iso(o.reset_at) if o.reset_at else None}
-                          for o in e.order]
+        found["order_reasons"] = [o.reason for o in e.order]
+        resets = [o.reset_at for o in e.order if o.reset_at is not None]
+        found["order_stale_at"] = _iso(min(resets)) if resets else None
     return found
 
 
-@functools.lru_cache(maxsize=4096)
 def _iso(instant: datetime) -> str:
-    """``timefmt.iso``, kept: an expiring-first plan words each connection's reset once per
-    model."""
     return timefmt.iso(instant)
 
 

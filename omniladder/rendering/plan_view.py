@@ -83,7 +83,6 @@ class OrderLine(NamedTuple):
 
     position: int
     connection_id: str
-    urgency: float | None
     reason: str
 
 
@@ -129,8 +128,9 @@ class PlanView(NamedTuple):
                 "burnt fastest to be used before it resets goes first")
 
     def order_lines(self, detail: bool) -> list[OrderLine]:
-        """The places to list: those of the quota rungs, and with ``detail`` every one."""
-        return [line for line in self.order_reasons if detail or line.urgency is not None]
+        """The places to list: those of the quota rungs (a paid rung keeps R12's order);
+        ``detail`` adds nothing yet."""
+        return list(self.order_reasons)
 
     def header_counts(self) -> list[str]:
         """The header's second line, in parts: now and its source, the counts."""
@@ -168,7 +168,7 @@ def view_of_plan(plan: "Plan") -> PlanView:
                           timefmt.iso(c.clamped_to), c.cooling) for c in plan.clamps],
         summary=plan.summary, warnings=plan.warnings,
         order=plan.settings.get("within_rung_order", "declared"),
-        order_reasons=[OrderLine(e.position, o.connection_id, o.urgency, o.reason)
+        order_reasons=[OrderLine(e.position, o.connection_id, o.reason)
                        for e in plan.pool for o in e.order])
 
 
@@ -188,8 +188,9 @@ def view_of_saved(saved: "PlanDocument", file: str) -> PlanView:
         warnings=saved.warnings,
         order=(saved.settings.within_rung_order if saved.settings is not None else None)
         or "declared",
-        order_reasons=[OrderLine(e.position, o.connection_id, o.urgency_per_hour,
-                                 o.order_reason) for e in saved.pool for o in e.order])
+        order_reasons=[OrderLine(e.position, cid, reason) for e in saved.pool
+                       for cid, reason in zip(e.allowed_connection_ids, e.order_reasons,
+                                              strict=False)])
 
 
 def remedy_groups(shown: Sequence[ExclusionLine]

@@ -126,11 +126,10 @@ def from_document(saved: PlanDocument, name: str | None) -> ExportPlan:
                 and saved.settings.within_rung_order == "expiring-first")
     stale: dict[str, str] = {}
     for entry in saved.pool:
-        for place in entry.order:
-            reset = place.reset_at
-            if reset is not None and (entry.rung not in stale
-                                      or _instant(reset) < _instant(stale[entry.rung])):
-                stale[entry.rung] = reset
+        reset = entry.order_stale_at
+        if reset is not None and (entry.rung not in stale
+                                  or _instant(reset) < _instant(stale[entry.rung])):
+            stale[entry.rung] = reset
     result = ExportPlan(
         auto_id, saved.now, saved.now_source, tuple(entries), notes, saved.warnings, name,
         tuple(ExportExclusion(e.connection_id, e.provider, e.model, e.rung, e.reason)
