@@ -4,7 +4,8 @@
     python benchmarks/run.py --large      # also plan 100,000 connections
     python benchmarks/run.py --repeats 7  # more runs per row (default 5; 3 for long rows)
     python benchmarks/run.py --ratios     # only the two ratio rows (start-up and 10,000)
-    python benchmarks/run.py --instructions  # the same two, as instructions (valgrind)
+    python benchmarks/run.py --instructions  # the same two, as instructions (valgrind),
+                                             # and the 10,000 plan with expiring-first
     python benchmarks/run.py --traffic    # audit traffic on 1M and 2M events (traffic_bench.py)
     python benchmarks/run.py --litellm-import  # import litellm-spend, 1M rows from PostgreSQL
                                                # (litellm_bench.py; OMNILADDER_TEST_POSTGRES_URL)
@@ -46,6 +47,7 @@ Doubling rows compare 10,000 with 20,000 connections for plan, why and simulate 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -227,11 +229,31 @@ def instruction_rows(big: Path) -> str:
               floor_argv(big))]
     lines = ["| work | instructions | against | instructions | ratio |",
              "|---|---:|---|---:|---:|"]
+    counted: dict[str, int] = {}
     for work, argv, against, floor in sides:
         mine, theirs = instructions(argv), instructions(floor)
+        counted[work] = mine
         lines.append(f"| {work} | {mine / 1e6:,.0f} M | {against} | {theirs / 1e6:,.0f} M | "
                      f"{mine / theirs:.2f}x |")
+    # R15: the same plan with expiring-first against declared (target: at most 1.10x)
+    ordered = instructions(plan_argv(expiring_first_settings(big)))
+    declared = counted["`plan --json`, 10,000 connections"]
+    lines.append(f"| `plan --json`, 10,000 connections, expiring-first | {ordered / 1e6:,.0f} M "
+                 f"| the same plan, declared (<= 1.10x) | {declared / 1e6:,.0f} M | "
+                 f"{ordered / declared:.2f}x |")
     return "\n".join(lines)
+
+
+def expiring_first_settings(settings: Path) -> Path:
+    """A settings file beside the fleet's folder (so the floor does not read it) that plans
+    the same inputs with R15's ``within_rung_order = "expiring-first"``."""
+    text = settings.read_text(encoding="utf-8")
+    for name in ("connections.json", "quota.json", "spend.json"):
+        text = text.replace(f'"{name}"', json.dumps(str(settings.parent / name)))
+    text = text.replace("[ladder]\n", '[ladder]\nwithin_rung_order = "expiring-first"\n')
+    ordered = settings.parent.parent / f"{settings.parent.name}-expiring-first.toml"
+    ordered.write_text(text, encoding="utf-8")
+    return ordered
 
 
 def example_argv() -> list[str]:

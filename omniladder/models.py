@@ -212,6 +212,10 @@ LEDGER_COST_MAX = 1_000_000.0
 """The most US dollars one event of a traffic or spend ledger records. Each event at most
 this, a ledger of at most a gibibyte (a few dozen bytes an event at the least) sums to
 under 10^14: every sum of a ledger's costs is a finite float."""
+CapacityWeight = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+"""A seat's size against a weight-1 seat (SPEC §9): positive and finite."""
+WithinRungOrder = Literal["declared", "expiring-first"]
+"""R15: the order of the connections and candidates within a quota rung."""
 MAX_WINDOW_SECONDS = 366 * 86_400
 WindowSeconds = Annotated[float, Field(gt=0, le=MAX_WINDOW_SECONDS, allow_inf_nan=False)]
 """A quota window's length in seconds: longer than zero, at most a leap year."""
@@ -363,6 +367,9 @@ class Connection(Record):
             raise ValueError("must be before rate_limited_until (a cooldown begins before "
                              "it ends)")
         return value
+    capacity_weight: CapacityWeight | None = None
+    """How much quota one percent of this connection's windows is, in units of a weight-1
+    seat (SPEC §9); None reads as 1."""
 
     @property
     def keyless(self) -> bool:
@@ -374,6 +381,10 @@ class Connection(Record):
         with no status, cooling only from ``rate_limited_since`` (``engine.decide``)."""
         as_of = self.state_as_of
         return as_of is None or now >= as_of
+    @property
+    def weight(self) -> float:
+        """``capacity_weight``, 1 when not given."""
+        return 1.0 if self.capacity_weight is None else self.capacity_weight
 
 
 class ConnectionsFile(StrictModel):
@@ -525,6 +536,7 @@ class LadderSettings(StrictModel):
     reentry_min_remaining_percent: Percent = 5.0
     max_reading_age_seconds: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 180.0
     clamp_cooldown_to_reset: bool = True
+    within_rung_order: WithinRungOrder = "declared"
 
     @property
     def reentry_floor(self) -> float:

@@ -232,6 +232,17 @@ def _spend(draw: st.DrawFn, spans: _Spans,
     return events
 
 
+def _seat_order(draw: st.DrawFn, drawn: list[dict[str, Any]], table: dict[str, Any],
+                drawn_settings: bool) -> None:
+    """R15's setting and the seats' sizes, drawn after everything else."""
+    for data in drawn:
+        if draw(st.integers(0, 3)) == 0:
+            data["capacity_weight"] = draw(st.sampled_from([1.0, 0.5, 2.0, 20.0]))
+    if drawn_settings:
+        table["ladder"] = {**table["ladder"], "within_rung_order": draw(
+            st.sampled_from(["declared", "expiring-first"]))}
+
+
 def _settings(draw: st.DrawFn) -> dict[str, Any]:
     budgets: dict[str, float] = {}
     for rung, figures in (("cheap", [None, 0.0, 1.0, 1.5, 3.0, 5.0]),
@@ -261,7 +272,8 @@ def input_sets(draw: st.DrawFn, *, anchor: datetime = NOW, catalog: Catalog = SM
                spend_between: tuple[int, int] = (-60 * 24 * 40, 60),
                spend: bool = True, cooldowns: bool = True, observed: bool = True,
                settings: Mapping[str, Any] | None = None,
-               steady: bool = False, empty_readings: bool = True) -> LoadedInputs:
+               steady: bool = False, empty_readings: bool = True,
+               seat_order: bool = False) -> LoadedInputs:
     """A whole input set drawn around ``anchor`` (spans in minutes from it).
 
     ``connections`` and ``readings`` (per connection) are (fewest, most). ``settings``, when
@@ -269,7 +281,10 @@ def input_sets(draw: st.DrawFn, *, anchor: datetime = NOW, catalog: Catalog = SM
     read an hour before ``anchor`` and at ``anchor`` with the same windows, each with a
     reset: nothing but the resets changes the fleet's quota. ``empty_readings=False``: no
     reading without a window, a figure and a status, and no empty window list (§2.2).
-    ``observed=False``: no connection says when its state was observed (``state_as_of``)."""
+    ``observed=False``: no connection says when its state was observed (``state_as_of``).
+    ``seat_order``: R15's ``within_rung_order`` (when the settings are drawn) and the seats'
+    ``capacity_weight`` are drawn too, after everything else; without it the fleets are
+    those drawn before R15 existed."""
     spans = _Spans(anchor, readings_between, resets_between, spend_between)
     drawn: list[dict[str, Any]] = []
     history: list[dict[str, Any]] = []
@@ -285,6 +300,8 @@ def input_sets(draw: st.DrawFn, *, anchor: datetime = NOW, catalog: Catalog = SM
         taken_at = max(r["checked_at"] for r in history)
     ledger = _spend(draw, spans, drawn) if spend and draw(st.integers(0, 3)) > 0 else None
     table = dict(settings) if settings is not None else _settings(draw)
+    if seat_order:
+        _seat_order(draw, drawn, table, settings is None)
     return fleet(drawn, history, settings=table, spend=ledger, taken_at=taken_at,
                  catalog=catalog.catalogs)
 

@@ -216,7 +216,7 @@ FIDELITY_CODES = (
     "litellm-steps-down-on-any-error", "litellm-subscription-default-key",
     "omniroute-split-candidate", "omniroute-per-model-window", "omniroute-hysteresis-hold",
     "omniroute-cooldown-not-clamped", "omniroute-budget-not-enforced", "omniroute-budget-spent",
-    "omniroute-coding-filter", "omniroute-provider-order",
+    "omniroute-coding-filter", "omniroute-provider-order", "order-until-next-export",
 )
 """Every fidelity code, in full (CONVENTIONS 12b): a code never disappears or changes."""
 

@@ -148,12 +148,14 @@ LADDER = (
 RUNG_OF = {"sub-a": 1, "sub-b": 1, "local": 2, "free": 3, "cheap": 4, "premium": 5}
 
 
-def exported(upstream: Upstream, auto_id: str, entries: tuple[ExportEntry, ...]
-             ) -> list[dict[str, Any]]:
+def exported(upstream: Upstream, auto_id: str, entries: tuple[ExportEntry, ...], *,
+             expiring_first: bool = False) -> list[dict[str, Any]]:
     """The model_list of the file the export writes, as LiteLLM's loader reads it."""
-    plan = ExportPlan(auto_id=parse_auto_id(auto_id), now="2026-11-29T12:00:00Z", now_source="flag",
-                      entries=entries, rung_notes={},
-                      warnings=(), plan_file=None)
+    plan = ExportPlan(auto_id=parse_auto_id(auto_id), now="2026-11-29T12:00:00Z",
+                      now_source="flag", entries=entries, rung_notes={}, warnings=(),
+                      plan_file=None, expiring_first=expiring_first,
+                      order_stale_at={"subscription": "2026-11-29T13:57:00Z"}
+                      if expiring_first else None)
     routes = {cid: ConnectionRoute(id=cid, model_prefix="openai/", api_base=upstream.base(cid),
                                    api_key_env=f"KEY_{cid.replace('-', '_').upper()}")
               for entry in entries for cid in entry.allowed}
@@ -193,6 +195,27 @@ def test_all_healthy_only_order_1_answers(upstream: Upstream) -> None:
     upstream.reset()
     answers = ask(exported(upstream, "auto/thrifty", LADDER), "omniladder-thrifty", times=6)
     assert set(answers) <= {"sub-a", "sub-b"}
+    assert {cid for cid, _ in upstream.seen} <= {"sub-a", "sub-b"}
+
+
+EXPIRING_FIRST = (
+    ExportEntry(1, "subscription", "claude", "claude-sonnet-4-5", ("sub-b", "sub-a"), ()),
+    *LADDER[1:],
+)
+"""R15 expiring-first: the plan puts sub-b, whose quota lapses first, ahead of sub-a."""
+
+
+@pytest.mark.usefixtures("keys")
+def test_an_expiring_first_rung_dispatches_its_first_connection_first(
+        upstream: Upstream) -> None:
+    """Each connection of the rung has its own order sub-level: all healthy, only the plan's
+    first connection answers; when it fails, the second answers, and no rung below."""
+    listed = exported(upstream, "auto/thrifty", EXPIRING_FIRST, expiring_first=True)
+    upstream.reset()
+    assert ask(listed, "omniladder-thrifty", times=6) == ["sub-b"] * 6
+    assert {cid for cid, _ in upstream.seen} == {"sub-b"}
+    upstream.reset(**{"sub-b": 503})
+    assert ask(listed, "omniladder-thrifty") == ["sub-a"] * 3
     assert {cid for cid, _ in upstream.seen} <= {"sub-a", "sub-b"}
 
 

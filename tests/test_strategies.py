@@ -132,7 +132,7 @@ def test_every_input_field_and_value_is_drawn() -> None:
     seen: set[tuple[type[Any], str, Any]] = set()
 
     @settings(max_examples=300, deadline=None)
-    @given(input_sets())
+    @given(input_sets(seat_order=True))
     def collect(inputs: LoadedInputs) -> None:
         drawn_fields(inputs, seen)
 

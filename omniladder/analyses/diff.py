@@ -16,6 +16,7 @@ from omniladder.inputs.plan_document import (
     DocumentInput,
     PlanDocument,
 )
+from omniladder.models import QUOTA_RUNGS
 
 # --- the differences -----------------------------------------------------------------------
 
@@ -66,6 +67,24 @@ class AllowlistChange:
     """Kept in the allowlist and verified where it was not."""
     added_unverified: tuple[str, ...] = ()
     """The connections of ``added`` that the new plan admits unverified (additive field)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class OrderChange:
+    """R15: an entry whose place within its rung, or whose allowlist's order, changed while
+    its rung holds the same entries and its allowlist the same connections. The gateway
+    dispatches differently, but no rung serves anything it did not."""
+
+    rung: str
+    provider: str
+    model: str
+    old_position: int
+    new_position: int
+    old_order: tuple[str, ...]
+    new_order: tuple[str, ...]
+    """The allowlist in each plan, in dispatch order (the same connections)."""
+    moved: bool
+    """The entry's place among its rung's entries changed."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -173,6 +192,7 @@ COUNT_LABELS: dict[str, tuple[str, str]] = {
     "pool_removed": ("pool entry removed", "pool entries removed"),
     "pool_moved": ("pool entry moved", "pool entries moved"),
     "allowlist_changed": ("allowlist changed", "allowlists changed"),
+    "order_changed": ("order changed within a rung", "orders changed within rungs"),
     "rung_state_changed": ("rung state changed", "rung states changed"),
     "exclusion_added": ("new exclusion", "new exclusions"),
     "exclusion_removed": ("exclusion cleared", "exclusions cleared"),
@@ -195,6 +215,7 @@ class PlanDiff:
     reasons: tuple[ReasonChange, ...]
     billing: tuple[BillingChange, ...]
     provenance: Provenance = NO_PROVENANCE
+    orders: tuple[OrderChange, ...] = ()
 
     def counts(self) -> dict[str, int]:
         """How many differences of each kind, keyed as in COUNT_LABELS."""
@@ -203,6 +224,7 @@ class PlanDiff:
             "pool_removed": len(self.pool_removed),
             "pool_moved": len(self.pool_moved),
             "allowlist_changed": len(self.allowlists),
+            "order_changed": len(self.orders),
             "rung_state_changed": len(self.rungs),
             "exclusion_added": len(self.exclusions_added),
             "exclusion_removed": len(self.exclusions_removed),
@@ -277,7 +299,11 @@ def diff_plans(old: PlanDocument, new: PlanDocument, old_label: str, new_label: 
     """Every way ``new`` routes differently from ``old``.
 
     An entry has *moved* when its place relative to the other shared entries changed; a
-    shift caused only by an entry added or removed above it is not a move.
+    shift caused only by an entry added or removed above it is not a move. An allowlist
+    holding the same connections in another order is an *order change* (R15), and so is a
+    move within a quota rung that holds the same entries in both plans when either plan
+    was made with ``expiring-first`` (under R12 alone, such a move comes from the
+    connections file and stays a move).
     """
     old_pool = {e.key: e for e in old.pool}
     new_pool = {e.key: e for e in new.pool}
@@ -286,16 +312,26 @@ def diff_plans(old: PlanDocument, new: PlanDocument, old_label: str, new_label: 
     shared_old = [(e.key, e.position) for e in old.pool if e.key in new_pool]
     shared_new = [(e.key, e.position) for e in new.pool if e.key in old_pool]
     stable = _stable_order(shared_old, shared_new)
+    same_rung = (_rungs_holding_the_same(old.pool, new.pool) & QUOTA_RUNGS
+                 if _expiring_first(old) or _expiring_first(new) else set())
     moved: list[EntryMove] = []
     allowlists: list[AllowlistChange] = []
+    orders: list[OrderChange] = []
     for entry in new.pool:
         before = old_pool.get(entry.key)
         if before is None:
             continue
-        if entry.key not in stable:
+        old_ids, new_ids = before.allowed_connection_ids, entry.allowed_connection_ids
+        shifted = entry.key not in stable
+        reordered = old_ids != new_ids and sorted(old_ids) == sorted(new_ids)
+        if shifted and entry.rung not in same_rung:
             moved.append(EntryMove(rung=entry.rung, provider=entry.provider, model=entry.model,
                                    old_position=before.position, new_position=entry.position))
-        old_ids, new_ids = before.allowed_connection_ids, entry.allowed_connection_ids
+        elif shifted or reordered:
+            orders.append(OrderChange(rung=entry.rung, provider=entry.provider,
+                                      model=entry.model, old_position=before.position,
+                                      new_position=entry.position, old_order=old_ids,
+                                      new_order=new_ids, moved=shifted))
         kept = [cid for cid in new_ids if cid in old_ids]
         was_unverified = set(before.unverified_connection_ids)
         is_unverified = set(entry.unverified_connection_ids)
@@ -345,4 +381,21 @@ def diff_plans(old: PlanDocument, new: PlanDocument, old_label: str, new_label: 
                     pool_added=added, pool_removed=removed, pool_moved=tuple(moved),
                     allowlists=tuple(allowlists), rungs=rungs, exclusions_added=exclusions_added,
                     exclusions_removed=exclusions_removed, reasons=reasons, billing=billing,
-                    provenance=provenance(old, new))
+                    provenance=provenance(old, new), orders=tuple(orders))
+
+
+def _expiring_first(plan: PlanDocument) -> bool:
+    """Whether a plan was made with R15's ``expiring-first`` (its settings echo says so)."""
+    return plan.settings is not None and plan.settings.within_rung_order == "expiring-first"
+
+
+def _rungs_holding_the_same(old: Sequence[DocumentEntry],
+                            new: Sequence[DocumentEntry]) -> set[str]:
+    """The rungs whose entries are the same candidates in both plans: a move there is a
+    change of order within the rung (R15), not of what the rung serves."""
+    before: dict[str, set[tuple[str, str, str]]] = {}
+    after: dict[str, set[tuple[str, str, str]]] = {}
+    for entries, found in ((old, before), (new, after)):
+        for entry in entries:
+            found.setdefault(entry.rung, set()).add(entry.key)
+    return {rung for rung, keys in after.items() if before.get(rung) == keys}

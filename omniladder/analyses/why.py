@@ -23,6 +23,7 @@ from omniladder.engine.changes import change_instants
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import focus, make_plan, unknown_connection
+from omniladder.engine.pool import rate_text
 from omniladder.engine.quota import (
     Cooldown,
     ReplayStep,
@@ -31,7 +32,7 @@ from omniladder.engine.quota import (
     window_views,
 )
 from omniladder.engine.readings import age_seconds, is_fresh, low_windows, stale_after
-from omniladder.engine.records import ConnectionFacts, PairDecision, Plan
+from omniladder.engine.records import ConnectionFacts, OrderPlace, PairDecision, Plan
 from omniladder.engine.tiers import TierInfo
 from omniladder.errors import UsageError
 from omniladder.models import Reading, Rung, Window
@@ -95,6 +96,9 @@ class PoolSeat:
     position: int
     rung: Rung
     unverified: bool
+    order: str | None = None
+    """R15 ``expiring-first``: the connection's place in the entry's allowlist and why
+    (``seat_order``); None under ``declared``."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -256,13 +260,40 @@ def explain(inputs: LoadedInputs, plans: Sequence[Plan], connection_id: str,
                  verdicts=verdicts, files=dict(first.files), pace=pace)
 
 
+_PLACES = ("first", "second", "third")
+
+
+def seat_order(places: Sequence[OrderPlace], connection_id: str) -> str | None:
+    """R15: ``first in its allowlist: 5h resets in 1h57m with 40% left: 20.5%/h; before
+    claude-max-extra, 12.0%/h`` — a connection's place in a pool entry, its reason, and
+    its neighbours'; None when the entry carries no order (``declared``)."""
+    at = next((i for i, place in enumerate(places) if place.connection_id == connection_id),
+              None)
+    if at is None:
+        return None
+    nth = _PLACES[at] if at < len(_PLACES) else f"number {at + 1}"
+    text = f"{nth} in its allowlist of {len(places)}: {places[at].reason}"
+    if at > 0:
+        text += f"; after {_neighbour(places[at - 1])}"
+    if at + 1 < len(places):
+        text += f"; before {_neighbour(places[at + 1])}"
+    return text
+
+
+def _neighbour(place: OrderPlace) -> str:
+    if place.urgency is None:
+        return place.connection_id
+    return f"{place.connection_id}, {rate_text(place.urgency)}"
+
+
 def _id_verdict(plan: Plan, connection_id: str, models: Sequence[str],
                 inputs: LoadedInputs) -> IdVerdict:
     seats: list[PoolSeat] = []
     for entry in plan.pool:
         if connection_id in entry.allowed_connection_ids and entry.model in models:
             seats.append(PoolSeat(model=entry.model, position=entry.position, rung=entry.rung,
-                                  unverified=connection_id in entry.unverified_connection_ids))
+                                  unverified=connection_id in entry.unverified_connection_ids,
+                                  order=seat_order(entry.order, connection_id)))
     left: list[Left] = []
     comebacks: list[Comeback] = []
     fixes = {x.model: x.fix for x in plan.excluded if x.connection_id == connection_id}

@@ -7,14 +7,21 @@ the decision is the same. ``connection_changes`` lists those instants for one co
 earliest comeback probes each one after now, and ``audit traffic`` walks them
 (``change_instants``). The budget
 period's start is fleet-wide and each caller adds it in its own terms.
+
+Under R15's ``expiring-first`` the order within a quota rung also changes by time alone:
+urgencies grow as resets near, and two of them cross. ``next_order_change`` computes the
+first such crossing after now (never sampled) from the urgencies' terms; a reset or a
+reading that changes a term is a change instant of its connection already.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from datetime import datetime
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime, timedelta
+from itertools import pairwise
 from typing import NamedTuple
 
+from omniladder.engine.pool import Terms, rate_at
 from omniladder.engine.quota import carries_quota
 from omniladder.engine.readings import is_low, stale_after
 from omniladder.models import Connection, LadderSettings, Reading
@@ -107,3 +114,57 @@ def change_instants(history: Sequence[Reading], connection: Connection | None,
                 end is None or at < end or (at == end and not exclusive)) and change.counts():
             found.add((at, exclusive))
     return found
+
+
+# --- R15: crossings of urgencies ----------------------------------------------------------
+
+_MARGIN = timedelta(milliseconds=1)
+"""A computed crossing is taken this much early: planning again early is harmless, late
+is not, and the instants are floats until they become datetimes."""
+
+
+def overtakes(ahead: Terms, behind: Terms, now: datetime) -> tuple[datetime, bool] | None:
+    """The first instant after now at which ``behind``'s urgency can exceed ``ahead``'s
+    (``pool.rate_at``), before either's first reset (a change instant of its own), as
+    (instant, exclusive): ``exclusive`` when it is just after now. None when it never does.
+
+    Each urgency is the highest of terms ``c / (R - t)``; two terms are equal where
+    ``c (S - t) = d (R - t)``, so the difference of the two urgencies changes sign only at
+    such instants: between consecutive ones it keeps the sign it has at their midpoint.
+    """
+    resets = [reset for _, reset in ahead + behind if reset > now]
+    if not behind or not resets:
+        return None
+    horizon = (min(resets) - now).total_seconds()
+    found: set[float] = set()
+    for c, ahead_reset in ahead:
+        for d, behind_reset in behind:
+            if c == d:
+                continue
+            r = (ahead_reset - now).total_seconds()
+            s = (behind_reset - now).total_seconds()
+            at = (d * r - c * s) / (d - c)
+            if 0 < at < horizon:
+                found.add(at)
+    edges = [0.0, *sorted(found), horizon]
+    for start, end in pairwise(edges):
+        middle = now + timedelta(seconds=(start + end) / 2)
+        if rate_at(behind, middle) > rate_at(ahead, middle):
+            if start == 0.0:
+                return now, True
+            return now + timedelta(seconds=start) - _MARGIN, False
+    return None
+
+
+def next_order_change(groups: Iterable[Sequence[Terms]],
+                      now: datetime) -> tuple[datetime, bool] | None:
+    """The first instant after now at which an order sorted by urgency can change: the
+    first overtaking of neighbours in any group (each group is one sorted order: an
+    allowlist, or a quota rung's entries, each entry's terms those of all its members)."""
+    first: tuple[datetime, bool] | None = None
+    for group in groups:
+        for ahead, behind in pairwise(group):
+            found = overtakes(ahead, behind, now)
+            if found is not None and (first is None or found < first):
+                first = found
+    return first

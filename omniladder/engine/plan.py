@@ -16,9 +16,20 @@ from omniladder.engine.budgets import BudgetPosition, budget_positions
 from omniladder.engine.decide import Moment, decide, facts_at, unverified_mark
 from omniladder.engine.fleet import Fleet, SpendNotes, fleet_for
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.pool import RUNG_INDEX, Seating
+from omniladder.engine.pool import (
+    QUOTA_RUNG_INDEXES,
+    RUNG_INDEX,
+    Entry,
+    Seating,
+    Urgency,
+    expiring_first,
+    urgency,
+    urgency_reason,
+)
 from omniladder.engine.pool import position as seat_position
+from omniladder.engine.quota import Verdict
 from omniladder.engine.records import (
+    OrderPlace,
     PairDecision,
     Plan,
     PoolEntry,
@@ -37,6 +48,7 @@ from omniladder.engine.report import (
 )
 from omniladder.errors import UsageError
 from omniladder.models import (
+    QUOTA_RUNGS,
     RUNGS,
     Rung,
     SpendEvent,
@@ -130,15 +142,19 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
         for rung, (admitted, marks) in seated.items():
             seating.fill(RUNG_INDEX[rung], position, admitted, marks)
 
-    # R11 and R12: the pool as the seating orders it.
+    # R11 and R12: the pool as the seating orders it; R15 may reorder its quota rungs.
     keys = fleet.keys
-    pool = [PoolEntry(position=entry.position, rung=entry.rung,
-                      provider=keys[entry.candidate][0], model=keys[entry.candidate][1],
-                      allowed_connection_ids=tuple(map(ids.__getitem__, entry.members)),
-                      unverified_connection_ids=tuple(mark.connection_id
-                                                      for mark in entry.marks),
-                      unverified=entry.marks)
-            for entry in seating.pool()]
+    seated_pool = seating.pool()
+    if fleet.ladder.within_rung_order == "declared":
+        pool = [PoolEntry(position=entry.position, rung=entry.rung,
+                          provider=keys[entry.candidate][0], model=keys[entry.candidate][1],
+                          allowed_connection_ids=tuple(map(ids.__getitem__, entry.members)),
+                          unverified_connection_ids=tuple(mark.connection_id
+                                                          for mark in entry.marks),
+                          unverified=entry.marks)
+                for entry in seated_pool]
+    else:
+        pool = _expiring_first_pool(fleet, seated_pool, decisions, now)
 
     excluded = exclusions(all_facts, refused,
                            remedy_context(inputs, auto_id, now, budgets))
@@ -155,6 +171,100 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                 decisions=tuple(decisions), facts=all_facts, budgets=budgets,
                 files=dict(inputs.files))
 
+
+
+def pair_urgencies(fleet: Fleet, decisions: Sequence[PairDecision],
+                   now: datetime) -> dict[tuple[str, str], Urgency]:
+    """R15's urgency of every admitted pair on a quota rung, by (connection id, model).
+
+    A reading whose windows all apply to every model gives each model of its connection the
+    same urgency: it is computed once per reading (a reading belongs to one connection, so
+    to one weight)."""
+    found: dict[tuple[str, str], Urgency] = {}
+    by_reading: dict[int, Urgency | None] = {}  # None: a reading with model-scoped windows
+    unknown: dict[float, Urgency] = {}
+    connections, index = fleet.connections, fleet.index
+    quota_rungs = QUOTA_RUNGS
+    for made in decisions:
+        if not made.admitted or made.rung not in quota_rungs:
+            continue
+        verdict = made.quota
+        if verdict is not None and not isinstance(verdict, Verdict):
+            verdict = verdict.get()
+        cid, model = made.connection_id, made.model
+        if verdict is None or verdict.kind != "usable" or verdict.reading is None:
+            weight = connections[index[cid]].weight
+            rated = unknown.get(weight)
+            if rated is None:
+                rated = unknown[weight] = urgency(None, model, weight, now)
+            found[(cid, model)] = rated
+            continue
+        reading = verdict.reading
+        key = id(reading)
+        if key in by_reading:
+            kept = by_reading[key]
+            if kept is not None:
+                found[(cid, model)] = kept
+                continue
+        weight = connections[index[cid]].weight
+        rated = urgency(reading, model, weight, now)
+        if key not in by_reading:
+            scoped = False
+            for window in reading.all_windows():
+                if window.models is not None:
+                    scoped = True
+                    break
+            by_reading[key] = None if scoped else rated
+        found[(cid, model)] = rated
+    return found
+
+
+def _expiring_first_pool(fleet: Fleet, seated: Sequence[Entry[UnverifiedMark]],
+                         decisions: Sequence[PairDecision], now: datetime) -> list[PoolEntry]:
+    """R15 ``expiring-first``: the seated pool reordered by urgency, each allowed
+    connection with its place's reason."""
+    ids = [connection.id for connection in fleet.connections]
+    keys = fleet.keys
+    urgencies = pair_urgencies(fleet, decisions, now)
+
+    def rate(member: int, candidate: int) -> float:
+        return urgencies[(ids[member], keys[candidate][1])].rate
+
+    # a connection's models share one urgency (``pair_urgencies``), worded once
+    reasons: dict[int, str] = {}  # pragma: no mutate
+
+    def place(cid: str, found: Urgency) -> OrderPlace:
+        reason = reasons.get(id(found))  # pragma: no mutate
+        if reason is None:
+            reason = reasons[id(found)] = urgency_reason(found, now)  # pragma: no mutate
+        return OrderPlace(cid, found.rate, reason, found.reset_at)
+
+    pool: list[PoolEntry] = []
+    for entry in expiring_first(seated, rate):
+        provider, model = keys[entry.candidate]
+        allowed = tuple(map(ids.__getitem__, entry.members))
+        if RUNG_INDEX[entry.rung] in QUOTA_RUNG_INDEXES:
+            order = tuple(place(cid, urgencies[(cid, model)]) for cid in allowed)
+        else:
+            order = ()  # a paid rung keeps R12's order: nothing to say per place
+        pool.append(PoolEntry(position=entry.position, rung=entry.rung, provider=provider,
+                              model=model, allowed_connection_ids=allowed,
+                              unverified_connection_ids=tuple(mark.connection_id
+                                                              for mark in entry.marks),
+                              unverified=entry.marks, order=order))
+    return pool
+
+
+def _placed_as_in(whole: Plan, pool: list[PoolEntry]) -> list[PoolEntry]:
+    """R15 for ``why``: a connection's entries placed as the whole fleet's plan places
+    them, each with the whole entry's order (a place depends on the other connections'
+    urgencies on the rung)."""
+    entries = {(entry.rung, entry.provider, entry.model): entry for entry in whole.pool}
+    placed: list[PoolEntry] = []
+    for entry in pool:
+        full = entries[(entry.rung, entry.provider, entry.model)]
+        placed.append(entry._replace(position=full.position, order=full.order))
+    return placed
 
 
 def unknown_connection(connection_id: str, known: Sequence[str]) -> UsageError:
@@ -235,6 +345,8 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
             model=pair.model, allowed_connection_ids=(connection_id,),
             unverified_connection_ids=(connection_id,) if mark is not None else (),
             unverified=(mark,) if mark is not None else ()))
+    if fleet.ladder.within_rung_order != "declared" and pool:
+        pool = _placed_as_in(make_plan(inputs, auto_id, now, now_source, fleet), pool)
     # positions are distinct and come first in an entry: a plain sort gives the same order
     pool.sort(key=lambda entry: entry.position)  # pragma: no mutate (distinct positions first)
     plan_pool = tuple(pool)

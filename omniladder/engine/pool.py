@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 from itertools import chain
 from typing import Generic, NamedTuple, TypeAlias, TypeVar
 
-from omniladder.models import RUNGS, Rung
+from omniladder import timefmt
+from omniladder.engine.quota import Verdict
+from omniladder.engine.readings import figure, is_current
+from omniladder.models import QUOTA_RUNGS, RUNGS, Reading, Rung, Window
 
 RUNG_INDEX: dict[str, int] = {rung: index for index, rung in enumerate(RUNGS)}
 """Each rung's place in the ladder, cheapest first (R4)."""
@@ -47,6 +51,8 @@ class Entry(NamedTuple, Generic[M]):
     members: tuple[int, ...]
     marks: tuple[M, ...]
     """The marks of its unverified members, in member order."""
+    marked: tuple[int, ...] = ()
+    """The members those marks belong to, in the same order."""
 
 
 class _FirstSeats:
@@ -183,10 +189,11 @@ class Seating(Generic[M]):
             if not members:
                 continue
             marks = self._marks.get(where)
+            marked = tuple(sorted(marks)) if marks else ()
             found.append(Entry(position=len(found) + 1, rung=RUNGS[where[0]],
                                candidate=where[1], members=tuple(members),
-                               marks=tuple(map(marks.__getitem__, sorted(marks)))
-                               if marks else ()))
+                               marks=tuple(map(marks.__getitem__, marked))
+                               if marks else (), marked=marked))
         return found
 
 
@@ -199,3 +206,204 @@ def position(rung: int, candidate: int, candidates: int,
     before = sum(1 for on in range(rung + 1) for other in range(candidates)
                  if seat_key(on, other) < key and exists(RUNGS[on], other))
     return before + 1
+
+
+# --- R15: expiring-first ----------------------------------------------------------------------
+
+_SECONDS_PER_HOUR = 3600.0
+
+
+class Urgency(NamedTuple):
+    """R15: how fast one admitted pair's quota must be burnt to be used before it resets,
+    in percent of a weight-1 seat per hour, and the window that says so."""
+
+    rate: float
+    window: str | None
+    """The window whose expiry counts; None when nothing of the pair can expire unused."""
+    reset_at: datetime | None
+    left: float
+    """The window's remaining percent."""
+    expiring: float
+    """What of ``left`` can still expire unused: ``left``, or less when a window that
+    resets later holds less (``capped_by``)."""
+    capped_by: str | None
+    weight: float
+    why_zero: str = ""
+    """Why the rate is 0 when no window counts: ``quota unknown``, ``no reset known``,
+    ``unlimited``, ``nothing left``."""
+
+
+def _no_urgency(why: str, weight: float) -> Urgency:
+    return Urgency(0.0, None, None, 0.0, 0.0, None, weight, why)
+
+
+def urgency(reading: Reading | None, model: str, weight: float, now: datetime) -> Urgency:
+    """R15's urgency of an admitted pair whose quota verdict read ``reading`` (None for an
+    unknown verdict): the highest, over the current limited windows that apply to
+    ``model`` and have a reset, of ``expiring × weight / hours until the reset``.
+
+    The several-windows rule (docs/rules.md, R15): a window cannot expire more than a
+    window that outlives it lets through before it resets, so a window's expiring quota is
+    its remaining percent capped by the remaining percent of every other limited window
+    that resets at or after it (or never); a window that resets before it refills and caps
+    nothing. Unlimited windows neither expire nor cap.
+    """
+    if reading is None:
+        return _no_urgency("quota unknown", weight)
+    limited: list[Window] = []
+    unlimited = False
+    for window in reading.all_windows():
+        if not window.applies_to(model) or not is_current(window, now):
+            continue
+        if window.unlimited:
+            unlimited = True
+        else:
+            limited.append(window)
+    best: Urgency | None = None
+    for window in limited:
+        reset = window.reset_at
+        if reset is None:
+            continue
+        left = figure(window)
+        expiring, capped_by = left, None
+        for other in limited:
+            if other is window or (other.reset_at is not None and other.reset_at < reset):
+                continue
+            held = figure(other)
+            if held < expiring:
+                expiring, capped_by = held, other.name
+        # as ``rate_at`` computes it, to the last bit: the stepper sorts by that one
+        rate = expiring * weight * _SECONDS_PER_HOUR / (reset - now).total_seconds()
+        found = Urgency(rate, window.name, reset, left, expiring, capped_by, weight)
+        if best is None or rate > best.rate or (rate == best.rate and best.reset_at is not None
+                                                and reset < best.reset_at):
+            best = found
+    if best is not None and best.rate > 0:
+        return best
+    if best is not None:
+        return best._replace(rate=0.0, why_zero="nothing left to expire")
+    return _no_urgency("unlimited" if unlimited and not limited else "no reset known", weight)
+
+
+Terms: TypeAlias = tuple[tuple[float, datetime], ...]
+"""R15's urgency as a function of time until the next change of its inputs: per counted
+window, ``expiring × weight`` and its reset; the rate at ``t`` is the highest
+``expiring × weight / hours from t to the reset`` (``rate_at``)."""
+
+
+def urgency_terms(reading: Reading | None, model: str, weight: float,
+                  now: datetime) -> Terms:
+    """The terms of ``urgency`` at now: each window that counts, with what can expire of
+    it (the cap is the same rule's), weighted. They hold until a window resets or another
+    reading arrives, both change instants of the connection (``changes``)."""
+    if reading is None:
+        return ()
+    limited = [window for window in reading.all_windows()
+               if window.applies_to(model) and is_current(window, now)
+               and not window.unlimited]
+    terms: list[tuple[float, datetime]] = []
+    for window in limited:
+        reset = window.reset_at
+        if reset is None:
+            continue
+        expiring = min([figure(window)] + [
+            figure(other) for other in limited
+            if other is not window and (other.reset_at is None or other.reset_at >= reset)])
+        if expiring > 0:
+            terms.append((expiring * weight, reset))
+    return tuple(terms)
+
+
+def rate_at(terms: Terms, at: datetime) -> float:
+    """The urgency the terms give at ``at`` (0 once every window has reset)."""
+    return max((value * _SECONDS_PER_HOUR / (reset - at).total_seconds()
+                for value, reset in terms if reset > at), default=0.0)
+
+
+def verdict_terms(verdict: Verdict | None, model: str, weight: float,
+                  now: datetime) -> Terms:
+    """``urgency_terms`` of an admitted pair from its quota verdict: the reading a usable
+    verdict read; an unknown verdict (an unverified seat) has none."""
+    usable = verdict is not None and verdict.kind == "usable"
+    return urgency_terms(verdict.reading if usable and verdict is not None else None, model,
+                         weight, now)
+
+
+def pool_order(entries: Sequence[Entry[M]]) -> tuple[list[int], list[int]]:
+    """The connections of a pool in the order of their first seat, and the unverified ones
+    in the order of their first unverified seat (what ``Seating.eligible`` and
+    ``unverified`` give for the pool R12 seats, for a reordered one)."""
+    seen: dict[int, None] = {}
+    shaky: dict[int, None] = {}
+    for entry in entries:
+        seen.update(dict.fromkeys(entry.members))
+        shaky.update(dict.fromkeys(entry.marked))
+    return list(seen), list(shaky)
+
+
+def urgency_reason(found: Urgency, now: datetime) -> str:
+    """One position's reason: ``5h resets in 1h57m with 40% left: 20.5%/h``."""
+    if found.window is None or found.reset_at is None:
+        return f"{found.why_zero}: 0%/h"
+    text = (f"{found.window} resets in {_until((found.reset_at - now).total_seconds())} "
+            f"with {timefmt.pct(found.left)} left")
+    if found.capped_by is not None:
+        text += f", {timefmt.pct(found.expiring)} of it within {found.capped_by}'s"
+    if found.weight != 1.0:
+        text += f", weight {found.weight:g}"
+    return f"{text}: {rate_text(found.rate)}"
+
+
+def _until(seconds: float) -> str:
+    """How long until a reset, as the reasons say it: ``45m``, ``1h57m``, ``3d00h``."""
+    minutes = max(round(seconds / 60), 1)
+    if minutes < 60:
+        return f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours}h{minutes:02d}m"
+    days, hours = divmod(hours, 24)
+    return f"{days}d{hours:02d}h"
+
+
+def rate_text(rate: float) -> str:
+    """An urgency as the reasons print it: ``20.5%/h``."""
+    return f"{rate:.1f}%/h" if rate else "0%/h"
+
+
+QUOTA_RUNG_INDEXES = frozenset(RUNG_INDEX[rung] for rung in QUOTA_RUNGS)
+"""The places in ``RUNGS`` of the rungs R15 reorders."""
+
+
+def expiring_first(entries: Sequence[Entry[M]],
+                   rate: Callable[[int, int], float]) -> list[Entry[M]]:
+    """R15 on a seated pool (``Seating.pool``): within each quota rung, each allowlist by
+    ``rate(member, candidate)``, highest first, and the rung's entries by their highest
+    member's rate; stable sorts, so ties keep R12's order; paid rungs as they stand. The
+    marks follow their members; positions are renumbered."""
+    reordered: list[Entry[M]] = []
+    group: list[tuple[float, Entry[M]]] = []
+
+    def flush() -> None:
+        group.sort(key=lambda item: -item[0])
+        reordered.extend(entry for _, entry in group)
+        group.clear()
+
+    for entry in entries:
+        if group and group[-1][1].rung != entry.rung:
+            flush()
+        if RUNG_INDEX[entry.rung] not in QUOTA_RUNG_INDEXES:
+            reordered.append(entry)
+            continue
+        rates = {member: rate(member, entry.candidate) for member in entry.members}
+        members = tuple(sorted(entry.members, key=lambda member: -rates[member]))
+        marks, marked = entry.marks, entry.marked
+        if marks and members != entry.members:
+            by_member = dict(zip(marked, marks, strict=True))
+            marked = tuple(member for member in members if member in by_member)
+            marks = tuple(map(by_member.__getitem__, marked))
+        group.append((max(rates.values()),
+                      entry._replace(members=members, marks=marks, marked=marked)))
+    flush()
+    return [entry._replace(position=place) for place, entry in enumerate(reordered, 1)]
+

@@ -3,7 +3,7 @@ itself hold, the reason codes and their phrases. Every view reads these; none is
 outside the engine."""
 
 from datetime import datetime
-from typing import Literal, NamedTuple, TypedDict
+from typing import Literal, NamedTuple, NotRequired, TypedDict
 
 from omniladder.engine.autoid import AutoId, NowSource
 from omniladder.engine.billing import BillingInfo
@@ -83,6 +83,9 @@ class PlanSettings(TypedDict):
     budget_period: str
     clamp_cooldown_to_reset: bool
     cheap_max_input_usd_per_mtok: float
+    within_rung_order: NotRequired[str]
+    """R15's order, echoed only when it is not the default ``declared`` (so a plan made
+    with the default reads as it always has)."""
 
 
 class UnverifiedMark(NamedTuple):
@@ -91,6 +94,18 @@ class UnverifiedMark(NamedTuple):
     connection_id: str
     reason: str
     detail: str
+
+
+class OrderPlace(NamedTuple):
+    """R15: why one allowed connection of a pool entry stands where it does."""
+
+    connection_id: str
+    urgency: float | None
+    """Percent of a weight-1 seat per hour (``pool.urgency``); None on a paid rung, which
+    keeps R12's order."""
+    reason: str
+    reset_at: datetime | None = None
+    """The reset of the window whose expiry counts: when this place's reason lapses."""
 
 
 class PoolEntry(NamedTuple):
@@ -109,6 +124,10 @@ class PoolEntry(NamedTuple):
     allowed ones in the same order."""
     unverified: tuple[UnverifiedMark, ...] = ()
     """One mark per unverified connection, in allowlist order (SPEC §4.2)."""
+    order: tuple[OrderPlace, ...] = ()
+    """Under R15's ``expiring-first``, on a quota rung, one place per allowed connection,
+    in allowlist order; empty under ``declared`` and on a paid rung (R12's order). ``why``
+    keeps the whole entry's places beside its narrowed allowlist."""
 
 
 class Exclusion(NamedTuple):
@@ -156,6 +175,8 @@ class ConnectionRecord(NamedTuple):
     catalog_file: str | None
     override: dict[str, str] | None
     overage_source: str
+    capacity_weight: float | None = None
+    """The connection's ``capacity_weight`` as given (SPEC §9); None when not given."""
 
 
 class Clamp(NamedTuple):

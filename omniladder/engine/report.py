@@ -70,7 +70,7 @@ def _near_misses(fleet: Fleet) -> list[str]:
 def settings_view(inputs: LoadedInputs, budgets: dict[str, BudgetPosition]) -> PlanSettings:
     settings = inputs.settings
     ladder = settings.ladder
-    return {
+    echoed: PlanSettings = {
         "exit_cutoff_percent": ladder.exit_cutoff_percent,
         "reentry_min_remaining_percent": ladder.reentry_floor,
         "max_reading_age_seconds": ladder.max_reading_age_seconds,
@@ -80,6 +80,9 @@ def settings_view(inputs: LoadedInputs, budgets: dict[str, BudgetPosition]) -> P
         "clamp_cooldown_to_reset": ladder.clamp_cooldown_to_reset,
         "cheap_max_input_usd_per_mtok": settings.tiers.cheap_max_input_usd_per_mtok,
     }
+    if ladder.within_rung_order != "declared":
+        echoed["within_rung_order"] = ladder.within_rung_order
+    return echoed
 
 
 def remedy_context(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
@@ -227,7 +230,7 @@ def connection_record(facts: ConnectionFacts) -> ConnectionRecord:
         billing=billing.billing, overage=billing.overage, billing_source=billing.source,
         catalog_file=billing.matched.file if billing.matched is not None else None,
         override=dict(billing.override) if billing.override else None,
-        overage_source=billing.overage_source)
+        overage_source=billing.overage_source, capacity_weight=connection.capacity_weight)
 
 
 def plan_summary(auto_id: AutoId, facts: Sequence[ConnectionFacts], pool: Sequence[PoolEntry],

@@ -23,14 +23,24 @@ import bisect
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import chain
 
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import BudgetPosition, budget_positions, period_start
-from omniladder.engine.changes import connection_changes
+from omniladder.engine.changes import connection_changes, next_order_change
 from omniladder.engine.decide import Moment, decide, facts_at
 from omniladder.engine.fleet import Fleet, fleet_for
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.engine.pool import RUNG_INDEX, Seating
+from omniladder.engine.pool import (
+    QUOTA_RUNG_INDEXES,
+    RUNG_INDEX,
+    Seating,
+    Terms,
+    expiring_first,
+    pool_order,
+    rate_at,
+    verdict_terms,
+)
 from omniladder.engine.records import PairDecision
 from omniladder.engine.report import rung_state
 from omniladder.models import RUNGS, Connection, Reading, Rung
@@ -224,6 +234,43 @@ class Stepper:
                         (now, self.seats(index, self.decide(index, now, budgets))))
         return log
 
+    def _expiring_first(self, seating: Seating[bool],
+                        decided: Sequence[tuple[PairDecision, ...]], now: datetime
+                        ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[datetime, bool] | None]:
+        """R15 ``expiring-first``: the seated and the unverified connections in the order of
+        the pool ``make_plan`` reorders at now (``pool.expiring_first``), and the first
+        instant after now at which that order can change by time alone
+        (``changes.next_order_change``)."""
+        fleet = self.fleet
+        ids = [c.id for c in fleet.connections]
+        terms: dict[tuple[int, int], Terms] = {}
+        seated = seating.pool()
+        for entry in seated:
+            if RUNG_INDEX[entry.rung] not in QUOTA_RUNG_INDEXES:
+                continue
+            for member in entry.members:
+                for pair, made in zip(self.pairs[member], decided[member], strict=True):
+                    if pair.candidate == entry.candidate and pair.rung == entry.rung:
+                        terms[(member, entry.candidate)] = verdict_terms(
+                            made.verdict, pair.model, fleet.connections[member].weight, now)
+
+        def rate(member: int, candidate: int) -> float:
+            return rate_at(terms[(member, candidate)], now)
+
+        ordered = expiring_first(seated, rate)
+        groups: list[list[Terms]] = []
+        by_rung: dict[Rung, list[Terms]] = {}
+        for entry in ordered:
+            if RUNG_INDEX[entry.rung] not in QUOTA_RUNG_INDEXES:
+                continue
+            members = [terms[(member, entry.candidate)] for member in entry.members]
+            groups.append(members)
+            by_rung.setdefault(entry.rung, []).append(tuple(chain.from_iterable(members)))
+        groups += by_rung.values()
+        first, shaky = pool_order(ordered)
+        return (tuple(map(ids.__getitem__, first)), tuple(map(ids.__getitem__, shaky)),
+                next_order_change(groups, now))
+
     def steps(self) -> Iterator[StepState]:
         count = len(self.fleet.connections)
         ids = [c.id for c in self.fleet.connections]
@@ -242,6 +289,10 @@ class Stepper:
         previous: StepState | None = None
         dirty = False
         log = self.log
+        reorders = self.fleet.ladder.within_rung_order == "expiring-first"
+        ordered: tuple[str, ...] = ()
+        ordered_shaky: tuple[str, ...] = ()
+        order_change: tuple[datetime, bool] | None = None
         for step, now, budgets, redo in self._redecided(range(count)):
             changed: list[tuple[int, int, PairDecision, PairDecision]] = []
             moved = step == 0
@@ -273,6 +324,24 @@ class Stepper:
             head = seating.head()
             dirty = dirty or moved
             listed = self.seated_at is None or now in self.seated_at
+            if reorders:
+                # R15: the order moves when a pair is re-decided (a reading, a reset) and at
+                # the computed instants where two urgencies cross
+                due = order_change is not None and (
+                    now > order_change[0] or (now == order_change[0] and not order_change[1]))
+                if step == 0 or moved or redo or due:
+                    ordered, ordered_shaky, order_change = self._expiring_first(
+                        seating, decided, now)
+                if listed or previous is None:
+                    seated, shaky = ordered, ordered_shaky
+                else:
+                    seated, shaky = previous.eligible, previous.unverified
+                state_now = StepState(now, head, sum(entries), tuple(states), seated, shaky,
+                                      tuple((o, n) for _, _, o, n in changed),
+                                      ordered[0] if ordered else None)
+                yield state_now
+                previous = state_now
+                continue
             if previous is None or (dirty and listed):
                 seated, shaky = seating.eligible(), seating.unverified()
                 dirty = False

@@ -42,6 +42,8 @@ class DocumentSettings(_DocumentModel):
     budget_period: str | None = None
     clamp_cooldown_to_reset: bool | None = None
     cheap_max_input_usd_per_mtok: float | None = None
+    within_rung_order: str | None = None
+    """R15's order; absent when ``declared`` (and from plans saved before it was added)."""
 
 
 class DocumentRung(_DocumentModel):
@@ -69,6 +71,12 @@ class DocumentEntry(_DocumentModel):
     unverified_connection_ids: tuple[str, ...] = ()
     unverified: tuple[DocumentMark, ...] = ()
     """Why each unverified connection is; absent from plans saved before it was added."""
+    order_reasons: tuple[str, ...] = ()
+    """R15 ``expiring-first``, quota rungs: why each allowed connection stands where it
+    does, in allowlist order; absent under ``declared`` and on paid rungs."""
+    order_stale_at: str | None = None
+    """R15 ``expiring-first``, quota rungs: the soonest reset among the entry's allowed
+    connections, when the order may have changed."""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -100,6 +108,8 @@ class DocumentConnection(_DocumentModel):
     catalog_file: str | None = None
     override: dict[str, str] | None = None
     overage_source: str | None = None
+    capacity_weight: float | None = None
+    """The seat's size (SPEC §9), when the connections file gives it."""
 
 
 class DocumentClamp(_DocumentModel):

@@ -109,6 +109,10 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
             "needs rate_limited_until and is before it): before state_as_of the cooldown is "
             "in force only from here on."
         ),
+        "capacity_weight": (
+            "Seat size: how much quota one percent of this connection's windows is, in units of "
+            "a weight-1 seat (positive; absent means 1). R15's expiring-first reads it."
+        ),
     },
     "ConnectionsFile": {
         "connections": "Every connection of the gateway, each with a unique id.",
@@ -227,6 +231,10 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "clamp_cooldown_to_reset": (
             "Shorten a cooldown to the reset of the connection's exhausted window when that comes "
             "first."
+        ),
+        "within_rung_order": (
+            "R15: the order within a quota rung: declared (the connections file's, R12) or "
+            "expiring-first (the quota that expires soonest, by urgency, first)."
         ),
     },
     "RungBudgets": {
@@ -391,6 +399,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "clamp_cooldown_to_reset": "R9: whether a cooldown is clamped to the connection's reset.",
         "cheap_max_input_usd_per_mtok": (
             "R3: the input price per million tokens a cheap model stays within."),
+        "within_rung_order": "R15: expiring-first; absent when the order is declared (R12).",
     },
     "DocumentRung": {
         "rung": "The rung: subscription, keyless, free, cheap or premium.",
@@ -414,6 +423,11 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "allowed_connection_ids": "The connections allowed to serve it, in file order.",
         "unverified_connection_ids": "The allowed connections admitted without a verified quota.",
         "unverified": "Why each unverified connection is unverified.",
+        "order_reasons": ("R15 expiring-first, quota rungs only: why each allowed connection "
+                          "stands where it does, in allowlist order, e.g. 5h resets in 1h57m "
+                          "with 40% left: 20.5%/h."),
+        "order_stale_at": ("R15 expiring-first, quota rungs only: the soonest reset among the "
+                           "entry's connections (RFC 3339), by when the order may change."),
     },
     "DocumentExclusion": {
         "connection_id": "The connection left out.",
@@ -435,6 +449,7 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "catalog_file": "The catalog file of its entry, or null.",
         "override": "The connection's own billing and overage settings, or null.",
         "overage_source": "Where the overage came from; observed when a reading decided it (R2a).",
+        "capacity_weight": "Its capacity_weight, when the connections file gives one.",
     },
     "DocumentClamp": {
         "connection_id": "The connection whose cooldown is clamped.",

@@ -22,6 +22,7 @@ exit_cutoff_percent = 2              # a connection in play stays while remainin
 reentry_min_remaining_percent = 5    # one that dropped out comes back only above 5%
 max_reading_age_seconds = 180        # older readings are stale
 clamp_cooldown_to_reset = true       # a cooldown ends no later than the plan's own reset
+within_rung_order = "declared"       # or "expiring-first": the quota that lapses soonest first
 
 [budgets]
 period = "month"                     # day | week | month, UTC calendar
@@ -55,6 +56,7 @@ label = "Claude Max plan"
 # rate_limited_since = "2026-11-29T13:00:00Z"  # when that cooldown began
 # state_as_of = "2026-11-29T13:30:00Z"  # active, status, cooldown observed then, not before
 # overage = "meters-to-paid"         # narrowing override: "extra usage" is on
+# capacity_weight = 20               # seat size against a weight-1 seat (expiring-first)
 
 [[connections]]
 id = "local-ollama"

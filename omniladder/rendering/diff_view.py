@@ -50,6 +50,16 @@ def diff_lines(diff: PlanDiff) -> list[tuple[str, str]]:
                           + ", ".join(parts)))
     if pool:
         lines += [("", "Pool"), *pool]
+    if diff.orders:
+        lines.append(("", "Order within rungs"))
+        for o in diff.orders:
+            text = f"#{o.new_position} {o.rung} {o.provider}/{o.model}"
+            if o.moved:
+                text += f" moved #{o.old_position} → #{o.new_position} within its rung"
+            if o.old_order != o.new_order:
+                text += (", allowlist" if o.moved else " allowlist") + (
+                    f" {_ids(o.old_order)} → {_ids(o.new_order)}")
+            lines.append(("~", text))
     if diff.rungs:
         lines.append(("", "Rungs"))
         lines += [("~", f"{r.rung}: {r.old_state} → {r.new_state}"
@@ -147,6 +157,7 @@ def diff_document(diff: PlanDiff) -> dict[str, Any]:
             "removed": [asdict(e) for e in diff.pool_removed],
             "moved": [asdict(m) for m in diff.pool_moved],
             "allowlist_changed": [asdict(a) for a in diff.allowlists],
+            "order_changed": [asdict(o) for o in diff.orders],
         },
         "rungs": [asdict(r) for r in diff.rungs],
         "excluded": {

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, TextIO
 
 from omniladder import timefmt
-from omniladder.engine.records import FORMAT_VERSION, Plan
+from omniladder.engine.records import FORMAT_VERSION, ConnectionRecord, Plan, PoolEntry
 from omniladder.rendering.json_text import dumps, write_json
 
 __all__ = ["dumps", "plan_document", "plan_json", "write_plan_json"]
@@ -27,26 +28,26 @@ def plan_document(plan: Plan) -> dict[str, Any]:
              "spent_usd": r.spent_usd, "note": r.note}
             for r in plan.rungs
         ],
-        "pool": [
-            {"position": e.position, "rung": e.rung, "provider": e.provider, "model": e.model,
-             "allowed_connection_ids": list(e.allowed_connection_ids),
-             "unverified_connection_ids": list(e.unverified_connection_ids),
-             "unverified": [{"connection_id": u.connection_id, "reason": u.reason,
-                             "detail": u.detail} for u in e.unverified]}
-            for e in plan.pool
-        ],
+        "pool": ([_entry(e) for e in plan.pool] if plan.settings.get("within_rung_order")
+                 else [{"position": e.position, "rung": e.rung, "provider": e.provider,
+                        "model": e.model,
+                        "allowed_connection_ids": list(e.allowed_connection_ids),
+                        "unverified_connection_ids": list(e.unverified_connection_ids),
+                        "unverified": [{"connection_id": u.connection_id, "reason": u.reason,
+                                        "detail": u.detail} for u in e.unverified]}
+                       for e in plan.pool]),
         "excluded": [
             {"connection_id": x.connection_id, "provider": x.provider, "model": x.model,
              "rung": x.rung, "reason": x.reason, "detail": x.detail, "fix": x.fix}
             for x in plan.excluded
         ],
-        "connections": [
+        "connections": ([_connection(c) for c in plan.connections] if any(
+            c.capacity_weight is not None for c in plan.connections) else [
             {"id": c.id, "provider": c.provider, "auth_type": c.auth_type,
              "billing": c.billing, "overage": c.overage, "billing_source": c.billing_source,
              "catalog_file": c.catalog_file, "override": c.override,
              "overage_source": c.overage_source}
-            for c in plan.connections
-        ],
+            for c in plan.connections]),
         "clamps": [
             {"connection_id": c.connection_id,
              "rate_limited_until": timefmt.iso(c.rate_limited_until),
@@ -56,6 +57,41 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "warnings": list(plan.warnings),
         "summary": plan.summary,
     }
+
+
+def _entry(e: PoolEntry) -> dict[str, Any]:
+    """One pool entry of an ``expiring-first`` plan; on a quota rung with
+    ``order_reasons``, R15's reason for each allowed connection's place, and
+    ``order_stale_at``, the soonest reset among them (a plan made with ``declared`` writes
+    its entries inline, as before the setting existed)."""
+    found: dict[str, Any] = {
+        "position": e.position, "rung": e.rung, "provider": e.provider, "model": e.model,
+        "allowed_connection_ids": list(e.allowed_connection_ids),
+        "unverified_connection_ids": list(e.unverified_connection_ids),
+        "unverified": [{"connection_id": u.connection_id, "reason": u.reason,
+                        "detail": u.detail} for u in e.unverified]}
+    if e.order:
+        found["order_reasons"] = [o.reason for o in e.order]
+        resets = [o.reset_at for o in e.order if o.reset_at is not None]
+        found["order_stale_at"] = _iso(min(resets)) if resets else None
+    return found
+
+
+def _iso(instant: datetime) -> str:
+    return timefmt.iso(instant)
+
+
+def _connection(c: ConnectionRecord) -> dict[str, Any]:
+    """One connection record of a fleet where some weight is given; ``capacity_weight``
+    only when the connections file gives it."""
+    found: dict[str, Any] = {
+        "id": c.id, "provider": c.provider, "auth_type": c.auth_type,
+        "billing": c.billing, "overage": c.overage, "billing_source": c.billing_source,
+        "catalog_file": c.catalog_file, "override": c.override,
+        "overage_source": c.overage_source}
+    if c.capacity_weight is not None:
+        found["capacity_weight"] = c.capacity_weight
+    return found
 
 
 def plan_json(plan: Plan) -> str:

@@ -80,6 +80,7 @@ def plan_markdown(plan: PlanView, *, detail: bool = False) -> str:
             rows.append([str(entry.position), code(entry.rung),
                          code(f"{entry.provider}/{entry.model}"), allow])
         lines += table(["#", "rung", "candidate", "allowlist"], rows, numeric=(0,))
+        lines += _order(plan, detail)
         lines += _unverified(plan)
     else:
         lines.append(f"**Pool: empty** — no candidate has a usable connection under "
@@ -113,6 +114,20 @@ def plan_markdown(plan: PlanView, *, detail: bool = False) -> str:
         lines.append("")
     lines.append(f"**{text(plan.summary)}**")
     return "\n".join(lines) + "\n"
+
+
+def _order(plan: PlanView, detail: bool) -> list[str]:
+    """R15: the order in force and each place's reason, as the table view lists them."""
+    title = plan.order_title()
+    if title is None:
+        return []
+    lines = ["", f"_{text(title)}_"]
+    places = plan.order_lines(detail)
+    if places:
+        lines += ["", *table(["#", "connection", "why here"],
+                             [[f"#{line.position}", code(line.connection_id),
+                               text(line.reason)] for line in places])]
+    return lines
 
 
 def _unverified(plan: PlanView) -> list[str]:

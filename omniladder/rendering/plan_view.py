@@ -78,6 +78,14 @@ class ClampLine(NamedTuple):
     cooling: bool
 
 
+class OrderLine(NamedTuple):
+    """R15: one allowed connection's place in a pool entry and why."""
+
+    position: int
+    connection_id: str
+    reason: str
+
+
 class SavedFrom(NamedTuple):
     """Where a shown plan was read from, and the version its stamp names."""
 
@@ -107,6 +115,22 @@ class PlanView(NamedTuple):
     saved: SavedFrom | None = None
     warnings: Sequence[str] = ()
     """The table view leaves them to the command's stderr; markdown, a document, has them."""
+    order: str = "declared"
+    """R15's order within a quota rung; the views name it only when not ``declared``."""
+    order_reasons: Sequence[OrderLine] = ()
+    """Under ``expiring-first``, each place of the pool with its reason, in pool order."""
+
+    def order_title(self) -> str | None:
+        """What the views print under the pool's title about R15; None for ``declared``."""
+        if self.order == "declared":
+            return None
+        return (f"order within quota rungs: {self.order} (R15): the quota that must be "
+                "burnt fastest to be used before it resets goes first")
+
+    def order_lines(self, detail: bool) -> list[OrderLine]:
+        """The places to list: those of the quota rungs (a paid rung keeps R12's order);
+        ``detail`` adds nothing yet."""
+        return list(self.order_reasons)
 
     def header_counts(self) -> list[str]:
         """The header's second line, in parts: now and its source, the counts."""
@@ -142,7 +166,10 @@ def view_of_plan(plan: "Plan") -> PlanView:
         files=plan.files, rungs=plan.rungs, pool=plan.pool, excluded=plan.excluded,
         clamps=[ClampLine(c.connection_id, timefmt.iso(c.rate_limited_until),
                           timefmt.iso(c.clamped_to), c.cooling) for c in plan.clamps],
-        summary=plan.summary, warnings=plan.warnings)
+        summary=plan.summary, warnings=plan.warnings,
+        order=plan.settings.get("within_rung_order", "declared"),
+        order_reasons=[OrderLine(e.position, o.connection_id, o.reason)
+                       for e in plan.pool for o in e.order])
 
 
 _FILE_ROLES = ("settings", "connections", "quota", "spend")
@@ -158,7 +185,12 @@ def view_of_saved(saved: "PlanDocument", file: str) -> PlanView:
         clamps=[ClampLine(c.connection_id, c.rate_limited_until, c.clamped_to, c.cooling)
                 for c in saved.clamps],
         summary=saved.summary, saved=SavedFrom(file, saved.omniladder_version),
-        warnings=saved.warnings)
+        warnings=saved.warnings,
+        order=(saved.settings.within_rung_order if saved.settings is not None else None)
+        or "declared",
+        order_reasons=[OrderLine(e.position, cid, reason) for e in saved.pool
+                       for cid, reason in zip(e.allowed_connection_ids, e.order_reasons,
+                                              strict=False)])
 
 
 def remedy_groups(shown: Sequence[ExclusionLine]

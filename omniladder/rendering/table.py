@@ -211,6 +211,7 @@ def render_table(given: PlanView | Plan, out: TextIO, *, detail: bool = False) -
         fitted_table(console, [("#", NUM), ("rung", ID), ("candidate", ID),
                                ("allowlist", TEXT)], rows,
                      title="Pool, in dispatch order", box=box.SIMPLE_HEAD, pad_edge=False)
+        _order(console, plan, detail)
         _unverified(console, plan)
 
     shown = [x for x in plan.excluded if detail or x.reason != "not-in-category"]
@@ -246,6 +247,22 @@ def render_table(given: PlanView | Plan, out: TextIO, *, detail: bool = False) -
         console.print()
 
     console.print(Text(plan.summary, style="bold"), soft_wrap=True)
+
+
+def _order(console: Console, plan: PlanView, detail: bool) -> None:
+    """R15: the order in force, under the pool, and each place's reason (the quota rungs';
+    with ``detail`` the paid rungs' too)."""
+    title = plan.order_title()
+    if title is None:
+        return
+    console.print(Text(title, style="italic"), soft_wrap=True)
+    lines = plan.order_lines(detail)
+    if lines:
+        fitted_table(console, [("#", NUM), ("connection", ID), ("why here", TEXT)],
+                     [[Text(f"#{line.position}"), Text(line.connection_id), Text(line.reason)]
+                      for line in lines], box=box.SIMPLE_HEAD, pad_edge=False)
+    else:
+        console.print()
 
 
 def _unverified(console: Console, plan: PlanView) -> None:

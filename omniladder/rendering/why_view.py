@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, TextIO
@@ -10,9 +11,18 @@ from rich.console import Console
 from rich.text import Text
 
 from omniladder import timefmt
-from omniladder.analyses.why import R1_STEPS, Comeback, IdVerdict, ModelTrace, Route, Trace
+from omniladder.analyses.why import (
+    R1_STEPS,
+    Comeback,
+    IdVerdict,
+    ModelTrace,
+    PoolSeat,
+    Route,
+    Trace,
+)
 from omniladder.engine.budgets import Disabled, NoBudget, Unenforced
 from omniladder.engine.records import FORMAT_VERSION
+from omniladder.models import Connection
 from omniladder.rendering.table import make_console
 
 # --- JSON ----------------------------------------------------------------------------------
@@ -86,16 +96,34 @@ def _model(trace: Trace, model: ModelTrace) -> dict[str, Any]:
     }
 
 
+def _seat(seat: PoolSeat) -> dict[str, Any]:
+    """One seat; ``order_reason`` (R15) only under ``expiring-first``."""
+    found: dict[str, Any] = {"model": seat.model, "position": seat.position,
+                             "rung": seat.rung, "unverified": seat.unverified}
+    if seat.order is not None:
+        found["order_reason"] = seat.order
+    return found
+
+
 def _verdict(verdict: IdVerdict) -> dict[str, Any]:
     return {
         "auto_id": verdict.auto_id,
         "in_pool": verdict.in_pool,
-        "pool": [{"model": s.model, "position": s.position, "rung": s.rung,
-                  "unverified": s.unverified} for s in verdict.seats],
+        "pool": [_seat(s) for s in verdict.seats],
         "excluded": [{"model": x.model, "rung": x.rung, "reason": x.reason,
                       "detail": x.detail, "fix": x.fix} for x in verdict.left],
         "comeback": [_comeback(c) for c in verdict.comebacks],
     }
+
+
+def _connection(connection: Connection, models: Sequence[str]) -> dict[str, Any]:
+    """The connection as ``why`` reports it; ``capacity_weight`` only when given."""
+    found: dict[str, Any] = {"id": connection.id, "provider": connection.provider,
+                             "auth_type": connection.auth_type, "label": connection.label,
+                             "models": list(models)}
+    if connection.capacity_weight is not None:
+        found["capacity_weight"] = connection.capacity_weight
+    return found
 
 
 def why_document(trace: Trace) -> dict[str, Any]:
@@ -111,9 +139,7 @@ def why_document(trace: Trace) -> dict[str, Any]:
         "connection_id": trace.connection_id,
         "now": timefmt.iso(trace.now),
         "now_source": trace.now_source,
-        "connection": {"id": connection.id, "provider": connection.provider,
-                       "auth_type": connection.auth_type, "label": connection.label,
-                       "models": list(facts.models)},
+        "connection": _connection(connection, facts.models),
         "billing": {
             "step": billing.step, "rule": R1_STEPS[billing.step],
             "billing": billing.billing, "overage": billing.overage,
@@ -440,7 +466,8 @@ def _verdict_node(trace: Trace, verdict: IdVerdict) -> tuple[Text | str, list[An
     children: list[Any] = []
     for seat in verdict.seats:
         mark = " (unverified)" if seat.unverified else ""
-        children.append(leaf(f"#{seat.position} {seat.rung} {seat.model}{mark}"))
+        order = f" — {seat.order}" if seat.order is not None else ""
+        children.append(leaf(f"#{seat.position} {seat.rung} {seat.model}{mark}{order}"))
     comebacks = {c.model: c for c in verdict.comebacks}
     groups: dict[tuple[str, str, Comeback | None, str | None], list[str]] = {}
     for left in verdict.left:
@@ -499,6 +526,8 @@ def render_why(trace: Trace, out: TextIO) -> None:
                        f"reading age {timefmt.duration(trace.max_reading_age_seconds)}"))
     title = Text(f"{connection.id} — provider {connection.provider}, auth_type "
                  f"{connection.auth_type}", style="bold")
+    if connection.capacity_weight is not None:
+        title.append(f", capacity_weight {connection.capacity_weight:g}")
     if connection.label:
         title.append(f' "{connection.label}"', style="dim")
     children: list[Any] = [_billing_node(trace), _gates_node(trace), _reading_node(trace)]

@@ -135,6 +135,11 @@ CODES: dict[str, tuple[Level, str]] = {
         "info", "the combo lists its steps in the plan's order with providers interleaved "
         "(R12), and runs them so under strategy priority; OmniRoute's own ladder orders "
         "candidates grouped by provider (SPEC §5), which a client calling auto/… would get"),
+    "order-until-next-export": (
+        "warning", "the plan orders its quota rungs expiring-first (R15): the seat whose "
+        "quota must be burnt fastest goes first, an order that moves as resets near; the "
+        "export holds the order of one instant only until the next export, at the latest "
+        "until the soonest reset among the rung's ordered connections: re-export before it"),
 }
 """Every code an export can report: its level and what it means."""
 
@@ -181,6 +186,25 @@ class Tally:
             out.append(item(code, f"{detail} — in {count} pool entries: {named}",
                             connection_id=cid, provider=provider))
         return out
+
+
+def order_items(stale_at: dict[str, str] | None, rungs: set[str],
+                held: str) -> list[Fidelity]:
+    """R15: one ``order-until-next-export`` per exported quota rung of an expiring-first
+    plan, naming the instant its order goes stale; ``held`` says how the target holds it."""
+    if stale_at is None:
+        return []
+    found: list[Fidelity] = []
+    for rung in ("subscription", "keyless", "free"):
+        if rung not in rungs:
+            continue
+        when = stale_at.get(rung)
+        until = (f"stale after {when} (the soonest reset among its ordered connections)"
+                 if when is not None else "no reset among its connections is known")
+        found.append(item("order-until-next-export",
+                          f"{rung}: the expiring-first order is {held}; it holds only until "
+                          f"the next export: {until}"))
+    return found
 
 
 def ordered(items: list[Fidelity]) -> tuple[Fidelity, ...]:

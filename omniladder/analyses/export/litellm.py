@@ -2,7 +2,9 @@
 
 The group is named ``managed_name(auto_id)`` (``omniladder-thrifty``); each pool entry
 becomes one deployment per allowed connection, in the plan's order, with
-``litellm_params.order`` = the entry's rank among the exported entries (1, 2, …). LiteLLM
+``litellm_params.order`` = the entry's rank among the exported entries (1, 2, …); under R15's
+``expiring-first`` each connection of a quota rung's entry takes its own rank (order
+sub-levels), so the allowlist is tried in the plan's order rather than balanced. LiteLLM
 tries the lowest order first and, with order-based fallback, the next order when it fails
 (``_get_deployment_order`` in BerriAI/litellm ``litellm/utils.py`` reads
 ``litellm_params.order``; PR #24611 "order-based fallback across deployment priority
@@ -41,7 +43,7 @@ from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from omniladder.analyses.export.compare import by_identity
-from omniladder.analyses.export.fidelity import Fidelity, Tally, item
+from omniladder.analyses.export.fidelity import Fidelity, Tally, item, order_items
 from omniladder.analyses.export.routes import ConnectionRoute
 from omniladder.analyses.export.source import ExportPlan
 from omniladder.analyses.export.targets import Built, ExportTarget
@@ -68,6 +70,8 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
     tally = Tally()
     dropped: list[Fidelity] = []
     rank = 0
+    held = 0
+    sub_levels = plan.expiring_first
     _require_a_route(plan, routes)
     for entry in plan.entries:
         kept: list[dict[str, Any]] = []
@@ -99,13 +103,18 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
             if entry.rung == "subscription" and defaults:
                 tally.add("litellm-subscription-default-key", *where, _default_key_detail(
                     route, defaults))
-            kept.append(_deployment(name, cid, entry.provider, entry.model, route, rank + 1))
+            # R15: an expiring-first quota rung gives each connection its own order
+            # sub-level, so that LiteLLM tries them one after the other, as the plan orders
+            step = len(kept) if sub_levels and entry.rung not in PAID else 0
+            kept.append(_deployment(name, cid, entry.provider, entry.model, route,
+                                    rank + 1 + step))
         if not kept:
             dropped.append(item("entry-dropped", f"{entry.rung} entry at position "
                                 f"{entry.position} kept no connection",
                                 provider=entry.provider, model=entry.model))
             continue
-        rank += 1
+        rank = max(deployment["litellm_params"]["order"] for deployment in kept)
+        held += 1
         rungs_out[entry.rung] = None
         deployments.extend(kept)
     items += tally.items() + dropped
@@ -129,12 +138,14 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
                           + "; a missing one is not no key: LiteLLM then sends the "
                           "provider's default variable (OPENAI_API_KEY for openai/…) if its "
                           "environment holds one"))
+    items += order_items(plan.order_stale_at, set(rungs_out),
+                         "held by one order sub-level per connection")
     items.append(item("litellm-outside-fallbacks",
                       f"the export writes no fallbacks: check that router_settings and "
                       f"litellm_settings have no fallbacks entry for {name}, no '*' entry "
                       "and no default_fallbacks, which would route its failed requests out "
                       "of the plan's pool"))
-    return {"model_list": deployments}, items, rank
+    return {"model_list": deployments}, items, held
 
 
 DEFAULT_KEYS: dict[str, tuple[str, ...]] = {

@@ -36,7 +36,7 @@ from typing import Any
 
 from omniladder import timefmt
 from omniladder.analyses.export.compare import by_identity
-from omniladder.analyses.export.fidelity import Fidelity, Tally, item
+from omniladder.analyses.export.fidelity import Fidelity, Tally, item, order_items
 from omniladder.analyses.export.litellm import redacted
 from omniladder.analyses.export.routes import ConnectionRoute
 from omniladder.analyses.export.source import ExportPlan
@@ -75,13 +75,20 @@ def build(plan: ExportPlan, *, verified_only: bool
                                 f"{entry.position} kept no connection",
                                 provider=entry.provider, model=entry.model))
             continue
-        step: dict[str, Any] = {"kind": "model", "providerId": entry.provider,
-                                "model": f"{entry.provider}/{entry.model}",
-                                "allowedConnectionIds": allowed,
-                                "label": f"{entry.rung} rung"}
-        if entry.rung == "subscription":
-            step["fallbackOnlyOnQuotaExhaustion"] = True
-        steps.append(step)
+        # R15: an expiring-first quota rung is one step per connection, in the plan's
+        # order (a step's allowlist names who may serve, not who goes first); a 429 moves
+        # on to the entry's next connection, and only its last step holds the request to
+        # quota exhaustion, as the entry's one step does otherwise
+        split = plan.expiring_first and entry.rung not in PAID
+        groups = [[cid] for cid in allowed] if split else [allowed]
+        for number, group in enumerate(groups, start=1):
+            step: dict[str, Any] = {"kind": "model", "providerId": entry.provider,
+                                    "model": f"{entry.provider}/{entry.model}",
+                                    "allowedConnectionIds": group,
+                                    "label": f"{entry.rung} rung"}
+            if entry.rung == "subscription" and number == len(groups):
+                step["fallbackOnlyOnQuotaExhaustion"] = True
+            steps.append(step)
     items += tally.items() + dropped
     if not steps:
         items.append(item("empty-export", f"no step: do not apply it. OmniRoute ignores an "
@@ -93,6 +100,9 @@ def build(plan: ExportPlan, *, verified_only: bool
     if any(step.get("fallbackOnlyOnQuotaExhaustion") for step in steps):
         items.append(item("omniroute-quota-only-steps"))
     items += divergences(plan, steps)
+    items += order_items(plan.order_stale_at, {step["label"].removesuffix(" rung")
+                                               for step in steps},
+                         "held by one step per connection, in the plan's order")
     items.append(item("omniroute-call-combo-name",
                       f"clients must call {plan.name}, not {plan.auto_id.text}: OmniRoute "
                       "builds auto/… as a virtual combo whose filtering falls back to the "
@@ -117,10 +127,10 @@ def divergences(plan: ExportPlan, steps: list[dict[str, Any]]) -> list[Fidelity]
     """The items of SPEC §5 that change what the exported combo does on OmniRoute, whose
     own ladder lacks the rule: each named where this plan meets it."""
     found: list[Fidelity] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, str]] = {}
     for index, step in enumerate(steps, start=1):
-        first = seen.setdefault(step["model"], index)
-        if first != index:
+        first, label = seen.setdefault(step["model"], (index, step["label"]))
+        if label != step["label"]:  # one step per connection on one rung is no split
             found.append(item("omniroute-split-candidate", (
                 f"{step['model']} is split by rung into steps {first} and {index} (R11): "
                 "OmniRoute's own ladder keeps a mixed candidate's metered key at the "

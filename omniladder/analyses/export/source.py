@@ -12,8 +12,10 @@ entry does not allow. Each is an input error naming the field, and nothing is ex
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import NamedTuple
 
+from omniladder import timefmt
 from omniladder.engine.autoid import AutoId, parse_auto_id
 from omniladder.errors import InputError, UsageError
 from omniladder.inputs.plan_document import PlanDocument
@@ -87,6 +89,11 @@ class ExportPlan(NamedTuple):
     """The saved plan read, or None for a plan made from the inputs."""
     excluded: tuple[ExportExclusion, ...] = ()
     clamps: tuple[ExportClamp, ...] = ()
+    expiring_first: bool = False
+    """R15: the plan orders its quota rungs by urgency, an order that moves with time."""
+    order_stale_at: dict[str, str] | None = None
+    """Under ``expiring-first``, per quota rung the soonest reset among its ordered
+    connections (RFC 3339): the order holds at most until then."""
 
     @property
     def name(self) -> str:
@@ -116,15 +123,32 @@ def from_document(saved: PlanDocument, name: str | None) -> ExportPlan:
                                    model=entry.model,
                                    allowed=entry.allowed_connection_ids, unverified=marks))
     notes = {r.rung: budget_part(r.note) for r in saved.rungs if r.rung in ("cheap", "premium")}
+    expiring = (saved.settings is not None
+                and saved.settings.within_rung_order == "expiring-first")
+    stale: dict[str, str] = {}
+    for entry in saved.pool:
+        reset = entry.order_stale_at
+        if reset is not None and (entry.rung not in stale
+                                  or _instant(reset) < _instant(stale[entry.rung])):
+            stale[entry.rung] = reset
     result = ExportPlan(
         auto_id=auto_id, now=saved.now, now_source=saved.now_source, entries=tuple(entries),
         rung_notes=notes, warnings=saved.warnings, plan_file=name,
         excluded=tuple(ExportExclusion(e.connection_id, e.provider, e.model, e.rung, e.reason)
               for e in saved.excluded),
         clamps=tuple(ExportClamp(c.connection_id, c.rate_limited_until, c.cooling)
-              for c in saved.clamps))
+              for c in saved.clamps),
+        expiring_first=expiring, order_stale_at=stale if expiring else None)
     check(result, name)
     return result
+
+
+def _instant(text: str) -> datetime:
+    """An RFC 3339 instant of a plan document, for ordering; an unreadable one sorts last."""
+    try:
+        return timefmt.from_rfc3339(text)
+    except ValueError:
+        return datetime.max.replace(tzinfo=UTC)
 
 
 def budget_part(note: str) -> str:
