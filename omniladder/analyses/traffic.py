@@ -33,9 +33,11 @@ from omniladder.engine.quota import in_force
 from omniladder.engine.readings import figure
 from omniladder.engine.records import PairDecision
 from omniladder.engine.stepping import Stepper
+from omniladder.inputs.ledger.events import LedgerEvent, LedgerRecord, ledger_event
+from omniladder.inputs.ledger.one_read import Unsettled
+from omniladder.inputs.ledger.read import Ledger
 from omniladder.inputs.prices import PriceDatabase, missing_note, price_database
 from omniladder.inputs.prices import installed as installed_database
-from omniladder.inputs.traffic import Ledger, LedgerEvent, LedgerRecord, Unsettled, ledger_event
 from omniladder.models import (
     PAID_RUNGS,
     QUOTA_RUNGS,

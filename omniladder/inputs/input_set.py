@@ -16,6 +16,9 @@ from omniladder.errors import InputError, InputErrors, UsageError
 from omniladder.inputs.catalogs import catalog_paths, load_catalogs
 from omniladder.inputs.documents import load_model
 from omniladder.inputs.files import display_path
+from omniladder.inputs.ledger.events import cost_refusal
+from omniladder.inputs.ledger.lines import LINE_SUFFIXES
+from omniladder.inputs.ledger.read import is_traffic, refuse_suffix, spend_events
 from omniladder.inputs.normalise import quota_histories
 from omniladder.inputs.validation import toml_line
 from omniladder.models import (
@@ -103,15 +106,9 @@ def resolve_files(settings_path: Path | None, settings: Settings, *,
     )
 
 
-LINE_SUFFIXES = (".jsonl", ".ndjson")
-"""The endings of a ledger written one JSON event per line (SPEC §7.1)."""
-
-
 def _traffic_spend(path: Path, shown: str, warnings: list[str]) -> tuple[SpendEvent, ...]:
     """The spend events of a traffic ledger given where a spend ledger goes (SPEC §7.1),
     with the notes its reading made added to ``warnings``."""
-    from omniladder.inputs.traffic import spend_events
-
     spend, notes = spend_events(path, shown)
     warnings.extend(notes)
     return spend
@@ -122,8 +119,6 @@ def _refuse_costs(spend: tuple[SpendEvent, ...], path: Path, shown: str) -> None
     event, so every sum of them is a finite float): the first past it is exit 2."""
     for index, event in enumerate(spend):
         if event.cost_usd > LEDGER_COST_MAX:
-            from omniladder.inputs.traffic import cost_refusal
-
             raise InputError(cost_refusal(event.cost_usd), file=shown,
                              field=f"events[{index}].cost_usd",
                              line=toml_line(path, ("events", index, "cost_usd")))
@@ -224,8 +219,6 @@ def _load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
         # SPEC §7.1: a traffic ledger is a spend ledger too. One event per line is one;
         # a document is read as a spend ledger first (the common case, parsed once), and
         # only one that is not is asked whether it is a traffic ledger.
-        from omniladder.inputs.traffic import refuse_suffix
-
         refuse_suffix(files.spend, shown["spend"], "a spend ledger (or a traffic ledger)")
         if files.spend.suffix.lower() in LINE_SUFFIXES:
             spend = _traffic_spend(files.spend, shown["spend"], warnings)
@@ -233,8 +226,6 @@ def _load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
             try:
                 spend = load_model(SpendFile, files.spend).events
             except InputError:
-                from omniladder.inputs.traffic import is_traffic
-
                 if not is_traffic(files.spend, shown["spend"]):
                     raise
                 spend = _traffic_spend(files.spend, shown["spend"], warnings)
