@@ -322,7 +322,7 @@ def test_the_reader_gives_each_line_as_json_loads_does(
     ``json.loads`` gives it, skips the blank ones, and refuses the first other one with the
     message a line read by itself gets; a line holding a lone surrogate is refused as a
     JSON document holding one is."""
-    from omniladder.inputs.documents import _first_lone_surrogate
+    from omniladder.inputs.documents import first_lone_surrogate
 
     path = tmp_path_factory.mktemp("lines") / "traffic.jsonl"
     errors = "surrogatepass" if encoding.startswith("utf") else "replace"
@@ -341,7 +341,7 @@ def test_the_reader_gives_each_line_as_json_loads_does(
                 continue  # the torn last line, or a blank one
             error = number
             break
-        if _first_lone_surrogate(data) is not None:
+        if first_lone_surrogate(data) is not None:
             error, surrogate = number, True
             break
         expected.append((number, data))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from omniladder.errors import InputError
+from omniladder.inputs import files
 from omniladder.inputs.direct import keys_spelled_at_most
 from omniladder.inputs.documents import (
     RepeatedKey,
@@ -23,7 +24,6 @@ from omniladder.inputs.documents import (
     repeated_key,
     unique_keys,
 )
-from omniladder.inputs.files import STREAMED_LIMIT, byte_size, open_input, too_large
 from omniladder.inputs.ledger.events import Place, loads_line, long_or_int
 
 LINE_SUFFIXES = (".jsonl", ".ndjson")
@@ -45,8 +45,8 @@ refused once this much of it is read."""
 
 
 def _too_long(shown: str, line: int) -> InputError:
-    return InputError(f"a line longer than {byte_size(LINE_LIMIT)}, longer than any event; is "
-                      "it the right file?", file=shown, line=line)
+    return InputError(f"a line longer than {files.byte_size(LINE_LIMIT)}, longer than any "
+                      "event; is it the right file?", file=shown, line=line)
 
 
 def _size_of(stream: Any) -> int:
@@ -127,7 +127,7 @@ def _is_terminal(stream: Any) -> bool:
 
 
 def _too_large(shown: str) -> InputError:
-    return too_large(shown, STREAMED_LIMIT)
+    return files.too_large(shown, files.STREAMED_LIMIT)
 
 
 def identity(path: Path) -> tuple[int, ...] | None:
@@ -158,9 +158,10 @@ def json_lines(path: Path, shown: str, notes: list[str]) -> Iterator[tuple[int, 
     scan = _SCAN
     number = total = 0
     rest = b""
-    with open_input(path, shown) as stream:
+    limit = files.STREAMED_LIMIT
+    with files.open_input(path, shown) as stream:
         size = _size_of(stream)
-        if size > STREAMED_LIMIT:
+        if size > limit:
             raise _too_large(shown)
         progress = Progress(shown, size)
         while True:
@@ -185,12 +186,12 @@ def json_lines(path: Path, shown: str, notes: list[str]) -> Iterator[tuple[int, 
                 raise _too_long(shown, number + 1)
             body = rest + block[:cut + 1] if rest else block[:cut + 1]
             rest = block[cut + 1:]
-            if total + len(body) > STREAMED_LIMIT:  # the file grew while it was read
+            if total + len(body) > limit:  # the file grew while it was read
                 for piece in body.split(b"\n")[:-1]:
                     raw = piece + b"\n"
                     number += 1
                     total += len(raw)
-                    if total > STREAMED_LIMIT:
+                    if total > limit:
                         raise _too_large(shown)
                     data = _one(shown, number, raw)
                     if data is not _BLANK:
@@ -244,7 +245,7 @@ def json_lines(path: Path, shown: str, notes: list[str]) -> Iterator[tuple[int, 
         raise _too_long(shown, number + 1)
     if rest:
         number += 1
-        if total + len(rest) > STREAMED_LIMIT:
+        if total + len(rest) > limit:
             raise _too_large(shown)
         if rest.strip():
             try:

@@ -2,7 +2,7 @@
 answer the two reads give: each line validated as the scan validates it and given at once,
 each key's hash kept in a fixed table, the events whose hash repeats held aside and compared
 once the ledger is read. Whenever its answer could differ from the two reads', it gives up
-(``Unsettled``) and the ledger is read twice ([traffic.md](docs/traffic.md#one-read))."""
+(``Unsettled``) and the ledger is read twice (docs/traffic.md#one-read)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from omniladder.errors import InputError
-from omniladder.inputs.files import open_input
+from omniladder.inputs import files
 from omniladder.inputs.ledger.events import LedgerRecord, Place, event_from, fast_check
 from omniladder.inputs.ledger.lines import BLOCK, identity
 
@@ -77,7 +77,7 @@ def ends(path: Path, shown: str) -> tuple[datetime, datetime] | None:
     A ledger in time order (as importers and appending gateways write it) spans these;
     ``one_pass`` finds out whether it does."""
     try:
-        with open_input(path, shown) as stream:
+        with files.open_input(path, shown) as stream:
             size = os.fstat(stream.fileno()).st_size
             head = stream.read(_ENDS)
             tail = head
@@ -224,7 +224,7 @@ def _lines_at(path: Path, shown: str, numbers: set[int]) -> dict[int, Any]:
     wanted = sorted(numbers)
     number = 0
     rest = b""
-    with open_input(path, shown) as stream:
+    with files.open_input(path, shown) as stream:
         while found.keys() != numbers:
             block = stream.read(BLOCK)
             if not block:
