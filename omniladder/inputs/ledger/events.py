@@ -30,7 +30,6 @@ from omniladder.models import (
 STATUSES = ("served", "failed")
 TOKEN_FIELDS = ("tokens_in", "tokens_out", "tokens_cache_read", "tokens_cache_write")
 COUNT_FIELDS = (*TOKEN_FIELDS, "attempts_before")
-TEXT_FIELDS = ("connection", "model", "requested", "request_id")
 FIELDS = ("at", "connection", "model", "requested", "status", *TOKEN_FIELDS, "cost_usd",
           "request_id", "attempts_before")
 REQUIRED = ("at", "connection", "model")
