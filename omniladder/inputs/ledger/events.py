@@ -364,7 +364,6 @@ def fast_check(data: Any) -> tuple[datetime, str, str, str | None] | None:
     return at, connection, status, request
 
 
-
 LedgerRecord = tuple[int, datetime, str, str, dict[str, Any]]
 """An event as ``Ledger.records`` gives it: (line, at, connection, status, fields)."""
 

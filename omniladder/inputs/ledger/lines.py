@@ -260,6 +260,7 @@ def json_lines(path: Path, shown: str, notes: list[str]) -> Iterator[tuple[int, 
             _check(shown, number, rest, data)
             yield number, data
 
+
 def _one(shown: str, number: int, raw: bytes) -> Any:
     """A whole line (with its newline) as ``json.loads`` gives it, ``_BLANK`` for a line
     of whitespace, or the InputError of a line that is not JSON, holds a lone surrogate
@@ -272,6 +273,7 @@ def _one(shown: str, number: int, raw: bytes) -> Any:
         raise _not_json(exc, Place(shown, number, "")) from None
     _check(shown, number, raw, data)
     return data
+
 
 def _repeats(shown: str, lines: list[str], first: int) -> None:
     """The InputError of the first of a block's lines that gives a key twice, if any:
@@ -286,6 +288,7 @@ def _repeats(shown: str, lines: list[str], first: int) -> None:
             raise repeated_key(line, shown, line=number) from None
         except (ValueError, RecursionError):
             continue  # blank, or refused as it was read
+
 
 def _check(shown: str, number: int, text: str | bytes, data: Any) -> None:
     """The InputError of a line that holds a lone surrogate or gives a key twice, as

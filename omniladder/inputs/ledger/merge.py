@@ -144,4 +144,3 @@ def _new_lines(lines: Iterator[tuple[bytes | None, str]], held: set[bytes],
             pending.clear()
     if pending:
         yield "".join(pending)
-

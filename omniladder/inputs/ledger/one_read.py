@@ -105,6 +105,7 @@ def ends(path: Path, shown: str) -> tuple[datetime, datetime] | None:
         return None
     return instants[0], instants[1]
 
+
 def _instant_of_line(line: bytes, shown: str) -> datetime | None:
     """The instant of an event line, None when it is not a valid event."""
     try:
@@ -202,6 +203,7 @@ def one_pass(ledger: Reading, first: datetime | None, last: datetime | None
                          repeated={request for _, (request, _, _), _ in held},
                          duplicates=len(held))
 
+
 def _settle(ledger: Reading, held: list[tuple[int, tuple[str, str, str], int]],
             found_as: tuple[int, ...] | None) -> None:
     """Each held event's key compared with the key of the line that put its hash in
@@ -216,6 +218,7 @@ def _settle(ledger: Reading, held: list[tuple[int, tuple[str, str, str], int]],
             raise _give_up(ledger, "a key whose hash another key holds")
     if identity(ledger.path) != found_as:
         raise _give_up(ledger, "the file changed while it was read")
+
 
 def _lines_at(path: Path, shown: str, numbers: set[int]) -> dict[int, Any]:
     """The JSONL lines of these numbers as ``json.loads`` gives them (lines ``one_pass``
@@ -244,7 +247,7 @@ def _lines_at(path: Path, shown: str, numbers: set[int]) -> dict[int, Any]:
             number += whole
     return found
 
+
 def _give_up(ledger: Reading, why: str) -> Unsettled:
     ledger.gave_up = why
     return Unsettled(why)
-

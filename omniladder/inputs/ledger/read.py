@@ -237,7 +237,6 @@ class Ledger:
         """Whether this is a JSONL ledger not read yet: ``one_pass`` may read it."""
         return self.by_line and self._scan is None
 
-
     def ends(self) -> tuple[datetime, datetime] | None:
         """The instants of the events on the first and the last line of a JSONL ledger
         (``one_read.ends``): the span ``one_pass`` checks its read against."""
@@ -367,5 +366,3 @@ def spend_events(path: Path, shown: str) -> tuple[tuple[SpendEvent, ...], list[s
                    for event in ledger.events()
                    if event.cost_usd and event.status == "served")
     return events, ledger.notes
-
-
