@@ -21,16 +21,15 @@ read_only, itersize  # sources/litellm_spend.py: psycopg's connection and cursor
 forbid_billing, max_unverified, max_paid_hours  # analyses/check.py: Expectation, by key
 budget_period  # engine/records.py PlanSettings, inputs/plan_document.py: the JSON echo
 format_version  # inputs/plan_document.py: PlanDocument, the plan document's first key
-tokens_cache_read, tokens_cache_write  # inputs/traffic.py: a ledger event's fields
+tokens_cache_read, tokens_cache_write  # inputs/ledger/events.py: a ledger event's fields
 
 # pytest: a fixture asked for by argument for its side effect
 local_zone  # tests/test_omniroute_since.py
 
 # the written form of an inline copy (the hot loop names it)
-_bloom_positions  # inputs/traffic.py: one_pass's deduplication, inline
+_bloom_positions  # inputs/ledger/read.py: the scan's Bloom filter, inline
 
 # unused, kept where they are defined until their modules change next
 INCLUDED  # analyses/traffic.py: docs/traffic.md's `included` price source, not produced
-TEXT_FIELDS  # inputs/traffic.py: the ledger's text fields
 DEFAULT_SINCE  # sources/omniroute/options.py: import_cmd.py writes "7d" itself
 SCHEMA_COMMIT  # sources/litellm_spend.py: the schema's commit, also in the module docstring

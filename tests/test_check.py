@@ -154,7 +154,7 @@ def _traffic(key: str, auto_id: str, value: Any) -> Any:
     if key not in TRAFFIC_KEYS:
         return None
     from omniladder.analyses.traffic import audit_traffic
-    from omniladder.inputs.traffic import Ledger
+    from omniladder.inputs.ledger.read import Ledger
 
     return audit_traffic(_inputs(), parse_auto_id(auto_id),
                          Ledger(EXAMPLES / "traffic.jsonl"), max_leak_usd=value)

@@ -71,9 +71,9 @@ def interrupt(*args: Any, **kwargs: Any) -> Any:
 
 def test_an_interrupted_ledger_that_did_not_exist_is_not_created(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from omniladder.inputs import traffic
+    from omniladder.inputs.ledger import merge
 
-    monkeypatch.setattr(traffic, "merge_into", interrupt)
+    monkeypatch.setattr(merge, "merge_into", interrupt)
     source = write_rows(tmp_path / "logs.json", [row("r-1")])
     result = runner.invoke(app, ["import", "litellm-spend", str(source), "--traffic",
                                  str(tmp_path / "new.jsonl"), "--since", "all"])
@@ -130,12 +130,12 @@ def test_an_interrupted_omniroute_import_names_what_it_had_written_whole(
 def test_sigterm_is_said_as_an_interruption_with_its_own_status(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """cli.py's SIGTERM handler raises SystemExit(143) where the signal lands."""
-    from omniladder.inputs import traffic
+    from omniladder.inputs.ledger import merge
 
     def terminated(*args: Any, **kwargs: Any) -> Any:
         raise SystemExit(143)
 
-    monkeypatch.setattr(traffic, "merge_into", terminated)
+    monkeypatch.setattr(merge, "merge_into", terminated)
     ledger = tmp_path / "traffic.jsonl"
     ledger.write_text(LEDGER_LINE, encoding="utf-8")
     result = runner.invoke(app, ["import", "litellm-spend",

@@ -3,10 +3,13 @@
 A layer is a directory of the package (``engine/``, ``inputs/``, ``sources/``, ``analyses/``,
 ``rendering/``, ``commands/``); the package root holds only the ground (records, errors,
 times, vocabularies) and the entry points. A module is placed by where it lives: a new module
-in a layer's directory is in that layer, and a new directory or root module fails here until
-the map is changed. The engine imports only the ground and itself; the analyses import no view
-and no command; views import no command; no command imports an entry point (``cli.py``,
-``__main__.py``), which sit above them all. Lazy imports inside functions count too.
+in a layer's directory (or in a package inside it, such as ``inputs/ledger/``) is in that
+layer, and a new directory or root module at the package root fails here until the map is
+changed. The engine imports only the ground and itself; the analyses import no view and no
+command; views import no command; no command imports an entry point (``cli.py``,
+``__main__.py``), which sit above them all. Lazy imports inside functions count too. No
+module imports one that imports it back, however far round; an input module imports another
+at its top.
 """
 
 from __future__ import annotations
@@ -78,11 +81,17 @@ def layer_of(module: str) -> str:
     return ROOT_MODULES.get(module, "")
 
 
-def imports_of(module: str, path: Path) -> set[str]:
-    """The package's modules ``module`` imports, at the top or inside a function."""
+def imports_of(module: str, path: Path, *, in_functions: bool = False) -> set[str]:
+    """The package's modules ``module`` imports, at the top or inside a function (only
+    inside a function with ``in_functions``)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = (ast.walk(tree) if not in_functions else
+             (node for function in ast.walk(tree)
+              if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+              for node in ast.walk(function)))
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in nodes:
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -118,6 +127,8 @@ def test_a_module_is_placed_by_its_directory() -> None:
     assert layer_of("omniladder.engine.a_new_rule") == "engine"
     assert layer_of("omniladder.inputs.a_new_reader") == "inputs"
     assert layer_of("omniladder.sources.omniroute.a_new_table") == "sources"
+    assert layer_of("omniladder.inputs.ledger.a_new_part") == "inputs"
+    assert layer_of("omniladder.inputs.ledger") == "inputs"
     assert layer_of("omniladder.a_new_root_module") == ""
     assert layer_of("omniladder.a_new_directory.module") == ""
 
@@ -152,11 +163,7 @@ def test_the_check_sees_a_command_importing_the_entry_point(tmp_path: Path) -> N
     assert layer_of("omniladder.cli") not in MAY_IMPORT["commands"]
 
 
-PRIVATE_IMPORTS_KEPT = {
-    "omniladder.inputs.files._size":
-        "the traffic ledger's reader words a line too long with it; the ledger is being "
-        "split by job into a package, which takes the file helpers by public name",
-}
+PRIVATE_IMPORTS_KEPT: dict[str, str] = {}
 """Private names still imported across modules, each with the reason it is kept."""
 
 
@@ -224,3 +231,69 @@ def test_the_check_sees_a_private_import(tmp_path: Path) -> None:
     assert private_imports("omniladder.rendering.who_view", planted) == {
         "omniladder.rendering.why_view._hidden", "omniladder.rendering.why_view._later",
         "omniladder.rendering.why_view._peek", "omniladder.rendering.table._width"}
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Each circle of ``graph`` once, as the modules round it from its least one."""
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        trail: list[str] = [start]
+        seen = {start}
+
+        def walk(module: str, start: str = start, trail: list[str] = trail,
+                 seen: set[str] = seen) -> None:
+            for target in sorted(graph.get(module, ())):
+                if target == start:
+                    found.append(list(trail))
+                elif target not in seen and target > start:  # each circle from its least
+                    seen.add(target)
+                    trail.append(target)
+                    walk(target)
+                    trail.pop()
+
+        walk(start)
+    return found
+
+
+def test_no_module_imports_one_that_imports_it_back() -> None:
+    """An import circle, even through a lazy import, makes the order modules load in matter
+    and splits one job over two files: what both need lives below both."""
+    graph = {module: imports_of(module, path) for module, path in MODULES.items()}
+    assert circles(graph) == []
+
+
+def test_the_check_sees_a_circle() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": {"a"}, "c": {"c"}}) == [["a", "b"], ["c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+DEFERRED: dict[str, tuple[str, frozenset[str]]] = {
+    "omniladder.inputs.input_set": ("ledger-import", frozenset({
+        "omniladder.inputs.ledger.events", "omniladder.inputs.ledger.lines",
+        "omniladder.inputs.ledger.read"})),
+}
+"""The imports between input modules made inside a function to spare start-up: per module,
+the anchor of docs/performance.md that measures what it spares, and the modules."""
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if layer_of(m) == "inputs"))
+def test_an_input_module_imports_the_others_at_its_top(module: str) -> None:
+    """Within inputs/, an import inside a function hides what a module needs and where it
+    sits; the one kind allowed is a deferral for start-up's sake, measured in
+    docs/performance.md and named in ``DEFERRED``."""
+    inner = {target for target in imports_of(module, MODULES[module], in_functions=True)
+             if layer_of(target) == "inputs"}
+    anchor, deferred = DEFERRED.get(module, ("", frozenset()))
+    assert sorted(inner - deferred) == [], f"{module} imports {inner} inside a function"
+    if deferred:
+        assert inner == deferred, f"{module}: DEFERRED names what it no longer defers"
+        performance = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+        assert f'<a id="{anchor}"></a>' in performance
+
+
+def test_the_check_sees_an_import_inside_a_function(tmp_path: Path) -> None:
+    planted = tmp_path / "read.py"
+    planted.write_text("from omniladder.inputs.files import display_path\n"
+                       "def f():\n    from omniladder.inputs.documents import read_document\n",
+                       encoding="utf-8")
+    assert imports_of("omniladder.inputs.ledger.read", planted, in_functions=True) == {
+        "omniladder.inputs.documents"}

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from omniladder.cli import app
-from omniladder.inputs.traffic import Ledger
+from omniladder.inputs.ledger.read import Ledger
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent
@@ -354,7 +354,7 @@ def test_a_url_that_does_not_parse_is_exit_2_without_echoing_it(tmp_path: Path) 
 
 
 def test_event_lines_are_exactly_what_json_dumps_writes() -> None:
-    from omniladder.inputs.traffic import event_line
+    from omniladder.inputs.ledger.events import event_line
 
     events = [
         {"at": "2026-11-29T09:30:00.250Z", "connection": 'qu"ote\\back', "model": "qwen:32b",

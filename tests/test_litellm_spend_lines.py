@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omniladder.errors import InputError
-from omniladder.inputs.traffic import event_key, event_line
+from omniladder.inputs.ledger.events import event_line
+from omniladder.inputs.ledger.merge import event_key
 from omniladder.sources import litellm_spend as spend
 
 SHOWN = "postgresql://omniladder@127.0.0.1:5432/litellm"

@@ -32,7 +32,7 @@ import pytest
 from typer.testing import CliRunner
 
 from omniladder.cli import app
-from omniladder.inputs.traffic import Ledger
+from omniladder.inputs.ledger.read import Ledger
 from tests.omniroute_db import CANARIES, build_db
 
 runner = CliRunner()

@@ -30,7 +30,7 @@ from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import make_plan
 from omniladder.engine.records import REASON_CODES
-from omniladder.inputs.traffic import Ledger
+from omniladder.inputs.ledger.read import Ledger
 from omniladder.models import PAID_RUNGS, QUOTA_RUNGS, RUNGS
 from tests.builders import at, conn, fleet, instant, reading, window
 

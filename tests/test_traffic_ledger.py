@@ -15,8 +15,10 @@ from typer.testing import CliRunner
 
 from omniladder.cli import app
 from omniladder.errors import InputError
+from omniladder.inputs.ledger.events import FIELDS, STATUSES
+from omniladder.inputs.ledger.read import Ledger
+from omniladder.inputs.ledger.schema import TrafficEvent
 from omniladder.inputs.schemas import json_schema
-from omniladder.inputs.traffic import FIELDS, STATUSES, Ledger, TrafficEvent
 from omniladder.models import field_types
 from tests.test_init_schema import _valid
 
@@ -222,9 +224,9 @@ def test_a_toml_ledger_takes_toml_date_times(tmp_path: Path) -> None:
     assert caught.value.field == "events[0].at"
 
 
-# The scan checks a line with ``_fast`` and falls back to ``event_from`` only when that
+# The scan checks a line with ``fast_check`` and falls back to ``event_from`` only when that
 # cannot accept it: each value below, put in each field of an event already accepted once
-# (its texts remembered), must be accepted by both or left by ``_fast`` to ``event_from``.
+# (its texts remembered), must be accepted by both or left by ``fast_check`` to ``event_from``.
 _ODD_VALUES: tuple[Any, ...] = (
     None, True, False, 0, -1, 1, 2**70, 0.0, -0.0, -0.5, 1.5, float("inf"), float("nan"), "",
     " ", "x", "served", "failed", "Served", "req 1", "a\u0085b", "a\tb", "auto/thrifty",
@@ -235,13 +237,13 @@ _ODD_VALUES: tuple[Any, ...] = (
 
 @pytest.mark.parametrize("name", [*FIELDS, "api_key", "note"])
 def test_the_fast_check_accepts_only_what_event_from_accepts(name: str) -> None:
-    from omniladder.inputs.traffic import _fast, _Place, event_from
+    from omniladder.inputs.ledger.events import Place, event_from, fast_check
 
-    place = _Place("traffic.jsonl", 1, "")
+    place = Place("traffic.jsonl", 1, "")
     event_from(dict(GOOD), place, 1)  # its texts are now known, as after a first line
     for value in _ODD_VALUES:
         data = {**GOOD, name: value}
-        quick = _fast(dict(data))
+        quick = fast_check(dict(data))
         try:
             event = event_from(dict(data), place, 1)
         except InputError:
@@ -252,7 +254,7 @@ def test_the_fast_check_accepts_only_what_event_from_accepts(name: str) -> None:
             assert quick[0].utcoffset() == event.at.utcoffset()
     for absent in ("at", "connection", "model"):
         data = {key: value for key, value in GOOD.items() if key != absent}
-        assert _fast(data) is None
+        assert fast_check(data) is None
 
 
 def test_a_bad_line_after_good_ones_is_still_the_error(tmp_path: Path) -> None:
@@ -281,15 +283,15 @@ _AT_PIECES = ("2026-11-29", "20261129", "2026W481", "2026-W48-1", "T", "t", " ",
 @example(["2026-11-29", "t", "12:00", "z"], " \xa0r")
 def test_the_fast_check_reads_at_and_request_id_as_event_from(
         pieces: list[str], request: str) -> None:
-    """``_fast`` parses ``at`` with ``datetime.fromisoformat`` as it is and takes a
+    """``fast_check`` parses ``at`` with ``datetime.fromisoformat`` as it is and takes a
     printable request id without the pattern: each answer equals ``event_from``'s, and
-    what ``_fast`` leaves to it is for ``event_from`` to decide."""
-    from omniladder.inputs.traffic import _fast, _instant_of, _Place, event_from
+    what ``fast_check`` leaves to it is for ``event_from`` to decide."""
+    from omniladder.inputs.ledger.events import Place, event_from, fast_check, instant_of
 
-    place = _Place("traffic.jsonl", 1, "")
+    place = Place("traffic.jsonl", 1, "")
     event_from(dict(GOOD), place, 1)
     data = {**GOOD, "at": "".join(pieces), "request_id": request}
-    quick = _fast(dict(data))
+    quick = fast_check(dict(data))
     try:
         event = event_from(dict(data), place, 1)
     except InputError:
@@ -298,7 +300,7 @@ def test_the_fast_check_reads_at_and_request_id_as_event_from(
     if quick is not None:
         assert quick == (event.at, event.connection, event.status, event.request_id)
         assert quick[0].utcoffset() == event.at.utcoffset()
-    again = _instant_of("".join(pieces))  # the second read's parse of an accepted text
+    again = instant_of("".join(pieces))  # the second read's parse of an accepted text
     assert (again, again.utcoffset()) == (event.at, event.at.utcoffset())
 
 
@@ -320,7 +322,7 @@ def test_the_reader_gives_each_line_as_json_loads_does(
     ``json.loads`` gives it, skips the blank ones, and refuses the first other one with the
     message a line read by itself gets; a line holding a lone surrogate is refused as a
     JSON document holding one is."""
-    from omniladder.inputs.documents import _first_lone_surrogate
+    from omniladder.inputs.documents import first_lone_surrogate
 
     path = tmp_path_factory.mktemp("lines") / "traffic.jsonl"
     errors = "surrogatepass" if encoding.startswith("utf") else "replace"
@@ -339,7 +341,7 @@ def test_the_reader_gives_each_line_as_json_loads_does(
                 continue  # the torn last line, or a blank one
             error = number
             break
-        if _first_lone_surrogate(data) is not None:
+        if first_lone_surrogate(data) is not None:
             error, surrogate = number, True
             break
         expected.append((number, data))
@@ -347,10 +349,10 @@ def test_the_reader_gives_each_line_as_json_loads_does(
     if error is not None:
         words = "lone surrogate" if surrogate else r"not (a JSON event|UTF-8)"
         with pytest.raises(InputError, match=words) as caught:
-            list(ledger._parsed())
+            list(ledger.lines())
         assert caught.value.line == error
         return
-    found = list(ledger._parsed())
+    found = list(ledger.lines())
     assert repr(found) == repr(expected)  # repr: NaN is not equal to itself
 
 
@@ -361,7 +363,7 @@ def test_the_reader_gives_each_line_as_json_loads_does(
 def test_an_instant_is_written_to_the_millisecond_in_utc(instant: datetime) -> None:
     """``millis`` (isoformat in C) writes what the field-by-field format wrote: UTC, a
     four-digit year, the microseconds cut (never rounded) to milliseconds, and Z."""
-    from omniladder.inputs.traffic import millis
+    from omniladder.inputs.ledger.events import millis
 
     utc = instant.astimezone(UTC)
     assert millis(instant) == (
@@ -378,7 +380,7 @@ _VALUES = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False
 def test_an_event_line_is_what_json_dumps_writes(event: dict[str, Any]) -> None:
     """``event_line`` calls the C encoder ``json.dumps`` makes, made once: the same text,
     keys in the event's order, non-ASCII kept."""
-    from omniladder.inputs.traffic import event_line
+    from omniladder.inputs.ledger.events import event_line
 
     assert event_line(event) == json.dumps(event, ensure_ascii=False) + "\n"
 
@@ -501,7 +503,7 @@ def test_the_writer_refuses_an_event_no_reader_takes(tmp_path: Path) -> None:
     """``event_line``, the importers' one writer, refuses a count or cost the readers
     refuse; ``import litellm-spend`` of LiteLLM's published row with such a count drops the
     count (counted in a note) and keeps the row, and such a spend is exit 2, no ledger."""
-    from omniladder.inputs.traffic import UnwritableEvent, event_line
+    from omniladder.inputs.ledger.events import UnwritableEvent, event_line
 
     base = json.loads(SHIPPED[1])
     for change, field in (({"tokens_out": 10**400}, "tokens_out"),
@@ -638,7 +640,7 @@ def test_a_long_read_shows_its_progress_on_a_terminal_only(
     error when it is a terminal; the line is cleared once the read ends."""
     import sys
 
-    from omniladder.inputs import traffic
+    from omniladder.inputs.ledger import lines as ledger_lines
 
     lines = [json.dumps({**GOOD, "request_id": f"r{n}"}) for n in range(9000)]
     ledger = write(tmp_path, lines)
@@ -646,7 +648,7 @@ def test_a_long_read_shows_its_progress_on_a_terminal_only(
     assert size > 2 * 1024 * 1024
     stderr = _Terminal(tty)
     monkeypatch.setattr(sys, "stderr", stderr)
-    monkeypatch.setattr(traffic._Progress, "EVERY", 0.0)
+    monkeypatch.setattr(ledger_lines.Progress, "EVERY", 0.0)
     assert len(read(ledger)) == 9000
     if not tty:
         assert stderr.written == []
@@ -710,9 +712,9 @@ def test_a_repeated_key_anywhere_in_a_line_is_found_by_the_counts(
             first = number
             break
     if first is None:
-        assert list(Ledger(path)._parsed()) == [
+        assert list(Ledger(path).lines()) == [
             (number, json.loads(line)) for number, line in enumerate(lines, 1)]
         return
     with pytest.raises(InputError, match="is given twice in one object") as caught:
-        list(Ledger(path)._parsed())
+        list(Ledger(path).lines())
     assert caught.value.line == first

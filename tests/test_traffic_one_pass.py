@@ -22,8 +22,8 @@ from omniladder.analyses.traffic import TrafficAudit, audit_traffic
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
-from omniladder.inputs import traffic as traffic_module
-from omniladder.inputs.traffic import Ledger
+from omniladder.inputs.ledger import one_read
+from omniladder.inputs.ledger.read import Ledger
 from omniladder.rendering.traffic_view import traffic_document
 from tests.builders import at, conn, fleet, instant, reading, window
 from tests.conftest import EXAMPLES
@@ -294,7 +294,7 @@ def test_a_hash_two_keys_share_gives_it_up(tmp_path: Path,
                             line(served("openai-key", "gpt-mini", -10, cost_usd=4.0,
                                         request_id="a"))])
     reference = twice(steady(), path)
-    monkeypatch.setattr(traffic_module, "hash",
+    monkeypatch.setattr(one_read, "hash",
                         lambda value: 7 if type(value) is tuple else builtins.hash(value),
                         raising=False)
     found, ledger = once(steady(), path)
@@ -305,7 +305,7 @@ def test_a_hash_two_keys_share_gives_it_up(tmp_path: Path,
 
 def test_more_keys_than_the_table_holds_gives_it_up(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(traffic_module, "_SLOTS", 4)  # three keys at most
+    monkeypatch.setattr(one_read, "_SLOTS", 4)  # three keys at most
     path = write(tmp_path, [line(served("openai-key", "gpt-mini", -40 + step, cost_usd=1.0,
                                         request_id=f"r{step}")) for step in range(5)])
     found, ledger = once(steady(), path)
@@ -316,7 +316,7 @@ def test_more_keys_than_the_table_holds_gives_it_up(tmp_path: Path,
 
 def test_more_repeated_keys_than_are_held_gives_it_up(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(traffic_module, "_HELD_MAX", 1)
+    monkeypatch.setattr(one_read, "_HELD_MAX", 1)
     item = served("openai-key", "gpt-mini", -30, cost_usd=1.0, request_id="a")
     path = write(tmp_path, [line(item)] * 3 + [line(served("local", "qwen", -10))])
     found, ledger = once(steady(), path)
@@ -331,7 +331,7 @@ def test_a_file_changed_before_the_duplicates_are_settled_gives_it_up(
     path = write(tmp_path, [line(item), line({**item, "at": at(minutes=-10)})])
     reference = twice(steady(), path)
     identities = iter(range(100))
-    monkeypatch.setattr(traffic_module, "_identity",
+    monkeypatch.setattr(one_read, "identity",
                         lambda _: (0, 0, 4096, next(identities), 0))
     found, ledger = once(steady(), path)
     assert ledger.gave_up == "the file changed while it was read"
@@ -374,7 +374,7 @@ def test_ends_reads_the_files_first_and_last_events(tmp_path: Path) -> None:
     assert Ledger(path).ends() == (instant(minutes=-30), instant(minutes=-20))
     long = write(tmp_path, [line(served("local", "qwen", -30 + step)) for step in range(700)],
                  name="long.jsonl")  # longer than the part of each end that is read
-    assert long.stat().st_size > traffic_module._ENDS
+    assert long.stat().st_size > one_read._ENDS
     assert Ledger(long).ends() == (instant(minutes=-30), instant(minutes=669))
     assert Ledger(write(tmp_path, ["\n"], name="blank.jsonl")).ends() is None
     assert Ledger(write(tmp_path, ['{"at": 1}\n'], name="bad.jsonl")).ends() is None

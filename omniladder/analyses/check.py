@@ -791,7 +791,7 @@ def traffic_audit(loaded: LoadedPolicy, index: int, expectation: Expectation,
     settings' ``[inputs] traffic``) over ``traffic_span`` up to now (else the whole
     ledger)."""
     from omniladder.analyses.traffic import audit_traffic
-    from omniladder.inputs.traffic import Ledger
+    from omniladder.inputs.ledger.read import Ledger
 
     if expectation.traffic is not None:
         path = loaded.path.parent / expectation.traffic

@@ -6,7 +6,7 @@ rung has a budget, the budget periods' starts and the spend events — never ove
 grid and never one plan per event: the events between two such instants share one plan.
 The walk keeps, per (connection, model) pair, the steps at which its admission or reason
 changed, and per step the head rung; an event reads both by bisection, so the ledger may come
-in any order and is streamed (``inputs.traffic.Ledger``).
+in any order and is streamed (``inputs.ledger.read.Ledger``).
 
 Each audited served event gets the first matching finding of §7.3; its money follows §7.4;
 quota windows that reset inside the span with quota left are §7.5.
@@ -33,9 +33,11 @@ from omniladder.engine.quota import in_force
 from omniladder.engine.readings import figure
 from omniladder.engine.records import PairDecision
 from omniladder.engine.stepping import Stepper
+from omniladder.inputs.ledger.events import LedgerEvent, LedgerRecord, ledger_event
+from omniladder.inputs.ledger.one_read import Unsettled
+from omniladder.inputs.ledger.read import Ledger
 from omniladder.inputs.prices import PriceDatabase, missing_note, price_database
 from omniladder.inputs.prices import installed as installed_database
-from omniladder.inputs.traffic import Ledger, LedgerEvent, LedgerRecord, Unsettled, ledger_event
 from omniladder.models import (
     PAID_RUNGS,
     QUOTA_RUNGS,

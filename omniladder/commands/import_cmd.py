@@ -82,8 +82,8 @@ def omniroute(
         from omniladder.engine.autoid import is_clock_word, parse_instant_or_now
         from omniladder.inputs.catalogs import load_catalogs
         from omniladder.inputs.files import display_path
+        from omniladder.inputs.ledger.merge import merge_lines_into
         from omniladder.inputs.scopes import load_window_scopes
-        from omniladder.inputs.traffic import merge_lines_into
         from omniladder.inputs.writing import make_directory, refuse_existing, write_files
         from omniladder.sources.omniroute.importer import import_omniroute, render_files
         from omniladder.sources.omniroute.options import (
@@ -416,7 +416,7 @@ def litellm_spend(
         from omniladder.analyses.export.source import managed_name
         from omniladder.engine.autoid import all_auto_ids, parse_auto_id, parse_instant_or_now
         from omniladder.inputs.files import display_path, read_bytes
-        from omniladder.inputs.traffic import merge_into, merge_lines_into
+        from omniladder.inputs.ledger.merge import merge_into, merge_lines_into
         from omniladder.sources import litellm_spend as spend
         from omniladder.sources.omniroute.options import parse_since
 

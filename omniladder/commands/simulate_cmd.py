@@ -68,7 +68,7 @@ def simulate(
         audit = None
         if traffic is not None:
             from omniladder.analyses.traffic import audit_traffic
-            from omniladder.inputs.traffic import Ledger
+            from omniladder.inputs.ledger.read import Ledger
 
             audit = audit_traffic(inputs, parsed, Ledger(traffic), start=first, end=last,
                                   all_requests=True)

@@ -24,7 +24,7 @@ from omniladder.errors import UsageError
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from omniladder.inputs.traffic import Scan
+    from omniladder.inputs.ledger.read import Scan
 
 
 def traffic_path(flag: Path | None, options: InputOptions) -> Path:
@@ -105,7 +105,7 @@ def traffic(
         from omniladder.analyses.traffic import audit_traffic
         from omniladder.commands.common import plan_output_format
         from omniladder.engine.autoid import parse_auto_id
-        from omniladder.inputs.traffic import Ledger
+        from omniladder.inputs.ledger.read import Ledger
         from omniladder.rendering import Format
         from omniladder.rendering.traffic_view import render_traffic, traffic_metrics
 

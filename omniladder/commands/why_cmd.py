@@ -66,7 +66,7 @@ def why(
         audits = []
         if traffic is not None:
             from omniladder.analyses.traffic import audit_traffic
-            from omniladder.inputs.traffic import Ledger
+            from omniladder.inputs.ledger.read import Ledger
 
             ledger = Ledger(traffic)
             audits = [audit_traffic(inputs, parsed, ledger, all_requests=True, fleet=fleet)

@@ -204,7 +204,7 @@ def reject_lone_surrogates(text: str | bytes, data: Any, name: str,
     """
     if _surrogate_escape(type(text)).search(text) is None:
         return
-    found = _first_lone_surrogate(data)
+    found = first_lone_surrogate(data)
     if found is None:
         return
     where, value, in_key = found
@@ -221,7 +221,7 @@ def escape_surrogates(value: str) -> str:
     return _surrogate().sub(lambda match: f"\\u{ord(match.group()):04x}", value)
 
 
-def _first_lone_surrogate(data: Any) -> tuple[tuple[str | int, ...], str, bool] | None:
+def first_lone_surrogate(data: Any) -> tuple[tuple[str | int, ...], str, bool] | None:
     """(field path, the string, whether it is a key) of the first string holding a lone
     surrogate, walking without recursion (a document may nest as deep as the parser went)."""
     stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]

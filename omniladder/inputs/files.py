@@ -114,13 +114,14 @@ def open_input(path: Path, shown: str) -> typing.BinaryIO:
     return os.fdopen(handle, "rb")
 
 
-def _size(count: int) -> str:
+def byte_size(count: int) -> str:
+    """A limit as a message gives it: whole mebibytes, else bytes."""
     mib = 1024 * 1024
     return f"{count // mib:,} MiB" if count % mib == 0 else f"{count:,} bytes"
 
 
 def too_large(shown: str, limit: int) -> InputError:
-    return InputError(f"larger than {_size(limit)}, the most omniladder reads from one input; "
+    return InputError(f"larger than {byte_size(limit)}, the most omniladder reads from one input; "
                       "is it the right file?", file=shown)
 
 
@@ -217,7 +218,7 @@ def input_lines(path: Path, shown: str) -> Iterator[tuple[int, bytes]]:
             number += 1
             total += len(line)
             if len(line) > INPUT_LIMIT:
-                raise InputError(f"a line longer than {_size(INPUT_LIMIT)}; is it the right "
+                raise InputError(f"a line longer than {byte_size(INPUT_LIMIT)}; is it the right "
                                  "file?", file=shown, line=number)
             if total > STREAMED_LIMIT:
                 raise too_large(shown, STREAMED_LIMIT)

@@ -103,30 +103,37 @@ def resolve_files(settings_path: Path | None, settings: Settings, *,
     )
 
 
-LINE_SUFFIXES = (".jsonl", ".ndjson")
-"""The endings of a ledger written one JSON event per line (SPEC §7.1)."""
+def _read_spend(path: Path, shown: str, warnings: list[str]) -> tuple[SpendEvent, ...]:
+    """The spend events of the file given as the spend ledger, with the notes its reading
+    made added to ``warnings``. SPEC §7.1: a traffic ledger is a spend ledger too. One event
+    per line is one; a document is read as a spend ledger first (the common case, parsed
+    once), and only one that is not is asked whether it is a traffic ledger. A spend
+    document's events are held to a traffic ledger's rule (``LEDGER_COST_MAX`` an event, so
+    every sum of them is a finite float): the first past it is exit 2.
 
+    The ledger's modules are imported here, by a run given a spend ledger only: a plan
+    without one does not load them (docs/performance.md#ledger-import)."""
+    from omniladder.inputs.ledger.events import cost_refusal
+    from omniladder.inputs.ledger.lines import LINE_SUFFIXES
+    from omniladder.inputs.ledger.read import is_traffic, refuse_suffix, spend_events
 
-def _traffic_spend(path: Path, shown: str, warnings: list[str]) -> tuple[SpendEvent, ...]:
-    """The spend events of a traffic ledger given where a spend ledger goes (SPEC §7.1),
-    with the notes its reading made added to ``warnings``."""
-    from omniladder.inputs.traffic import spend_events
-
-    spend, notes = spend_events(path, shown)
+    refuse_suffix(path, shown, "a spend ledger (or a traffic ledger)")
+    if path.suffix.lower() not in LINE_SUFFIXES:
+        try:
+            spend = load_model(SpendFile, path).events
+        except InputError:
+            if not is_traffic(path, shown):
+                raise
+        else:
+            for index, event in enumerate(spend):
+                if event.cost_usd > LEDGER_COST_MAX:
+                    raise InputError(cost_refusal(event.cost_usd), file=shown,
+                                     field=f"events[{index}].cost_usd",
+                                     line=toml_line(path, ("events", index, "cost_usd")))
+            return spend
+    traffic, notes = spend_events(path, shown)
     warnings.extend(notes)
-    return spend
-
-
-def _refuse_costs(spend: tuple[SpendEvent, ...], path: Path, shown: str) -> None:
-    """A spend document's events held to a traffic ledger's rule (``LEDGER_COST_MAX`` an
-    event, so every sum of them is a finite float): the first past it is exit 2."""
-    for index, event in enumerate(spend):
-        if event.cost_usd > LEDGER_COST_MAX:
-            from omniladder.inputs.traffic import cost_refusal
-
-            raise InputError(cost_refusal(event.cost_usd), file=shown,
-                             field=f"events[{index}].cost_usd",
-                             line=toml_line(path, ("events", index, "cost_usd")))
+    return traffic
 
 
 @contextlib.contextmanager
@@ -221,24 +228,7 @@ def _load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
     spend: tuple[SpendEvent, ...] | None = None
     if files.spend is not None:
         shown["spend"] = display_path(files.spend)
-        # SPEC §7.1: a traffic ledger is a spend ledger too. One event per line is one;
-        # a document is read as a spend ledger first (the common case, parsed once), and
-        # only one that is not is asked whether it is a traffic ledger.
-        from omniladder.inputs.traffic import refuse_suffix
-
-        refuse_suffix(files.spend, shown["spend"], "a spend ledger (or a traffic ledger)")
-        if files.spend.suffix.lower() in LINE_SUFFIXES:
-            spend = _traffic_spend(files.spend, shown["spend"], warnings)
-        else:
-            try:
-                spend = load_model(SpendFile, files.spend).events
-            except InputError:
-                from omniladder.inputs.traffic import is_traffic
-
-                if not is_traffic(files.spend, shown["spend"]):
-                    raise
-                spend = _traffic_spend(files.spend, shown["spend"], warnings)
-            _refuse_costs(spend, files.spend, shown["spend"])
+        spend = _read_spend(files.spend, shown["spend"], warnings)
 
     catalogs = load_catalogs(files.billing_catalogs, files.model_catalogs,
                              include_shipped=not files.no_shipped_catalogs)

@@ -9,8 +9,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from omniladder.errors import InputError, UsageError, close_match
+from omniladder.inputs.ledger.schema import TrafficFile
 from omniladder.inputs.plan_document import PlanDocument
-from omniladder.inputs.traffic import TrafficFile
 from omniladder.models import (
     BillingCatalog,
     ConnectionsFile,

@@ -30,6 +30,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from omniladder.inputs import catalogs
+from omniladder.inputs.documents import load_model
+from omniladder.inputs.files import display_path
 from omniladder.scope_models import WindowAliasEntry, WindowScopeCatalog, WindowScopeEntry
 
 WINDOW_CATALOG_NAME = "quota-windows.toml"
@@ -220,13 +223,10 @@ def ordered(files: Sequence[tuple[str, Sequence[WindowScopeEntry]]],
 def window_catalog_paths(window_files: Iterable[Path],
                          include_shipped: bool = True) -> list[tuple[Path, str]]:
     """The window-scope catalog files in override order, with their display names."""
-    from omniladder.inputs.catalogs import SHIPPED_PREFIX, shipped_catalog_dir
-    from omniladder.inputs.files import display_path
-
     paths: list[tuple[Path, str]] = []
     if include_shipped:
-        paths.append((shipped_catalog_dir() / WINDOW_CATALOG_NAME,
-                      f"{SHIPPED_PREFIX}/{WINDOW_CATALOG_NAME}"))
+        paths.append((catalogs.shipped_catalog_dir() / WINDOW_CATALOG_NAME,
+                      f"{catalogs.SHIPPED_PREFIX}/{WINDOW_CATALOG_NAME}"))
     paths += [(path, display_path(path)) for path in window_files]
     return paths
 
@@ -234,9 +234,7 @@ def window_catalog_paths(window_files: Iterable[Path],
 def load_window_scopes(window_files: Iterable[Path] = (),
                        include_shipped: bool = True) -> WindowScopes:
     """Read and validate the window-scope catalogs, shipped first, then the overlays."""
-    from omniladder.inputs.documents import load_model
-
-    catalogs = [(shown, load_model(WindowScopeCatalog, path, shown))
+    loaded = [(shown, load_model(WindowScopeCatalog, path, shown))
                 for path, shown in window_catalog_paths(window_files, include_shipped)]
-    return ordered([(shown, catalog.windows) for shown, catalog in catalogs],
-                   [(shown, catalog.aliases) for shown, catalog in catalogs])
+    return ordered([(shown, catalog.windows) for shown, catalog in loaded],
+                   [(shown, catalog.aliases) for shown, catalog in loaded])

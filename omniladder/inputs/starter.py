@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from omniladder.inputs.writing import write_files
+
 SETTINGS_TEXT = """\
 # omniladder settings. Paths are relative to this file.
 # Schema for editors: `omniladder schema settings` (see docs/inputs.md#schemas).
@@ -74,7 +76,5 @@ STARTER_FILES: Mapping[str, str] = {
 
 def write_starter(directory: Path) -> list[Path]:
     """Write the starter files into directory, never overwriting one that exists."""
-    from omniladder.inputs.writing import write_files
-
     return write_files(directory, STARTER_FILES,
                        refusal="already exists; init never overwrites a file")

@@ -42,7 +42,8 @@ from omniladder.inputs.credentials import (
     redacted_note,
     shown_value,
 )
-from omniladder.inputs.traffic import millis
+from omniladder.inputs.ledger.events import event_line, millis
+from omniladder.inputs.ledger.merge import event_key
 from omniladder.models import IDENTIFIER_PATTERN
 from omniladder.sources.ledger_values import dropped_note, requested_name, token_count
 
@@ -376,8 +377,6 @@ def _shape(status: Any, model: Any, model_id: Any, api_base: Any, group: Any,
            shown: str, joiner: Joiner) -> _Shape:
     """``row_event`` of a row with these five values, read back as a ``_Shape``: the
     line a database row gets is the line ``row_event`` gives it."""
-    from omniladder.inputs.traffic import event_line
-
     probe = SpendImport()
     row = {"request_id": "r", "startTime": _PROBE_START, "status": status, "model": model,
            "model_id": model_id, "api_base": api_base, "model_group": group}
@@ -404,7 +403,6 @@ def database_lines(batches: Iterable[list[tuple[Any, ...]]], shown: str, joiner:
     import hashlib
     import json
 
-    from omniladder.inputs.traffic import event_key, event_line
     from omniladder.models import LEDGER_COST_MAX, LEDGER_COUNT_MAX
 
     blake2b = hashlib.blake2b

@@ -41,7 +41,8 @@ from typing import Any
 
 from omniladder.errors import InputError
 from omniladder.inputs.credentials import guarded, redacted_note
-from omniladder.inputs.traffic import event_key, event_line, millis
+from omniladder.inputs.ledger.events import event_line, millis
+from omniladder.inputs.ledger.merge import event_key
 from omniladder.models import IDENTIFIER_PATTERN
 from omniladder.sources.ledger_values import dropped_note, requested_name, token_count
 from omniladder.sources.omniroute.database import CALL_LOG_COLUMNS, CALL_LOGS_TABLE, db_instant
