@@ -199,7 +199,8 @@ def test_all_healthy_only_order_1_answers(upstream: Upstream) -> None:
 
 
 EXPIRING_FIRST = (
-    ExportEntry(1, "subscription", "claude", "claude-sonnet-4-5", ("sub-b", "sub-a"), ()),
+    ExportEntry(position=1, rung="subscription", provider="claude", model="claude-sonnet-4-5",
+                allowed=("sub-b", "sub-a"), unverified=()),
     *LADDER[1:],
 )
 """R15 expiring-first: the plan puts sub-b, whose quota lapses first, ahead of sub-a."""
