@@ -36,6 +36,7 @@ ROOT_MODULES: dict[str, str] = {
     "omniladder.models": "ground",
     "omniladder.scope_models": "ground",
     "omniladder.quota_sources": "ground",
+    "omniladder.findings": "ground",
     "omniladder.cli": "commands",
     "omniladder.__main__": "commands",
 }

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from omniladder import timefmt
+from omniladder import findings, timefmt
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import next_period_start
 from omniladder.engine.changes import connection_changes
@@ -33,6 +33,7 @@ from omniladder.engine.quota import in_force
 from omniladder.engine.readings import figure
 from omniladder.engine.records import PairDecision
 from omniladder.engine.stepping import Stepper
+from omniladder.findings import UNKNOWN, Seen, finding_of
 from omniladder.inputs.prices import PriceDatabase, missing_note, price_database
 from omniladder.inputs.prices import installed as installed_database
 from omniladder.inputs.traffic import Ledger, LedgerEvent, LedgerRecord, Unsettled, ledger_event
@@ -47,15 +48,8 @@ from omniladder.models import (
     Window,
 )
 
-FINDINGS = ("unknown-connection", "off-plan-billed", "served-excluded", "early-paid",
-            "above-head", "on-plan")
-"""SPEC §7.3, in the order they are tried."""
-LEAK_FINDINGS = ("off-plan-billed", "early-paid")
-"""The findings whose cost is the leak (§7.3)."""
-BILLING_REASONS = frozenset({"keyless-not-subscription", "overage-not-hard-stop"})
-BILLING_PREFIXES = ("billing-", "budget-")
-"""Exclusion reasons that make a served pair ``off-plan-billed``; any other reason (quota,
-cooldown, gates, category) makes it ``served-excluded``."""
+EARLY_PAID = "early-paid"
+"""The leak the verdict words first, from its events' rungs and heads."""
 RECORDED = "recorded"
 INCLUDED = "included"
 CATALOG = "catalog"
@@ -77,12 +71,6 @@ _NO_RANK = -2
 _LAST_HOUR = (_END_OF_TIME - _EPOCH) // _HOUR
 _MEMO_MAX = 1 << 12
 _IN_POOL: dict[str, str] = {rung: f"in the pool on {rung}" for rung in RUNGS}
-
-
-def billing_reason(reason: str | None) -> bool:
-    """Whether an exclusion reason is a billing one (§7.3 rule 2)."""
-    return reason is not None and (reason in BILLING_REASONS
-                                   or reason.startswith(BILLING_PREFIXES))
 
 
 # --- the plan in force ---------------------------------------------------------------------
@@ -246,6 +234,11 @@ class Judged:
     database and its version (``genai-prices 0.2.5``); None when it has no cost."""
 
 
+def no_counts() -> dict[str, int]:
+    """Every finding of the table, counted 0, in its order."""
+    return dict.fromkeys(findings.FINDINGS, 0)
+
+
 @dataclass(slots=True)
 class ConnectionTally:
     served: int = 0
@@ -253,7 +246,7 @@ class ConnectionTally:
     cost_usd: float = 0.0
     leak_usd: float = 0.0
     unpriced: int = 0
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FINDINGS, 0))
+    counts: dict[str, int] = field(default_factory=lambda: no_counts())
     held: dict[str, int] = field(default_factory=dict)
     """What the plan in force held for the served pair, by served events: its reason code,
     or ``in the pool on RUNG``; ``not in the connections file`` for an unknown one."""
@@ -265,7 +258,7 @@ class ConnectionTally:
 class HourTally:
     served: int = 0
     leak_usd: float = 0.0
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FINDINGS, 0))
+    counts: dict[str, int] = field(default_factory=lambda: no_counts())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -295,7 +288,7 @@ class TrafficAudit:
     not_audited: dict[str, int]
     leak_usd: float
     leak_split: dict[str, float]
-    """The leak of each of LEAK_FINDINGS."""
+    """The leak of each finding that leaks (``findings.leaking``), in the table's order."""
     cost_usd: float
     leak_unpriced: int
     unpriced: int
@@ -332,18 +325,19 @@ class TrafficAudit:
 def verdict_line(audit: TrafficAudit) -> str:
     """The one line the human view leads with."""
     parts: list[str] = []
-    early = [j for j in audit.top_leaks if j.finding == "early-paid"]
     leak_paid = audit.leak_split
-    if leak_paid["early-paid"] > 0 or audit.counts["early-paid"]:
+    if leak_paid.get(EARLY_PAID, 0.0) > 0 or audit.counts.get(EARLY_PAID):
+        early = [j for j in audit.top_leaks if j.finding == EARLY_PAID]
         rungs: list[str] = sorted({j.rung for j in early if j.rung},
                                   key=_RANK.__getitem__) or ["paid rungs"]
         heads = sorted({j.head for j in early if j.head}, key=_RANK.__getitem__)
         had = f"the {heads[0]} rung" if heads else "a quota rung"
-        parts.append(f"{timefmt.usd_exact(leak_paid['early-paid'])} paid on {'/'.join(rungs)} "
+        parts.append(f"{timefmt.usd_exact(leak_paid[EARLY_PAID])} paid on {'/'.join(rungs)} "
                      f"while {had} had quota")
-    if audit.counts["off-plan-billed"]:
-        parts.append(f"{timefmt.usd_exact(leak_paid['off-plan-billed'])} billed on pairs the plan "
-                     "excluded for billing")
+    for kind in findings.leaking():  # the others, each in the table's words
+        worded = findings.FINDINGS[kind].verdict
+        if worded is not None and audit.counts[kind]:
+            parts.append(f"{timefmt.usd_exact(leak_paid[kind])} {worded}")
     if audit.leak_unpriced:
         parts.append(f"{audit.leak_unpriced} leak event"
                      f"{'s' if audit.leak_unpriced != 1 else ''} could not be priced")
@@ -428,7 +422,10 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
     unattributed: dict[str, int] = {}
     unpriced_events: list[_Listed] = []
     top: list[tuple[float, int, _Listed]] = []
-    leak_total = cost_total = leak_early = leak_off = 0.0
+    leak_total = cost_total = 0.0
+    leak_split = dict.fromkeys(findings.leaking(), 0.0)
+    """Per finding that leaks, its cost, added in the ledger's order."""
+    unknown_finding = finding_of(UNKNOWN)
     unpriced = leak_unpriced = failed_count = order = unknown = wanting = 0
     least = 0.0
     """The least cost a leak event needs to be listed among the costliest."""
@@ -527,7 +524,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
         cost: float | None
         source: str | None
         if way is None:
-            finding = "unknown-connection"
+            finding = unknown_finding
             tally = by_connection.get(connection)
             if tally is None:
                 tally = by_connection[connection] = ConnectionTally()
@@ -607,10 +604,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             tally.leak_usd += cost
             hour.leak_usd += cost
             leak_total += cost
-            if finding == "early-paid":
-                leak_early += cost
-            else:
-                leak_off += cost
+            leak_split[finding] += cost
             if cost > least:  # a later event ties with none it would replace
                 order += 1
                 assert way is not None  # an unknown connection's event is no leak
@@ -622,7 +616,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                     heapq.heapreplace(top, item)
                 if len(top) == TOP_LEAKS:
                     least = top[0][0]
-    counts = dict.fromkeys(FINDINGS, 0)
+    counts = no_counts()
     for cell in cells:  # each cell's events, added to its connection's counts and span
         if cell.count:
             tally = cell.tally
@@ -634,7 +628,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                 tally.first = cell.first
             if tally.last is None or cell.last > tally.last:
                 tally.last = cell.last
-    counts["unknown-connection"] = unknown
+    counts[unknown_finding] += unknown
     for hour_tally in by_hour.values():
         hour_tally.served = sum(hour_tally.counts.values())
     scan = ledger.scan()  # the read is over: its span, count and failed attempts are known
@@ -658,7 +652,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
         auto_id=auto_id, start=start, end=end, ledger=ledger.shown, files=dict(inputs.files),
         all_requests=all_requests, max_leak_usd=max_leak_usd, events_read=scan.events,
         duplicates=ledger.duplicates, counts=counts, not_audited=not_audited,
-        leak_usd=leak_total, leak_split={"off-plan-billed": leak_off, "early-paid": leak_early},
+        leak_usd=leak_total, leak_split=leak_split,
         cost_usd=cost_total, leak_unpriced=leak_unpriced, unpriced=unpriced,
         unpriced_events=tuple(judged(listed) for listed in unpriced_events),
         unattributed=unattributed,
@@ -691,12 +685,12 @@ class _Cell:
         self.last = _DAWN
         """The instants of its first and last events (its connection's span, at the end)."""
         self.finding = finding
-        self.leak = finding in LEAK_FINDINGS
+        self.leak = findings.FINDINGS[finding].leaks
         self.held = held
         self.tally = tally
 
 
-_NO_CELL = _Cell("on-plan", "", ConnectionTally())
+_NO_CELL = _Cell(next(iter(findings.FINDINGS)), "", ConnectionTally())
 """A way's ``last_cell`` before it is asked for one (under ``_NO_RANK``, never read)."""
 
 
@@ -786,17 +780,9 @@ class _Way:
     def _cell(self, head_rank: int, cells: list[_Cell]) -> _Cell:
         """``cell`` met for the first time under this head."""
         decision = self.decision
-        head = RUNGS[head_rank] if head_rank >= 0 else None
-        rung = decision.rung
-        if not decision.admitted:
-            finding = ("off-plan-billed" if billing_reason(decision.reason)
-                       else "served-excluded")
-        elif rung in PAID_RUNGS and head in QUOTA_RUNGS:
-            finding = "early-paid"
-        elif head is not None and _RANK[rung] > head_rank:
-            finding = "above-head"
-        else:
-            finding = "on-plan"
+        finding = finding_of(Seen(known=True, admitted=decision.admitted,
+                                  reason=decision.reason, rung=decision.rung,
+                                  head=RUNGS[head_rank] if head_rank >= 0 else None))
         for found in self.by_head:
             if found is not None and found.finding == finding:
                 self.by_head[head_rank] = found
