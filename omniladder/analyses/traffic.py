@@ -412,43 +412,34 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
     The loop runs once per event of a ledger of millions: what an event's pair, its
     plan interval and its hour decide is found once (``_Pair``, ``_Cell``, the current
     interval and hour) and the event only adds itself to the counts; the costs are added
-    in the ledger's order, as one event at a time would add them. The events listed (the
-    costliest leaks, the first unpriced) are made records once the ledger is read, with
-    the failed attempts it holds for their requests."""
+    in the ledger's order, as one event at a time would add them. What an event rarely
+    meets is a function of its own: a new plan interval (``_interval``) or hour
+    (``_hour``), a ``requested`` text met for the first time (``_left_out``), a new pair
+    (``_pair``), an unknown one (``_unknown``), a price from the database
+    (``_Way.database_cost``), and the events listed (``_Listing``: the costliest leaks, the
+    first unpriced), made records once the ledger is read (``_result``), with the failed
+    attempts it holds for their requests."""
     not_audited = {"other-request": 0, "no-request": 0, "outside-span": 0}
     by_connection: dict[str, ConnectionTally] = {}
     by_hour: dict[int, HourTally] = {}
     """Per hour since the epoch (UTC hours are whole hours of Unix time)."""
     unattributed: dict[str, int] = {}
-    unpriced_events: list[_Listed] = []
-    top: list[tuple[float, int, _Listed]] = []
+    listing = _Listing()
     leak_total = cost_total = 0.0
     leak_split = dict.fromkeys(findings.leaking(), 0.0)
     """Per finding that leaks, its cost, added in the ledger's order."""
     unknown_finding = finding_of(UNKNOWN)
-    unpriced = leak_unpriced = failed_count = order = unknown = wanting = 0
+    failed_count = 0
     least = 0.0
     """The least cost a leak event needs to be listed among the costliest."""
-    plan: PlanInForce | None = None
-    if start is not None and end is not None and start <= end:
-        plan = plans.get((start, end))
-        if plan is None:
-            plan = plans[(start, end)] = PlanInForce(inputs, auto_id, start, end, fleet)
+    plan = _plan_in_force(inputs, auto_id, start, end, fleet, plans)
     ours = _requested_ids(auto_id)
     not_audited_as: dict[str | None, str] = {None: "" if all_requests else "no-request"}
     """Per ``requested`` text met (None: none), why its events are not audited, or "" when
     they are (bounded: a ledger names a few ids and gateway names)."""
     connections = fleet.connections
     index_of = fleet.index
-    overage_memo: dict[tuple[int, int], str] = {}
-
-    def overage(index: int, step: int, at: datetime) -> str:
-        key = (index, step)
-        found = overage_memo.get(key)
-        if found is None:
-            found = overage_memo[key] = facts_at(fleet, index, at).billing.overage
-        return found
-
+    overage = _Overage(fleet)
     pairs: dict[str, dict[str, _Way]] = {}
     """Per model, per connection, of the fleet's pairs met in the ledger, what decides its
     events (bounded by the fleet's pairs), keyed by the fleet's own texts: a few dozen
@@ -456,16 +447,10 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
     per event."""
     cells: list[_Cell] = []
     heads = plan.heads if plan is not None else []
-    instants = plan.instants if plan is not None else []
-    last_step = len(instants) - 1
-    past_end = _END_OF_TIME
-    if end is not None:
-        past_end = timefmt.shifted(end, _MICROSECOND) or _END_OF_TIME
     # the plan interval (inside the span: the last one ends with it) and the hour of the
     # event before: a ledger in time order stays in each for hundreds of events
     low = high = hour_low = hour_high = _EPOCH
     step = 0
-    head: Rung | None = None
     head_rank = -1
     hour = HourTally()
     hour_counts = hour.counts
@@ -475,11 +460,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             if plan is None or not start <= at <= end:  # type: ignore[operator]
                 not_audited["outside-span"] += 1
                 continue
-            step = bisect_right(instants, at) - 1
-            low = instants[step]
-            high = instants[step + 1] if step < last_step else past_end
-            head = heads[step]
-            head_rank = -1 if head is None else _RANK[head]
+            step, low, high, head_rank = _interval(plan, at, end)
         if status != "served":
             tally = by_connection.get(connection)
             if tally is None:
@@ -490,28 +471,13 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
         requested = data.get("requested")
         left_out = not_audited_as.get(requested)
         if left_out is None:  # a text met for the first time (None is known from the start)
-            # SPEC §7.1 v1.4: any other text is another id, whether an auto id, another
-            # export's name or a gateway name no importer could map (a group or combo
-            # added by hand): never an alias of the audited one
-            left_out = "" if requested in ours else "other-request"
-            if len(not_audited_as) < _MEMO_MAX:
-                not_audited_as[requested] = left_out
+            left_out = _left_out(requested, ours, not_audited_as)
         if left_out:
             not_audited[left_out] += 1
             continue
         if not hour_low <= at < hour_high:
-            hour_key = int(at.timestamp()) // 3600
-            found_hour = by_hour.get(hour_key)
-            if found_hour is None:
-                found_hour = by_hour[hour_key] = HourTally()
-            hour = found_hour
+            hour, hour_low, hour_high = _hour(by_hour, at)
             hour_counts = hour.counts
-            hour_low = hour_high = _EPOCH
-            # int() rounds an instant before 1970 up, not down: no interval is kept for it,
-            # nor for the calendar's last hour (which has no next)
-            if 0 <= hour_key < _LAST_HOUR:
-                hour_low = _EPOCH + timedelta(hours=hour_key)
-                hour_high = hour_low + _HOUR
         model = data["model"]
         of_model = pairs.get(model)
         way = None if of_model is None else of_model.get(connection)
@@ -524,79 +490,56 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
         cost: float | None
         source: str | None
         if way is None:
-            finding = unknown_finding
-            tally = by_connection.get(connection)
-            if tally is None:
-                tally = by_connection[connection] = ConnectionTally()
-            unknown += 1
-            tally.served += 1
-            tally.counts[finding] += 1
-            tally.held[_NOT_LISTED] = tally.held.get(_NOT_LISTED, 0) + 1
-            unattributed[connection] = unattributed.get(connection, 0) + 1
-            if tally.first is None or at < tally.first:
-                tally.first = at
-            if tally.last is None or at > tally.last:
-                tally.last = at
-            hour_counts[finding] += 1
-            leak = False  # so never listed: its cost's source is not kept
-            cost = data.get("cost_usd")
+            hour_counts[unknown_finding] += 1
+            # never in the leak, so never listed: its cost's source is not kept
+            cost = _unknown(by_connection, unattributed, connection, at, data,
+                            unknown_finding)
             if cost is not None:
-                cost = float(cost)
+                cost_total += cost
+            continue
+        if way.later is not None:  # the pair's decision changed over the span: most
+            # often its next event is under the way of the one before
+            way = way.now if way.low <= step < way.high else way.at_step(step)
+        # most often under the head of the pair's event before
+        cell = way.last_cell if way.rank == head_rank else way.cell(head_rank, cells)
+        if cell.count:
+            cell.count += 1
+        else:  # what the plan held is listed in the order the events first met it
+            cell.count = 1
+            if way.held not in way.tally.held:
+                way.tally.held[way.held] = 0
+        if at < cell.first:
+            cell.first = at
+        if at > cell.last:
+            cell.last = at
+        finding = cell.finding
+        hour_counts[finding] += 1  # each event counts under one finding: its served
+        # §7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota
+        # on a quota rung 0 when the connection stops at its limit (every sum starts at
+        # 0.0, which adding 0.0 leaves as it is, and a cost of 0 is never listed: such
+        # an event adds nothing more); otherwise the recorded cost unless it is 0, else
+        # the tokens at the catalog's prices, else at the price database's, else None
+        # (unpriced)
+        if way.free or (way.quota and overage.at(way.index, step, at) == "hard-stop"):
+            continue
+        tally = way.tally
+        leak = cell.leak
+        cost = data.get("cost_usd")
+        if cost:  # a recorded 0 is not recorded here (§7.4 v1.4): a gateway writes 0
+            # when its own price map lacks the model (LiteLLM does)
+            cost = float(cost)
+            source = RECORDED
+        elif way.entry is not None:
+            cost = _token_cost(way.entry, data.get("tokens_in"),
+                               data.get("tokens_out"), data.get("tokens_cache_read"),
+                               data.get("tokens_cache_write"))
+            source = CATALOG
         else:
-            if way.later is not None:  # the pair's decision changed over the span: most
-                # often its next event is under the way of the one before
-                way = way.now if way.low <= step < way.high else way.at_step(step)
-            # most often under the head of the pair's event before
-            cell = way.last_cell if way.rank == head_rank else way.cell(head_rank, cells)
-            if cell.count:
-                cell.count += 1
-            else:  # what the plan held is listed in the order the events first met it
-                cell.count = 1
-                if way.held not in way.tally.held:
-                    way.tally.held[way.held] = 0
-            if at < cell.first:
-                cell.first = at
-            if at > cell.last:
-                cell.last = at
-            finding = cell.finding
-            hour_counts[finding] += 1  # each event counts under one finding: its served
-            # §7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota
-            # on a quota rung 0 when the connection stops at its limit (every sum starts at
-            # 0.0, which adding 0.0 leaves as it is, and a cost of 0 is never listed: such
-            # an event adds nothing more); otherwise the recorded cost unless it is 0, else
-            # the tokens at the catalog's prices, else at the price database's, else None
-            # (unpriced)
-            if way.free or (way.quota and overage(way.index, step, at) == "hard-stop"):
-                continue
-            tally = way.tally
-            leak = cell.leak
-            cost = data.get("cost_usd")
-            if cost:  # a recorded 0 is not recorded here (§7.4 v1.4): a gateway writes 0
-                # when its own price map lacks the model (LiteLLM does)
-                cost = float(cost)
-                source = RECORDED
-            elif way.entry is not None:
-                cost = _token_cost(way.entry, data.get("tokens_in"),
-                                   data.get("tokens_out"), data.get("tokens_cache_read"),
-                                   data.get("tokens_cache_write"))
-                source = CATALOG
-            else:
-                database = way.priced_by()
-                source = cost = None
-                if database is not None:
-                    cost = way.database_price(database, at, data)
-                    source = database.source
-                elif way.lacks:
-                    wanting += 1
-        if cost is None:
-            if way is not None:  # must be priced, and cannot be
-                tally.unpriced += 1
-                unpriced += 1
-                if leak:
-                    leak_unpriced += 1
-                if len(unpriced_events) < LISTED:
-                    unpriced_events.append((line, at, data, (finding, way.decision, head,
-                                                             way.held, None), cost, step))
+            cost, source = way.database_cost(at, data, listing)
+        if cost is None:  # must be priced, and cannot be
+            listing.unpriced(tally, leak, (line, at, data, (finding, way.decision,
+                                                              heads[step], way.held,
+                                                              None), cost, step))
             continue
         tally.cost_usd += cost
         cost_total += cost
@@ -606,18 +549,174 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             leak_total += cost
             leak_split[finding] += cost
             if cost > least:  # a later event ties with none it would replace
-                order += 1
-                assert way is not None  # an unknown connection's event is no leak
-                item = (cost, -order, (line, at, data, (finding, way.decision, head, way.held,
-                                                        source), cost, step))
-                if len(top) < TOP_LEAKS:
-                    heapq.heappush(top, item)
-                else:
-                    heapq.heapreplace(top, item)
-                if len(top) == TOP_LEAKS:
-                    least = top[0][0]
+                least = listing.leak(cost, (line, at, data, (finding, way.decision,
+                                                            heads[step], way.held,
+                                                            source), cost, step))
+    return _result(inputs, auto_id, ledger, start, end, ledger_ends, plan, fleet, _Sums(
+        all_requests=all_requests, max_leak_usd=max_leak_usd, not_audited=not_audited,
+        counts=_counts(cells, by_hour, unknown_finding, unattributed),
+        by_connection=by_connection, by_hour=by_hour, unattributed=unattributed,
+        leak_usd=leak_total, leak_split=leak_split, cost_usd=cost_total,
+        failed=failed_count), listing)
+
+
+def _plan_in_force(inputs: LoadedInputs, auto_id: AutoId, start: datetime | None,
+                   end: datetime | None, fleet: Fleet,
+                   plans: dict[tuple[datetime, datetime], PlanInForce]) -> PlanInForce | None:
+    """The plan in force over [start, end], walked once per span; None for no span."""
+    if start is None or end is None or start > end:
+        return None
+    plan = plans.get((start, end))
+    if plan is None:
+        plan = plans[(start, end)] = PlanInForce(inputs, auto_id, start, end, fleet)
+    return plan
+
+
+def _interval(plan: PlanInForce, at: datetime, end: datetime | None
+              ) -> tuple[int, datetime, datetime, int]:
+    """The plan interval holding ``at`` (inside the span): its step, its first instant, the
+    next step's (past the span's end for the last), and its head rung's rank (-1: none)."""
+    instants = plan.instants
+    step = bisect_right(instants, at) - 1
+    if step < len(instants) - 1:
+        high = instants[step + 1]
+    else:
+        high = _END_OF_TIME
+        if end is not None:
+            high = timefmt.shifted(end, _MICROSECOND) or _END_OF_TIME
+    head = plan.heads[step]
+    return step, instants[step], high, -1 if head is None else _RANK[head]
+
+
+def _left_out(requested: str | None, ours: frozenset[str],
+              not_audited_as: dict[str | None, str]) -> str:
+    """Why the events naming ``requested`` (a text met for the first time) are not audited,
+    or "" when they are; kept in ``not_audited_as`` while it is small.
+
+    SPEC §7.1 v1.4: any other text is another id, whether an auto id, another export's name
+    or a gateway name no importer could map (a group or combo added by hand): never an alias
+    of the audited one."""
+    left_out = "" if requested in ours else "other-request"
+    if len(not_audited_as) < _MEMO_MAX:
+        not_audited_as[requested] = left_out
+    return left_out
+
+
+def _hour(by_hour: dict[int, HourTally], at: datetime) -> tuple[HourTally, datetime, datetime]:
+    """The tally of the UTC hour holding ``at``, and the hour's bounds to keep it for (an
+    empty interval for an hour no interval is kept for)."""
+    hour_key = int(at.timestamp()) // 3600
+    found = by_hour.get(hour_key)
+    if found is None:
+        found = by_hour[hour_key] = HourTally()
+    # int() rounds an instant before 1970 up, not down: no interval is kept for it, nor for
+    # the calendar's last hour (which has no next)
+    if 0 <= hour_key < _LAST_HOUR:
+        low = _EPOCH + timedelta(hours=hour_key)
+        return found, low, low + _HOUR
+    return found, _EPOCH, _EPOCH
+
+
+def _unknown(by_connection: dict[str, ConnectionTally], unattributed: dict[str, int],
+             connection: str, at: datetime, data: Mapping[str, Any],
+             finding: str) -> float | None:
+    """A served event of a pair the connections file lacks, counted under its connection
+    and as unattributed; its recorded cost, if any."""
+    tally = by_connection.get(connection)
+    if tally is None:
+        tally = by_connection[connection] = ConnectionTally()
+    tally.served += 1
+    tally.counts[finding] += 1
+    tally.held[_NOT_LISTED] = tally.held.get(_NOT_LISTED, 0) + 1
+    unattributed[connection] = unattributed.get(connection, 0) + 1
+    if tally.first is None or at < tally.first:
+        tally.first = at
+    if tally.last is None or at > tally.last:
+        tally.last = at
+    cost = data.get("cost_usd")
+    if cost is None:
+        return None
+    tally.cost_usd += float(cost)
+    return float(cost)
+
+
+class _Overage:
+    """What happens past the plan on a connection at a plan step (R2a), asked once per
+    connection and step."""
+
+    __slots__ = ("fleet", "memo")
+
+    def __init__(self, fleet: Fleet) -> None:
+        self.fleet = fleet
+        self.memo: dict[tuple[int, int], str] = {}
+
+    def at(self, index: int, step: int, at: datetime) -> str:
+        key = (index, step)
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = facts_at(self.fleet, index, at).billing.overage
+        return found
+
+
+class _Listing:
+    """The events an audit lists, kept while the ledger is read: the costliest leaks (a
+    heap of TOP_LEAKS) and the first LISTED unpriced ones; with the counts of unpriced leak
+    events and of events a price database would price (``wanting``)."""
+
+    __slots__ = ("leak_unpriced", "order", "top", "unpriced_events", "wanting")
+
+    def __init__(self) -> None:
+        self.unpriced_events: list[_Listed] = []
+        self.top: list[tuple[float, int, _Listed]] = []
+        self.order = 0
+        self.leak_unpriced = 0
+        self.wanting = 0
+
+    def unpriced(self, tally: ConnectionTally, leak: bool, listed: _Listed) -> None:
+        """An event that must be priced and cannot be: counted, and listed among the
+        first."""
+        tally.unpriced += 1
+        if leak:
+            self.leak_unpriced += 1
+        if len(self.unpriced_events) < LISTED:
+            self.unpriced_events.append(listed)
+
+    def leak(self, cost: float, listed: _Listed) -> float:
+        """A leak event costlier than the least listed: listed, the least it replaces
+        dropped; the least cost one must now pass to be listed (0 while there is room)."""
+        self.order += 1
+        item = (cost, -self.order, listed)
+        top = self.top
+        if len(top) < TOP_LEAKS:
+            heapq.heappush(top, item)
+        else:
+            heapq.heapreplace(top, item)
+        return top[0][0] if len(top) == TOP_LEAKS else 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Sums:
+    """What the read of the ledger summed, for ``_result``."""
+
+    all_requests: bool
+    max_leak_usd: float
+    not_audited: dict[str, int]
+    counts: dict[str, int]
+    by_connection: dict[str, ConnectionTally]
+    by_hour: dict[int, HourTally]
+    unattributed: dict[str, int]
+    leak_usd: float
+    leak_split: dict[str, float]
+    cost_usd: float
+    failed: int
+
+
+def _counts(cells: list[_Cell], by_hour: Mapping[int, HourTally], unknown_finding: str,
+            unattributed: Mapping[str, int]) -> dict[str, int]:
+    """The audit's counts by finding, once the ledger is read: each cell's events added to
+    its connection's counts and span, the unknown pairs' events, and each hour's served."""
     counts = no_counts()
-    for cell in cells:  # each cell's events, added to its connection's counts and span
+    for cell in cells:
         if cell.count:
             tally = cell.tally
             counts[cell.finding] += cell.count
@@ -628,9 +727,17 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                 tally.first = cell.first
             if tally.last is None or cell.last > tally.last:
                 tally.last = cell.last
-    counts[unknown_finding] += unknown
+    counts[unknown_finding] += sum(unattributed.values())
     for hour_tally in by_hour.values():
         hour_tally.served = sum(hour_tally.counts.values())
+    return counts
+
+
+def _result(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, start: datetime | None,
+            end: datetime | None, ledger_ends: tuple[bool, bool], plan: PlanInForce | None,
+            fleet: Fleet, sums: _Sums, listing: _Listing) -> TrafficAudit:
+    """The audit once the ledger is read: its span's own ends taken from the read, the
+    listed events made records, the quota that expired unused found."""
     scan = ledger.scan()  # the read is over: its span, count and failed attempts are known
     if ledger_ends[0]:
         start = scan.first
@@ -644,22 +751,24 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
         return _judged(ledger_event(at, data, line), judgement, cost, plan, step,
                        failed_by_request)
 
-    leaks = tuple(judged(j) for _, _, j in sorted(top, key=lambda item: (-item[0],
-                                                                          -item[1])))
+    leaks = tuple(judged(j) for _, _, j in sorted(listing.top, key=lambda item: (-item[0],
+                                                                                  -item[1])))
     expired = (expired_unused(fleet, start, end)
                if start is not None and end is not None else ())
+    wanting = listing.wanting
     return TrafficAudit(
         auto_id=auto_id, start=start, end=end, ledger=ledger.shown, files=dict(inputs.files),
-        all_requests=all_requests, max_leak_usd=max_leak_usd, events_read=scan.events,
-        duplicates=ledger.duplicates, counts=counts, not_audited=not_audited,
-        leak_usd=leak_total, leak_split=leak_split,
-        cost_usd=cost_total, leak_unpriced=leak_unpriced, unpriced=unpriced,
-        unpriced_events=tuple(judged(listed) for listed in unpriced_events),
-        unattributed=unattributed,
-        failed=failed_count, expired_unused=expired,
-        by_connection=dict(sorted(by_connection.items())),
+        all_requests=sums.all_requests, max_leak_usd=sums.max_leak_usd,
+        events_read=scan.events, duplicates=ledger.duplicates, counts=sums.counts,
+        not_audited=sums.not_audited, leak_usd=sums.leak_usd, leak_split=sums.leak_split,
+        cost_usd=sums.cost_usd, leak_unpriced=listing.leak_unpriced,
+        unpriced=sum(tally.unpriced for tally in sums.by_connection.values()),
+        unpriced_events=tuple(judged(listed) for listed in listing.unpriced_events),
+        unattributed=sums.unattributed,
+        failed=sums.failed, expired_unused=expired,
+        by_connection=dict(sorted(sums.by_connection.items())),
         by_hour={_EPOCH + timedelta(hours=hour): tally
-                 for hour, tally in sorted(by_hour.items())}, top_leaks=leaks,
+                 for hour, tally in sorted(sums.by_hour.items())}, top_leaks=leaks,
         plan_steps=len(plan.instants) if plan is not None else 0,
         warnings=tuple(inputs.warnings),
         notes=(*ledger.notes, *([missing_note(wanting)] if wanting else ())),
@@ -754,6 +863,18 @@ class _Way:
             if database is not None and database.knows(self.provider, self.model):
                 self.database = database
         return self.database
+
+    def database_cost(self, at: datetime, data: Mapping[str, Any], listing: _Listing
+                      ) -> tuple[float | None, str | None]:
+        """The event's cost at the price database's price and the database's name, for a
+        model the catalog lacks; (None, None) when it cannot be priced so, counted in
+        ``listing.wanting`` when no database is installed."""
+        database = self.priced_by()
+        if database is None:
+            if self.lacks:
+                listing.wanting += 1
+            return None, None
+        return self.database_price(database, at, data), database.source
 
     def database_price(self, database: PriceDatabase, at: datetime,
                        data: Mapping[str, Any]) -> float | None:
