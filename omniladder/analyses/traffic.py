@@ -429,7 +429,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
     leak_split = dict.fromkeys(findings.leaking(), 0.0)
     """Per finding that leaks, its cost, added in the ledger's order."""
     unknown_finding = finding_of(UNKNOWN)
-    failed_count = 0
+    failed_count = leak_unpriced = wanting = listed = 0
     least = 0.0
     """The least cost a leak event needs to be listed among the costliest."""
     plan = _plan_in_force(inputs, auto_id, start, end, fleet, plans)
@@ -439,13 +439,13 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
     they are (bounded: a ledger names a few ids and gateway names)."""
     connections = fleet.connections
     index_of = fleet.index
-    overage = _Overage(fleet)
+    overage = _Overage(fleet).at
     pairs: dict[str, dict[str, _Way]] = {}
     """Per model, per connection, of the fleet's pairs met in the ledger, what decides its
     events (bounded by the fleet's pairs), keyed by the fleet's own texts: a few dozen
     models' entries stay at hand, and the lookup reads one text a connection, not one made
     per event."""
-    cells: list[_Cell] = []
+    cells = _Cells()
     heads = plan.heads if plan is not None else []
     # the plan interval (inside the span: the last one ends with it) and the hour of the
     # event before: a ledger in time order stays in each for hundreds of events
@@ -483,8 +483,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
         way = None if of_model is None else of_model.get(connection)
         if way is None:
             assert plan is not None  # an event inside the span has one
-            way = _pair(plan, index_of, connections, fleet, connection, model, by_connection,
-                        cells)
+            way = _pair(plan, index_of, connections, fleet, connection, model, by_connection)
             if way is not None:
                 pairs.setdefault(way.model, {})[connections[way.index].id] = way
         cost: float | None
@@ -520,7 +519,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
         # an event adds nothing more); otherwise the recorded cost unless it is 0, else
         # the tokens at the catalog's prices, else at the price database's, else None
         # (unpriced)
-        if way.free or (way.quota and overage.at(way.index, step, at) == "hard-stop"):
+        if way.free or (way.quota and overage(way.index, step, at) == "hard-stop"):
             continue
         tally = way.tally
         leak = cell.leak
@@ -535,11 +534,21 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                                data.get("tokens_cache_write"))
             source = CATALOG
         else:
-            cost, source = way.database_cost(at, data, listing)
+            database = way.priced_by()
+            source = cost = None
+            if database is not None:
+                cost = way.database_price(database, at, data)
+                source = database.source
+            elif way.lacks:
+                wanting += 1
         if cost is None:  # must be priced, and cannot be
-            listing.unpriced(tally, leak, (line, at, data, (finding, way.decision,
-                                                              heads[step], way.held,
-                                                              None), cost, step))
+            tally.unpriced += 1
+            if leak:
+                leak_unpriced += 1
+            if listed < LISTED:
+                listed = listing.unpriced((line, at, data, (finding, way.decision,
+                                                            heads[step], way.held, None),
+                                           cost, step))
             continue
         tally.cost_usd += cost
         cost_total += cost
@@ -554,10 +563,10 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                                                             source), cost, step))
     return _result(inputs, auto_id, ledger, start, end, ledger_ends, plan, fleet, _Sums(
         all_requests=all_requests, max_leak_usd=max_leak_usd, not_audited=not_audited,
-        counts=_counts(cells, by_hour, unknown_finding, unattributed),
+        counts=_counts(cells.made, by_hour, unknown_finding, unattributed),
         by_connection=by_connection, by_hour=by_hour, unattributed=unattributed,
         leak_usd=leak_total, leak_split=leak_split, cost_usd=cost_total,
-        failed=failed_count), listing)
+        failed=failed_count, leak_unpriced=leak_unpriced, wanting=wanting), listing)
 
 
 def _plan_in_force(inputs: LoadedInputs, auto_id: AutoId, start: datetime | None,
@@ -660,26 +669,19 @@ class _Overage:
 
 class _Listing:
     """The events an audit lists, kept while the ledger is read: the costliest leaks (a
-    heap of TOP_LEAKS) and the first LISTED unpriced ones; with the counts of unpriced leak
-    events and of events a price database would price (``wanting``)."""
+    heap of TOP_LEAKS) and the first LISTED unpriced ones."""
 
-    __slots__ = ("leak_unpriced", "order", "top", "unpriced_events", "wanting")
+    __slots__ = ("order", "top", "unpriced_events")
 
     def __init__(self) -> None:
         self.unpriced_events: list[_Listed] = []
         self.top: list[tuple[float, int, _Listed]] = []
         self.order = 0
-        self.leak_unpriced = 0
-        self.wanting = 0
 
-    def unpriced(self, tally: ConnectionTally, leak: bool, listed: _Listed) -> None:
-        """An event that must be priced and cannot be: counted, and listed among the
-        first."""
-        tally.unpriced += 1
-        if leak:
-            self.leak_unpriced += 1
-        if len(self.unpriced_events) < LISTED:
-            self.unpriced_events.append(listed)
+    def unpriced(self, listed: _Listed) -> int:
+        """One of the first LISTED unpriced events: listed; how many are now."""
+        self.unpriced_events.append(listed)
+        return len(self.unpriced_events)
 
     def leak(self, cost: float, listed: _Listed) -> float:
         """A leak event costlier than the least listed: listed, the least it replaces
@@ -709,6 +711,9 @@ class _Sums:
     leak_split: dict[str, float]
     cost_usd: float
     failed: int
+    leak_unpriced: int
+    wanting: int
+    """Events of a model the catalog lacks, unpriced for want of a price database."""
 
 
 def _counts(cells: list[_Cell], by_hour: Mapping[int, HourTally], unknown_finding: str,
@@ -755,13 +760,13 @@ def _result(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, start: dateti
                                                                                   -item[1])))
     expired = (expired_unused(fleet, start, end)
                if start is not None and end is not None else ())
-    wanting = listing.wanting
+    wanting = sums.wanting
     return TrafficAudit(
         auto_id=auto_id, start=start, end=end, ledger=ledger.shown, files=dict(inputs.files),
         all_requests=sums.all_requests, max_leak_usd=sums.max_leak_usd,
         events_read=scan.events, duplicates=ledger.duplicates, counts=sums.counts,
         not_audited=sums.not_audited, leak_usd=sums.leak_usd, leak_split=sums.leak_split,
-        cost_usd=sums.cost_usd, leak_unpriced=listing.leak_unpriced,
+        cost_usd=sums.cost_usd, leak_unpriced=sums.leak_unpriced,
         unpriced=sum(tally.unpriced for tally in sums.by_connection.values()),
         unpriced_events=tuple(judged(listed) for listed in listing.unpriced_events),
         unattributed=sums.unattributed,
@@ -864,18 +869,6 @@ class _Way:
                 self.database = database
         return self.database
 
-    def database_cost(self, at: datetime, data: Mapping[str, Any], listing: _Listing
-                      ) -> tuple[float | None, str | None]:
-        """The event's cost at the price database's price and the database's name, for a
-        model the catalog lacks; (None, None) when it cannot be priced so, counted in
-        ``listing.wanting`` when no database is installed."""
-        database = self.priced_by()
-        if database is None:
-            if self.lacks:
-                listing.wanting += 1
-            return None, None
-        return self.database_price(database, at, data), database.source
-
     def database_price(self, database: PriceDatabase, at: datetime,
                        data: Mapping[str, Any]) -> float | None:
         """The event's tokens at the price database's price (input and output tokens
@@ -888,7 +881,7 @@ class _Way:
                                    data.get("tokens_cache_read") or 0,
                                    data.get("tokens_cache_write") or 0)
 
-    def cell(self, head_rank: int, cells: list[_Cell]) -> _Cell:
+    def cell(self, head_rank: int, cells: _Cells) -> _Cell:
         """The cell of this way's events under the head of ``head_rank`` (-1: none), kept
         as ``last_cell`` with its ``rank``."""
         found = self.by_head[head_rank]
@@ -898,24 +891,41 @@ class _Way:
         self.last_cell = found
         return found
 
-    def _cell(self, head_rank: int, cells: list[_Cell]) -> _Cell:
+    def _cell(self, head_rank: int, cells: _Cells) -> _Cell:
         """``cell`` met for the first time under this head."""
-        decision = self.decision
-        finding = finding_of(Seen(known=True, admitted=decision.admitted,
-                                  reason=decision.reason, rung=decision.rung,
-                                  head=RUNGS[head_rank] if head_rank >= 0 else None))
+        finding = cells.finding(self.decision, head_rank)
         for found in self.by_head:
             if found is not None and found.finding == finding:
                 self.by_head[head_rank] = found
                 return found
         made = self.by_head[head_rank] = _Cell(finding, self.held, self.tally)
-        cells.append(made)
+        cells.made.append(made)
         return made
+
+
+class _Cells:
+    """Every cell made, in the order they were, and the finding of each decision under each
+    head rank, asked of the findings' table once: the pairs of a fleet share a few."""
+
+    __slots__ = ("findings", "made")
+
+    def __init__(self) -> None:
+        self.made: list[_Cell] = []
+        self.findings: dict[tuple[bool, str | None, Rung, int], str] = {}
+
+    def finding(self, decision: PairDecision, head_rank: int) -> str:
+        key = (decision.admitted, decision.reason, decision.rung, head_rank)
+        found = self.findings.get(key)
+        if found is None:
+            found = self.findings[key] = finding_of(Seen(
+                known=True, admitted=decision.admitted, reason=decision.reason,
+                rung=decision.rung, head=RUNGS[head_rank] if head_rank >= 0 else None))
+        return found
 
 
 def _pair(plan: PlanInForce, index_of: Mapping[str, int], connections: Sequence[Connection],
           fleet: Fleet, connection: str, model: str,
-          by_connection: dict[str, ConnectionTally], cells: list[_Cell]) -> _Way | None:
+          by_connection: dict[str, ConnectionTally]) -> _Way | None:
     """A served pair's first ``_Way`` (its connection's tally made if there is none yet);
     None when the connections file has no such pair (unknown-connection)."""
     index = index_of.get(connection)
