@@ -415,9 +415,9 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
     in the ledger's order, as one event at a time would add them. What an event rarely
     meets is a function of its own: a new plan interval (``_interval``) or hour
     (``_hour``), a ``requested`` text met for the first time (``_left_out``), a new pair
-    (``_pair``), an unknown one (``_unknown``), a price from the database
-    (``_Way.database_cost``), and the events listed (``_Listing``: the costliest leaks, the
-    first unpriced), made records once the ledger is read (``_result``), with the failed
+    (``_pair``) and its finding under a head (``_Cells.finding``), an unknown one
+    (``_unknown``), and the events listed (``_Listing``: the costliest leaks, the first
+    unpriced), made records once the ledger is read (``_result``), with the failed
     attempts it holds for their requests."""
     not_audited = {"other-request": 0, "no-request": 0, "outside-span": 0}
     by_connection: dict[str, ConnectionTally] = {}
