@@ -40,6 +40,7 @@ ROOT_MODULES: dict[str, str] = {
     "omniladder.models": "ground",
     "omniladder.scope_models": "ground",
     "omniladder.quota_sources": "ground",
+    "omniladder.findings": "ground",
     "omniladder.cli": "entry",
     "omniladder.__main__": "entry",
 }

@@ -17,12 +17,9 @@ from typing import Any
 import pytest
 
 from omniladder.analyses.traffic import (
-    FINDINGS,
-    LEAK_FINDINGS,
     PlanInForce,
     TrafficAudit,
     audit_traffic,
-    billing_reason,
     walk_instants,
 )
 from omniladder.engine.autoid import parse_auto_id
@@ -30,6 +27,7 @@ from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import make_plan
 from omniladder.engine.records import REASON_CODES
+from omniladder.findings import FINDINGS, billing_reason, leaking
 from omniladder.inputs.ledger.read import Ledger
 from omniladder.models import PAID_RUNGS, QUOTA_RUNGS, RUNGS
 from tests.builders import at, conn, fleet, instant, reading, window
@@ -74,9 +72,9 @@ def mixed() -> LoadedInputs:
 
 
 def test_the_findings_are_pinned_in_order() -> None:
-    assert FINDINGS == ("unknown-connection", "off-plan-billed", "served-excluded",
-                        "early-paid", "above-head", "on-plan")
-    assert LEAK_FINDINGS == ("off-plan-billed", "early-paid")
+    assert tuple(FINDINGS) == ("unknown-connection", "off-plan-billed", "served-excluded",
+                               "early-paid", "above-head", "on-plan")
+    assert leaking() == ("off-plan-billed", "early-paid")
 
 
 def test_billing_reasons_are_exactly_the_billing_codes() -> None:

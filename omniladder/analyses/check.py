@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from omniladder import timefmt
+from omniladder import findings, timefmt
 from omniladder.engine.autoid import NowSource, parse_auto_id
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
@@ -831,7 +831,7 @@ def _max_leak_usd(value: float, audited: TrafficAudit) -> CheckResult:
                  for j in audited.top_leaks]
     evidence += [f"{timefmt.iso(j.at)} {j.connection} {j.model} {j.finding}: unpriced "
                  f"({j.where})" for j in audited.unpriced_events if j.finding in
-                 ("off-plan-billed", "early-paid")]
+                 findings.leaking()]
     return CheckResult(check="max_leak_usd", expected=expected, passed=False, actual=actual,
                        evidence=tuple(evidence))
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from omniladder import timefmt
+from omniladder import findings, timefmt
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.budgets import next_period_start
 from omniladder.engine.changes import change_instants
@@ -33,6 +33,7 @@ from omniladder.engine.quota import in_force
 from omniladder.engine.readings import figure
 from omniladder.engine.records import PairDecision
 from omniladder.engine.stepping import Stepper
+from omniladder.findings import UNKNOWN, Seen, finding_of
 from omniladder.inputs.ledger.events import LedgerEvent, LedgerRecord, ledger_event
 from omniladder.inputs.ledger.one_read import Unsettled
 from omniladder.inputs.ledger.read import Ledger
@@ -49,15 +50,8 @@ from omniladder.models import (
     Window,
 )
 
-FINDINGS = ("unknown-connection", "off-plan-billed", "served-excluded", "early-paid",
-            "above-head", "on-plan")
-"""SPEC §7.3, in the order they are tried."""
-LEAK_FINDINGS = ("off-plan-billed", "early-paid")
-"""The findings whose cost is the leak (§7.3)."""
-BILLING_REASONS = frozenset({"keyless-not-subscription", "overage-not-hard-stop"})
-BILLING_PREFIXES = ("billing-", "budget-")
-"""Exclusion reasons that make a served pair ``off-plan-billed``; any other reason (quota,
-cooldown, gates, category) makes it ``served-excluded``."""
+EARLY_PAID = "early-paid"
+"""The leak the verdict words first, from its events' rungs and heads."""
 RECORDED = "recorded"
 INCLUDED = "included"
 CATALOG = "catalog"
@@ -79,12 +73,6 @@ _NO_RANK = -2
 _LAST_HOUR = (_END_OF_TIME - _EPOCH) // _HOUR
 _MEMO_MAX = 1 << 12
 _IN_POOL: dict[str, str] = {rung: f"in the pool on {rung}" for rung in RUNGS}
-
-
-def billing_reason(reason: str | None) -> bool:
-    """Whether an exclusion reason is a billing one (§7.3 rule 2)."""
-    return reason is not None and (reason in BILLING_REASONS
-                                   or reason.startswith(BILLING_PREFIXES))
 
 
 # --- the plan in force ---------------------------------------------------------------------
@@ -222,6 +210,11 @@ class Judged:
     database and its version (``genai-prices 0.2.5``); None when it has no cost."""
 
 
+def no_counts() -> dict[str, int]:
+    """Every finding of the table, counted 0, in its order."""
+    return dict.fromkeys(findings.FINDINGS, 0)
+
+
 @dataclass(slots=True)
 class ConnectionTally:
     served: int = 0
@@ -229,7 +222,7 @@ class ConnectionTally:
     cost_usd: float = 0.0
     leak_usd: float = 0.0
     unpriced: int = 0
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FINDINGS, 0))
+    counts: dict[str, int] = field(default_factory=lambda: no_counts())
     held: dict[str, int] = field(default_factory=dict)
     """What the plan in force held for the served pair, by served events: its reason code,
     or ``in the pool on RUNG``; ``not in the connections file`` for an unknown one."""
@@ -241,7 +234,7 @@ class ConnectionTally:
 class HourTally:
     served: int = 0
     leak_usd: float = 0.0
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FINDINGS, 0))
+    counts: dict[str, int] = field(default_factory=lambda: no_counts())
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -271,7 +264,7 @@ class TrafficAudit:
     not_audited: dict[str, int]
     leak_usd: float
     leak_split: dict[str, float]
-    """The leak of each of LEAK_FINDINGS."""
+    """The leak of each finding that leaks (``findings.leaking``), in the table's order."""
     cost_usd: float
     leak_unpriced: int
     unpriced: int
@@ -308,18 +301,19 @@ class TrafficAudit:
 def verdict_line(audit: TrafficAudit) -> str:
     """The one line the human view leads with."""
     parts: list[str] = []
-    early = [j for j in audit.top_leaks if j.finding == "early-paid"]
     leak_paid = audit.leak_split
-    if leak_paid["early-paid"] > 0 or audit.counts["early-paid"]:
+    if leak_paid.get(EARLY_PAID, 0.0) > 0 or audit.counts.get(EARLY_PAID):
+        early = [j for j in audit.top_leaks if j.finding == EARLY_PAID]
         rungs: list[str] = sorted({j.rung for j in early if j.rung},
                                   key=_RANK.__getitem__) or ["paid rungs"]
         heads = sorted({j.head for j in early if j.head}, key=_RANK.__getitem__)
         had = f"the {heads[0]} rung" if heads else "a quota rung"
-        parts.append(f"{timefmt.usd_exact(leak_paid['early-paid'])} paid on {'/'.join(rungs)} "
+        parts.append(f"{timefmt.usd_exact(leak_paid[EARLY_PAID])} paid on {'/'.join(rungs)} "
                      f"while {had} had quota")
-    if audit.counts["off-plan-billed"]:
-        parts.append(f"{timefmt.usd_exact(leak_paid['off-plan-billed'])} billed on pairs the plan "
-                     "excluded for billing")
+    for kind in findings.leaking():  # the others, each in the table's words
+        worded = findings.FINDINGS[kind].verdict
+        if worded is not None and audit.counts[kind]:
+            parts.append(f"{timefmt.usd_exact(leak_paid[kind])} {worded}")
     if audit.leak_unpriced:
         parts.append(f"{audit.leak_unpriced} leak event"
                      f"{'s' if audit.leak_unpriced != 1 else ''} could not be priced")
@@ -394,57 +388,45 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
     The loop runs once per event of a ledger of millions: what an event's pair, its
     plan interval and its hour decide is found once (``_Pair``, ``_Cell``, the current
     interval and hour) and the event only adds itself to the counts; the costs are added
-    in the ledger's order, as one event at a time would add them. The events listed (the
-    costliest leaks, the first unpriced) are made records once the ledger is read, with
-    the failed attempts it holds for their requests."""
+    in the ledger's order, as one event at a time would add them. What an event rarely
+    meets is a function of its own: a new plan interval (``_interval``) or hour
+    (``_hour``), a ``requested`` text met for the first time (``_left_out``), a new pair
+    (``_pair``) and its finding under a head (``_Cells.finding``), an unknown one
+    (``_unknown``), and the events listed (``_Listing``: the costliest leaks, the first
+    unpriced), made records once the ledger is read (``_result``), with the failed
+    attempts it holds for their requests."""
     not_audited = {"other-request": 0, "no-request": 0, "outside-span": 0}
     by_connection: dict[str, ConnectionTally] = {}
     by_hour: dict[int, HourTally] = {}
     """Per hour since the epoch (UTC hours are whole hours of Unix time)."""
     unattributed: dict[str, int] = {}
-    unpriced_events: list[_Listed] = []
-    top: list[tuple[float, int, _Listed]] = []
-    leak_total = cost_total = leak_early = leak_off = 0.0
-    unpriced = leak_unpriced = failed_count = order = unknown = wanting = 0
+    listing = _Listing()
+    leak_total = cost_total = 0.0
+    leak_split = dict.fromkeys(findings.leaking(), 0.0)
+    """Per finding that leaks, its cost, added in the ledger's order."""
+    unknown_finding = finding_of(UNKNOWN)
+    failed_count = leak_unpriced = wanting = listed = 0
     least = 0.0
     """The least cost a leak event needs to be listed among the costliest."""
-    plan: PlanInForce | None = None
-    if start is not None and end is not None and start <= end:
-        plan = plans.get((start, end))
-        if plan is None:
-            plan = plans[(start, end)] = PlanInForce(inputs, auto_id, start, end, fleet)
+    plan = _plan_in_force(inputs, auto_id, start, end, fleet, plans)
     ours = _requested_ids(auto_id)
     not_audited_as: dict[str | None, str] = {None: "" if all_requests else "no-request"}
     """Per ``requested`` text met (None: none), why its events are not audited, or "" when
     they are (bounded: a ledger names a few ids and gateway names)."""
     connections = fleet.connections
     index_of = fleet.index
-    overage_memo: dict[tuple[int, int], str] = {}
-
-    def overage(index: int, step: int, at: datetime) -> str:
-        key = (index, step)
-        found = overage_memo.get(key)
-        if found is None:
-            found = overage_memo[key] = facts_at(fleet, index, at).billing.overage
-        return found
-
+    overage = _Overage(fleet).at
     pairs: dict[str, dict[str, _Way]] = {}
     """Per model, per connection, of the fleet's pairs met in the ledger, what decides its
     events (bounded by the fleet's pairs), keyed by the fleet's own texts: a few dozen
     models' entries stay at hand, and the lookup reads one text a connection, not one made
     per event."""
-    cells: list[_Cell] = []
+    cells = _Cells()
     heads = plan.heads if plan is not None else []
-    instants = plan.instants if plan is not None else []
-    last_step = len(instants) - 1
-    past_end = _END_OF_TIME
-    if end is not None:
-        past_end = timefmt.shifted(end, _MICROSECOND) or _END_OF_TIME
     # the plan interval (inside the span: the last one ends with it) and the hour of the
     # event before: a ledger in time order stays in each for hundreds of events
     low = high = hour_low = hour_high = _EPOCH
     step = 0
-    head: Rung | None = None
     head_rank = -1
     hour = HourTally()
     hour_counts = hour.counts
@@ -454,11 +436,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             if plan is None or not start <= at <= end:  # type: ignore[operator]
                 not_audited["outside-span"] += 1
                 continue
-            step = bisect_right(instants, at) - 1
-            low = instants[step]
-            high = instants[step + 1] if step < last_step else past_end
-            head = heads[step]
-            head_rank = -1 if head is None else _RANK[head]
+            step, low, high, head_rank = _interval(plan, at, end)
         if status != "served":
             tally = by_connection.get(connection)
             if tally is None:
@@ -469,113 +447,84 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
         requested = data.get("requested")
         left_out = not_audited_as.get(requested)
         if left_out is None:  # a text met for the first time (None is known from the start)
-            # SPEC §7.1 v1.4: any other text is another id, whether an auto id, another
-            # export's name or a gateway name no importer could map (a group or combo
-            # added by hand): never an alias of the audited one
-            left_out = "" if requested in ours else "other-request"
-            if len(not_audited_as) < _MEMO_MAX:
-                not_audited_as[requested] = left_out
+            left_out = _left_out(requested, ours, not_audited_as)
         if left_out:
             not_audited[left_out] += 1
             continue
         if not hour_low <= at < hour_high:
-            hour_key = int(at.timestamp()) // 3600
-            found_hour = by_hour.get(hour_key)
-            if found_hour is None:
-                found_hour = by_hour[hour_key] = HourTally()
-            hour = found_hour
+            hour, hour_low, hour_high = _hour(by_hour, at)
             hour_counts = hour.counts
-            hour_low = hour_high = _EPOCH
-            # int() rounds an instant before 1970 up, not down: no interval is kept for it,
-            # nor for the calendar's last hour (which has no next)
-            if 0 <= hour_key < _LAST_HOUR:
-                hour_low = _EPOCH + timedelta(hours=hour_key)
-                hour_high = hour_low + _HOUR
         model = data["model"]
         of_model = pairs.get(model)
         way = None if of_model is None else of_model.get(connection)
         if way is None:
             assert plan is not None  # an event inside the span has one
-            way = _pair(plan, index_of, connections, fleet, connection, model, by_connection,
-                        cells)
+            way = _pair(plan, index_of, connections, fleet, connection, model, by_connection)
             if way is not None:
                 pairs.setdefault(way.model, {})[connections[way.index].id] = way
         cost: float | None
         source: str | None
         if way is None:
-            finding = "unknown-connection"
-            tally = by_connection.get(connection)
-            if tally is None:
-                tally = by_connection[connection] = ConnectionTally()
-            unknown += 1
-            tally.served += 1
-            tally.counts[finding] += 1
-            tally.held[_NOT_LISTED] = tally.held.get(_NOT_LISTED, 0) + 1
-            unattributed[connection] = unattributed.get(connection, 0) + 1
-            if tally.first is None or at < tally.first:
-                tally.first = at
-            if tally.last is None or at > tally.last:
-                tally.last = at
-            hour_counts[finding] += 1
-            leak = False  # so never listed: its cost's source is not kept
-            cost = data.get("cost_usd")
+            hour_counts[unknown_finding] += 1
+            # never in the leak, so never listed: its cost's source is not kept
+            cost = _unknown(by_connection, unattributed, connection, at, data,
+                            unknown_finding)
             if cost is not None:
-                cost = float(cost)
+                cost_total += cost
+            continue
+        if way.later is not None:  # the pair's decision changed over the span: most
+            # often its next event is under the way of the one before
+            way = way.now if way.low <= step < way.high else way.at_step(step)
+        # most often under the head of the pair's event before
+        cell = way.last_cell if way.rank == head_rank else way.cell(head_rank, cells)
+        if cell.count:
+            cell.count += 1
+        else:  # what the plan held is listed in the order the events first met it
+            cell.count = 1
+            if way.held not in way.tally.held:
+                way.tally.held[way.held] = 0
+        if at < cell.first:
+            cell.first = at
+        if at > cell.last:
+            cell.last = at
+        finding = cell.finding
+        hour_counts[finding] += 1  # each event counts under one finding: its served
+        # §7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota
+        # on a quota rung 0 when the connection stops at its limit (every sum starts at
+        # 0.0, which adding 0.0 leaves as it is, and a cost of 0 is never listed: such
+        # an event adds nothing more); otherwise the recorded cost unless it is 0, else
+        # the tokens at the catalog's prices, else at the price database's, else None
+        # (unpriced)
+        if way.free or (way.quota and overage(way.index, step, at) == "hard-stop"):
+            continue
+        tally = way.tally
+        leak = cell.leak
+        cost = data.get("cost_usd")
+        if cost:  # a recorded 0 is not recorded here (§7.4 v1.4): a gateway writes 0
+            # when its own price map lacks the model (LiteLLM does)
+            cost = float(cost)
+            source = RECORDED
+        elif way.entry is not None:
+            cost = _token_cost(way.entry, data.get("tokens_in"),
+                               data.get("tokens_out"), data.get("tokens_cache_read"),
+                               data.get("tokens_cache_write"))
+            source = CATALOG
         else:
-            if way.later is not None:  # the pair's decision changed over the span: most
-                # often its next event is under the way of the one before
-                way = way.now if way.low <= step < way.high else way.at_step(step)
-            # most often under the head of the pair's event before
-            cell = way.last_cell if way.rank == head_rank else way.cell(head_rank, cells)
-            if cell.count:
-                cell.count += 1
-            else:  # what the plan held is listed in the order the events first met it
-                cell.count = 1
-                if way.held not in way.tally.held:
-                    way.tally.held[way.held] = 0
-            if at < cell.first:
-                cell.first = at
-            if at > cell.last:
-                cell.last = at
-            finding = cell.finding
-            hour_counts[finding] += 1  # each event counts under one finding: its served
-            # §7.4: within quota on a quota rung 0 whatever the gateway recorded; past quota
-            # on a quota rung 0 when the connection stops at its limit (every sum starts at
-            # 0.0, which adding 0.0 leaves as it is, and a cost of 0 is never listed: such
-            # an event adds nothing more); otherwise the recorded cost unless it is 0, else
-            # the tokens at the catalog's prices, else at the price database's, else None
-            # (unpriced)
-            if way.free or (way.quota and overage(way.index, step, at) == "hard-stop"):
-                continue
-            tally = way.tally
-            leak = cell.leak
-            cost = data.get("cost_usd")
-            if cost:  # a recorded 0 is not recorded here (§7.4 v1.4): a gateway writes 0
-                # when its own price map lacks the model (LiteLLM does)
-                cost = float(cost)
-                source = RECORDED
-            elif way.entry is not None:
-                cost = _token_cost(way.entry, data.get("tokens_in"),
-                                   data.get("tokens_out"), data.get("tokens_cache_read"),
-                                   data.get("tokens_cache_write"))
-                source = CATALOG
-            else:
-                database = way.priced_by()
-                source = cost = None
-                if database is not None:
-                    cost = way.database_price(database, at, data)
-                    source = database.source
-                elif way.lacks:
-                    wanting += 1
-        if cost is None:
-            if way is not None:  # must be priced, and cannot be
-                tally.unpriced += 1
-                unpriced += 1
-                if leak:
-                    leak_unpriced += 1
-                if len(unpriced_events) < LISTED:
-                    unpriced_events.append((line, at, data, (finding, way.decision, head,
-                                                             way.held, None), cost, step))
+            database = way.priced_by()
+            source = cost = None
+            if database is not None:
+                cost = way.database_price(database, at, data)
+                source = database.source
+            elif way.lacks:
+                wanting += 1
+        if cost is None:  # must be priced, and cannot be
+            tally.unpriced += 1
+            if leak:
+                leak_unpriced += 1
+            if listed < LISTED:
+                listed = listing.unpriced((line, at, data, (finding, way.decision,
+                                                            heads[step], way.held, None),
+                                           cost, step))
             continue
         tally.cost_usd += cost
         cost_total += cost
@@ -583,23 +532,172 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             tally.leak_usd += cost
             hour.leak_usd += cost
             leak_total += cost
-            if finding == "early-paid":
-                leak_early += cost
-            else:
-                leak_off += cost
+            leak_split[finding] += cost
             if cost > least:  # a later event ties with none it would replace
-                order += 1
-                assert way is not None  # an unknown connection's event is no leak
-                item = (cost, -order, (line, at, data, (finding, way.decision, head, way.held,
-                                                        source), cost, step))
-                if len(top) < TOP_LEAKS:
-                    heapq.heappush(top, item)
-                else:
-                    heapq.heapreplace(top, item)
-                if len(top) == TOP_LEAKS:
-                    least = top[0][0]
-    counts = dict.fromkeys(FINDINGS, 0)
-    for cell in cells:  # each cell's events, added to its connection's counts and span
+                least = listing.leak(cost, (line, at, data, (finding, way.decision,
+                                                            heads[step], way.held,
+                                                            source), cost, step))
+    return _result(inputs, auto_id, ledger, start, end, ledger_ends, plan, fleet, _Sums(
+        all_requests=all_requests, max_leak_usd=max_leak_usd, not_audited=not_audited,
+        counts=_counts(cells.made, by_hour, unknown_finding, unattributed),
+        by_connection=by_connection, by_hour=by_hour, unattributed=unattributed,
+        leak_usd=leak_total, leak_split=leak_split, cost_usd=cost_total,
+        failed=failed_count, leak_unpriced=leak_unpriced, wanting=wanting), listing)
+
+
+def _plan_in_force(inputs: LoadedInputs, auto_id: AutoId, start: datetime | None,
+                   end: datetime | None, fleet: Fleet,
+                   plans: dict[tuple[datetime, datetime], PlanInForce]) -> PlanInForce | None:
+    """The plan in force over [start, end], walked once per span; None for no span."""
+    if start is None or end is None or start > end:
+        return None
+    plan = plans.get((start, end))
+    if plan is None:
+        plan = plans[(start, end)] = PlanInForce(inputs, auto_id, start, end, fleet)
+    return plan
+
+
+def _interval(plan: PlanInForce, at: datetime, end: datetime | None
+              ) -> tuple[int, datetime, datetime, int]:
+    """The plan interval holding ``at`` (inside the span): its step, its first instant, the
+    next step's (past the span's end for the last), and its head rung's rank (-1: none)."""
+    instants = plan.instants
+    step = bisect_right(instants, at) - 1
+    if step < len(instants) - 1:
+        high = instants[step + 1]
+    else:
+        high = _END_OF_TIME
+        if end is not None:
+            high = timefmt.shifted(end, _MICROSECOND) or _END_OF_TIME
+    head = plan.heads[step]
+    return step, instants[step], high, -1 if head is None else _RANK[head]
+
+
+def _left_out(requested: str | None, ours: frozenset[str],
+              not_audited_as: dict[str | None, str]) -> str:
+    """Why the events naming ``requested`` (a text met for the first time) are not audited,
+    or "" when they are; kept in ``not_audited_as`` while it is small.
+
+    SPEC §7.1 v1.4: any other text is another id, whether an auto id, another export's name
+    or a gateway name no importer could map (a group or combo added by hand): never an alias
+    of the audited one."""
+    left_out = "" if requested in ours else "other-request"
+    if len(not_audited_as) < _MEMO_MAX:
+        not_audited_as[requested] = left_out
+    return left_out
+
+
+def _hour(by_hour: dict[int, HourTally], at: datetime) -> tuple[HourTally, datetime, datetime]:
+    """The tally of the UTC hour holding ``at``, and the hour's bounds to keep it for (an
+    empty interval for an hour no interval is kept for)."""
+    hour_key = int(at.timestamp()) // 3600
+    found = by_hour.get(hour_key)
+    if found is None:
+        found = by_hour[hour_key] = HourTally()
+    # int() rounds an instant before 1970 up, not down: no interval is kept for it, nor for
+    # the calendar's last hour (which has no next)
+    if 0 <= hour_key < _LAST_HOUR:
+        low = _EPOCH + timedelta(hours=hour_key)
+        return found, low, low + _HOUR
+    return found, _EPOCH, _EPOCH
+
+
+def _unknown(by_connection: dict[str, ConnectionTally], unattributed: dict[str, int],
+             connection: str, at: datetime, data: Mapping[str, Any],
+             finding: str) -> float | None:
+    """A served event of a pair the connections file lacks, counted under its connection
+    and as unattributed; its recorded cost, if any."""
+    tally = by_connection.get(connection)
+    if tally is None:
+        tally = by_connection[connection] = ConnectionTally()
+    tally.served += 1
+    tally.counts[finding] += 1
+    tally.held[_NOT_LISTED] = tally.held.get(_NOT_LISTED, 0) + 1
+    unattributed[connection] = unattributed.get(connection, 0) + 1
+    if tally.first is None or at < tally.first:
+        tally.first = at
+    if tally.last is None or at > tally.last:
+        tally.last = at
+    cost = data.get("cost_usd")
+    if cost is None:
+        return None
+    tally.cost_usd += float(cost)
+    return float(cost)
+
+
+class _Overage:
+    """What happens past the plan on a connection at a plan step (R2a), asked once per
+    connection and step."""
+
+    __slots__ = ("fleet", "memo")
+
+    def __init__(self, fleet: Fleet) -> None:
+        self.fleet = fleet
+        self.memo: dict[tuple[int, int], str] = {}
+
+    def at(self, index: int, step: int, at: datetime) -> str:
+        key = (index, step)
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = facts_at(self.fleet, index, at).billing.overage
+        return found
+
+
+class _Listing:
+    """The events an audit lists, kept while the ledger is read: the costliest leaks (a
+    heap of TOP_LEAKS) and the first LISTED unpriced ones."""
+
+    __slots__ = ("order", "top", "unpriced_events")
+
+    def __init__(self) -> None:
+        self.unpriced_events: list[_Listed] = []
+        self.top: list[tuple[float, int, _Listed]] = []
+        self.order = 0
+
+    def unpriced(self, listed: _Listed) -> int:
+        """One of the first LISTED unpriced events: listed; how many are now."""
+        self.unpriced_events.append(listed)
+        return len(self.unpriced_events)
+
+    def leak(self, cost: float, listed: _Listed) -> float:
+        """A leak event costlier than the least listed: listed, the least it replaces
+        dropped; the least cost one must now pass to be listed (0 while there is room)."""
+        self.order += 1
+        item = (cost, -self.order, listed)
+        top = self.top
+        if len(top) < TOP_LEAKS:
+            heapq.heappush(top, item)
+        else:
+            heapq.heapreplace(top, item)
+        return top[0][0] if len(top) == TOP_LEAKS else 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Sums:
+    """What the read of the ledger summed, for ``_result``."""
+
+    all_requests: bool
+    max_leak_usd: float
+    not_audited: dict[str, int]
+    counts: dict[str, int]
+    by_connection: dict[str, ConnectionTally]
+    by_hour: dict[int, HourTally]
+    unattributed: dict[str, int]
+    leak_usd: float
+    leak_split: dict[str, float]
+    cost_usd: float
+    failed: int
+    leak_unpriced: int
+    wanting: int
+    """Events of a model the catalog lacks, unpriced for want of a price database."""
+
+
+def _counts(cells: list[_Cell], by_hour: Mapping[int, HourTally], unknown_finding: str,
+            unattributed: Mapping[str, int]) -> dict[str, int]:
+    """The audit's counts by finding, once the ledger is read: each cell's events added to
+    its connection's counts and span, the unknown pairs' events, and each hour's served."""
+    counts = no_counts()
+    for cell in cells:
         if cell.count:
             tally = cell.tally
             counts[cell.finding] += cell.count
@@ -610,9 +708,17 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
                 tally.first = cell.first
             if tally.last is None or cell.last > tally.last:
                 tally.last = cell.last
-    counts["unknown-connection"] = unknown
+    counts[unknown_finding] += sum(unattributed.values())
     for hour_tally in by_hour.values():
         hour_tally.served = sum(hour_tally.counts.values())
+    return counts
+
+
+def _result(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, start: datetime | None,
+            end: datetime | None, ledger_ends: tuple[bool, bool], plan: PlanInForce | None,
+            fleet: Fleet, sums: _Sums, listing: _Listing) -> TrafficAudit:
+    """The audit once the ledger is read: its span's own ends taken from the read, the
+    listed events made records, the quota that expired unused found."""
     scan = ledger.scan()  # the read is over: its span, count and failed attempts are known
     if ledger_ends[0]:
         start = scan.first
@@ -626,22 +732,24 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
         return _judged(ledger_event(at, data, line), judgement, cost, plan, step,
                        failed_by_request)
 
-    leaks = tuple(judged(j) for _, _, j in sorted(top, key=lambda item: (-item[0],
-                                                                          -item[1])))
+    leaks = tuple(judged(j) for _, _, j in sorted(listing.top, key=lambda item: (-item[0],
+                                                                                  -item[1])))
     expired = (expired_unused(fleet, start, end)
                if start is not None and end is not None else ())
+    wanting = sums.wanting
     return TrafficAudit(
         auto_id=auto_id, start=start, end=end, ledger=ledger.shown, files=dict(inputs.files),
-        all_requests=all_requests, max_leak_usd=max_leak_usd, events_read=scan.events,
-        duplicates=ledger.duplicates, counts=counts, not_audited=not_audited,
-        leak_usd=leak_total, leak_split={"off-plan-billed": leak_off, "early-paid": leak_early},
-        cost_usd=cost_total, leak_unpriced=leak_unpriced, unpriced=unpriced,
-        unpriced_events=tuple(judged(listed) for listed in unpriced_events),
-        unattributed=unattributed,
-        failed=failed_count, expired_unused=expired,
-        by_connection=dict(sorted(by_connection.items())),
+        all_requests=sums.all_requests, max_leak_usd=sums.max_leak_usd,
+        events_read=scan.events, duplicates=ledger.duplicates, counts=sums.counts,
+        not_audited=sums.not_audited, leak_usd=sums.leak_usd, leak_split=sums.leak_split,
+        cost_usd=sums.cost_usd, leak_unpriced=sums.leak_unpriced,
+        unpriced=sum(tally.unpriced for tally in sums.by_connection.values()),
+        unpriced_events=tuple(judged(listed) for listed in listing.unpriced_events),
+        unattributed=sums.unattributed,
+        failed=sums.failed, expired_unused=expired,
+        by_connection=dict(sorted(sums.by_connection.items())),
         by_hour={_EPOCH + timedelta(hours=hour): tally
-                 for hour, tally in sorted(by_hour.items())}, top_leaks=leaks,
+                 for hour, tally in sorted(sums.by_hour.items())}, top_leaks=leaks,
         plan_steps=len(plan.instants) if plan is not None else 0,
         warnings=tuple(inputs.warnings),
         notes=(*ledger.notes, *([missing_note(wanting)] if wanting else ())),
@@ -667,12 +775,12 @@ class _Cell:
         self.last = _DAWN
         """The instants of its first and last events (its connection's span, at the end)."""
         self.finding = finding
-        self.leak = finding in LEAK_FINDINGS
+        self.leak = findings.FINDINGS[finding].leaks
         self.held = held
         self.tally = tally
 
 
-_NO_CELL = _Cell("on-plan", "", ConnectionTally())
+_NO_CELL = _Cell(next(iter(findings.FINDINGS)), "", ConnectionTally())
 """A way's ``last_cell`` before it is asked for one (under ``_NO_RANK``, never read)."""
 
 
@@ -749,7 +857,7 @@ class _Way:
                                    data.get("tokens_cache_read") or 0,
                                    data.get("tokens_cache_write") or 0)
 
-    def cell(self, head_rank: int, cells: list[_Cell]) -> _Cell:
+    def cell(self, head_rank: int, cells: _Cells) -> _Cell:
         """The cell of this way's events under the head of ``head_rank`` (-1: none), kept
         as ``last_cell`` with its ``rank``."""
         found = self.by_head[head_rank]
@@ -759,32 +867,41 @@ class _Way:
         self.last_cell = found
         return found
 
-    def _cell(self, head_rank: int, cells: list[_Cell]) -> _Cell:
+    def _cell(self, head_rank: int, cells: _Cells) -> _Cell:
         """``cell`` met for the first time under this head."""
-        decision = self.decision
-        head = RUNGS[head_rank] if head_rank >= 0 else None
-        rung = decision.rung
-        if not decision.admitted:
-            finding = ("off-plan-billed" if billing_reason(decision.reason)
-                       else "served-excluded")
-        elif rung in PAID_RUNGS and head in QUOTA_RUNGS:
-            finding = "early-paid"
-        elif head is not None and _RANK[rung] > head_rank:
-            finding = "above-head"
-        else:
-            finding = "on-plan"
+        finding = cells.finding(self.decision, head_rank)
         for found in self.by_head:
             if found is not None and found.finding == finding:
                 self.by_head[head_rank] = found
                 return found
         made = self.by_head[head_rank] = _Cell(finding, self.held, self.tally)
-        cells.append(made)
+        cells.made.append(made)
         return made
+
+
+class _Cells:
+    """Every cell made, in the order they were, and the finding of each decision under each
+    head rank, asked of the findings' table once: the pairs of a fleet share a few."""
+
+    __slots__ = ("findings", "made")
+
+    def __init__(self) -> None:
+        self.made: list[_Cell] = []
+        self.findings: dict[tuple[bool, str | None, Rung, int], str] = {}
+
+    def finding(self, decision: PairDecision, head_rank: int) -> str:
+        key = (decision.admitted, decision.reason, decision.rung, head_rank)
+        found = self.findings.get(key)
+        if found is None:
+            found = self.findings[key] = finding_of(Seen(
+                known=True, admitted=decision.admitted, reason=decision.reason,
+                rung=decision.rung, head=RUNGS[head_rank] if head_rank >= 0 else None))
+        return found
 
 
 def _pair(plan: PlanInForce, index_of: Mapping[str, int], connections: Sequence[Connection],
           fleet: Fleet, connection: str, model: str,
-          by_connection: dict[str, ConnectionTally], cells: list[_Cell]) -> _Way | None:
+          by_connection: dict[str, ConnectionTally]) -> _Way | None:
     """A served pair's first ``_Way`` (its connection's tally made if there is none yet);
     None when the connections file has no such pair (unknown-connection)."""
     index = index_of.get(connection)

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from omniladder import findings
 from omniladder.errors import InputError, UsageError, close_match
 from omniladder.inputs.ledger.schema import TrafficFile
 from omniladder.inputs.plan_document import PlanDocument
@@ -43,7 +44,8 @@ OUTPUT_KINDS: tuple[str, ...] = (
 """The documents the commands write (``audit traffic --json``, ``forecast --json``,
 ``forecast --backtest --json``, ``export --json``) and the gateway documents ``export``
 writes: their schemas are written by hand under schemas/ and shipped as they are, since no
-model reads them."""
+model reads them; the parts of ``audit-traffic`` that name the findings are written from
+``findings.FINDINGS`` over the shipped file (``_with_findings``)."""
 
 ALL_KINDS: tuple[str, ...] = (*KINDS, *OUTPUT_KINDS)
 """Every kind ``omniladder schema KIND`` prints, in the order its help lists them."""
@@ -490,14 +492,52 @@ def json_schema(kind: str) -> dict[str, Any]:
 
 def schema_text(kind: str) -> str:
     """The schema as committed under schemas/: two-space JSON with a final newline, generated
-    for an input kind, the shipped file for an output kind."""
+    for an input kind, the shipped file for an output kind (``audit-traffic``'s findings
+    written from their table)."""
     if kind in KINDS:
-        return json.dumps(json_schema(kind), indent=2, ensure_ascii=False) + "\n"
+        return _json_text(json_schema(kind))
     if kind in OUTPUT_KINDS:
-        return (shipped_schema_dir() / schema_file_name(kind)).read_text(encoding="utf-8")
+        text = (shipped_schema_dir() / schema_file_name(kind)).read_text(encoding="utf-8")
+        if kind in _FROM_TABLES:
+            return _json_text(_FROM_TABLES[kind](json.loads(text)))
+        return text
     near = close_match(kind, ALL_KINDS)
     raise UsageError(f"unknown kind {kind!r}" + (f"; did you mean {near!r}?" if near else "")
                      + f" (kinds: {', '.join(ALL_KINDS)})", field="KIND")
+
+
+def _json_text(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def _counted(names: tuple[str, ...], kind: str) -> dict[str, Any]:
+    """An object's ``required`` and ``properties``: one count or sum of ``kind`` a name."""
+    return {"required": list(names),
+            "properties": {name: {"type": kind, "minimum": 0} for name in names}}
+
+
+def _in_words(names: tuple[str, ...]) -> str:
+    return " and ".join(filter(None, (", ".join(names[:-1]), *names[-1:])))
+
+
+def _with_findings(schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``audit traffic --json`` schema with every part that names the findings written
+    from ``findings.FINDINGS``: the counts' keys (of the audit, a connection and an hour),
+    the leak's keys and wording, and a listed event's finding. Keys keep their places."""
+    every, leaking = findings.kinds(), findings.leaking()
+    properties = schema["properties"]
+    for counted in (properties, properties["by_connection"]["items"]["properties"],
+                    properties["by_hour"]["items"]["properties"]):
+        counted["counts"].update(_counted(every, "integer"))
+    properties["leak_by_finding"].update(_counted(leaking, "number"))
+    properties["leak_usd"]["description"] = (f"The cost of {_in_words(leaking)} events that "
+                                             "could be priced.")
+    schema["$defs"]["judged"]["properties"]["finding"]["enum"] = list(every)
+    return schema
+
+
+_FROM_TABLES = {"audit-traffic": _with_findings}
+"""The output kinds whose shipped schema has parts written from a table of the program."""
 
 
 def shipped_schema_dir() -> Path:

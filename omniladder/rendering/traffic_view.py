@@ -11,28 +11,13 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TextIO
 
-from omniladder import timefmt
-from omniladder.analyses.traffic import (
-    FINDINGS,
-    LEAK_FINDINGS,
-    ExpiredUnused,
-    Judged,
-    TrafficAudit,
-)
+from omniladder import findings, timefmt
+from omniladder.analyses.traffic import ExpiredUnused, Judged, TrafficAudit, no_counts
 from omniladder.rendering import Format
 
 TRAFFIC_FORMAT_VERSION = "1"
 HOURS_SHOWN = 48
 """The human and markdown views list at most this many hours (the JSON lists every one)."""
-
-FINDING_MEANINGS = {
-    "unknown-connection": "the connection or model is not in the connections file",
-    "off-plan-billed": "served by a pair the plan excluded for billing",
-    "served-excluded": "served by a pair the plan held out (quota, cooldown, gate, category)",
-    "early-paid": "paid while the head rung of the plan was a quota rung",
-    "above-head": "served on a rung above the head rung, not paid",
-    "on-plan": "served as the plan had it",
-}
 
 
 def money(value: float) -> float:
@@ -160,28 +145,35 @@ def _not_audited(audit: TrafficAudit) -> str | None:
 
 def _finding_rows(audit: TrafficAudit) -> list[list[str]]:
     rows = []
-    for finding in FINDINGS:
-        leak = audit.leak_split.get(finding)
-        rows.append([finding, str(audit.counts[finding]),
-                     timefmt.usd_exact(leak) if finding in LEAK_FINDINGS and leak is not None
-                     else "-", FINDING_MEANINGS[finding]])
+    for kind, finding in findings.FINDINGS.items():
+        leak = audit.leak_split.get(kind)
+        rows.append([kind, str(audit.counts[kind]),
+                     timefmt.usd_exact(leak) if finding.leaks and leak is not None
+                     else "-", finding.meaning])
     return rows
+
+
+def _off_plan(counts: dict[str, int]) -> str:
+    """The findings off plan with their counts, in the table's order ("-" for none)."""
+    table = findings.FINDINGS
+    return ", ".join(f"{kind} {n}" for kind, n in counts.items()
+                     if n and table[kind].off_plan) or "-"
 
 
 def _connection_rows(audit: TrafficAudit) -> list[list[str]]:
     return [[cid, str(t.served), str(t.failed), timefmt.usd_exact(t.cost_usd),
-             timefmt.usd_exact(t.leak_usd), str(t.unpriced),
-             ", ".join(f"{f} {n}" for f, n in t.counts.items() if n and f != "on-plan") or "-"]
+             timefmt.usd_exact(t.leak_usd), str(t.unpriced), _off_plan(t.counts)]
             for cid, t in audit.by_connection.items()]
 
 
 def _hour_rows(audit: TrafficAudit) -> tuple[list[list[str]], int]:
     """The hours with an event off plan (every one when none is), at most HOURS_SHOWN."""
+    table = findings.FINDINGS
     hours = [(hour, t) for hour, t in audit.by_hour.items()
-             if t.served != t.counts["on-plan"]] or list(audit.by_hour.items())
+             if any(n and table[kind].off_plan for kind, n in t.counts.items())
+             ] or list(audit.by_hour.items())
     rows = [[timefmt.iso(hour), str(t.served), timefmt.usd_exact(t.leak_usd),
-             ", ".join(f"{f} {n}" for f, n in t.counts.items() if n and f != "on-plan") or "-"]
-            for hour, t in hours[:HOURS_SHOWN]]
+             _off_plan(t.counts)] for hour, t in hours[:HOURS_SHOWN]]
     return rows, max(len(hours) - HOURS_SHOWN, 0)
 
 
@@ -336,9 +328,9 @@ def traffic_metrics(audit: TrafficAudit) -> str:
             lines.append(f'{full}{{auto_id="{auto}"{extra}}} {number(float(value))}\n')
 
     family("events", "Audited served events of the auto id by finding (SPEC 7.3).",
-           [(f'finding="{f}"', audit.counts[f]) for f in FINDINGS])
+           [(f'finding="{f}"', audit.counts[f]) for f in findings.FINDINGS])
     family("leak_usd", "US dollars paid off plan or early (SPEC 7.3), by finding.",
-           [(f'finding="{f}"', money(audit.leak_split[f])) for f in LEAK_FINDINGS])
+           [(f'finding="{f}"', money(audit.leak_split[f])) for f in findings.leaking()])
     family("unpriced_events", "Events that must be priced and could not be (SPEC 7.4).",
            [("", audit.unpriced)])
     family("unpriced_leak_events", "Leak events that could not be priced.",
@@ -376,7 +368,7 @@ def connection_document(audit: TrafficAudit, connection: str) -> dict[str, Any]:
         "failed": tally.failed if tally else 0,
         "first": _instant(tally.first) if tally else None,
         "last": _instant(tally.last) if tally else None,
-        "counts": dict(tally.counts) if tally else dict.fromkeys(FINDINGS, 0),
+        "counts": dict(tally.counts) if tally else no_counts(),
         "held": dict(sorted(tally.held.items(), key=lambda kv: -kv[1])) if tally else {},
         "cost_usd": money(tally.cost_usd) if tally else 0.0,
         "leak_usd": money(tally.leak_usd) if tally else 0.0,
@@ -409,7 +401,8 @@ LEAK_COLOUR = "#b71c1c"
 
 def leak_events(audit: TrafficAudit) -> list[Judged]:
     """The costliest leak events, then the unpriced ones: what a timeline marks."""
-    unpriced = [j for j in audit.unpriced_events if j.finding in LEAK_FINDINGS]
+    leaking = findings.leaking()
+    unpriced = [j for j in audit.unpriced_events if j.finding in leaking]
     return [*audit.top_leaks, *unpriced]
 
 
@@ -442,7 +435,7 @@ def leak_lines(audit: TrafficAudit) -> list[str]:
     included = (", the events that name no requested id included" if audit.all_requests
                 else "")
     lines = [f"Leak events ({audit.ledger}): {timefmt.usd_exact(audit.leak_usd)} in "
-             f"{audit.counts['early-paid'] + audit.counts['off-plan-billed']} event(s)"
+             f"{sum(audit.counts[kind] for kind in findings.leaking())} event(s)"
              + (f", {audit.leak_unpriced} unpriced" if audit.leak_unpriced else "")
              + f" from {_span(audit)}{included}: the figures of `{audit_command(audit)}`"]
     if events:
