@@ -319,6 +319,11 @@ def validate_record(kind: type[R], data: Any) -> R:
 
 # --- connections (SPEC §2.1) -------------------------------------------------------------
 
+SeatPeriod = Literal["day", "week", "month"]
+"""The period a seat's price is paid for (SPEC §9)."""
+DEFAULT_SEAT_PERIOD: SeatPeriod = "month"
+"""The period of a seat price given without one."""
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Connection(Record):
@@ -332,6 +337,12 @@ class Connection(Record):
     label: str | None = None
     overage: Overage | None = None
     billing: Billing | None = None
+    reserve_percent: Percent | None = None
+    """R16: the share of each window kept for use outside the gateway; the connection's exit
+    cutoff when above the ladder's (``readings.held_to``)."""
+    seat_price_usd: Usd | None = None
+    """What the seat costs per ``seat_period`` (a month when no period is given)."""
+    seat_period: SeatPeriod | None = None
 
     @property
     def keyless(self) -> bool:

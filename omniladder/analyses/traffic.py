@@ -91,8 +91,8 @@ def change_instants(fleet: Fleet, start: datetime, end: datetime) -> list[dateti
     than the max age) is placed one microsecond after its instant, the first at which it
     holds."""
     found = {start}
-    ladder = fleet.ladder
     for index, connection in enumerate(fleet.connections):
+        ladder = fleet.ladders[index]
         for change in connection_changes(fleet.histories[index], connection.rate_limited_until,
                                          ladder.max_reading_age_seconds,
                                          ladder.exit_cutoff_percent):

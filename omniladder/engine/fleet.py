@@ -23,8 +23,9 @@ from omniladder import timefmt
 from omniladder.engine.billing import BillingInfo, classify
 from omniladder.engine.inputs import LoadedInputs, SourcedModelEntry
 from omniladder.engine.quota import HistoryVerdicts
+from omniladder.engine.readings import held_to
 from omniladder.engine.tiers import TierInfo, economic_tier, rung_of
-from omniladder.models import Connection, Reading, Rung, SpendEvent
+from omniladder.models import Connection, LadderSettings, Reading, Rung, SpendEvent
 
 Candidate = tuple[str, str]
 """A (provider, model) key (R12)."""
@@ -123,6 +124,12 @@ class Fleet:
         self.index: dict[str, int] = {c.id: i for i, c in enumerate(self.connections)}
         self.histories: tuple[Sequence[Reading], ...] = tuple(
             inputs.readings.get(c.id, ()) for c in self.connections)
+        ladder = self.ladder
+        self.ladders: tuple[LadderSettings, ...] = tuple(
+            ladder if c.reserve_percent is None else held_to(ladder, c.reserve_percent)
+            for c in self.connections)
+        """Per connection, the thresholds it is held to (R7 with its reserve, R16): the
+        ladder itself for a connection without a reserve above the cutoff."""
 
         found = first_appearance(self.connections, self.models)
         self.keys: tuple[Candidate, ...] = tuple(found)
@@ -217,7 +224,10 @@ class Fleet:
 
     def verdicts(self, index: int, now: datetime) -> HistoryVerdicts:
         """The quota verdicts (R6, R7) of one connection's models at now."""
-        return HistoryVerdicts(self.histories[index], now, self.ladder)
+        ladder = self.ladders[index]
+        if ladder is self.ladder:
+            return HistoryVerdicts(self.histories[index], now, ladder)
+        return HistoryVerdicts(self.histories[index], now, ladder, self.ladder)
 
     # --- spend ---------------------------------------------------------------------------
 

@@ -504,16 +504,29 @@ def _low(latest: Reading, now: datetime, threshold: float,
     """R6.4 / R6.6: a current window at or below the threshold; ``held_age`` is the age of a
     stale reading whose low window is held until its reset (R6.4), None for a fresh one."""
     in_play, out_since, steps = replayed
+    reason = "quota-below-cutoff" if in_play else "quota-below-reentry"
+    detail = _low_detail(latest, now, threshold, in_play, out_since, figure, window, held_age,
+                         None)
+    return Verdict("exhausted", reason, detail, latest, figure, window, threshold,
+                   not in_play, steps, out_since, held_age is not None)
+
+
+def _low_detail(latest: Reading, now: datetime, threshold: float, in_play: bool,
+                out_since: datetime | None, figure: float, window: Window,
+                held_age: float | None, reserve: float | None) -> str:
+    """The words of a low verdict: the window, its figure and the threshold it was held to
+    (the reserve's, R16, when ``reserve`` is given), its reset, and R6.4's hold."""
     resets = (f", resets {timefmt.short(window.reset_at, now)}"
               if window.reset_at is not None else "")
     if in_play:
-        reason = "quota-below-cutoff"
-        why = f"cutoff {timefmt.pct(threshold)}"
+        why = (f"cutoff {timefmt.pct(threshold)}" if reserve is None
+               else f"reserve {timefmt.pct(reserve)}")
     else:
-        reason = "quota-below-reentry"
         assert out_since is not None  # the R7 replay sets it whenever a pair leaves play
-        why = (f"re-entry floor {timefmt.pct(threshold)}, "
-               f"out since {timefmt.short(out_since, now)}")
+        floor = f"re-entry floor {timefmt.pct(threshold)}"
+        if reserve is not None:
+            floor += f" over the reserve {timefmt.pct(reserve)}"
+        why = f"{floor}, out since {timefmt.short(out_since, now)}"
     detail = f"{window.name} window at {timefmt.pct(figure)} ({why}){resets}"
     if isinstance(window, HeldWindow) and window.held_from is not None:
         later = ("leaves it out" if window.shown is None
@@ -524,8 +537,25 @@ def _low(latest: Reading, now: datetime, threshold: float,
     if held_age is not None:
         detail += (f"; reading {timefmt.duration(held_age)} old, still low until that reset"
                    " (usage only grows inside a window)")
-    return Verdict("exhausted", reason, detail, latest, figure, window, threshold,
-                   not in_play, steps, out_since, held_age is not None)
+    return detail
+
+
+LOW_REASONS: frozenset[str] = frozenset({"quota-below-cutoff", "quota-below-reentry"})
+"""The reasons of a figure at or below the threshold a pair is held to (R6.4, R6.6, R7)."""
+
+
+def below_reserve(found: Verdict, reserve: float, now: datetime) -> Verdict:
+    """R16: a low verdict (``LOW_REASONS``) that the ladder's own thresholds would not give,
+    reworded: out only because of the connection's reserve (``quota-below-reserve``)."""
+    latest, figure, window, threshold = found.reading, found.figure, found.window, found.threshold
+    assert latest is not None
+    assert figure is not None
+    assert window is not None
+    assert threshold is not None
+    held_age = rules.age_seconds(latest.checked_at, now) if found.held_past_age else None
+    detail = _low_detail(latest, now, threshold, not found.floor_applied, found.out_since,
+                         figure, window, held_age, reserve)
+    return found._replace(reason="quota-below-reserve", detail=detail)
 
 
 class HistoryVerdicts:
@@ -539,8 +569,8 @@ class HistoryVerdicts:
 
     # One per connection of a fleet, most of them never asked (paid connections): slots,
     # and the memo tables made by the first question.
-    __slots__ = ("_earlier_scoped", "_history", "_keys", "_readings", "_replays", "_shared",
-                 "ladder", "now")
+    __slots__ = ("_earlier_scoped", "_history", "_keys", "_plain", "_readings", "_replays",
+                 "_shared", "_unreserved", "ladder", "now")
     _shared: dict[tuple[int, ...], Verdict]
     _replays: dict[tuple[int, ...], tuple[bool, datetime | None, Replay]]
     _keys: dict[str, tuple[int, ...]]
@@ -550,11 +580,15 @@ class HistoryVerdicts:
     """How many of the windows that name models belong to the readings before the latest:
     a key's places below it are the earlier readings' part."""
 
-    def __init__(self, history: Sequence[Reading], now: datetime,
-                 ladder: LadderSettings) -> None:
+    def __init__(self, history: Sequence[Reading], now: datetime, ladder: LadderSettings,
+                 unreserved: LadderSettings | None = None) -> None:
+        """``ladder`` holds the connection's thresholds (``readings.held_to``); a connection
+        whose reserve raised them gives the ladder's own as ``unreserved`` (R16's reason)."""
         self._history = history
         self.now = now
         self.ladder = ladder
+        self._unreserved = unreserved
+        self._plain: HistoryVerdicts | None = None
         self._readings: Sequence[Reading] | None = None
 
     # The memo reads and writes below are marked: a verdict, a replay or the readings not
@@ -595,9 +629,22 @@ class HistoryVerdicts:
                 if replayed is None:
                     replayed = self._replays[early] = replay(readings[:-1], model, self.ladder)
                 found = _verdict(readings, model, self.now, self.ladder, replayed)
+                if self._unreserved is not None and found.reason in LOW_REASONS:
+                    found = self._by_reserve(model, found)
             if not _names_model(found):
                 self._shared[key] = found  # pragma: no mutate
         return found
+
+    def _by_reserve(self, model: str, found: Verdict) -> Verdict:
+        """R16: ``found`` (low against the reserve-raised thresholds) as ``quota-below-reserve``
+        when the ladder's own thresholds would not exhaust the pair."""
+        plain = self._plain
+        if plain is None:
+            assert self._unreserved is not None
+            plain = self._plain = HistoryVerdicts(self._history, self.now, self._unreserved)
+        if plain(model).kind == "exhausted":
+            return found
+        return below_reserve(found, self.ladder.exit_cutoff_percent, self.now)
 
     def deferred(self, model: str) -> "DeferredVerdict":
         """The verdict of ``model``, computed only when something reads it."""

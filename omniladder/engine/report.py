@@ -25,6 +25,7 @@ from omniladder.engine.records import (
 )
 from omniladder.engine.remedies import RemedyContext, remedy
 from omniladder.models import (
+    DEFAULT_SEAT_PERIOD,
     RUNGS,
     Rung,
 )
@@ -225,7 +226,11 @@ def connection_record(facts: ConnectionFacts) -> ConnectionRecord:
         billing=billing.billing, overage=billing.overage, billing_source=billing.source,
         catalog_file=billing.matched.file if billing.matched is not None else None,
         override=dict(billing.override) if billing.override else None,
-        overage_source=billing.overage_source)
+        overage_source=billing.overage_source, reserve_percent=connection.reserve_percent,
+        seat_price_usd=connection.seat_price_usd,
+        # SPEC §9: a price without a period is a month's
+        seat_period=(connection.seat_period if connection.seat_price_usd is None
+                     else connection.seat_period or DEFAULT_SEAT_PERIOD))
 
 
 def plan_summary(auto_id: AutoId, facts: Sequence[ConnectionFacts], pool: Sequence[PoolEntry],

@@ -19,7 +19,15 @@ from omniladder.inputs.documents import load_model
 from omniladder.inputs.files import display_path
 from omniladder.inputs.normalise import quota_histories
 from omniladder.inputs.validation import toml_line
-from omniladder.models import ConnectionsFile, QuotaFile, Reading, Settings, SpendEvent, SpendFile
+from omniladder.models import (
+    Connection,
+    ConnectionsFile,
+    QuotaFile,
+    Reading,
+    Settings,
+    SpendEvent,
+    SpendFile,
+)
 
 
 class InputFiles(NamedTuple):
@@ -158,6 +166,15 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
         return _load_files(files, settings)
 
 
+def _unpriced_periods(connections: Sequence[Connection], shown: str) -> list[str]:
+    """SPEC §9: a seat_period without a seat_price_usd prices nothing: a warning naming the
+    field (not an error: a leftover period changes no plan)."""
+    return [f"{shown}: connections[{index}].seat_period ({connection.seat_period}) of "
+            f"{connection.id!r} is given without seat_price_usd; it prices nothing"
+            for index, connection in enumerate(connections)
+            if connection.seat_period is not None and connection.seat_price_usd is None]
+
+
 def _load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
     warnings: list[str] = []
     shown: dict[str, str] = {}
@@ -188,6 +205,7 @@ def _load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
             f"(first at connections[{first}]); ids must be unique",
             file=shown["connections"], field=f"connections[{again}].id",
             line=toml_line(files.connections, ("connections", again, "id")))
+    warnings.extend(_unpriced_periods(connections, shown["connections"]))
 
     quota: QuotaFile | None = None
     readings: dict[str, tuple[Reading, ...]] = {}

@@ -100,6 +100,9 @@ class DocumentConnection(_DocumentModel):
     catalog_file: str | None = None
     override: dict[str, str] | None = None
     overage_source: str | None = None
+    reserve_percent: float | None = None
+    seat_price_usd: float | None = None
+    seat_period: str | None = None
 
 
 class DocumentClamp(_DocumentModel):

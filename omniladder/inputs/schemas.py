@@ -85,6 +85,16 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
             "Narrowing override of the billing class (subscription, metered, unknown, keyless); it"
             " may only narrow the catalog's value."
         ),
+        "reserve_percent": (
+            "R16: share of each window (0-100) kept for use outside the gateway; above "
+            "exit_cutoff_percent it is this connection's exit cutoff, and its re-entry floor "
+            "keeps the ladder's gap above it."
+        ),
+        "seat_price_usd": (
+            "What the seat costs per seat_period, in USD (0 or more); a month when no period "
+            "is given."
+        ),
+        "seat_period": "The period seat_price_usd is paid for: day, week or month.",
     },
     "ConnectionsFile": {
         "connections": "Every connection of the gateway, each with a unique id.",
@@ -411,6 +421,12 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "catalog_file": "The catalog file of its entry, or null.",
         "override": "The connection's own billing and overage settings, or null.",
         "overage_source": "Where the overage came from; observed when a reading decided it (R2a).",
+        "reserve_percent": (
+            "R16: the share of each window kept for use outside the gateway (present only "
+            "when the connection sets one)."),
+        "seat_price_usd": "What the seat costs per seat_period (present only when set).",
+        "seat_period": ("The period of seat_price_usd: day, week or month; month when the "
+                        "price is given without one (present only with a price or a period)."),
     },
     "DocumentClamp": {
         "connection_id": "The connection whose cooldown is clamped.",

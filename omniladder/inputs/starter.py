@@ -53,6 +53,9 @@ label = "Claude Max plan"
 # status = "expired"                 # a terminal status keeps it out
 # rate_limited_until = "2026-11-29T14:00:00Z"
 # overage = "meters-to-paid"         # narrowing override: "extra usage" is on
+# reserve_percent = 10               # R16: keep 10% of every window for use outside the gateway
+# seat_price_usd = 200               # what the seat costs per seat_period
+# seat_period = "month"              # day | week | month (a month when not given)
 
 [[connections]]
 id = "local-ollama"

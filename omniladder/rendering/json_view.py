@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from omniladder import timefmt
-from omniladder.engine.records import FORMAT_VERSION, Plan
+from omniladder.engine.records import FORMAT_VERSION, ConnectionRecord, Plan
 from omniladder.rendering.json_text import dumps, write_json
 
 __all__ = ["dumps", "plan_document", "plan_json", "write_plan_json"]
@@ -40,13 +40,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
              "rung": x.rung, "reason": x.reason, "detail": x.detail, "fix": x.fix}
             for x in plan.excluded
         ],
-        "connections": [
-            {"id": c.id, "provider": c.provider, "auth_type": c.auth_type,
-             "billing": c.billing, "overage": c.overage, "billing_source": c.billing_source,
-             "catalog_file": c.catalog_file, "override": c.override,
-             "overage_source": c.overage_source}
-            for c in plan.connections
-        ],
+        "connections": [_connection(c) for c in plan.connections],
         "clamps": [
             {"connection_id": c.connection_id,
              "rate_limited_until": timefmt.iso(c.rate_limited_until),
@@ -56,6 +50,22 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "warnings": list(plan.warnings),
         "summary": plan.summary,
     }
+
+
+def _connection(c: ConnectionRecord) -> dict[str, Any]:
+    """A connection record; its reserve and seat price only when it sets them (additive)."""
+    record: dict[str, Any] = {
+        "id": c.id, "provider": c.provider, "auth_type": c.auth_type, "billing": c.billing,
+        "overage": c.overage, "billing_source": c.billing_source,
+        "catalog_file": c.catalog_file, "override": c.override,
+        "overage_source": c.overage_source}
+    if c.reserve_percent is not None:
+        record["reserve_percent"] = c.reserve_percent
+    if c.seat_price_usd is not None:
+        record["seat_price_usd"] = c.seat_price_usd
+    if c.seat_period is not None:
+        record["seat_period"] = c.seat_period
+    return record
 
 
 def plan_json(plan: Plan) -> str:

@@ -22,6 +22,7 @@ from omniladder.engine.budgets import (
 from omniladder.engine.changes import connection_changes
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.quota import in_force, readings_until
+from omniladder.engine.readings import held_to
 from omniladder.models import (
     PAID_RUNGS,
     ObservedOverage,
@@ -47,8 +48,9 @@ def _projection_parts(history: Sequence[Reading], outlook_: ConnectionOutlook, n
                       end: datetime, inputs: LoadedInputs, rate_limited_until: datetime | None
                       ) -> tuple[set[datetime], set[datetime]]:
     """``projection_instants`` in two parts: those that do not depend on the burn (the
-    resets and the recorded history's instants) and the cutoff crossings, which do."""
-    ladder = inputs.settings.ladder
+    resets and the recorded history's instants) and the cutoff crossings, which do (a
+    connection's exit cutoff: its reserve when it has one above the ladder's, R16)."""
+    ladder = held_to(inputs.settings.ladder, outlook_.reserve_percent)
     readings = in_force(history, now, ladder.exit_cutoff_percent)
     if not outlook_.projected or not readings:
         return set(), set()
@@ -83,11 +85,11 @@ def recorded_instants(inputs: LoadedInputs, connection_ids: Collection[str], now
     each connection not projected, its readings' resets, their turning stale (the
     microsecond after their last fresh one) and its cooldown's end; for the fleet, each
     budget period start and each spend event (R8)."""
-    ladder = inputs.settings.ladder
     found: set[datetime] = set()
     for connection in inputs.connections:
         if connection.id not in connection_ids:
             continue
+        ladder = held_to(inputs.settings.ladder, connection.reserve_percent)
         for change in connection_changes(inputs.readings.get(connection.id, ()),
                                          connection.rate_limited_until,
                                          ladder.max_reading_age_seconds,
@@ -137,7 +139,7 @@ def projected_readings(connection_id: str, history: Sequence[Reading],
     """
     if not outlook_.projected or not instants:
         return []
-    ladder = inputs.settings.ladder
+    ladder = held_to(inputs.settings.ladder, outlook_.reserve_percent)
     now = instants[0]
     readings = in_force(history, now, ladder.exit_cutoff_percent)
     latest = readings[-1]
