@@ -569,8 +569,8 @@ class HistoryVerdicts:
 
     # One per connection of a fleet, most of them never asked (paid connections): slots,
     # and the memo tables made by the first question.
-    __slots__ = ("_earlier_scoped", "_history", "_keys", "_plain", "_readings", "_replays",
-                 "_shared", "_unreserved", "ladder", "now")
+    __slots__ = ("_earlier_scoped", "_history", "_keys", "_readings", "_replays", "_shared",
+                 "ladder", "now")
     _shared: dict[tuple[int, ...], Verdict]
     _replays: dict[tuple[int, ...], tuple[bool, datetime | None, Replay]]
     _keys: dict[str, tuple[int, ...]]
@@ -580,15 +580,12 @@ class HistoryVerdicts:
     """How many of the windows that name models belong to the readings before the latest:
     a key's places below it are the earlier readings' part."""
 
-    def __init__(self, history: Sequence[Reading], now: datetime, ladder: LadderSettings,
-                 unreserved: LadderSettings | None = None) -> None:
-        """``ladder`` holds the connection's thresholds (``readings.held_to``); a connection
-        whose reserve raised them gives the ladder's own as ``unreserved`` (R16's reason)."""
+    def __init__(self, history: Sequence[Reading], now: datetime,
+                 ladder: LadderSettings) -> None:
+        """``ladder`` holds the connection's thresholds (``readings.held_to``)."""
         self._history = history
         self.now = now
         self.ladder = ladder
-        self._unreserved = unreserved
-        self._plain: HistoryVerdicts | None = None
         self._readings: Sequence[Reading] | None = None
 
     # The memo reads and writes below are marked: a verdict, a replay or the readings not
@@ -629,26 +626,33 @@ class HistoryVerdicts:
                 if replayed is None:
                     replayed = self._replays[early] = replay(readings[:-1], model, self.ladder)
                 found = _verdict(readings, model, self.now, self.ladder, replayed)
-                if self._unreserved is not None and found.reason in LOW_REASONS:
-                    found = self._by_reserve(model, found)
             if not _names_model(found):
                 self._shared[key] = found  # pragma: no mutate
         return found
 
-    def _by_reserve(self, model: str, found: Verdict) -> Verdict:
-        """R16: ``found`` (low against the reserve-raised thresholds) as ``quota-below-reserve``
-        when the ladder's own thresholds would not exhaust the pair."""
-        plain = self._plain
-        if plain is None:
-            assert self._unreserved is not None
-            plain = self._plain = HistoryVerdicts(self._history, self.now, self._unreserved)
-        if plain(model).kind == "exhausted":
-            return found
-        return below_reserve(found, self.ladder.exit_cutoff_percent, self.now)
-
     def deferred(self, model: str) -> "DeferredVerdict":
         """The verdict of ``model``, computed only when something reads it."""
         return DeferredVerdict(self, model)
+
+
+class ReservedVerdicts(HistoryVerdicts):
+    """The verdicts of a connection whose reserve raised its thresholds (R16): those of
+    ``HistoryVerdicts`` at the raised thresholds, a low one worded ``quota-below-reserve``
+    when the ladder's own thresholds (``unreserved``) would not exhaust the pair. A
+    connection without a reserve never pays for the second look."""
+
+    __slots__ = ("_plain",)
+
+    def __init__(self, history: Sequence[Reading], now: datetime, ladder: LadderSettings,
+                 unreserved: LadderSettings) -> None:
+        super().__init__(history, now, ladder)
+        self._plain = HistoryVerdicts(history, now, unreserved)
+
+    def __call__(self, model: str) -> Verdict:
+        found = super().__call__(model)
+        if found.reason not in LOW_REASONS or self._plain(model).kind == "exhausted":
+            return found
+        return below_reserve(found, self.ladder.exit_cutoff_percent, self.now)
 
 
 class DeferredVerdict:

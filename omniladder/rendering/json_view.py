@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any, TextIO
 
 from omniladder import timefmt
-from omniladder.engine.records import FORMAT_VERSION, ConnectionRecord, Plan
+from omniladder.engine.records import FORMAT_VERSION, Plan
 from omniladder.rendering.json_text import dumps, write_json
 
 __all__ = ["dumps", "plan_document", "plan_json", "write_plan_json"]
+
+_SEAT = operator.attrgetter("reserve_percent", "seat_price_usd", "seat_period")
+_NO_SEAT = (None, None, None)
 
 
 def plan_document(plan: Plan) -> dict[str, Any]:
@@ -40,7 +44,13 @@ def plan_document(plan: Plan) -> dict[str, Any]:
              "rung": x.rung, "reason": x.reason, "detail": x.detail, "fix": x.fix}
             for x in plan.excluded
         ],
-        "connections": [_connection(c) for c in plan.connections],
+        "connections": _with_seats([
+            {"id": c.id, "provider": c.provider, "auth_type": c.auth_type,
+             "billing": c.billing, "overage": c.overage, "billing_source": c.billing_source,
+             "catalog_file": c.catalog_file, "override": c.override,
+             "overage_source": c.overage_source}
+            for c in plan.connections
+        ], plan),
         "clamps": [
             {"connection_id": c.connection_id,
              "rate_limited_until": timefmt.iso(c.rate_limited_until),
@@ -52,20 +62,19 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     }
 
 
-def _connection(c: ConnectionRecord) -> dict[str, Any]:
-    """A connection record; its reserve and seat price only when it sets them (additive)."""
-    record: dict[str, Any] = {
-        "id": c.id, "provider": c.provider, "auth_type": c.auth_type, "billing": c.billing,
-        "overage": c.overage, "billing_source": c.billing_source,
-        "catalog_file": c.catalog_file, "override": c.override,
-        "overage_source": c.overage_source}
-    if c.reserve_percent is not None:
-        record["reserve_percent"] = c.reserve_percent
-    if c.seat_price_usd is not None:
-        record["seat_price_usd"] = c.seat_price_usd
-    if c.seat_period is not None:
-        record["seat_period"] = c.seat_period
-    return record
+def _with_seats(records: list[dict[str, Any]], plan: Plan) -> list[dict[str, Any]]:
+    """The connection records, each with its reserve and seat price when it sets them
+    (additive keys, SPEC §9); the records as they are when no connection sets one."""
+    if all(map(_NO_SEAT.__eq__, map(_SEAT, plan.connections))):
+        return records
+    for record, c in zip(records, plan.connections, strict=True):
+        if c.reserve_percent is not None:
+            record["reserve_percent"] = c.reserve_percent
+        if c.seat_price_usd is not None:
+            record["seat_price_usd"] = c.seat_price_usd
+        if c.seat_period is not None:
+            record["seat_period"] = c.seat_period
+    return records
 
 
 def plan_json(plan: Plan) -> str:
