@@ -379,12 +379,19 @@ class Replay(Sequence[ReplayStep]):
 
 
 def verdict(history: Sequence[Reading], model: str, now: datetime,
-            ladder: LadderSettings) -> Verdict:
-    """R6 with the R7 threshold: the quota verdict of one (connection, model) at now."""
+            ladder: LadderSettings, unreserved: LadderSettings | None = None) -> Verdict:
+    """R6 with the R7 threshold: the quota verdict of one (connection, model) at now.
+    ``ladder`` holds the connection's thresholds; when its reserve raised them, the ladder's
+    own as ``unreserved`` words a low verdict they would not give ``quota-below-reserve``
+    (R16, as ``ReservedVerdicts``)."""
     readings = in_force(history, now, ladder.exit_cutoff_percent)
     if not readings:
         return _missing(history, now)
-    return _verdict(readings, model, now, ladder, replay(readings[:-1], model, ladder))
+    found = _verdict(readings, model, now, ladder, replay(readings[:-1], model, ladder))
+    if (unreserved is None or unreserved is ladder or found.reason not in LOW_REASONS
+            or verdict(history, model, now, unreserved).kind == "exhausted"):
+        return found
+    return below_reserve(found, ladder.exit_cutoff_percent, now)
 
 
 def _missing(history: Sequence[Reading], now: datetime) -> Verdict:
