@@ -333,6 +333,11 @@ def validate_record(kind: type[R], data: Any) -> R:
 
 # --- connections (SPEC §2.1) -------------------------------------------------------------
 
+SeatPeriod = Literal["day", "week", "month"]
+"""The period a seat's price is paid for (SPEC §9)."""
+DEFAULT_SEAT_PERIOD: SeatPeriod = "month"
+"""The period of a seat price given without one."""
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Connection(Record):
@@ -370,6 +375,12 @@ class Connection(Record):
     capacity_weight: CapacityWeight | None = None
     """How much quota one percent of this connection's windows is, in units of a weight-1
     seat (SPEC §9); None reads as 1."""
+    reserve_percent: Percent | None = None
+    """R16: the share of each window kept for use outside the gateway; the connection's exit
+    cutoff when above the ladder's (``readings.held_to``)."""
+    seat_price_usd: Usd | None = None
+    """What the seat costs per ``seat_period`` (a month when no period is given)."""
+    seat_period: SeatPeriod | None = None
 
     @property
     def keyless(self) -> bool:

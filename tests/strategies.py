@@ -83,6 +83,8 @@ ONE_PLAN = Catalog(SHIPPED.catalogs, (Profile("claude", "oauth", ("claude-sonnet
 PERCENT = st.one_of(st.sampled_from([60.0, 0.0, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 50.0, 100.0]),
                     st.floats(0, 100))
 """Around the default cutoff (2 %) and re-entry floor (5 %), and anything else."""
+RESERVE = st.one_of(st.sampled_from([10.0, 0.0, 2.0, 3.0, 4.5, 50.0, 100.0]), st.floats(0, 100))
+"""A connection's reserve (R16): at, below and above the drawn exit cutoffs and figures."""
 WINDOW_NAMES = ("5h", "weekly", "daily", "opus")
 RUNG = st.sampled_from(["cheap", "premium", "cheap", "premium", "subscription", "keyless",
                         "free"])
@@ -200,6 +202,14 @@ def _connection(draw: st.DrawFn, spans: _Spans, cid: str, catalog: Catalog, prof
         data["overage"] = draw(st.sampled_from(
             ["meters-to-paid", "unknown", "hard-stop"] if overage == "hard-stop"
             else ["meters-to-paid", "unknown"]))
+    # R16 and SPEC §9's seat: a reserve around the figures PERCENT leans to, and a price
+    # with or without its period (a period alone is a warning).
+    if draw(st.integers(0, 3)) == 0:
+        data["reserve_percent"] = draw(RESERVE)
+    if draw(st.integers(0, 5)) == 0:
+        data["seat_price_usd"] = draw(st.sampled_from([200.0, 0.0, 20.0]))
+    if draw(st.integers(0, 5)) == 0:
+        data["seat_period"] = draw(st.sampled_from(["month", "day", "week"]))
     return data
 
 

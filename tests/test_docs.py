@@ -35,7 +35,7 @@ OUTSIDE = re.compile(r"\b(?:SOURCES|SPEC|GATEWAYS|CONVENTIONS)\.md\b")
 RULE_ANCHORS = (
     "r1", "r1-1", "r1-2", "r1-3", "r1-4", "r2", "r2a", "r3", "r4", "r5",
     "r6", "r6-1", "r6-2", "r6-3", "r6-4", "r6-5", "r6-6", "r6-7", "r6-8", "r6-9",
-    "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+    "r7", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "r16",
 )
 """Every rule and numbered step, in full: dropping one fails (CONVENTIONS 12b)."""
 

@@ -317,9 +317,10 @@ def test_guardrails_hold_on_generated_histories(inputs: LoadedInputs, start: int
 
 
 STEADY = input_sets(anchor=T0, catalog=ONE_PLAN, connections=(1, 4),
-                    resets_between=(20, 400), spend=False, cooldowns=False,
+                    resets_between=(20, 400), spend=False, cooldowns=False, observed=False,
                     settings={"ladder": {"max_reading_age_seconds": 180}}, steady=True)
-"""Subscription connections, each read twice with the same figures: zero burn."""
+"""Subscription connections, each read twice with the same figures: zero burn, and no
+state_as_of (a state observed later changes the plan before any reset)."""
 
 
 @settings(max_examples=100, deadline=None)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from omniladder.engine.billing import BillingInfo, classify
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.quota import cooldown, verdict
+from omniladder.engine.readings import held_to
 from omniladder.engine.records import REASON_CODES, Plan
 from omniladder.engine.tiers import economic_tier, rung_of
 from omniladder.models import QUOTA_RUNGS, RUNGS, TERMINAL_STATUSES, Reading
@@ -48,7 +49,8 @@ def check_subscription_pool_holds_only_usable_hard_stop_plans(
             assert records[cid].overage == "hard-stop"
             assert facts[cid].gate_reason is None
             history = inputs.readings.get(cid, ())
-            assert verdict(history, entry.model, NOW, ladder).kind == "usable"
+            held = held_to(ladder, facts[cid].connection.reserve_percent)  # R16
+            assert verdict(history, entry.model, NOW, held).kind == "usable"
 
 
 def check_allowlists_are_non_empty_ordered_subsets(
@@ -137,7 +139,8 @@ def expected_pairs(inputs: LoadedInputs, result: Plan
             info = classify(connection, inputs.catalogs)
             history = inputs.readings.get(cid, ())
             overage = observed_overage(info, history, ladder.max_reading_age_seconds)
-            cool = cooldown(connection, history, NOW, ladder)
+            held = held_to(ladder, connection.reserve_percent)  # R16: its own thresholds
+            cool = cooldown(connection, history, NOW, held)
             # SPEC §7.2 v1.4: before state_as_of, active with no status
             seen = connection.state_as_of is None or connection.state_as_of <= NOW
             active = connection.active or not seen
@@ -146,7 +149,7 @@ def expected_pairs(inputs: LoadedInputs, result: Plan
                     else "terminal-status" if status in TERMINAL_STATUSES
                     else "cooldown" if cool is not None and cool.cooling
                     else None)
-            quota = verdict(history, model, NOW, ladder)
+            quota = verdict(history, model, NOW, held, ladder)
             rung = rung_of(info, economic_tier(provider, model, inputs.catalogs,
                                                inputs.settings.tiers))
             reason: str | None
@@ -262,8 +265,10 @@ def check_every_decision_carries_its_own_verdict(inputs: LoadedInputs, result: P
     pair, a pair a gate or R10's billing refuses), each decision's verdict is the pair's
     own, and its detail is the refusal's or, when admitted, the verdict's."""
     ladder = inputs.settings.ladder
+    reserves = {c.id: c.reserve_percent for c in inputs.connections}
     for d in result.decisions:
-        own = verdict(inputs.readings.get(d.connection_id, ()), d.model, NOW, ladder)
+        held = held_to(ladder, reserves[d.connection_id])  # R16
+        own = verdict(inputs.readings.get(d.connection_id, ()), d.model, NOW, held, ladder)
         assert d.verdict == own
         assert d == d._replace(quota=own)  # a deferred verdict compares as the verdict
         if d.admitted:

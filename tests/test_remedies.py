@@ -43,6 +43,7 @@ CONNECTIONS = [
     conn("o-big", "openai", "apikey", models=["gpt-big"]),
     conn("nm-key", "nobody", "apikey"),
     conn("c-doubt", status="error"),
+    conn("c-reserve", models=["sonnet"], reserve_percent=10),
 ]
 READINGS = [
     reading("c-inactive", FRESH_50), reading("c-terminal", FRESH_50),
@@ -55,6 +56,7 @@ READINGS = [
     reading("c-low", window("5h", 1, at(hours=3))),
     reading("c-reentry", at(hours=-2), window("5h", 0, at(hours=-1))),
     reading("c-reentry", window("5h", 4, at(hours=1))),
+    reading("c-reserve", window("5h", 8, at(hours=2))),
 ]
 SETTINGS = {"budgets": {"rung_budget_usd": {"cheap": 0, "premium": 1}}}
 SPEND = [{"at": at(hours=-1), "rung": "premium", "cost_usd": 2.0}]
@@ -107,6 +109,9 @@ EXPECTED: dict[str, tuple[str, tuple[str, ...]]] = {
     "no-models": ("nm-key", ('models = ["…"]', "provider 'nobody'")),
     "connection-status-unknown": ("c-doubt", ("status 'error'", 'status = "ok"',
                                               "auto/thrifty admits it unverified")),
+    # R16: the reserve of 10% raises the re-entry floor to 13% (the ladder's gap of 3)
+    "quota-below-reserve": ("c-reserve", (f"next reset {at(hours=2)}", "re-entry floor 13%",
+                                          "reserve_percent = 10 on connection 'c-reserve'")),
 }
 
 

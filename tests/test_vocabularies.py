@@ -44,18 +44,20 @@ from omniladder.scope_models import QuotaSource, WindowAliasEntry, WindowScopeEn
 
 def test_reason_codes_in_the_spec_order() -> None:
     """SPEC §4.2: every reason code a plan can give, in the SPEC's order, then this project's
-    two additions (``no-models``, ``connection-status-unknown``)."""
+    two additions (``no-models``, ``connection-status-unknown``), then SPEC v1.4's
+    ``quota-below-reserve`` (R16)."""
     assert REASON_CODES == (
         "inactive", "terminal-status", "cooldown", "billing-not-subscription",
         "billing-uncurated", "keyless-not-subscription", "overage-not-hard-stop",
         "quota-missing", "quota-unknown", "quota-stale", "quota-reset-since-reading",
         "quota-exhausted", "quota-below-cutoff", "quota-below-reentry", "budget-disabled",
         "budget-spent", "not-in-category", "no-models", "connection-status-unknown",
+        "quota-below-reserve",
     )
     assert sorted(COMEBACK_REASONS) == [
         "budget-spent", "cooldown", "quota-below-cutoff", "quota-below-reentry",
-        "quota-exhausted", "quota-missing", "quota-reset-since-reading", "quota-stale",
-        "quota-unknown",
+        "quota-below-reserve", "quota-exhausted", "quota-missing", "quota-reset-since-reading",
+        "quota-stale", "quota-unknown",
     ]
 
 

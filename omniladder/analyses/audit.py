@@ -55,7 +55,7 @@ in auto/subscription, because it is not the plan the id promises): ``would-bill`
 EXHAUSTED_REASONS: frozenset[str] = frozenset({
     "inactive", "terminal-status", "cooldown", "quota-missing", "quota-unknown", "quota-stale",
     "quota-reset-since-reading", "quota-exhausted", "quota-below-cutoff",
-    "quota-below-reentry", "connection-status-unknown",
+    "quota-below-reentry", "quota-below-reserve", "connection-status-unknown",
 })
 """Plan reasons of the R5 gates and the R6/R7 quota verdict: ``would-dispatch-exhausted``."""
 UNVOUCHED_REASONS: frozenset[str] = frozenset({

@@ -86,7 +86,7 @@ def walk_instants(fleet: Fleet, start: datetime, end: datetime) -> list[datetime
     found: set[datetime] = {start}
     for index, connection in enumerate(fleet.connections):
         for instant, exclusive in change_instants(fleet.histories[index],
-                                                  connection, fleet.ladder,
+                                                  connection, fleet.ladders[index],
                                                   start, end):
             found.add(instant + _MICROSECOND if exclusive else instant)
     inputs = fleet.inputs

@@ -31,11 +31,24 @@ from omniladder.engine.quota import (
     readings_until,
     window_views,
 )
-from omniladder.engine.readings import age_seconds, is_fresh, low_windows, stale_after
+from omniladder.engine.readings import (
+    age_seconds,
+    held_to,
+    is_fresh,
+    low_windows,
+    stale_after,
+)
 from omniladder.engine.records import ConnectionFacts, OrderPlace, PairDecision, Plan
 from omniladder.engine.tiers import TierInfo
 from omniladder.errors import UsageError
-from omniladder.models import Reading, Rung, Window
+from omniladder.models import (
+    DEFAULT_SEAT_PERIOD,
+    Connection,
+    LadderSettings,
+    Reading,
+    Rung,
+    Window,
+)
 
 if TYPE_CHECKING:
     from omniladder.analyses.forecast.pace import ConnectionOutlook, WindowLength
@@ -49,7 +62,8 @@ R1_STEPS: dict[int, str] = {
 
 COMEBACK_REASONS: frozenset[str] = frozenset({
     "cooldown", "quota-missing", "quota-unknown", "quota-stale", "quota-reset-since-reading",
-    "quota-exhausted", "quota-below-cutoff", "quota-below-reentry", "budget-spent",
+    "quota-exhausted", "quota-below-cutoff", "quota-below-reentry", "quota-below-reserve",
+    "budget-spent",
 })
 """Reasons a connection can come back from by time passing or a fresh reading."""
 
@@ -169,11 +183,14 @@ class Trace:
     max_reading_age_seconds: float
     exit_cutoff_percent: float
     reentry_floor_percent: float
+    """The ladder's thresholds (the settings)."""
     models: tuple[ModelTrace, ...]
     verdicts: tuple[IdVerdict, ...]
     files: dict[str, str]
     pace: ConnectionOutlook | None = None
     """The pace of each window of the latest reading (``forecast``'s), when asked for."""
+    seat: Seat | None = None
+    """The connection's own reserve and seat price, when it sets either."""
 
     @property
     def billing(self) -> BillingInfo:
@@ -182,6 +199,38 @@ class Trace:
     @property
     def cooldown(self) -> Cooldown | None:
         return self.facts.cooldown
+
+
+@dataclass(frozen=True, kw_only=True)
+class Seat:
+    """A connection's own reserve (R16) and seat price (SPEC §9), as ``why`` shows them."""
+
+    reserve_percent: float | None
+    """The share of each window kept for use outside the gateway, as configured."""
+    exit_cutoff_percent: float
+    """The exit cutoff the connection is held to: the reserve when above the ladder's."""
+    reentry_floor_percent: float
+    """Its re-entry floor: the ladder's hysteresis gap above that cutoff."""
+    raised: bool
+    """Whether the reserve raised the thresholds (it is above the ladder's exit cutoff)."""
+    price_usd: float | None
+    period: str | None
+    """The period of the price: the one given, a month for a price without one."""
+
+
+def seat_of(connection: Connection, ladder: LadderSettings) -> Seat | None:
+    """The seat facts ``why`` shows; None for a connection that sets none of them."""
+    if (connection.reserve_percent is None and connection.seat_price_usd is None
+            and connection.seat_period is None):
+        return None
+    held = held_to(ladder, connection.reserve_percent)
+    period = connection.seat_period
+    if period is None and connection.seat_price_usd is not None:
+        period = DEFAULT_SEAT_PERIOD  # SPEC §9: a price without a period is a month's
+    return Seat(reserve_percent=connection.reserve_percent,
+                exit_cutoff_percent=held.exit_cutoff_percent,
+                reentry_floor_percent=held.reentry_floor, raised=held is not ladder,
+                price_usd=connection.seat_price_usd, period=period)
 
 
 def find_connection(plan: Plan, connection_id: str) -> ConnectionFacts:
@@ -216,6 +265,7 @@ def explain(inputs: LoadedInputs, plans: Sequence[Plan], connection_id: str,
     decisions = {d.model: d for d in first.decisions if d.connection_id == connection_id}
 
     ladder = inputs.settings.ladder
+    connection = facts.connection
     models: list[ModelTrace] = []
     reading: Reading | None = None
     for name in wanted:
@@ -250,14 +300,15 @@ def explain(inputs: LoadedInputs, plans: Sequence[Plan], connection_id: str,
     if lengths is not None:
         from omniladder.analyses.forecast.pace import outlook
 
-        connection = facts.connection
         pace = outlook(connection_id, connection.provider,
-                       inputs.readings.get(connection_id, ()), first.now, inputs, lengths)
+                       inputs.readings.get(connection_id, ()), first.now, inputs, lengths,
+                       connection.reserve_percent)
     return Trace(connection_id=connection_id, now=first.now, now_source=first.now_source,
                  facts=facts, reading=reading, reading_age_seconds=age, reading_stale=stale,
                  max_reading_age_seconds=max_age, exit_cutoff_percent=ladder.exit_cutoff_percent,
                  reentry_floor_percent=ladder.reentry_floor, models=tuple(models),
-                 verdicts=verdicts, files=dict(first.files), pace=pace)
+                 verdicts=verdicts, files=dict(first.files), pace=pace,
+                 seat=seat_of(connection, ladder))
 
 
 _PLACES = ("first", "second", "third")
@@ -346,8 +397,9 @@ def _probe_instants(inputs: LoadedInputs, plan: Plan, connection_id: str
     the next budget period."""
     now = plan.now
     connection = find_connection(plan, connection_id).connection
+    ladder = held_to(inputs.settings.ladder, connection.reserve_percent)  # R16
     history = readings_until(inputs.readings.get(connection_id, ()), now)
-    found = change_instants(history, connection, inputs.settings.ladder, now)
+    found = change_instants(history, connection, ladder, now)
     found.add((next_period_start(now, inputs.settings.budgets.period), False))
     return sorted(found)
 

@@ -37,7 +37,8 @@ from omniladder.models import (
 def facts_at(fleet: Fleet, index: int, now: datetime) -> ConnectionFacts:
     """The facts of the fleet's connection at ``index`` at now (``connection_facts``)."""
     return connection_facts(fleet.connections[index], fleet.histories[index],
-                            fleet.classified[index], fleet.models[index], now, fleet.ladder)
+                            fleet.classified[index], fleet.models[index], now,
+                            fleet.ladders[index])
 
 
 
@@ -45,7 +46,8 @@ def connection_facts(connection: Connection, history: Sequence[Reading],
                      classified: BillingInfo, models: tuple[str, ...], now: datetime,
                      ladder: LadderSettings) -> ConnectionFacts:
     """A connection's facts at now (R2a observed overage, R5 gates, R9 cooldown), from its
-    R1/R2 classification, which does not depend on now."""
+    R1/R2 classification, which does not depend on now; ``ladder`` holds the connection's
+    thresholds (``readings.held_to``), which R9's clamp reads."""
     billing = classified
     if history:
         billing = observe(billing, readings_until(history, now), now,

@@ -15,6 +15,7 @@ of the model changes here, once.
 """
 
 import copy
+import operator
 from collections.abc import Sequence
 from datetime import datetime
 from typing import NamedTuple
@@ -22,9 +23,14 @@ from typing import NamedTuple
 from omniladder import timefmt
 from omniladder.engine.billing import BillingInfo, classify
 from omniladder.engine.inputs import LoadedInputs, SourcedModelEntry
-from omniladder.engine.quota import HistoryVerdicts
+from omniladder.engine.quota import HistoryVerdicts, ReservedVerdicts
+from omniladder.engine.readings import held_to
 from omniladder.engine.tiers import TierInfo, economic_tier, rung_of
-from omniladder.models import Connection, Reading, Rung, SpendEvent
+from omniladder.models import Connection, LadderSettings, Reading, Rung, SpendEvent
+
+_RESERVE = operator.attrgetter("reserve_percent")
+_SEAT = operator.attrgetter("reserve_percent", "seat_price_usd", "seat_period")
+_NO_SEAT = (None, None, None)
 
 Candidate = tuple[str, str]
 """A (provider, model) key (R12)."""
@@ -123,6 +129,17 @@ class Fleet:
         self.index: dict[str, int] = {c.id: i for i, c in enumerate(self.connections)}
         self.histories: tuple[Sequence[Reading], ...] = tuple(
             inputs.readings.get(c.id, ()) for c in self.connections)
+        ladder = self.ladder
+        # Most fleets set no reserve: asked of every connection at C speed, then skipped.
+        self.reserved = any(map(_RESERVE, self.connections))
+        """Whether some connection sets a reserve above 0 (R16)."""
+        self.seated = not all(map(_NO_SEAT.__eq__, map(_SEAT, self.connections)))
+        """Whether some connection sets a reserve or a seat price or period (SPEC §9)."""
+        self.ladders: tuple[LadderSettings, ...] = tuple(
+            ladder if c.reserve_percent is None else held_to(ladder, c.reserve_percent)
+            for c in self.connections) if self.reserved else (ladder,) * len(self.connections)
+        """Per connection, the thresholds it is held to (R7 with its reserve, R16): the
+        ladder itself for a connection without a reserve above the cutoff."""
 
         found = first_appearance(self.connections, self.models)
         self.keys: tuple[Candidate, ...] = tuple(found)
@@ -217,6 +234,10 @@ class Fleet:
 
     def verdicts(self, index: int, now: datetime) -> HistoryVerdicts:
         """The quota verdicts (R6, R7) of one connection's models at now."""
+        if self.reserved:
+            ladder = self.ladders[index]
+            if ladder is not self.ladder:
+                return ReservedVerdicts(self.histories[index], now, ladder, self.ladder)
         return HistoryVerdicts(self.histories[index], now, self.ladder)
 
     # --- spend ---------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from omniladder.engine.records import (
 )
 from omniladder.engine.report import (
     clamps_of,
-    connection_record,
+    connection_records,
     exclusions,
     landed_by_rung,
     plan_summary,
@@ -159,7 +159,7 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
     excluded = exclusions(all_facts, refused,
                            remedy_context(inputs, auto_id, now, budgets))
     rungs = rung_statuses(auto_id, landed, pool, budgets)
-    records = tuple(connection_record(f) for f in all_facts)
+    records = connection_records(all_facts, fleet.seated)
     clamps = clamps_of(all_facts)
     warnings = plan_warnings(fleet, notes, budgets)
     echoed = settings_view(inputs, budgets)
@@ -359,7 +359,8 @@ def connection_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
                 settings=settings_view(inputs, budgets),
                 rungs=rung_statuses(auto_id, landed_by_rung(decisions), plan_pool, budgets),
                 pool=plan_pool,
-                excluded=excluded, connections=(connection_record(facts),), clamps=clamps,
+                excluded=excluded, connections=connection_records((facts,), fleet.seated),
+                clamps=clamps,
                 warnings=tuple(plan_warnings(fleet, notes, budgets)),
                 summary=plan_summary(auto_id, (facts,), plan_pool, excluded),
                 decisions=decisions, facts=(facts,), budgets=budgets,

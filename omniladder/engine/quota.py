@@ -379,12 +379,19 @@ class Replay(Sequence[ReplayStep]):
 
 
 def verdict(history: Sequence[Reading], model: str, now: datetime,
-            ladder: LadderSettings) -> Verdict:
-    """R6 with the R7 threshold: the quota verdict of one (connection, model) at now."""
+            ladder: LadderSettings, unreserved: LadderSettings | None = None) -> Verdict:
+    """R6 with the R7 threshold: the quota verdict of one (connection, model) at now.
+    ``ladder`` holds the connection's thresholds; when its reserve raised them, the ladder's
+    own as ``unreserved`` words a low verdict they would not give ``quota-below-reserve``
+    (R16, as ``ReservedVerdicts``)."""
     readings = in_force(history, now, ladder.exit_cutoff_percent)
     if not readings:
         return _missing(history, now)
-    return _verdict(readings, model, now, ladder, replay(readings[:-1], model, ladder))
+    found = _verdict(readings, model, now, ladder, replay(readings[:-1], model, ladder))
+    if (unreserved is None or unreserved is ladder or found.reason not in LOW_REASONS
+            or verdict(history, model, now, unreserved).kind == "exhausted"):
+        return found
+    return below_reserve(found, ladder.exit_cutoff_percent, now)
 
 
 def _missing(history: Sequence[Reading], now: datetime) -> Verdict:
@@ -504,16 +511,29 @@ def _low(latest: Reading, now: datetime, threshold: float,
     """R6.4 / R6.6: a current window at or below the threshold; ``held_age`` is the age of a
     stale reading whose low window is held until its reset (R6.4), None for a fresh one."""
     in_play, out_since, steps = replayed
+    reason = "quota-below-cutoff" if in_play else "quota-below-reentry"
+    detail = _low_detail(latest, now, threshold, in_play, out_since, figure, window, held_age,
+                         None)
+    return Verdict("exhausted", reason, detail, latest, figure, window, threshold,
+                   not in_play, steps, out_since, held_age is not None)
+
+
+def _low_detail(latest: Reading, now: datetime, threshold: float, in_play: bool,
+                out_since: datetime | None, figure: float, window: Window,
+                held_age: float | None, reserve: float | None) -> str:
+    """The words of a low verdict: the window, its figure and the threshold it was held to
+    (the reserve's, R16, when ``reserve`` is given), its reset, and R6.4's hold."""
     resets = (f", resets {timefmt.short(window.reset_at, now)}"
               if window.reset_at is not None else "")
     if in_play:
-        reason = "quota-below-cutoff"
-        why = f"cutoff {timefmt.pct(threshold)}"
+        why = (f"cutoff {timefmt.pct(threshold)}" if reserve is None
+               else f"reserve {timefmt.pct(reserve)}")
     else:
-        reason = "quota-below-reentry"
         assert out_since is not None  # the R7 replay sets it whenever a pair leaves play
-        why = (f"re-entry floor {timefmt.pct(threshold)}, "
-               f"out since {timefmt.short(out_since, now)}")
+        floor = f"re-entry floor {timefmt.pct(threshold)}"
+        if reserve is not None:
+            floor += f" over the reserve {timefmt.pct(reserve)}"
+        why = f"{floor}, out since {timefmt.short(out_since, now)}"
     detail = f"{window.name} window at {timefmt.pct(figure)} ({why}){resets}"
     if isinstance(window, HeldWindow) and window.held_from is not None:
         later = ("leaves it out" if window.shown is None
@@ -524,8 +544,25 @@ def _low(latest: Reading, now: datetime, threshold: float,
     if held_age is not None:
         detail += (f"; reading {timefmt.duration(held_age)} old, still low until that reset"
                    " (usage only grows inside a window)")
-    return Verdict("exhausted", reason, detail, latest, figure, window, threshold,
-                   not in_play, steps, out_since, held_age is not None)
+    return detail
+
+
+LOW_REASONS: frozenset[str] = frozenset({"quota-below-cutoff", "quota-below-reentry"})
+"""The reasons of a figure at or below the threshold a pair is held to (R6.4, R6.6, R7)."""
+
+
+def below_reserve(found: Verdict, reserve: float, now: datetime) -> Verdict:
+    """R16: a low verdict (``LOW_REASONS``) that the ladder's own thresholds would not give,
+    reworded: out only because of the connection's reserve (``quota-below-reserve``)."""
+    latest, figure, window, threshold = found.reading, found.figure, found.window, found.threshold
+    assert latest is not None
+    assert figure is not None
+    assert window is not None
+    assert threshold is not None
+    held_age = rules.age_seconds(latest.checked_at, now) if found.held_past_age else None
+    detail = _low_detail(latest, now, threshold, not found.floor_applied, found.out_since,
+                         figure, window, held_age, reserve)
+    return found._replace(reason="quota-below-reserve", detail=detail)
 
 
 class HistoryVerdicts:
@@ -552,6 +589,7 @@ class HistoryVerdicts:
 
     def __init__(self, history: Sequence[Reading], now: datetime,
                  ladder: LadderSettings) -> None:
+        """``ladder`` holds the connection's thresholds (``readings.held_to``)."""
         self._history = history
         self.now = now
         self.ladder = ladder
@@ -604,6 +642,26 @@ class HistoryVerdicts:
     def deferred(self, model: str) -> "DeferredVerdict":
         """The verdict of ``model``, computed only when something reads it."""
         return DeferredVerdict(self, model)
+
+
+class ReservedVerdicts(HistoryVerdicts):
+    """The verdicts of a connection whose reserve raised its thresholds (R16): those of
+    ``HistoryVerdicts`` at the raised thresholds, a low one worded ``quota-below-reserve``
+    when the ladder's own thresholds (``unreserved``) would not exhaust the pair. A
+    connection without a reserve never pays for the second look."""
+
+    __slots__ = ("_plain",)
+
+    def __init__(self, history: Sequence[Reading], now: datetime, ladder: LadderSettings,
+                 unreserved: LadderSettings) -> None:
+        super().__init__(history, now, ladder)
+        self._plain = HistoryVerdicts(history, now, unreserved)
+
+    def __call__(self, model: str) -> Verdict:
+        found = super().__call__(model)
+        if found.reason not in LOW_REASONS or self._plain(model).kind == "exhausted":
+            return found
+        return below_reserve(found, self.ladder.exit_cutoff_percent, self.now)
 
 
 class DeferredVerdict:

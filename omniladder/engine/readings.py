@@ -8,6 +8,7 @@ an inline copy for speed names the function it copies, and a property test holds
 together (``tests/test_readings.py``).
 """
 
+import functools
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
@@ -49,9 +50,31 @@ def figure(window: Window) -> float:
     return 100.0 if window.unlimited else float(window.remaining_percent or 0.0)
 
 
+def held_to(ladder: LadderSettings, reserve_percent: float | None) -> LadderSettings:
+    """R16: the thresholds one connection is held to. Without a reserve, or with one at or
+    below the exit cutoff, the ladder's own (the very object). A reserve above the cutoff is
+    the connection's exit cutoff, and its re-entry floor keeps the ladder's hysteresis gap
+    above it (``reserve + reentry_floor - exit_cutoff``); everything else is the ladder's.
+
+    Every rule that reads a threshold of a connection (``threshold_of``, ``below``, R6.4's
+    holds, R9's clamp, the change instants, the forecast's crossings) reads it from here.
+    """
+    if reserve_percent is None or reserve_percent <= ladder.exit_cutoff_percent:
+        return ladder
+    return _raised(ladder, reserve_percent)
+
+
+@functools.lru_cache(maxsize=256)
+def _raised(ladder: LadderSettings, reserve_percent: float) -> LadderSettings:
+    # One object per (ladder, reserve): a fleet repeats a few reserves many times.
+    gap = ladder.reentry_floor - ladder.exit_cutoff_percent
+    return ladder.model_copy(update={"exit_cutoff_percent": reserve_percent,
+                                     "reentry_min_remaining_percent": reserve_percent + gap})
+
+
 def threshold_of(in_play: bool, ladder: LadderSettings) -> float:
     """R7: the figure a pair is held to, the exit cutoff while it is in play, the re-entry
-    floor once it is out."""
+    floor once it is out (the ladder ``held_to`` gives a connection with a reserve)."""
     return ladder.exit_cutoff_percent if in_play else ladder.reentry_floor
 
 

@@ -29,10 +29,11 @@ REASON_CODES: tuple[str, ...] = (
     "keyless-not-subscription", "overage-not-hard-stop", "quota-missing", "quota-unknown",
     "quota-stale", "quota-reset-since-reading", "quota-exhausted", "quota-below-cutoff",
     "quota-below-reentry", "budget-disabled", "budget-spent", "not-in-category", "no-models",
-    "connection-status-unknown",
+    "connection-status-unknown", "quota-below-reserve",
 )
 """Every reason code, in the SPEC's order; ``no-models`` and ``connection-status-unknown`` are
-this project's additions."""
+this project's additions, then ``quota-below-reserve``, SPEC v1.4's (R16): codes are added at
+the end, in the order they came."""
 
 DOUBTFUL_STATUSES: frozenset[str] = frozenset({"error", "unknown"})
 """A connection's own ``status`` that is neither healthy nor terminal: R10 excludes it under
@@ -59,6 +60,7 @@ _PHRASES: dict[str, str] = {
     "not-in-category": "not in category",
     "no-models": "no models",
     "connection-status-unknown": "status in doubt",
+    "quota-below-reserve": "below reserve",
 }
 
 
@@ -177,6 +179,11 @@ class ConnectionRecord(NamedTuple):
     overage_source: str
     capacity_weight: float | None = None
     """The connection's ``capacity_weight`` as given (SPEC §9); None when not given."""
+    reserve_percent: float | None = None
+    """R16: the connection's reserve, as configured (None when it sets none)."""
+    seat_price_usd: float | None = None
+    seat_period: str | None = None
+    """The period of the seat price: the one given, a month for a price without one."""
 
 
 class Clamp(NamedTuple):

@@ -20,7 +20,7 @@ from omniladder.engine.autoid import AutoId
 from omniladder.engine.billing import BillingInfo
 from omniladder.engine.budgets import BudgetPosition, Spent, next_period_start
 from omniladder.engine.quota import Cooldown, DeferredVerdict, HeldWindow, Verdict, resolved
-from omniladder.engine.readings import Reset, next_reset
+from omniladder.engine.readings import Reset, held_to, next_reset
 from omniladder.models import Connection, LadderSettings
 
 IMPORT_HINT = "omniladder import SOURCE … --connection {cid} --quota QUOTA_FILE"
@@ -278,18 +278,31 @@ def _next_reset(case: _Case) -> Reset | None:
 
 def _quota_exhausted(case: _Case) -> str:
     reset = _next_reset(case)
-    ladder = case.ctx.ladder
+    # R16: a connection's reserve above the exit cutoff raises both of its thresholds.
+    ladder = held_to(case.ctx.ladder, case.connection.reserve_percent)
+    raised = ladder is not case.ctx.ladder
     # R7: the reading that excludes the pair takes it out of play (or keeps it out), so the
     # reading after the reset is held to the re-entry floor, not to the exit cutoff.
     if ladder.reentry_floor <= ladder.exit_cutoff_percent:
+        setting = "reserve_percent" if raised else "exit_cutoff_percent"
         back = (f"a reading above the exit cutoff {timefmt.pct(ladder.exit_cutoff_percent)} "
-                "(exit_cutoff_percent) brings it back")
+                f"({setting}) brings it back")
     else:
-        earlier = ("it dropped out earlier" if case.reason == "quota-below-reentry"
-                   else "this reading takes it out of play")
+        verdict = case.verdict
+        out_before = case.reason == "quota-below-reentry" or (
+            case.reason == "quota-below-reserve" and verdict is not None
+            and verdict.floor_applied)
+        earlier = "it dropped out earlier" if out_before else "this reading takes it out of play"
+        setting = ("reserve_percent plus the ladder's gap" if raised
+                   else "reentry_min_remaining_percent")
         back = (f"a reading above the re-entry floor {timefmt.pct(ladder.reentry_floor)} "
-                f"(reentry_min_remaining_percent; {earlier}) brings it back")
+                f"({setting}; {earlier}) brings it back")
     why = f"`omniladder why {case.cid}` gives the earliest comeback"
+    if case.reason == "quota-below-reserve":
+        reserve = case.connection.reserve_percent or 0.0
+        why = (f"reserve_percent = {reserve:g} on connection {case.cid!r} in "
+               f"{CONNECTIONS_FILE} keeps {timefmt.pct(reserve)} of each window for use "
+               "outside the gateway: lower it to let the gateway spend more; " + why)
     verdict = case.verdict
     held = verdict.window if verdict is not None else None
     if isinstance(held, HeldWindow) and held.held_from is not None and verdict is not None:
@@ -368,6 +381,7 @@ _HANDLERS: dict[str, Callable[[_Case], str]] = {
     "quota-exhausted": _quota_exhausted,
     "quota-below-cutoff": _quota_exhausted,
     "quota-below-reentry": _quota_exhausted,
+    "quota-below-reserve": _quota_exhausted,
     "budget-disabled": _budget_disabled,
     "budget-spent": _budget_spent,
     "not-in-category": _not_in_category,

@@ -25,7 +25,9 @@ from omniladder.engine.records import (
 )
 from omniladder.engine.remedies import RemedyContext, remedy
 from omniladder.models import (
+    DEFAULT_SEAT_PERIOD,
     RUNGS,
+    Connection,
     Rung,
 )
 
@@ -231,6 +233,27 @@ def connection_record(facts: ConnectionFacts) -> ConnectionRecord:
         catalog_file=billing.matched.file if billing.matched is not None else None,
         override=dict(billing.override) if billing.override else None,
         overage_source=billing.overage_source, capacity_weight=connection.capacity_weight)
+
+
+def connection_records(facts: Sequence[ConnectionFacts], seated: bool
+                       ) -> tuple[ConnectionRecord, ...]:
+    """Each connection's record; with its reserve and seat price (SPEC §9) when ``seated``
+    (some connection of the fleet sets one: ``Fleet.seated``)."""
+    records = tuple(connection_record(f) for f in facts)
+    if not seated:
+        return records
+    return tuple(with_seat(record, f.connection)
+                 for record, f in zip(records, facts, strict=True))
+
+
+def with_seat(record: ConnectionRecord, connection: Connection) -> ConnectionRecord:
+    """The record with the connection's reserve (R16) and seat price; a price without a
+    period is a month's (SPEC §9)."""
+    period = connection.seat_period
+    if period is None and connection.seat_price_usd is not None:
+        period = DEFAULT_SEAT_PERIOD
+    return record._replace(reserve_percent=connection.reserve_percent,
+                           seat_price_usd=connection.seat_price_usd, seat_period=period)
 
 
 def plan_summary(auto_id: AutoId, facts: Sequence[ConnectionFacts], pool: Sequence[PoolEntry],

@@ -143,11 +143,12 @@ class Stepper:
         """Set to a dict before ``steps()``, each decision of a connection is logged under its
         index as (instant, ``seats``) (what the forecast's band reuses)."""
         self.schedule: dict[int, list[int]] = {}
-        ladder = fleet.ladder
+        ladders = fleet.ladders
         fresh = frozenset(kept_fresh)
         scheduled = range(len(fleet.connections)) if self.only is None else self.only
         for index in scheduled:
             connection = fleet.connections[index]
+            ladder = ladders[index]
             for step in change_steps(fleet.histories[index], connection,
                                      ladder.max_reading_age_seconds, instants,
                                      ladder.exit_cutoff_percent,

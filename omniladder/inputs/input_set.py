@@ -5,6 +5,7 @@ the reading made."""
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -20,6 +21,7 @@ from omniladder.inputs.normalise import quota_histories
 from omniladder.inputs.validation import toml_line
 from omniladder.models import (
     LEDGER_COST_MAX,
+    Connection,
     ConnectionsFile,
     QuotaFile,
     Reading,
@@ -184,6 +186,18 @@ def load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
         return _load_files(files, settings)
 
 
+_PERIOD = operator.attrgetter("seat_period")
+
+
+def _unpriced_periods(connections: Sequence[Connection], shown: str) -> list[str]:
+    """SPEC §9: a seat_period without a seat_price_usd prices nothing: a warning naming the
+    field (not an error: a leftover period changes no plan)."""
+    return [f"{shown}: connections[{index}].seat_period ({connection.seat_period}) of "
+            f"{connection.id!r} is given without seat_price_usd; it prices nothing"
+            for index, connection in enumerate(connections)
+            if connection.seat_period is not None and connection.seat_price_usd is None]
+
+
 def _load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
     warnings: list[str] = []
     shown: dict[str, str] = {}
@@ -214,6 +228,8 @@ def _load_files(files: InputFiles, settings: Settings) -> LoadedInputs:
             f"(first at connections[{first}]); ids must be unique",
             file=shown["connections"], field=f"connections[{again}].id",
             line=toml_line(files.connections, ("connections", again, "id")))
+    if any(map(_PERIOD, connections)):  # asked at C speed: most fleets give none
+        warnings.extend(_unpriced_periods(connections, shown["connections"]))
 
     quota: QuotaFile | None = None
     readings: dict[str, tuple[Reading, ...]] = {}

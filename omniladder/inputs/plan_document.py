@@ -110,6 +110,9 @@ class DocumentConnection(_DocumentModel):
     overage_source: str | None = None
     capacity_weight: float | None = None
     """The seat's size (SPEC §9), when the connections file gives it."""
+    reserve_percent: float | None = None
+    seat_price_usd: float | None = None
+    seat_period: str | None = None
 
 
 class DocumentClamp(_DocumentModel):

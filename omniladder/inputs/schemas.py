@@ -115,6 +115,16 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
             "Seat size: how much quota one percent of this connection's windows is, in units of "
             "a weight-1 seat (positive; absent means 1). R15's expiring-first reads it."
         ),
+        "reserve_percent": (
+            "R16: share of each window (0-100) kept for use outside the gateway; above "
+            "exit_cutoff_percent it is this connection's exit cutoff, and its re-entry floor "
+            "keeps the ladder's gap above it."
+        ),
+        "seat_price_usd": (
+            "What the seat costs per seat_period, in USD (0 or more); a month when no period "
+            "is given."
+        ),
+        "seat_period": "The period seat_price_usd is paid for: day, week or month.",
     },
     "ConnectionsFile": {
         "connections": "Every connection of the gateway, each with a unique id.",
@@ -452,6 +462,12 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         "override": "The connection's own billing and overage settings, or null.",
         "overage_source": "Where the overage came from; observed when a reading decided it (R2a).",
         "capacity_weight": "Its capacity_weight, when the connections file gives one.",
+        "reserve_percent": (
+            "R16: the share of each window kept for use outside the gateway (present only "
+            "when the connection sets one)."),
+        "seat_price_usd": "What the seat costs per seat_period (present only when set).",
+        "seat_period": ("The period of seat_price_usd: day, week or month; month when the "
+                        "price is given without one (present only with a price or a period)."),
     },
     "DocumentClamp": {
         "connection_id": "The connection whose cooldown is clamped.",

@@ -59,6 +59,9 @@ label = "Claude Max plan"
 # state_as_of = "2026-11-29T13:30:00Z"  # active, status, cooldown observed then, not before
 # overage = "meters-to-paid"         # narrowing override: "extra usage" is on
 # capacity_weight = 20               # seat size against a weight-1 seat (expiring-first)
+# reserve_percent = 10               # R16: keep 10% of every window for use outside the gateway
+# seat_price_usd = 200               # what the seat costs per seat_period
+# seat_period = "month"              # day | week | month (a month when not given)
 
 [[connections]]
 id = "local-ollama"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from datetime import datetime
 from typing import Any, TextIO
 
@@ -10,6 +11,9 @@ from omniladder.engine.records import FORMAT_VERSION, ConnectionRecord, Plan, Po
 from omniladder.rendering.json_text import dumps, write_json
 
 __all__ = ["dumps", "plan_document", "plan_json", "write_plan_json"]
+
+_SEAT = operator.attrgetter("reserve_percent", "seat_price_usd", "seat_period")
+_NO_SEAT = (None, None, None)
 
 
 def plan_document(plan: Plan) -> dict[str, Any]:
@@ -41,13 +45,13 @@ def plan_document(plan: Plan) -> dict[str, Any]:
              "rung": x.rung, "reason": x.reason, "detail": x.detail, "fix": x.fix}
             for x in plan.excluded
         ],
-        "connections": ([_connection(c) for c in plan.connections] if any(
+        "connections": _with_seats([_connection(c) for c in plan.connections] if any(
             c.capacity_weight is not None for c in plan.connections) else [
             {"id": c.id, "provider": c.provider, "auth_type": c.auth_type,
              "billing": c.billing, "overage": c.overage, "billing_source": c.billing_source,
              "catalog_file": c.catalog_file, "override": c.override,
              "overage_source": c.overage_source}
-            for c in plan.connections]),
+            for c in plan.connections], plan),
         "clamps": [
             {"connection_id": c.connection_id,
              "rate_limited_until": timefmt.iso(c.rate_limited_until),
@@ -92,6 +96,21 @@ def _connection(c: ConnectionRecord) -> dict[str, Any]:
     if c.capacity_weight is not None:
         found["capacity_weight"] = c.capacity_weight
     return found
+
+
+def _with_seats(records: list[dict[str, Any]], plan: Plan) -> list[dict[str, Any]]:
+    """The connection records, each with its reserve and seat price when it sets them
+    (additive keys, SPEC §9); the records as they are when no connection sets one."""
+    if all(map(_NO_SEAT.__eq__, map(_SEAT, plan.connections))):
+        return records
+    for record, c in zip(records, plan.connections, strict=True):
+        if c.reserve_percent is not None:
+            record["reserve_percent"] = c.reserve_percent
+        if c.seat_price_usd is not None:
+            record["seat_price_usd"] = c.seat_price_usd
+        if c.seat_period is not None:
+            record["seat_period"] = c.seat_period
+    return records
 
 
 def plan_json(plan: Plan) -> str:

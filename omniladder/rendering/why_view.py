@@ -169,6 +169,7 @@ def why_document(trace: Trace) -> dict[str, Any]:
                 "own_reset_at": _iso(cool.reset_at), "clamped": cool.clamped,
                 "ends_at": timefmt.iso(cool.end), "cooling": cool.cooling},
         },
+        "seat": _connection_seat(trace),
         "reading": None if reading is None else {
             "checked_at": timefmt.iso(reading.checked_at),
             "age_seconds": trace.reading_age_seconds, "stale": trace.reading_stale,
@@ -178,6 +179,17 @@ def why_document(trace: Trace) -> dict[str, Any]:
         "verdicts": [_verdict(v) for v in trace.verdicts],
         "pace": _pace(trace),
     }
+
+
+def _connection_seat(trace: Trace) -> dict[str, Any] | None:
+    """The connection's reserve (R16) and seat price; null when it sets neither."""
+    seat = trace.seat
+    if seat is None:
+        return None
+    return {"reserve_percent": seat.reserve_percent,
+            "exit_cutoff_percent": seat.exit_cutoff_percent,
+            "reentry_floor_percent": seat.reentry_floor_percent, "raised": seat.raised,
+            "seat_price_usd": seat.price_usd, "seat_period": seat.period}
 
 
 def _pace(trace: Trace) -> dict[str, Any] | None:
@@ -313,6 +325,30 @@ def _gates_node(trace: Trace) -> tuple[Text | str, list[Any]]:
     return (label, children)
 
 
+def _seat_node(trace: Trace) -> tuple[Text | str, list[Any]] | None:
+    """The connection's own reserve (R16) and seat price (SPEC §9), one line each."""
+    seat = trace.seat
+    if seat is None:
+        return None
+    children: list[Any] = []
+    if seat.reserve_percent is not None:
+        text = f"reserve (R16): {timefmt.pct(seat.reserve_percent)} of each window kept"
+        if seat.raised:
+            text += (f"; exit cutoff {timefmt.pct(seat.exit_cutoff_percent)} (the ladder's "
+                     f"{timefmt.pct(trace.exit_cutoff_percent)}), re-entry floor "
+                     f"{timefmt.pct(seat.reentry_floor_percent)}")
+        else:
+            text += (f"; at or below the exit cutoff {timefmt.pct(trace.exit_cutoff_percent)}"
+                     ", so the ladder's thresholds hold")
+        children.append(leaf(text))
+    if seat.price_usd is not None:
+        children.append(leaf(f"price: {timefmt.usd(seat.price_usd)} per {seat.period}"))
+    elif seat.period is not None:
+        children.append(leaf(f"price: none given (seat_period {seat.period} alone prices "
+                              "nothing)"))
+    return ("seat", children)
+
+
 def _reading_node(trace: Trace) -> tuple[Text | str, list[Any]]:
     reading = trace.reading
     if reading is None:
@@ -345,8 +381,11 @@ def _pace_node(trace: Trace) -> tuple[Text | str, list[Any]] | None:
         if pace.burn_percent_per_hour is not None:
             text += f"; burning {pace.burn_percent_per_hour:.1f}%/h"
             if pace.cutoff_at is not None:
-                text += (f", at the cutoff {timefmt.pct(trace.exit_cutoff_percent)} "
-                         f"{timefmt.short(pace.cutoff_at, now)}, before its reset")
+                seat = trace.seat
+                text += (f", at the reserve {timefmt.pct(seat.exit_cutoff_percent)} "
+                         if seat is not None and seat.raised else
+                         f", at the cutoff {timefmt.pct(trace.exit_cutoff_percent)} ")
+                text += f"{timefmt.short(pace.cutoff_at, now)}, before its reset"
             elif pace.lasts_to_reset:
                 text += ", lasts to its reset"
         if pace.note:
@@ -530,7 +569,11 @@ def render_why(trace: Trace, out: TextIO) -> None:
         title.append(f", capacity_weight {connection.capacity_weight:g}")
     if connection.label:
         title.append(f' "{connection.label}"', style="dim")
-    children: list[Any] = [_billing_node(trace), _gates_node(trace), _reading_node(trace)]
+    children: list[Any] = [_billing_node(trace), _gates_node(trace)]
+    seat = _seat_node(trace)
+    if seat is not None:
+        children.append(seat)
+    children.append(_reading_node(trace))
     pace = _pace_node(trace)
     if pace is not None:
         children.append(pace)

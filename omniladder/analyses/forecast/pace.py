@@ -15,6 +15,7 @@ from omniladder.analyses.forecast.profile import DayProfile, ProfileLearner
 from omniladder.engine import readings as rules
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.quota import HeldWindow, in_force
+from omniladder.engine.readings import held_to
 from omniladder.models import (
     CALENDAR_MONTH,
     Reading,
@@ -141,6 +142,9 @@ class ConnectionOutlook:
     unknown: bool = False
     """Not projected because what it holds is unknown at now (a stale reading, a status of
     unknown, no figure): its windows are unprojected (docs/forecast.md#unknown)."""
+    reserve_percent: float | None = None
+    """The connection's reserve (R16): the paces and the projection read the thresholds it
+    is held to (``readings.held_to``), so a window is projected to its reserve."""
 
 
 def _same_window(a: Window, b: Window) -> bool:
@@ -367,9 +371,20 @@ def _before_reset(start: datetime, hours: float, reset_at: datetime | None) -> b
 
 
 def outlook(connection_id: str, provider: str, history: Sequence[Reading], now: datetime,
-            inputs: LoadedInputs, lengths: WindowLength) -> ConnectionOutlook:
-    """The paces of a connection's latest reading and whether it can be projected."""
-    ladder = inputs.settings.ladder
+            inputs: LoadedInputs, lengths: WindowLength,
+            reserve_percent: float | None = None) -> ConnectionOutlook:
+    """The paces of a connection's latest reading and whether it can be projected; a window
+    is paced to the connection's exit cutoff, its reserve when it has one above the
+    ladder's (R16)."""
+    found = _outlook(connection_id, provider, history, now, inputs, lengths, reserve_percent)
+    return found if reserve_percent is None else dataclasses.replace(
+        found, reserve_percent=reserve_percent)
+
+
+def _outlook(connection_id: str, provider: str, history: Sequence[Reading], now: datetime,
+             inputs: LoadedInputs, lengths: WindowLength,
+             reserve_percent: float | None) -> ConnectionOutlook:
+    ladder = held_to(inputs.settings.ladder, reserve_percent)
     readings = in_force(history, now, ladder.exit_cutoff_percent)
     if not readings:
         return ConnectionOutlook(connection_id=connection_id, projected=False,

@@ -23,6 +23,7 @@ from omniladder.engine.budgets import (
 from omniladder.engine.changes import connection_changes
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.quota import in_force, readings_until
+from omniladder.engine.readings import held_to
 from omniladder.models import (
     PAID_RUNGS,
     Connection,
@@ -39,9 +40,10 @@ def _projection_parts(history: Sequence[Reading], outlook_: ConnectionOutlook, n
     """The instants after now at which a projected connection's decisions can change, in
     two parts: those that do not depend on the burn (each projected reset, and each instant
     its recorded history alone re-decides it: an earlier window's reset R6.4 holds, the end
-    of its cooldown) and the crossings of the exit cutoff, which do. A projected reading is
+    of its cooldown) and the crossings of the exit cutoff, which do (a connection's exit
+    cutoff: its reserve when it has one above the ladder's, R16). A projected reading is
     written at each (and at now)."""
-    ladder = inputs.settings.ladder
+    ladder = held_to(inputs.settings.ladder, outlook_.reserve_percent)
     readings = in_force(history, now, ladder.exit_cutoff_percent)
     if not outlook_.projected or not readings:
         return set(), set()
@@ -77,11 +79,11 @@ def recorded_instants(inputs: LoadedInputs, connection_ids: Collection[str], now
     microsecond after their last fresh one) and its state's instants (the cooldown's end,
     ``changes.state_changes``); for the fleet, each budget period start and each spend
     event (R8)."""
-    ladder = inputs.settings.ladder
     found: set[datetime] = set()
     for connection in inputs.connections:
         if connection.id not in connection_ids:
             continue
+        ladder = held_to(inputs.settings.ladder, connection.reserve_percent)
         for change in connection_changes(inputs.readings.get(connection.id, ()),
                                          connection, ladder.max_reading_age_seconds,
                                          ladder.exit_cutoff_percent):
@@ -130,7 +132,7 @@ def projected_readings(connection_id: str, history: Sequence[Reading],
     """
     if not outlook_.projected or not instants:
         return []
-    ladder = inputs.settings.ladder
+    ladder = held_to(inputs.settings.ladder, outlook_.reserve_percent)
     now = instants[0]
     readings = in_force(history, now, ladder.exit_cutoff_percent)
     latest = readings[-1]

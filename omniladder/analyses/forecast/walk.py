@@ -377,8 +377,6 @@ def _band_heads(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: datet
     decided, by a stepper that decides only them; the heads are read at every instant the
     whole walk would decide at."""
     assert middle.log is not None
-    ladder = inputs.settings.ladder
-    cutoff = ladder.exit_cutoff_percent
     fleet = middle.stepper.fleet
     wanted = dict(middle.wanted)
     logs: Log = dict(middle.log)
@@ -389,6 +387,8 @@ def _band_heads(inputs: LoadedInputs, auto_id: AutoId, now: datetime, end: datet
             continue
         cid = same.connection_id
         index = fleet.index[cid]
+        ladder = fleet.ladders[index]  # R16: a reserve raises the connection's thresholds
+        cutoff = ladder.exit_cutoff_percent
         history = readings_until(inputs.readings.get(cid, ()), now)
         fixed = middle.fixed.get(cid, set())
         in_force_now = in_force(history, now, cutoff)
@@ -487,7 +487,8 @@ def forecast(inputs: LoadedInputs, auto_id: AutoId, now: datetime, horizon: time
     end = now + horizon
     listed = listed_instants(now, end, step)
     outlooks = tuple(
-        outlook(c.id, c.provider, inputs.readings.get(c.id, ()), now, inputs, lengths)
+        outlook(c.id, c.provider, inputs.readings.get(c.id, ()), now, inputs, lengths,
+                c.reserve_percent)
         for c in inputs.connections if inputs.readings.get(c.id))
     spread = band and any(p.burn_band is not None and p.burn_band[0] != p.burn_band[1]
                           for o in outlooks for p in o.paces)
