@@ -124,6 +124,12 @@ def _duration(seconds: float) -> str:
     minutes, _ = divmod(seconds, 60)
     if minutes < 120:
         return f"{minutes}m"
+    return hours_and_minutes(minutes)
+
+
+def hours_and_minutes(minutes: int) -> str:
+    """A span of at least an hour in whole minutes: ``1h57m`` up to two days, ``3d00h``
+    from there (the words ``duration`` and R15's reasons share)."""
     hours, minutes = divmod(minutes, 60)
     if hours < 48:
         return f"{hours}h{minutes:02d}m"

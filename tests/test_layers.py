@@ -82,6 +82,14 @@ def layer_of(module: str) -> str:
     return ROOT_MODULES.get(module, "")
 
 
+def import_target(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from … import`` names, a relative one resolved against ``package``."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")[:len(package.split(".")) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def imports_of(module: str, path: Path, *, in_functions: bool = False) -> set[str]:
     """The package's modules ``module`` imports, at the top or inside a function (only
     inside a function with ``in_functions``)."""
@@ -96,11 +104,7 @@ def imports_of(module: str, path: Path, *, in_functions: bool = False) -> set[st
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[:len(package.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = import_target(node, package)
             out.add(target)
             out.update(f"{target}.{alias.name}" for alias in node.names)
     return {name for name in out if name in MODULES and name != module}
@@ -188,11 +192,7 @@ def private_imports(module: str, path: Path) -> set[str]:
                     if alias.asname:
                         modules[alias.asname] = alias.name
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[:len(package.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = import_target(node, package)
             if not (target == "omniladder" or target.startswith("omniladder.")):
                 continue
             for alias in node.names:

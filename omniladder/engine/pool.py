@@ -357,13 +357,7 @@ def urgency_reason(found: Urgency, now: datetime) -> str:
 def _until(seconds: float) -> str:
     """How long until a reset, as the reasons say it: ``45m``, ``1h57m``, ``3d00h``."""
     minutes = max(round(seconds / 60), 1)
-    if minutes < 60:
-        return f"{minutes}m"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 48:
-        return f"{hours}h{minutes:02d}m"
-    days, hours = divmod(hours, 24)
-    return f"{days}d{hours:02d}h"
+    return f"{minutes}m" if minutes < 60 else timefmt.hours_and_minutes(minutes)
 
 
 def rate_text(rate: float) -> str:
