@@ -14,7 +14,8 @@ tenth of that of its weekly one, so both bind: the weekly window holds about 70 
 week's demand, the five-hour one turns a seat away in its busiest hours.
 
 Each row is one ``solve`` in a child process (its peak memory its own), timed by the bound
-itself (building and solving the program, not importing HiGHS), stopped after
+itself (building and solving the program, not importing HiGHS), with the CPU seconds the
+process spent on it beside (what a busy machine's other work does not add to), stopped after
 ``--timeout`` seconds. The target: a week of 100 seats at 15-minute buckets in at most 30 s.
 """
 
@@ -128,7 +129,8 @@ def one(connections: int, minutes: float, seed: int, run_lengths: tuple[int, ...
         bound.RUN_LENGTHS = run_lengths
     data = week(connections, seed)
     built = problem(data, minutes)
-    began = time.perf_counter()
+    bound.solve(problem(week(1, seed), minutes))  # type: ignore[arg-type]  # HiGHS loaded
+    began, cpu_before = time.perf_counter(), _cpu()
     result = bound.solve(built)  # type: ignore[arg-type]
     wall = time.perf_counter() - began
     return {"connections": connections, "minutes": minutes, "buckets": result.buckets,
@@ -137,7 +139,13 @@ def one(connections: int, minutes: float, seed: int, run_lengths: tuple[int, ...
             "paid_all_usd": sum(built.paid_usd),  # type: ignore[attr-defined]
             "requests": len(data["units"]),  # type: ignore[arg-type]
             "solver": result.solver,
+            "cpu": _cpu() - cpu_before,
             "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def child(connections: int, minutes: float, seed: int, run_lengths: str | None,
@@ -182,28 +190,31 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; one solve per row in a "
           f"child process, seed {args.seed}"
           + (f", first-use stretches of {args.run_lengths} lengths" if lengths else "") + "\n")
-    print("| seats | requests | bucket | buckets | variables | constraints | seconds | "
+    print("| seats | requests | bucket | buckets | variables | constraints | seconds | CPU | "
           "peak memory | bound | all paid |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     solver = None
+    target: float | None = None
     for connections in args.connections:
         for minutes in args.widths:
             found = child(connections, minutes, args.seed, args.run_lengths, args.timeout)
             if found is None:
                 print(f"| {connections:,} | | {minutes:g} min | | | | > {args.timeout:g} s "
-                      "| | | |", flush=True)
+                      "| | | | |", flush=True)
                 continue
             solver = found["solver"]
+            if (connections, minutes) == (100, 15):
+                target = float(found["seconds"])  # type: ignore[arg-type]
             print(f"| {connections:,} | {found['requests']:,} | {minutes:g} min | "
                   f"{found['buckets']:,} | {found['variables']:,} | {found['constraints']:,} "
-                  f"| {found['seconds']:.2f} s | {found['peak_mib']:,.0f} MiB | "
+                  f"| {found['seconds']:.2f} s | {found['cpu']:.2f} s | "
+                  f"{found['peak_mib']:,.0f} MiB | "
                   f"${found['usd']:,.2f} | ${found['paid_all_usd']:,.2f} |", flush=True)
     if solver:
         print(f"\n{solver}")
-    target = child(100, 15, args.seed, args.run_lengths, args.timeout) \
-        if 100 not in args.connections or 15 not in args.widths else None
     if target is not None:
-        print(f"target: 100 seats at 15 min in {target['seconds']:.1f} s (<= 30 s)")
+        print(f"target: a week of 100 seats at 15-minute buckets in at most 30 s: "
+              f"{target:.1f} s, {'met' if target <= 30 else 'NOT met'}")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from omniladder.analyses.whatif.bound import (
     QuotaWindow,
     solve,
 )
-from tests.conftest import ROOT
+from tests.conftest import ROOT, benchmark_module
 
 T0 = datetime(2026, 3, 2, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -408,3 +408,12 @@ def test_with_no_quota_and_none_blocked_every_request_is_paid(problem: BoundProb
     priced = [0.3 if usd is None else usd for usd in problem.paid_usd]
     result = solve(replace(problem, paid_usd=priced, quota=[], may_block=0))
     assert result.usd == pytest.approx(sum(priced), abs=1e-6)
+
+
+def test_the_benchmark_week_is_a_problem_the_bound_solves() -> None:
+    """benchmarks/whatif_bench.py --bound: a generated week (here of 2 seats, hourly)."""
+    bench = benchmark_module("whatif_bench")
+    figures = bench.one(2, 60.0, seed=1, run_lengths=None)
+    assert figures["requests"] == len(bench.week(2, 1)["units"]) > 100
+    assert 0 < figures["usd"] < figures["paid_all_usd"]
+    assert figures["buckets"] == 7 * 24
