@@ -196,9 +196,11 @@ class Outcome:
     only when asked for: the tests' and the bound's)."""
     probes: list[tuple[str, str, datetime, float, float]] = field(default_factory=list)
     """(connection, window, instant, recorded, replayed) of each recorded reading compared."""
+    samples: list[Reading] = field(default_factory=list)
+    """The readings asked for (``Replay``'s ``samples``), in time order."""
 
 
-_RESET, _CROSS, _STATE, _PROBE, _END = range(5)
+_RESET, _STATE, _PROBE, _SAMPLE, _END = range(5)
 
 
 class Replay:
@@ -209,7 +211,11 @@ class Replay:
     def __init__(self, inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: datetime,
                  models: dict[str, tuple[WindowModel, ...]], price: Price,
                  seat_share: Callable[[str, WindowModel], float | None] | None = None,
-                 probes: Sequence[Reading] = (), keep_served: bool = False) -> None:
+                 probes: Sequence[Reading] = (), keep_served: bool = False,
+                 samples: Sequence[tuple[datetime, str]] = ()) -> None:
+        """``probes``: recorded readings to compare with the replayed figures (the
+        fidelity); ``samples``: (instant, connection) of the readings to write down as the
+        replay shows them (the generated week's telemetry)."""
         self.start, self.end = start, end
         self.auto_id = auto_id
         self.price = price
@@ -246,6 +252,7 @@ class Replay:
         self.sequence = count()
         self.reorders = fleet.ladder.within_rung_order == "expiring-first"
         self.probe_readings = probes
+        self.samples = samples
         self.outcome = Outcome()
         self.watch: Callable[[Request, tuple[int, Rung, int] | None], None] | None = None
         """Called with each request and where it goes, before it is served (the tests hold
@@ -328,6 +335,10 @@ class Replay:
                     start < reading.checked_at <= self.end):
                 self._push(reading.checked_at, _PROBE, found, id(reading))
         self._probe_by_id = {id(r): r for r in self.probe_readings}
+        for when, connection_id in self.samples:
+            found = fleet.index.get(connection_id)
+            if found is not None and found in self.observed and start <= when <= self.end:
+                self._push(when, _SAMPLE, found)
         self._push(self.end, _END, -1)
         outcome = self.outcome
         self.head_since: tuple[datetime, Rung | None] = (start, self.seating.head())
@@ -361,6 +372,9 @@ class Replay:
                 continue
             if kind == _PROBE:
                 self._probe(index, when, self._probe_by_id[version])
+                continue
+            if kind == _SAMPLE:
+                self.outcome.samples.append(self.observed[index].reading_at(when))
                 continue
             if kind == _STATE:
                 self._decide(index, when)
