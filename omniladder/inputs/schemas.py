@@ -341,6 +341,11 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
             "Length of the window (5h, 7d, 1d, or month: the calendar month up to its reset); "
             "forecast reads it when a reading gives no window_seconds."
         ),
+        "anchor": (
+            "When the window's cycle starts: first-use (at the first request after its reset, "
+            "as Claude's and Codex's five-hour windows do) or fixed (on the schedule of its "
+            "recorded resets). Absent: read as fixed, and whatif says so."
+        ),
         "reason": "Why the scope holds.",
         "source": "Where the scope comes from (a URL or document).",
         "reviewed": "When the scope was last checked (YYYY-MM-DD).",
