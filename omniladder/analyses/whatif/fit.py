@@ -43,12 +43,16 @@ class Interval:
     """Two consecutive readings of one window within one cycle: one equation of the fit."""
 
     start: datetime
+    """The earlier reading's instant; where the window was at rest there (``_at_rest``),
+    the first request after it, which began the cycle: the background burns from then on."""
     end: datetime
+    """The later reading's instant."""
     drop: float
     """The earlier figure less the later, percent points (negative when it rose, by at most
     ``RISE_POINTS``)."""
     units: float
-    """Token units the connection served in ``(start, end]``."""
+    """Token units the connection served after the earlier reading, up to and including the
+    later one."""
 
     @property
     def hours(self) -> float:
@@ -64,6 +68,11 @@ class Served:
         self._instants = [at for at, _ in served]
         self._totals = [0.0, *accumulate(units for _, units in served)]
 
+    def first_after(self, start: datetime) -> datetime | None:
+        """The instant of the first request after ``start``; None when there is none."""
+        first = bisect_right(self._instants, start)
+        return self._instants[first] if first < len(self._instants) else None
+
     def between(self, start: datetime, end: datetime) -> float:
         """Units served after ``start``, up to and including ``end``."""
         first = bisect_right(self._instants, start)
@@ -77,6 +86,13 @@ def _shown(reading: Reading, window: str) -> Window | None:
         if candidate.name == window:
             return None if candidate.unlimited else candidate
     return None
+
+
+def _at_rest(shown: Window) -> bool:
+    """A window full with no reset instant: a first-use window whose cycle has not begun.
+    Nothing burns it until a request starts its cycle: the hours before that burn no
+    background."""
+    return shown.reset_at is None and shown.figure >= 100.0
 
 
 def _same_cycle(earlier: Window, later: Window, later_at: datetime) -> bool:
@@ -100,7 +116,10 @@ def window_intervals(history: Sequence[Reading], connection: str, window: str,
     ``SAME_RESET_SECONDS`` apart (sources jitter a reset by a few seconds), and by a rise of
     more than ``RISE_POINTS``. Two readings at one instant make no interval, and neither
     does a pair whose later figure is 0: a window cannot show more use than it had left, so
-    such a drop understates the use behind it.
+    such a drop understates the use behind it. A pair whose earlier reading shows the window
+    at rest (``_at_rest``) counts its hours from the first request between them, which began
+    the cycle, and makes no interval without one (another client began the cycle, no reading
+    says when).
     """
     found: list[Interval] = []
     previous: tuple[datetime, Window] | None = None
@@ -114,8 +133,15 @@ def window_intervals(history: Sequence[Reading], connection: str, window: str,
         if previous is not None:
             start, earlier = previous
             if at > start and shown.figure > 0.0 and _same_cycle(earlier, shown, at):
-                found.append(Interval(start=start, end=at, drop=earlier.figure - shown.figure,
-                                      units=served.between(start, at)))
+                units = served.between(start, at)
+                begun: datetime | None = start
+                if _at_rest(earlier):
+                    # its cycle began at the first request after the earlier reading; with
+                    # none, another client began it, at an instant no reading tells
+                    begun = served.first_after(start) if units > 0.0 else None
+                if begun is not None:
+                    found.append(Interval(start=begun, end=at,
+                                          drop=earlier.figure - shown.figure, units=units))
         previous = (at, shown)
     return found
 
