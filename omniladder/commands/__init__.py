@@ -42,9 +42,11 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
 """Every command in the order ``--help`` lists them, and where it lives."""
 
 NOT_AT_START = ("rich", "pydantic", "importlib.metadata", "omniladder.models",
-                "omniladder.engine", "omniladder.inputs")
+                "omniladder.engine", "omniladder.inputs", "highspy", "numpy")
 """Packages (and their modules) that registering a command never imports: the views' tables,
-the models and their validation, the engine and the readers come with the command's run."""
+the models and their validation, the engine and the readers come with the command's run;
+HiGHS (highspy, with numpy) only with the one function that solves what-if's bound
+(``omniladder.analyses.whatif.bound.solve``), whose import alone takes about 90 ms."""
 
 COMPLETE_VAR = "_OMNILADDER_COMPLETE"
 """The variable a completion script sets when it calls omniladder back (click's name for a
