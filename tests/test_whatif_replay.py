@@ -66,7 +66,7 @@ def _replay(inputs: LoadedInputs, demand: list[Request],
             assert (first.rung, first.model, first.allowed_connection_ids[0]) == (
                 rung, replay.fleet.keys[candidate][1],
                 replay.fleet.connections[index].id), at
-        replay.watch = watch  # type: ignore[assignment]
+        replay.watch = watch
     return replay.run(demand)
 
 
