@@ -72,11 +72,14 @@ def _iso(instant: datetime) -> str:
     return instant.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def write_week(out: Path, connections: int, seed: int, reading_minutes: float) -> Path:
-    """Write the week's connections, settings, readings, traffic and truth into ``out``."""
+def write_week(out: Path, connections: int, seed: int = 1, reading_minutes: float = 30.0,
+               days: int = DAYS, weights: tuple[float, ...] = WEIGHTS,
+               demand_scale: float = 1.0) -> Path:
+    """Write the week's connections, settings, readings, traffic and truth into ``out``: one
+    in four connections a paid key, the others seats of the given weights."""
     rng = random.Random(seed)
     out.mkdir(parents=True, exist_ok=True)
-    end = START + timedelta(days=DAYS)
+    end = START + timedelta(days=days)
     items: list[dict[str, Any]] = []
     truth: dict[str, dict[str, Any]] = {}
     weight_total = 0.0
@@ -87,7 +90,7 @@ def write_week(out: Path, connections: int, seed: int, reading_minutes: float) -
                           "auth_type": auth_type, "models": [model]})
             continue
         provider, auth_type, model, short, weekly = SEATS[index % 2]
-        weight = WEIGHTS[rng.randrange(len(WEIGHTS))]
+        weight = weights[rng.randrange(len(weights))]
         cid = f"{provider}-seat-{index:05d}"
         item: dict[str, Any] = {"id": cid, "provider": provider, "auth_type": auth_type,
                                 "models": [model]}
@@ -105,7 +108,8 @@ def write_week(out: Path, connections: int, seed: int, reading_minutes: float) -
                      "background_percent_per_hour": background / WEEKLY_FIVE_HOURS,
                      "first_use": False, "seconds": WEEK,
                      "remaining": rng.uniform(40.0, 100.0),
-                     "reset_at": START + timedelta(hours=rng.uniform(24, 6 * 24))},
+                     # whole seconds, as the readings write it
+                     "reset_at": START + timedelta(seconds=round(rng.uniform(24, 144) * 3600))},
         }
     (out / "connections.toml").write_text(tomli_w.dumps({"connections": items}))
     (out / "omniladder.toml").write_text(tomli_w.dumps({
@@ -116,7 +120,7 @@ def write_week(out: Path, connections: int, seed: int, reading_minutes: float) -
     (out / "traffic.jsonl").write_text("")
     # the demand
     demand: list[Request] = []
-    per_hour = SEAT_UNITS_PER_DAY * max(weight_total, 1.0) / 24 / REQUEST_UNITS
+    per_hour = SEAT_UNITS_PER_DAY * demand_scale * max(weight_total, 1.0) / 24 / REQUEST_UNITS
     """Requests per hour at a mean hour."""
     hour = START
     while hour < end:
@@ -183,7 +187,7 @@ def write_week(out: Path, connections: int, seed: int, reading_minutes: float) -
             "percent_per_unit", "background_percent_per_hour")}
             for name, w in seat.items() if name != "weight"} for cid, seat in truth.items()},
     }, indent=1, sort_keys=True))
-    return out
+    return out / "omniladder.toml"
 
 
 def _price(inputs: Any) -> Any:

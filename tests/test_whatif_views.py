@@ -502,35 +502,6 @@ def _policy(tmp_path: Path, body: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("body", [
-    "max_regret_usd = 5\n",
-    'added_seat_pays = true\nscenario = "second-seat.toml"\n',
-])
-def test_until_the_analysis_is_in_the_build_the_gate_cannot_answer(
-        tmp_path: Path, body: str) -> None:
-    """The report comes from one function; without the analysis it raises a
-    NotImplementedError that the command line says in one line, exit 2."""
-    from typer.testing import CliRunner
-
-    from omniladder.analyses.check import _whatif_report, load_policy
-    from omniladder.cli import app
-    from omniladder.inputs.input_set import load_inputs
-
-    policy = _policy(tmp_path, body)
-    loaded = load_policy(policy)
-    with pytest.raises(NotImplementedError, match="what-if analysis"):
-        _whatif_report(loaded.policy.expect[0], loaded=loaded, index=0,
-                       inputs=load_inputs(loaded.settings_path), now=START)
-    result = CliRunner().invoke(app, ["check", str(policy)])
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    [line] = result.stderr.splitlines()
-    check = body.split(" =")[0]
-    assert line.startswith(f"omniladder: error: {policy}: expect[0].{check}: {check} replays ")
-    assert line.endswith(f"with the what-if analysis, which this build of omniladder does "
-                         f"not hold; drop {check}")
-
-
 def test_an_output_never_replaces_the_scenario_file(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

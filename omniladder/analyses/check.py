@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from omniladder.analyses.forecast.walk import Forecast
     from omniladder.analyses.traffic import TrafficAudit
     from omniladder.analyses.whatif.report import Scenario, WhatifReport
+    from omniladder.analyses.whatif.run import Catalog
 
 BillingClassName = Literal["subscription", "metered", "unknown", "keyless"]
 
@@ -378,12 +379,14 @@ class PolicyResult:
 
 
 def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
-             default_source: NowSource, lengths: WindowLength | None = None) -> PolicyResult:
+             default_source: NowSource, lengths: WindowLength | None = None,
+             windows: Catalog | None = None) -> PolicyResult:
     """Plan every expectation's auto id at its instant and judge each of its checks.
 
     An expectation's own ``now`` wins; otherwise the instant the command resolved (R14).
     ``lengths`` gives the forecast its window lengths (the window catalog's durations);
-    without it, only readings' ``window_seconds``.
+    without it, only readings' ``window_seconds``. ``windows`` gives the what-if replay the
+    window catalog's lengths and anchors.
     """
     results: list[ExpectationResult] = []
     warnings: dict[str, None] = {}
@@ -421,7 +424,7 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
         audited = (traffic_audit(loaded, index, expectation, inputs, fleet, now)
                    if expectation.max_leak_usd is not None else None)
         replayed = (_whatif_report(expectation, loaded=loaded, index=index, inputs=inputs,
-                                   now=now)
+                                   now=now, windows=windows)
                     if expectation.needs_whatif else None)
         results.append(ExpectationResult(
             index=index, name=expectation.name, auto_id=expectation.auto_id, now=now,
@@ -899,23 +902,28 @@ def _max_leak_usd(value: float, audited: TrafficAudit) -> CheckResult:
 # --- what-if checks -------------------------------------------------------------------------
 
 
-class WhatifUnavailable(InputError, NotImplementedError):
-    """A what-if check was asked of a build without the what-if analysis: one line, exit 2
-    (the question cannot be answered), as every input a check cannot use is."""
-
-
 def _whatif_report(expectation: Expectation, *, loaded: LoadedPolicy, index: int,
-                   inputs: LoadedInputs, now: datetime) -> WhatifReport:
+                   inputs: LoadedInputs, now: datetime,
+                   windows: Catalog | None) -> WhatifReport:
     """The what-if answer ``max_regret_usd`` and ``added_seat_pays`` judge: ``omniladder
     whatif`` of the expectation's auto id over its ledger (``ledger_path``) and span
     (``ledger_start`` up to now, else the whole ledger), with the scenarios of its
     ``scenario`` file (relative to the policy file)."""
+    from omniladder.analyses.whatif.run import Catalog, whatif
+    from omniladder.analyses.whatif.scenario import from_entries
+    from omniladder.inputs.ledger.read import Ledger
+    from omniladder.inputs.scenarios import load_scenarios
+
     check = next(key for key in WHATIF_KEYS if getattr(expectation, key) is not None)
     ledger = ledger_path(loaded, index, expectation, inputs, check)
-    raise WhatifUnavailable(
-        f"{check} replays {display_path(ledger)} with the what-if analysis, which this "
-        f"build of omniladder does not hold; drop {check}",
-        file=loaded.shown, field=f"expect[{index}].{check}")
+    start = ledger_start(loaded, index, expectation, now)
+    scenarios = []
+    if expectation.scenario is not None:
+        path = loaded.path.parent / expectation.scenario
+        scenarios = from_entries(load_scenarios(path), display_path(path))
+    return whatif(inputs, parse_auto_id(expectation.auto_id), Ledger(ledger),
+                  scenarios=scenarios, start=start, end=now if start is not None else None,
+                  catalog=windows if windows is not None else Catalog())
 
 
 def _as_is(report: WhatifReport) -> Scenario | None:

@@ -78,16 +78,20 @@ def check(
         instant, source, inputs = now_for(
             now, inputs, snapshot_used=any(e.now is None for e in loaded.policy.expect))
         lengths = None
-        if any(e.needs_forecast for e in loaded.policy.expect):
+        windows = None
+        if any(e.needs_forecast or e.needs_whatif for e in loaded.policy.expect):
             from omniladder.analyses.forecast.pace import catalog_lengths
+            from omniladder.analyses.whatif.run import catalog_of
             from omniladder.inputs.input_set import find_settings, resolve_files
             from omniladder.inputs.scopes import load_window_scopes
 
             files = resolve_files(find_settings(options.config), inputs.settings,
                                   no_shipped_catalogs=options.no_shipped_catalogs)
-            lengths = catalog_lengths(load_window_scopes(
-                files.window_catalogs, include_shipped=not options.no_shipped_catalogs))
-        result = evaluate(loaded, inputs, instant, source, lengths)
+            scopes = load_window_scopes(files.window_catalogs,
+                                        include_shipped=not options.no_shipped_catalogs)
+            lengths = catalog_lengths(scopes)
+            windows = catalog_of(scopes)
+        result = evaluate(loaded, inputs, instant, source, lengths, windows)
         hold(result)
         if chosen != Format.JSON:
             for warning in result.warnings:

@@ -69,19 +69,17 @@ def scenarios_of(order: str | None, remove: list[str], add: list[str], reserve: 
         out.append(ScenarioSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
                                    "name": " ".join(spec.changes())}))
     if scenario_file is not None:
+        from omniladder.analyses.whatif.scenario import from_entries
         from omniladder.inputs.scenarios import load_scenarios
 
         shown = str(scenario_file)
         names = {s.name for s in out}
-        for number, entry in enumerate(load_scenarios(scenario_file), 1):
-            if entry.name in names:
-                raise UsageError(f"{shown}: scenarios[{number}].name: {entry.name!r} is "
-                                 "given twice", field="--scenario")
-            names.add(entry.name)
-            out.append(ScenarioSpec(
-                name=entry.name, order=entry.order, remove=entry.remove, add=entry.add,
-                reserve=tuple(entry.reserve.items()), weight=tuple(entry.weight.items()),
-                where=f"{shown}: scenarios[{number}] ({entry.name})"))
+        for spec in from_entries(load_scenarios(scenario_file), shown):
+            if spec.name in names:
+                raise UsageError(f"{spec.where}: name {spec.name!r} is given twice",
+                                 field="--scenario")
+            names.add(spec.name)
+            out.append(spec)
     return out
 
 
@@ -137,13 +135,12 @@ def whatif(
     order, a seat removed or added, a reserve, a weight) and against the best possible: paid
     dollars, regret, blocked requests, quota that expired unused, a seat's break-even."""
     with user_errors():
-        from omniladder.analyses.forecast.pace import catalog_lengths
-        from omniladder.analyses.whatif.run import Catalog, whatif
+        from omniladder.analyses.whatif.run import catalog_of, whatif
         from omniladder.commands.common import output_format
         from omniladder.engine.autoid import parse_auto_id
         from omniladder.inputs.input_set import find_settings, resolve_files
         from omniladder.inputs.ledger.read import Ledger
-        from omniladder.inputs.scopes import load_window_scopes, window_anchor
+        from omniladder.inputs.scopes import load_window_scopes
         from omniladder.rendering import Format
         from omniladder.rendering.whatif_view import render_whatif, whatif_svg
 
@@ -168,9 +165,7 @@ def whatif(
                               no_shipped_catalogs=options.no_shipped_catalogs)
         scopes = load_window_scopes(files.window_catalogs,
                                     include_shipped=not options.no_shipped_catalogs)
-        catalog = Catalog(lengths=catalog_lengths(scopes),
-                          anchor=lambda provider, window: window_anchor(scopes, provider,
-                                                                        window))
+        catalog = catalog_of(scopes)
         report = whatif(inputs, parsed, Ledger(path), scenarios=specs, start=begin,
                         end=finish, all_requests=all_requests, catalog=catalog,
                         bound=not no_bound, bucket_seconds=bucket * 60.0)

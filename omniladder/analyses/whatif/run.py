@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from omniladder import timefmt
-from omniladder.analyses.forecast.pace import WindowLength, no_lengths
+from omniladder.analyses.forecast.pace import WindowLength, catalog_lengths, no_lengths
 from omniladder.analyses.traffic import requested_ids
 from omniladder.analyses.whatif.bound import (
     BoundProblem,
@@ -40,6 +40,7 @@ from omniladder.engine.records import PairDecision
 from omniladder.engine.report import rung_state
 from omniladder.errors import InputError
 from omniladder.inputs.ledger.read import Ledger
+from omniladder.inputs.scopes import WindowScopes, window_anchor
 from omniladder.models import PAID_RUNGS, QUOTA_RUNGS, Connection, Reading
 
 PERIOD_SECONDS = {"day": 86_400.0, "week": 7 * 86_400.0, "month": 365.25 / 12 * 86_400.0}
@@ -65,6 +66,12 @@ class Catalog:
 
     lengths: WindowLength = no_lengths
     anchor: Anchor = _fixed
+
+
+def catalog_of(scopes: WindowScopes) -> Catalog:
+    """The window catalog's lengths and anchors."""
+    return Catalog(lengths=catalog_lengths(scopes),
+                   anchor=lambda provider, window: window_anchor(scopes, provider, window))
 
 
 def _replay_price(price: Price) -> Price:

@@ -4,10 +4,12 @@ of the inputs as given."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.errors import InputError, UsageError
+from omniladder.inputs.scenarios import ScenarioEntry
 from omniladder.models import Connection, WithinRungOrder
 
 AS_IS = "as-is"
@@ -119,3 +121,13 @@ def _changed(connection: Connection, reserve: dict[str, float],
     if connection.id in weight:
         changes["capacity_weight"] = weight[connection.id]
     return dataclasses.replace(connection, **changes) if changes else connection  # type: ignore[arg-type]
+
+
+def from_entries(entries: Sequence[ScenarioEntry], shown: str) -> list[ScenarioSpec]:
+    """A scenario file's scenarios, each named after the file and its place in it for the
+    messages (``scenarios.toml: scenarios[2] (second seat)``)."""
+    return [ScenarioSpec(name=entry.name, order=entry.order, remove=entry.remove,
+                         add=entry.add, reserve=tuple(entry.reserve.items()),
+                         weight=tuple(entry.weight.items()),
+                         where=f"{shown}: scenarios[{number}] ({entry.name})")
+            for number, entry in enumerate(entries, 1)]
