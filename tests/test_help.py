@@ -98,7 +98,7 @@ def test_schema_help_lists_every_kind() -> None:
     text = flat(runner.invoke(app, ["schema", "-h"]).stdout).replace("- ", "-")
     assert "connections, quota, settings, spend, traffic, billing-catalog, model-catalog, " \
         "window-catalog, plan, audit-traffic, forecast, forecast-backtest, export, " \
-        "export-litellm, export-omniroute." in text
+        "export-litellm, export-omniroute, whatif." in text
     for kind in ALL_KINDS:
         assert kind in text
 

@@ -40,12 +40,12 @@ document (SPEC §4.2), which ``plan --json`` writes and ``show``, ``diff`` and `
 
 OUTPUT_KINDS: tuple[str, ...] = (
     "audit-traffic", "forecast", "forecast-backtest", "export", "export-litellm",
-    "export-omniroute")
+    "export-omniroute", "whatif")
 """The documents the commands write (``audit traffic --json``, ``forecast --json``,
-``forecast --backtest --json``, ``export --json``) and the gateway documents ``export``
-writes: their schemas are written by hand under schemas/ and shipped as they are, since no
-model reads them; the parts of ``audit-traffic`` that name the findings are written from
-``findings.FINDINGS`` over the shipped file (``_with_findings``)."""
+``forecast --backtest --json``, ``export --json``, ``whatif --json``) and the gateway
+documents ``export`` writes: their schemas are written by hand under schemas/ and shipped as
+they are, since no model reads them; the parts of ``audit-traffic`` that name the findings
+are written from ``findings.FINDINGS`` over the shipped file (``_with_findings``)."""
 
 ALL_KINDS: tuple[str, ...] = (*KINDS, *OUTPUT_KINDS)
 """Every kind ``omniladder schema KIND`` prints, in the order its help lists them."""
