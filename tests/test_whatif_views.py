@@ -12,6 +12,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -369,3 +370,177 @@ def test_names_are_escaped_and_a_short_span_marks_hours() -> None:
     assert labels[:3] == ["11-23 00:00", "01:00", "02:00"]
     assert any("<b>&\"seat\"</b>: paid" in (t.text or "")
                for t in root.iter(f"{{{ns['svg']}}}text"))
+
+
+# --- the check gates -------------------------------------------------------------------------
+
+
+def priced_seat_report(price: float | None, *, break_even: float = 163.4821,
+                       unpriced: int = 0) -> WhatifReport:
+    """The sample answer with its added seat priced at ``price`` a month."""
+    [seat] = SECOND_SEAT.added
+    second = replace(SECOND_SEAT, unpriced=unpriced, added=(
+        replace(seat, seat_price_usd=price, break_even_usd=break_even),))
+    return sample_report(scenarios=(AS_IS, EXPIRING_FIRST, second))
+
+
+def _regret(value: float, report: WhatifReport) -> Any:
+    from omniladder.analyses.check import _max_regret_usd
+
+    return _max_regret_usd(value, report)
+
+
+def _seat_pays(report: WhatifReport) -> Any:
+    from omniladder.analyses.check import _added_seat_pays
+
+    return _added_seat_pays(report)
+
+
+def test_max_regret_usd_holds_the_as_is_regret_to_its_bound_inclusive() -> None:
+    """The as-is regret is $28.7371: a bound of exactly that passes, a tenth of a cent less
+    fails, each figure shown with the decimals that tell it from the other."""
+    report = sample_report()
+    passed = _regret(28.7371, report)
+    assert passed.passed
+    assert passed.evidence == ()
+    assert passed.actual == "$28.74 regret: paid $41.24, bound $12.50"
+    assert passed.expected == ("at most $28.74 of regret in the as-is replay of "
+                               "auto/thrifty from 2026-11-23T00:00:00Z to 2026-11-30T00:00:00Z")
+    failed = _regret(28.7361, report)
+    assert not failed.passed
+    assert failed.expected.startswith("at most $28.736 of regret")
+    assert failed.evidence[0] == ("the as-is replay paid $41.24, $28.737 above the least any "
+                                  "schedule could have paid ($12.50): more than $28.736")
+    assert "second seat (--add claude-max-work:claude-max-2) would have paid $3.10, regret " \
+           "unknown" in failed.evidence
+    assert failed.evidence[-1].startswith("fidelity: the as-is replay misses")
+
+
+def test_max_regret_usd_fails_without_a_bound_saying_why() -> None:
+    note = "the bound needs HiGHS: pip install 'omniladder[whatif]'"
+    report = sample_report(bound_usd=None, bound=None, bound_note=note, scenarios=(
+        replace(AS_IS, bound_usd=None, regret_usd=None),))
+    result = _regret(1000.0, report)
+    assert not result.passed
+    assert result.actual == "regret unknown"
+    assert result.evidence == (
+        f"no bound: {note}",
+        "the as-is replay paid $41.24; without the least any schedule could have paid, its "
+        "regret is unknown")
+
+
+def test_max_regret_usd_fails_when_paid_requests_are_unpriced() -> None:
+    """Unpriced paid requests make the regret's size unknown: within the bound is not
+    enough."""
+    report = sample_report(scenarios=(replace(AS_IS, unpriced=3), EXPIRING_FIRST))
+    result = _regret(100.0, report)
+    assert not result.passed
+    assert result.actual.endswith(", 3 paid requests unpriced")
+    assert result.evidence[0] == ("3 paid requests of the as-is replay could not be priced: "
+                                  "the regret is at least $28.74, its size unknown")
+
+
+def test_max_regret_usd_needs_an_as_is_replay() -> None:
+    result = _regret(100.0, sample_report(scenarios=(EXPIRING_FIRST,)))
+    assert not result.passed
+    assert result.actual == "no as-is replay"
+
+
+@pytest.mark.parametrize(("price", "break_even", "unpriced", "passes", "evidence"), [
+    (150.0, 163.4821, 0, True, ""),
+    (163.4821, 163.4821, 0, True, ""),  # saving exactly the price pays
+    (163.49, 163.4821, 0, False, "saves $163.48 a month, less than its price $163.49"),
+    (200.0, 163.4821, 0, False, "saves $163.48 a month, less than its price $200.00"),
+    (None, 163.4821, 0, False, "saves $163.48 a month and has no seat_price_usd, so whether "
+                               "it pays is unknown"),
+    (150.0, 163.4821, 2, False, "at least its price $150.00, but 2 paid requests of the "
+                                "scenario could not be priced, so what it saved is not known"),
+    (150.0, -4.0, 0, False, "saves $-4.00 a month, less than its price $150.00"),
+], ids=["pays", "exactly", "a-cent-short", "short", "no-price", "unpriced", "costs"])
+def test_added_seat_pays_holds_each_seat_to_its_price(
+        price: float | None, break_even: float, unpriced: int, passes: bool,
+        evidence: str) -> None:
+    result = _seat_pays(priced_seat_report(price, break_even=break_even, unpriced=unpriced))
+    assert result.check == "added_seat_pays"
+    assert result.passed is passes
+    assert result.actual == f"{1 if passes else 0} of 1 added seat pay for themselves"
+    if passes:
+        assert result.evidence == ()
+    else:
+        [line] = result.evidence
+        assert line.startswith("second seat: claude-max-2 (like claude-max-work) ")
+        assert evidence in line
+
+
+def test_added_seat_pays_judges_every_seat_of_every_scenario() -> None:
+    """One of two seats short of its price fails the check, naming that one only."""
+    [seat] = SECOND_SEAT.added
+    two = replace(SECOND_SEAT, added=(replace(seat, seat_price_usd=100.0),
+                                      replace(seat, connection="claude-max-3",
+                                              seat_price_usd=180.0)))
+    result = _seat_pays(sample_report(scenarios=(AS_IS, two)))
+    assert not result.passed
+    assert result.actual == "1 of 2 added seats pay for themselves"
+    assert [line.split(" (like")[0] for line in result.evidence] == [
+        "second seat: claude-max-3"]
+
+
+def test_added_seat_pays_fails_when_no_scenario_adds_a_seat() -> None:
+    result = _seat_pays(sample_report(scenarios=(AS_IS, EXPIRING_FIRST)))
+    assert not result.passed
+    assert result.actual == "no added seat"
+    assert "adds a seat" in result.evidence[0]
+
+
+def _policy(tmp_path: Path, body: str) -> Path:
+    from tests.conftest import EXAMPLES
+
+    path = tmp_path / "policy.toml"
+    path.write_text(f'config = "{EXAMPLES / "omniladder.toml"}"\n[[expect]]\nname = "w"\n'
+                    f'auto_id = "auto/thrifty"\ntraffic = "{EXAMPLES / "traffic.jsonl"}"\n'
+                    + body, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("body", [
+    "max_regret_usd = 5\n",
+    'added_seat_pays = true\nscenario = "second-seat.toml"\n',
+])
+def test_until_the_analysis_is_in_the_build_the_gate_cannot_answer(
+        tmp_path: Path, body: str) -> None:
+    """The report comes from one function; without the analysis it raises a
+    NotImplementedError that the command line says in one line, exit 2."""
+    from typer.testing import CliRunner
+
+    from omniladder.analyses.check import _whatif_report, load_policy
+    from omniladder.cli import app
+    from omniladder.inputs.input_set import load_inputs
+
+    policy = _policy(tmp_path, body)
+    loaded = load_policy(policy)
+    with pytest.raises(NotImplementedError, match="what-if analysis"):
+        _whatif_report(loaded.policy.expect[0], loaded=loaded, index=0,
+                       inputs=load_inputs(loaded.settings_path), now=START)
+    result = CliRunner().invoke(app, ["check", str(policy)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    [line] = result.stderr.splitlines()
+    check = body.split(" =")[0]
+    assert line.startswith(f"omniladder: error: {policy}: expect[0].{check}: {check} replays ")
+    assert line.endswith(f"with the what-if analysis, which this build of omniladder does "
+                         f"not hold; drop {check}")
+
+
+def test_an_output_never_replaces_the_scenario_file(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from omniladder.cli import app
+
+    scenarios = tmp_path / "second-seat.toml"
+    scenarios.write_text('[[scenarios]]\nname = "second seat"\nadd = ["claude-max-work"]\n',
+                         encoding="utf-8")
+    policy = _policy(tmp_path, 'added_seat_pays = true\nscenario = "second-seat.toml"\n')
+    result = CliRunner().invoke(app, ["check", str(policy), "--junit", str(scenarios)])
+    assert result.exit_code == 2, result.output
+    assert "a scenario file the policy names" in result.stderr
+    assert scenarios.read_text(encoding="utf-8").startswith("[[scenarios]]")

@@ -23,13 +23,12 @@ from omniladder.analyses.whatif.report import (
     Scenario,
     WhatifReport,
 )
+from omniladder.analyses.whatif.scenario import AS_IS
 from omniladder.models import RUNGS
 from omniladder.rendering import Format
 from omniladder.rendering.traffic_view import money
 
 WHATIF_FORMAT_VERSION = "1"
-AS_IS = "as-is"
-"""The baseline scenario's name (SPEC §10.4): the fleet and settings as given."""
 
 
 def figure(value: float) -> float:
