@@ -242,9 +242,9 @@ def _numbers(value: Any) -> Iterator[float]:
 def _as_printed(value: float) -> set[str]:
     """Every way a view prints a figure: dollars, three significant digits (as a percent
     or hours too), a count, whole token units, a duration."""
-    from omniladder.rendering.whatif_view import dollars, short, units_text
+    from omniladder.rendering.whatif_view import dollars, figure_text, units_text
 
-    shown = short(value)
+    shown = figure_text(value)
     found = {dollars(value), shown, f"{shown}%", f"{shown}h", units_text(value),
              timefmt.duration(value)}
     if float(value).is_integer():

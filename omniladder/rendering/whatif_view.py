@@ -37,7 +37,7 @@ def figure(value: float) -> float:
     return float(f"{value:.6g}")
 
 
-def short(value: float) -> str:
+def figure_text(value: float) -> str:
     """A measured figure as the human view prints it: three significant digits of the
     JSON's."""
     return f"{figure(value):.3g}"
@@ -201,7 +201,7 @@ def fidelity_lines(report: WhatifReport) -> list[str]:
         lines.append("readings: no recorded reading in the span to compare with")
     else:
         lines.append(f"readings: replayed against recorded, mean absolute error "
-                     f"{short(fidelity.readings_mae_points)} points over "
+                     f"{figure_text(fidelity.readings_mae_points)} points over "
                      f"{fidelity.readings_compared} readings")
     return lines
 
@@ -229,7 +229,7 @@ def _expired(scenario: Scenario) -> str:
     if not scenario.expired_unused:
         return "-"
     percent, usd = expired_totals(scenario)
-    text = f"{short(percent)}%"
+    text = f"{figure_text(percent)}%"
     if usd is not None:
         text += f", {dollars(usd)}"
         if any(item.usd is None for item in scenario.expired_unused):
@@ -249,7 +249,7 @@ def _scenario_row(scenario: Scenario) -> list[str]:
     return [scenario.name, _paid(scenario),
             "-" if scenario.bound_usd is None else dollars(scenario.bound_usd),
             "unknown" if scenario.regret_usd is None else dollars(scenario.regret_usd),
-            str(scenario.blocked), f"{short(scenario.paid_hours)}h", _expired(scenario),
+            str(scenario.blocked), f"{figure_text(scenario.paid_hours)}h", _expired(scenario),
             "; ".join(_break_even(seat) for seat in scenario.added) or "-"]
 
 
@@ -264,9 +264,9 @@ def _consumption_row(item: Consumption) -> list[str]:
     fit = "fitted"
     if item.assumed:
         fit = f"assumed like {item.like}" if item.like else "assumed"
-    return [item.connection, item.window, short(item.percent_per_unit),
-            short(item.background_percent_per_hour), str(item.intervals),
-            "-" if item.error_points is None else short(item.error_points), fit]
+    return [item.connection, item.window, figure_text(item.percent_per_unit),
+            figure_text(item.background_percent_per_hour), str(item.intervals),
+            "-" if item.error_points is None else figure_text(item.error_points), fit]
 
 
 _SCENARIO_COLUMNS = [("scenario", "id"), ("paid", "num"), ("bound", "num"),
