@@ -42,6 +42,9 @@ SEATS = (("claude", "oauth", "claude-sonnet-4-5", "five_hour", "seven_day"),
          ("codex", "oauth", "gpt-5.1-codex", "5h", "weekly"))
 KEYS = (("openai", "apikey", "gpt-5-mini"), ("anthropic", "apikey", "claude-sonnet-4-5"))
 WEIGHTS = (1.0, 5.0, 20.0)
+SEAT_PRICES = {1.0: 20.0, 5.0: 100.0, 20.0: 200.0}
+"""US dollars a month: Claude Pro, Max 5x and Max 20x list at $20, $100 and $200 (ChatGPT
+Plus and Pro at $20 and $200)."""
 UNITS_PER_FIVE_HOURS = 0.5e6
 """Token units a weight-1 seat's five-hour window holds (about 23 mean requests)."""
 WEEKLY_FIVE_HOURS = 12.0
@@ -96,6 +99,9 @@ def write_week(out: Path, connections: int, seed: int = 1, reading_minutes: floa
                                 "models": [model]}
         if weight != 1.0:
             item["capacity_weight"] = weight
+        if weight in SEAT_PRICES:
+            item["seat_price_usd"] = SEAT_PRICES[weight]
+            item["seat_period"] = "month"
         items.append(item)
         weight_total += weight
         per_unit = 100.0 / (UNITS_PER_FIVE_HOURS * weight) * rng.uniform(0.8, 1.25)

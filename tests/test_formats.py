@@ -88,6 +88,8 @@ FORMAT_COMMANDS = {
     "audit omniroute": ["audit", "omniroute",
                         "tests/fixtures/sources/omniroute-candidates/example-fleet-clean.json",
                         "--config", str(CONFIG)],
+    "whatif": ["whatif", "auto/thrifty", "--config", "examples/whatif/omniladder.toml",
+               "--no-bound"],
 }
 
 

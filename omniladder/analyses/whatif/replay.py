@@ -151,7 +151,6 @@ class _Observed:
     """How many readings of ``history`` stay whatever comes after (the recorded ones and
     those written at a reset or a crossing)."""
     version: int = 0
-    served_since: bool = False
     due: datetime | None = None
     """The instant of the event last scheduled."""
 
@@ -164,7 +163,6 @@ class _Observed:
             self.history.append(reading)
         if keep:
             self.kept = len(self.history)
-        self.served_since = False
         return reading
 
     def reading_at(self, now: datetime) -> Reading:
@@ -357,14 +355,14 @@ class Replay:
             if self.watch is not None:
                 self.watch(request, target)
             self._serve(request, target, at)
-        self._events_until(self.end, inclusive=True)
+        self._events_until(self.end)
         self._head_moved(self.end)
         while mark < len(marks):
             outcome.paid_over_time.append((marks[mark], outcome.paid_usd))
             mark += 1
         return outcome
 
-    def _events_until(self, at: datetime, inclusive: bool = True) -> None:
+    def _events_until(self, at: datetime) -> None:
         queue = self.queue
         while queue and (queue[0][0] <= at):
             when, _, kind, index, version = heapq.heappop(queue)
@@ -501,7 +499,6 @@ class Replay:
                     window.reset_at = at + timedelta(seconds=length)
                     started = True
             window.remaining = max(0.0, window.remaining - units * window.model.percent_per_unit)
-        seen.served_since = True
         if seen.low(model):
             self._refresh(seen, at, keep=True)
             self._head_moved(at)
