@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from omniladder.inputs.documents import load_model
 from omniladder.models import (
@@ -18,11 +18,19 @@ from omniladder.models import (
 )
 
 
+def _not_as_is(name: str) -> str:
+    if name == "as-is":
+        raise ValueError("'as-is' is the fleet as given, always first: name the scenario "
+                         "otherwise")
+    return name
+
+
 class ScenarioEntry(StrictModel):
     """One alternative to the fleet as it is."""
 
     name: Annotated[str, StringConstraints(min_length=1, max_length=80,
-                                           pattern=r"^[^\x00-\x1f\x7f]+$")]
+                                           pattern=r"^[^\x00-\x1f\x7f]+$"),
+                    AfterValidator(_not_as_is)]
     order: WithinRungOrder | None = None
     """R15's ``within_rung_order`` for this scenario; none: the settings file's."""
     remove: tuple[Identifier, ...] = ()
@@ -33,16 +41,15 @@ class ScenarioEntry(StrictModel):
     weight: dict[Identifier, CapacityWeight] = Field(default_factory=dict)
     """Per connection (an added one too), its ``capacity_weight``."""
 
-    @model_validator(mode="after")
-    def _changes_something(self) -> ScenarioEntry:
-        if self.name == "as-is":
-            raise ValueError("'as-is' is the fleet as given, always first: name the "
-                             "scenario otherwise")
-        return self
-
 
 class ScenarioFile(StrictModel):
-    scenarios: tuple[ScenarioEntry, ...] = Field(min_length=1)
+    scenarios: tuple[ScenarioEntry, ...] = ()
+
+    @model_validator(mode="after")
+    def _some(self) -> ScenarioFile:
+        if not self.scenarios:
+            raise ValueError("names no scenario: give at least one [[scenarios]] entry")
+        return self
 
 
 def load_scenarios(path: Path) -> tuple[ScenarioEntry, ...]:

@@ -12,6 +12,7 @@ from omniladder import findings
 from omniladder.errors import InputError, UsageError, close_match
 from omniladder.inputs.ledger.schema import TrafficFile
 from omniladder.inputs.plan_document import PlanDocument
+from omniladder.inputs.scenarios import ScenarioFile
 from omniladder.models import (
     BillingCatalog,
     ConnectionsFile,
@@ -34,6 +35,7 @@ KINDS: dict[str, type[BaseModel]] = {
     "model-catalog": ModelCatalog,
     "window-catalog": WindowScopeCatalog,
     "plan": PlanDocument,
+    "whatif-scenarios": ScenarioFile,
 }
 """Input kind → the model its loader validates against (SPEC §2); ``plan`` is the plan
 document (SPEC §4.2), which ``plan --json`` writes and ``show``, ``diff`` and ``export`` read."""
@@ -64,6 +66,7 @@ _TITLES = {
     "model-catalog": "omniladder model catalog",
     "window-catalog": "omniladder quota-window scope catalog",
     "plan": "omniladder plan document (plan --json, plan --out)",
+    "whatif-scenarios": "omniladder what-if scenarios (whatif --scenario)",
 }
 
 
