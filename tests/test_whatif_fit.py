@@ -516,7 +516,7 @@ def test_the_generated_week_fits_back_to_the_truth_it_was_served_on(tmp_path: Pa
     five-hour window that runs empty shows whole percents near 0 for a while, and the fit
     leaves the pair that reaches 0 out, so its background comes out low)."""
     week = benchmark_module("week")
-    settings = week.write_week(tmp_path, 8, 2, 10.0) / "omniladder.toml"
+    settings = week.write_week(tmp_path, 8, 2, 10.0)
     truth = json.loads((tmp_path / "truth.json").read_text(encoding="utf-8"))["seats"]
     inputs = load_inputs(settings)
     events = [e for e in Ledger(tmp_path / "traffic.jsonl").events() if e.served]
