@@ -140,7 +140,7 @@ def whatif(
         from omniladder.engine.autoid import parse_auto_id
         from omniladder.inputs.input_set import find_settings, resolve_files
         from omniladder.inputs.ledger.read import Ledger
-        from omniladder.inputs.scopes import load_window_scopes
+        from omniladder.inputs.scopes import load_window_scopes, window_catalog_paths
         from omniladder.rendering import Format
         from omniladder.rendering.whatif_view import render_whatif, whatif_svg
 
@@ -156,13 +156,16 @@ def whatif(
                              scenario_file)
         path = traffic_path(ledger, options)
         inputs = options.load()
+        files = resolve_files(find_settings(options.config), inputs.settings,
+                              no_shipped_catalogs=options.no_shipped_catalogs)
         read = files_read(inputs)
         read.append(("the traffic ledger (--traffic)", path))
         if scenario_file is not None:
             read.append(("the scenario file (--scenario)", scenario_file))
+        read += [("a window-scope catalog", window)
+                 for window, _ in window_catalog_paths(files.window_catalogs,
+                                                       not options.no_shipped_catalogs)]
         refuse_overwriting([("--svg", svg)], read)
-        files = resolve_files(find_settings(options.config), inputs.settings,
-                              no_shipped_catalogs=options.no_shipped_catalogs)
         scopes = load_window_scopes(files.window_catalogs,
                                     include_shipped=not options.no_shipped_catalogs)
         catalog = catalog_of(scopes)

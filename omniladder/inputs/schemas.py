@@ -129,6 +129,26 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
         ),
         "seat_period": "The period seat_price_usd is paid for: day, week or month.",
     },
+    "ScenarioFile": {
+        "scenarios": "The scenarios whatif replays after as-is, in this order.",
+    },
+    "ScenarioEntry": {
+        "name": "The scenario's name in every view (not 'as-is', which is the fleet as given).",
+        "order": (
+            "R15's within_rung_order in this scenario (declared or expiring-first); default: "
+            "the settings file's."
+        ),
+        "remove": "Connections this scenario leaves out.",
+        "add": (
+            "Seats this scenario adds: LIKE copies connection LIKE (named LIKE+1), LIKE:NEW_ID "
+            "names the copy; full at the span's start."
+        ),
+        "reserve": "Per connection, its reserve_percent (R16) in this scenario.",
+        "weight": (
+            "Per connection (an added one too), its capacity_weight in this scenario; its "
+            "consumption scales by the old weight over the new."
+        ),
+    },
     "ConnectionsFile": {
         "connections": "Every connection of the gateway, each with a unique id.",
     },

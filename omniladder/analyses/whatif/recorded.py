@@ -17,7 +17,7 @@ from omniladder.models import PAID_RUNGS, RUNGS
 Price = Callable[[int, str, Request], float | None]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Recorded:
     requests: list[Request] = field(default_factory=list)
     """The demand, in time order."""

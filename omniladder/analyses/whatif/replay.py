@@ -136,7 +136,7 @@ class _Window:
                       window_seconds=model.window_seconds)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class _Observed:
     """One modelled connection: its windows, and the readings the replay wrote (the
     recorded ones up to the span's start first)."""
@@ -177,7 +177,7 @@ class _Observed:
                    if window.model.models is None or model in window.model.models)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Outcome:
     """What one replay did."""
 
