@@ -55,37 +55,45 @@ def read_recorded(ledger: Ledger, ours: frozenset[str], all_requests: bool,
     failed: dict[str, tuple[datetime, dict[str, Any]]] = {}
     served_ids: set[str] = set()
     index_of = fleet.index
+    pairs: dict[tuple[str, str], tuple[int, str] | None] = {}
+    """(connection, model) → (its index, its pair's rung); None for a pair the fleet lacks
+    (bounded by the fleet's pairs and the few a ledger adds)."""
     for _, at, connection, status, data in ledger.records():
         if found.first is None or at < found.first:
             found.first = at
         if found.last is None or at > found.last:
             found.last = at
         request_id = data.get("request_id")
-        if status == "served":
-            units = _request(at, data, connection).units
-            found.served.setdefault(connection, []).append((at, units))
-            if request_id is not None:
-                served_ids.add(request_id)
         requested = data.get("requested")
-        if not (requested in ours or (requested is None and all_requests)):
-            continue
-        if (start is not None and at < start) or (end is not None and at > end):
-            continue
+        ours_too = requested in ours or (requested is None and all_requests)
+        in_span = (start is None or at >= start) and (end is None or at <= end)
         if status != "served":
-            if request_id is not None and request_id not in failed:
+            if ours_too and in_span and request_id is not None and request_id not in failed:
                 failed[request_id] = (at, data)
             continue
         request = _request(at, data, connection)
+        found.served.setdefault(connection, []).append((at, request.units))
+        if request_id is not None:
+            served_ids.add(request_id)
+        if not (ours_too and in_span):
+            continue
         found.requests.append(request)
-        index = index_of.get(connection)
         model = data["model"]
-        pair = None if index is None else next(
-            (p for p in fleet.pairs_of(index) if p.model == model), None)
-        if index is None or pair is None:
+        key = (connection, model)
+        if key in pairs:
+            pair = pairs[key]
+        else:
+            index = index_of.get(connection)
+            found_pair = None if index is None else next(
+                (p for p in fleet.pairs_of(index) if p.model == model), None)
+            pair = pairs[key] = (None if index is None or found_pair is None
+                                 else (index, found_pair.rung))
+        if pair is None:
             found.unknown += 1
             continue
-        found.served_by_rung[pair.rung] += 1
-        if pair.rung in PAID_RUNGS:
+        index, rung = pair
+        found.served_by_rung[rung] += 1
+        if rung in PAID_RUNGS:
             cost = request.cost_usd if request.cost_usd else price(index, model, request)
             if cost is None:
                 found.unpriced += 1

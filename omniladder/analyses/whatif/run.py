@@ -197,7 +197,7 @@ def consumption(inputs: LoadedInputs, recorded: Recorded) -> dict[str, dict[str,
         missing = [name for name in names if name not in fits or not fits[name].intervals]
         if not missing:
             continue
-        like = like_connection(connection, [c for c in with_fits if c.id != connection.id])
+        like = like_connection(connection, with_fits)
         for name in missing:
             source = fitted.get(like.id, {}).get(name) if like is not None else None
             if source is not None and like is not None:
