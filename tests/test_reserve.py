@@ -15,6 +15,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from omniladder.analyses.forecast.pace import no_lengths, outlook
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
@@ -284,6 +285,32 @@ def test_why_shows_the_seat_and_the_reserve_s_thresholds(tmp_path: Path) -> None
     document = json.loads(_run("why", "openai-key", "auto/thrifty", "--config", plain,
                                "--json").stdout)
     assert document["seat"] is None
+
+
+def test_whys_pace_names_the_reserve_a_window_is_below(tmp_path: Path) -> None:
+    """The 5h window at 15% is at or below the connection's threshold, which is its reserve
+    (20%), not the ladder's cutoff: the pace note says so, in why and in the forecast."""
+    config = _fleet(tmp_path)
+    tree = _run("why", "claude-max-work", "auto/thrifty", "--config", config).stdout
+    text = " ".join(tree.replace("│", " ").split())  # the tree's wrapped lines joined
+    assert "at or below the reserve 20% until 14:00Z" in text
+    assert "at or below the cutoff" not in text
+    forecast = json.loads(_run("forecast", "auto/thrifty", "--config", config,
+                               "--json").stdout)
+    (five_hour,) = [p for p in forecast["pace"] if p["window"] == "5h"]
+    assert five_hour["note"] == "at or below the reserve 20% until 14:00Z"
+
+
+def test_a_reserve_at_or_below_the_cutoff_leaves_the_pace_note_at_the_cutoff() -> None:
+    readings = [reading("a", window("5h", 1.5, at(hours=2)))]
+    for reserve in (None, 2.0):
+        inputs = fleet([conn("a", models=["sonnet"])], readings)
+        (pace,) = outlook("a", "claude", inputs.readings["a"], NOW, inputs, no_lengths,
+                          reserve_percent=reserve).paces
+        assert pace.note == "at or below the cutoff 2% until 14:00Z"
+    (pace,) = outlook("a", "claude", inputs.readings["a"], NOW, inputs, no_lengths,
+                      reserve_percent=2.5).paces
+    assert pace.note == "at or below the reserve 2.5% until 14:00Z"
 
 
 def test_simulate_steps_out_at_the_reserve(tmp_path: Path) -> None:
