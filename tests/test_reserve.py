@@ -313,6 +313,33 @@ def test_a_reserve_at_or_below_the_cutoff_leaves_the_pace_note_at_the_cutoff() -
     assert pace.note == "at or below the reserve 2.5% until 14:00Z"
 
 
+def test_an_export_says_the_gateway_does_not_hold_the_reserve(tmp_path: Path) -> None:
+    """At 11:00 the connection is above its reserve and exported: the report says the
+    gateway cannot hold the reserve. At 12:00 it is out only because of the reserve: the
+    combo leaves it out, and no item claims OmniRoute would read its window as spent."""
+    config = _fleet(tmp_path)
+
+    def exported(now: str) -> dict[str, Any]:
+        report: dict[str, Any] = json.loads(_run(
+            "export", "omniroute", "auto/thrifty", "--config", config, "--now", now,
+            "--json").stdout)
+        return report
+
+    above = exported("2026-11-29T11:00:00Z")
+    (held,) = [f for f in above["fidelity"] if f["code"] == "reserve-not-held"]
+    assert (held["level"], held["connection_id"]) == ("warning", "claude-max-work")
+    assert "keeps 20% of each window" in held["message"]
+    below = exported("2026-11-29T12:00:00Z")
+    codes = {f["code"] for f in below["fidelity"]}
+    assert not codes & {"reserve-not-held", "omniroute-per-model-window"}
+    assert all("claude-max-work" not in step["allowedConnectionIds"]
+               for step in below["document"]["models"])
+    plain = _fleet(tmp_path, reserve="")
+    report = json.loads(_run("export", "omniroute", "auto/thrifty", "--config", plain,
+                             "--now", "2026-11-29T11:00:00Z", "--json").stdout)
+    assert all(f["code"] != "reserve-not-held" for f in report["fidelity"])
+
+
 def test_simulate_steps_out_at_the_reserve(tmp_path: Path) -> None:
     span = ("--from", "2026-11-29T10:00:00Z", "--to", "2026-11-29T13:00:00Z", "--step", "30m",
             "--json")
