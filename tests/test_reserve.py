@@ -18,10 +18,12 @@ from typer.testing import CliRunner
 from omniladder.analyses.forecast.pace import no_lengths, outlook
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.fleet import Fleet, seat_flags
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import make_plan
 from omniladder.engine.quota import LOW_REASONS
 from omniladder.engine.records import PairDecision, Plan
+from omniladder.rendering.json_view import plan_json
 from tests.builders import NOW, at, conn, fleet, plan, reading, window
 from tests.errors import one_error
 from tests.strategies import RESERVE, input_sets
@@ -153,6 +155,26 @@ def test_the_worked_example(figures: tuple[float, ...], expected: tuple[str | No
     (exclusion,) = found
     assert exclusion.reason == reason
     assert fragment in exclusion.detail
+
+
+@pytest.mark.parametrize(("seat", "flags"), [
+    ({}, (False, False)),
+    ({"reserve_percent": 0}, (False, True)),
+    ({"reserve_percent": 10}, (True, True)),
+    ({"seat_price_usd": 20}, (False, True)),
+    ({"seat_period": "week"}, (False, True)),
+])
+def test_a_fleet_knows_whether_a_connection_keeps_a_reserve_or_a_seat(
+        seat: dict[str, Any], flags: tuple[bool, bool]) -> None:
+    """``Fleet.reserved`` (a reserve above 0) and ``Fleet.seated`` (any seat field), on the
+    last of three connections; the plan's JSON carries the seat fields exactly when seated."""
+    connections = [conn("a"), conn("b"), conn("c", **seat)]
+    inputs = fleet(connections, [])
+    assert seat_flags(inputs.connections) == flags
+    built = Fleet(inputs)
+    assert (built.reserved, built.seated) == flags
+    records = json.loads(plan_json(plan(inputs)))["connections"]
+    assert (set(records[2]) > set(records[0])) == flags[1]
 
 
 def test_the_ladder_alone_would_hold_the_pair_out_too() -> None:
