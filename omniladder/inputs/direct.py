@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import keyword
+import operator
 import types
 import typing
 from collections.abc import Callable, Sequence
@@ -94,10 +95,19 @@ class _Members(NamedTuple):
 
     required: int
     """How many fields have no default: each object gives their keys."""
-    walk: Walk
+    checked: tuple[tuple[str, Any], ...]
+    """Each field with a default, and that default."""
+    collected: tuple[str, ...]
+    """Each field holding a model or record, or a tuple of them."""
     inside: tuple[tuple[type[BaseModel] | type[Record], bool], ...]
-    """Each field ``walk`` collects: the model or record it holds (``False``) or holds a
+    """For each of ``collected``, the model or record it holds (``False``) or holds a
     tuple of (``True``)."""
+
+
+COMPILE_AT = 256
+"""Objects of one kind in one list from which the kind's loop is compiled (``_walker``):
+compiling costs about 0.8 M instructions, which a few hundred objects walked by
+``_walk_by_name`` cost too, so a small file is walked without it."""
 
 
 def keys_given_at_least(kind: type[BaseModel] | type[Record], items: list[Any]) -> int | None:
@@ -112,7 +122,11 @@ def keys_given_at_least(kind: type[BaseModel] | type[Record], items: list[Any]) 
     members = _members(kind)
     if members is None:
         return None
-    given, collected = members.walk(items)
+    walk = _WALKERS.get(kind)
+    if walk is None and len(items) >= COMPILE_AT:
+        walk = _WALKERS[kind] = _walker(members.checked, members.collected)
+    given, collected = (walk(items) if walk is not None
+                        else _walk_by_name(members.checked, members.collected, items))
     total = members.required * len(items) + given
     for (holds, many), held in zip(members.inside, collected, strict=True):
         if many:
@@ -125,6 +139,7 @@ def keys_given_at_least(kind: type[BaseModel] | type[Record], items: list[Any]) 
 
 
 _MEMBERS: dict[type[BaseModel] | type[Record], _Members | None] = {}
+_WALKERS: dict[type[BaseModel] | type[Record], Walk] = {}
 
 
 def _members(kind: type[BaseModel] | type[Record]) -> _Members | None:
@@ -164,10 +179,23 @@ def _count_members(kind: type[BaseModel] | type[Record]) -> _Members | None:
         if defaults[name] is not _REQUIRED:
             checked.append((name, defaults[name]))
     required = sum(default is _REQUIRED for default in defaults.values())
-    return _Members(required=required, walk=_walker(checked, collected), inside=tuple(inside))
+    return _Members(required=required, checked=tuple(checked), collected=tuple(collected),
+                    inside=tuple(inside))
 
 
-def _walker(checked: list[tuple[str, Any]], collected: list[str]) -> Walk:
+def _walk_by_name(checked: tuple[tuple[str, Any], ...], collected: tuple[str, ...],
+                  items: Sequence[Any]) -> tuple[int, tuple[list[Any], ...]]:
+    """What ``_walker``'s loop answers, field after field by ``operator.attrgetter``: for a
+    few objects, where compiling the loop would cost more than it saves."""
+    given = 0
+    for name, default in checked:
+        values = list(map(operator.attrgetter(name), items))
+        given += len(values) - values.count(default)
+    return given, tuple([value for value in map(operator.attrgetter(name), items)
+                         if value is not None] for name in collected)
+
+
+def _walker(checked: tuple[tuple[str, Any], ...], collected: tuple[str, ...]) -> Walk:
     """One kind's ``Walk``: a loop over its objects that reads each field by its name.
 
     A field read by name in a loop costs the interpreter a few dozen instructions once it
