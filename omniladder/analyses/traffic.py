@@ -944,12 +944,14 @@ def expired_unused(fleet: Fleet, start: datetime, end: datetime) -> tuple[Expire
     """Each (connection, window) whose reset falls in (start, end]: the figure the plan
     used for the window just before that reset (``readings.figure`` on the readings in
     force, R6.4's held windows included: a low window an early regain did not lift expired
-    at its held figure), read from the last reading before the reset that shows the window,
-    when that reading shows this very reset (it is the latest of its cycle). Windows with
-    nothing left, and unlimited ones, are not listed."""
-    cutoff = fleet.ladder.exit_cutoff_percent
+    at its held figure; low is at or below the connection's own exit cutoff, its reserve
+    when above the ladder's, R16), read from the last reading before the reset that shows
+    the window, when that reading shows this very reset (it is the latest of its cycle).
+    Windows with nothing left, and unlimited ones, are not listed."""
     found: list[ExpiredUnused] = []
-    for connection, history in zip(fleet.connections, fleet.histories, strict=True):
+    for connection, history, ladder in zip(fleet.connections, fleet.histories, fleet.ladders,
+                                           strict=True):
+        cutoff = ladder.exit_cutoff_percent
         resets: dict[tuple[str, tuple[str, ...] | None], set[datetime]] = {}
         for reading in history:
             for window in reading.all_windows():

@@ -560,10 +560,6 @@ def _counted(names: tuple[str, ...], kind: str) -> dict[str, Any]:
             "properties": {name: {"type": kind, "minimum": 0} for name in names}}
 
 
-def _in_words(names: tuple[str, ...]) -> str:
-    return " and ".join(filter(None, (", ".join(names[:-1]), *names[-1:])))
-
-
 def _with_findings(schema: dict[str, Any]) -> dict[str, Any]:
     """The ``audit traffic --json`` schema with every part that names the findings written
     from ``findings.FINDINGS``: the counts' keys (of the audit, a connection and an hour),
@@ -574,8 +570,8 @@ def _with_findings(schema: dict[str, Any]) -> dict[str, Any]:
                     properties["by_hour"]["items"]["properties"]):
         counted["counts"].update(_counted(every, "integer"))
     properties["leak_by_finding"].update(_counted(leaking, "number"))
-    properties["leak_usd"]["description"] = (f"The cost of {_in_words(leaking)} events that "
-                                             "could be priced.")
+    properties["leak_usd"]["description"] = (f"The cost of {findings.in_words(leaking)} "
+                                             "events that could be priced.")
     schema["$defs"]["judged"]["properties"]["finding"]["enum"] = list(every)
     return schema
 
