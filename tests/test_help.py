@@ -131,8 +131,7 @@ def test_every_schema_property_has_a_description(kind: str) -> None:
 def test_the_description_table_names_exactly_the_models_fields() -> None:
     """No description for a field that is gone, none missing for a new one."""
     from omniladder import models, scope_models
-    from omniladder.inputs import plan_document
-    from omniladder.inputs import scenarios
+    from omniladder.inputs import plan_document, scenarios
     from omniladder.inputs.ledger import schema as ledger_schema
     from omniladder.inputs.schemas import DESCRIPTIONS
 
