@@ -16,6 +16,7 @@ frame  # cli.py: _terminated's second argument, the signal handler's signature
 log_message, do_POST  # tests/test_gateways_litellm.py: http.server's handler methods
 tz  # tests/test_omniroute_ledger.py: a datetime subclass's now(tz), the signature it overrides
 read_only, itersize  # sources/litellm_spend.py: psycopg's connection and cursor settings
+format_help_text  # commands/traffic_cmd.py: click's hook TrafficCommand overrides for its help
 
 # fields read by name (getattr over a key list, a JSON echo, a model's schema)
 forbid_billing, max_unverified, max_paid_hours  # analyses/check.py: Expectation, by key

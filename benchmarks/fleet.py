@@ -471,7 +471,24 @@ def main() -> None:
     parser.add_argument("--noise", type=float, default=1.0, metavar="SCALE",
                         help="with --week: scale the noise model's drift, bursts and idle "
                         "stretches from 0 (none) to 1 (the documented model, the default)")
+    parser.add_argument("--whatif-week", type=int, default=None, metavar="DAYS",
+                        help="instead, a what-if week (benchmarks/week.py): --connections "
+                        "seats and keys, the demand of DAYS days served by the declared "
+                        "policy, the telemetry every --reading-minutes, and the truth")
+    parser.add_argument("--reading-minutes", type=float, default=30.0,
+                        help="with --whatif-week: minutes between a seat's readings")
+    parser.add_argument("--weights", default="1,5,20",
+                        help="with --whatif-week: the seat sizes drawn from")
+    parser.add_argument("--demand-scale", type=float, default=1.0,
+                        help="with --whatif-week: the demand against the fleet's weight")
     args = parser.parse_args()
+    if args.whatif_week is not None:
+        from week import write_week
+
+        print(write_week(args.out, args.connections, args.seed, args.reading_minutes,
+                         args.whatif_week, tuple(float(w) for w in args.weights.split(",")),
+                         args.demand_scale))
+        return
     if not 0.0 <= args.noise <= 1.0:
         parser.error(f"--noise {args.noise}: a scale from 0 to 1")
     if args.week is not None:

@@ -6,9 +6,10 @@ pair, tried in the table's order: the first that holds is the finding), the one 
 views print for it, whether its cost counts toward the leak, and how the verdict words its
 leak. The audit (``analyses/traffic.py``), its views (``rendering/traffic_view.py``: the
 table, markdown, JSON, OpenMetrics, ``why --traffic`` and ``simulate --traffic``), the check
-gate's evidence, the committed schema of ``audit traffic --json`` (``inputs/schemas.py``) and
-docs/traffic.md's table all read it; each reads the table when it runs, never a copy taken
-at import.
+gate's evidence, ``audit traffic --help`` (``commands/traffic_cmd.py``), the committed schema
+of ``audit traffic --json`` (``inputs/schemas.py``) and docs/traffic.md's table all read it;
+each reads the table when it runs, never a copy taken at import. It imports only the
+vocabulary, so the help names the findings without loading pydantic.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from omniladder.models import PAID_RUNGS, QUOTA_RUNGS, RUNGS, Rung
+from omniladder.vocabulary import PAID_RUNGS, QUOTA_RUNGS, RUNGS, Rung
 
 BILLING_REASONS = frozenset({"keyless-not-subscription", "overage-not-hard-stop"})
 BILLING_PREFIXES = ("billing-", "budget-")
@@ -102,6 +103,11 @@ def kinds() -> tuple[str, ...]:
 def leaking() -> tuple[str, ...]:
     """The findings whose cost is the leak, in the table's order."""
     return tuple(kind for kind, found in FINDINGS.items() if found.leaks)
+
+
+def in_words(names: tuple[str, ...], last: str = "and") -> str:
+    """Names as a sentence lists them: ``a, b and c`` (``last`` joins the last two)."""
+    return f" {last} ".join(filter(None, (", ".join(names[:-1]), *names[-1:])))
 
 
 def finding_of(seen: Seen) -> str:

@@ -32,12 +32,11 @@ if typing.TYPE_CHECKING:
 
 from omniladder.timefmt import OUT_OF_RANGE, from_rfc3339, in_utc_range
 from omniladder.vocabulary import CATEGORIES as CATEGORIES
+from omniladder.vocabulary import PAID_RUNGS as PAID_RUNGS
+from omniladder.vocabulary import QUOTA_RUNGS as QUOTA_RUNGS
+from omniladder.vocabulary import RUNGS as RUNGS
 from omniladder.vocabulary import Category as Category
-
-Rung = Literal["subscription", "keyless", "free", "cheap", "premium"]
-RUNGS: tuple[Rung, ...] = ("subscription", "keyless", "free", "cheap", "premium")
-QUOTA_RUNGS: frozenset[str] = frozenset({"subscription", "keyless", "free"})
-PAID_RUNGS: tuple[Rung, ...] = ("cheap", "premium")
+from omniladder.vocabulary import Rung as Rung
 
 Billing = Literal["subscription", "metered"]
 Overage = Literal["hard-stop", "meters-to-paid", "unknown"]

@@ -21,6 +21,10 @@ from omniladder.models import (
 )
 from omniladder.quota_sources import QUOTA_SOURCES
 
+WindowAnchor = Literal["first-use", "fixed"]
+"""When a window's cycle starts (SPEC §10.3): at the first request after its reset, or on
+the schedule of its recorded resets."""
+
 
 class WindowScopeEntry(StrictModel):
     """Which models a provider's quota window limits (SPEC §6), or that it limits none.
@@ -41,6 +45,11 @@ class WindowScopeEntry(StrictModel):
     duration: WindowDuration | None = None
     """The window's length (``5h``, ``7d``, ``1d``, or ``month``: the calendar month up to
     its reset), read by ``forecast`` when a reading does not carry ``window_seconds``."""
+    anchor: WindowAnchor | None = None
+    """When the window's cycle starts (SPEC §10.3): ``first-use``, at the first request after
+    its reset (Claude's and Codex's five-hour windows), or ``fixed``, on the schedule its
+    recorded resets show (weekly, daily, monthly windows). None: the catalog does not say,
+    which ``whatif`` reads as fixed and says so (``inputs.scopes.window_anchor``)."""
     reason: str | None = None
     source: str | None = None
     reviewed: CalendarDate | None = None

@@ -26,6 +26,7 @@ from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.quota import quota_readings, readings_until
 from omniladder.models import Reading
+from omniladder.rendering.backtest_view import backtest_lines
 from tests.builders import conn, fleet
 from tests.conftest import EXAMPLES, ROOT, benchmark_module
 from tests.errors import one_error
@@ -293,6 +294,28 @@ def test_a_steady_burn_is_forecast_exactly() -> None:
     assert rows["1-3h"].samples > 0
     assert rows["> 6h"].samples == 0
     assert sum(row.samples for row in rows.values()) == len(result.samples)
+
+
+def test_a_connection_with_a_reserve_crosses_at_its_reserve() -> None:
+    """R16: the same 40%/h burn on a connection keeping 20% reaches its exit cutoff, the
+    reserve, at 2h00m (the reading at 20%), not the ladder's 2% at 2h27m; each forecast's
+    p50 is that instant. A reserve at or below the ladder's cutoff changes nothing."""
+    readings = steady(40, 160)
+    span = (parse_auto_id("auto/thrifty"), T0, T0 + timedelta(hours=3))
+    for reserve, crossing in ((20, 120), (2, 150)):
+        inputs = fleet([conn("c", reserve_percent=reserve)], readings,
+                       settings={"ladder": {"exit_cutoff_percent": CUTOFF,
+                                            "reentry_min_remaining_percent": 5,
+                                            "max_reading_age_seconds": 600}})
+        result = backtest(inputs, *span)
+        assert result.samples
+        assert {s.truth for s in result.samples} == {T0 + timedelta(minutes=crossing)}
+        assert all(abs(s.error_seconds) <= 300 for s in result.samples)
+        assert result.cutoff_percent == CUTOFF
+        assert result.reserved == (reserve > CUTOFF)
+        span_line = " ".join(" ".join(backtest_lines(result)).split())
+        assert ("(exit cutoff 2%; 1 connection at its reserve)" in span_line) == (
+            reserve > CUTOFF)
 
 
 def test_a_burn_that_doubles_falls_below_the_band() -> None:

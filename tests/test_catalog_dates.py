@@ -31,13 +31,13 @@ def test_shipped_catalogs_never_turn_a_users_check_red_on_a_date(today: str) -> 
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     assert (document["ok"], document["problems"]) == (True, [])
-    assert document["released"] == "2026-12-04"
+    assert document["released"] == "2026-12-06"
     assert {n["code"] for n in document["notes"]} <= {"release-age"}
 
 
-@pytest.mark.parametrize(("today", "noted"), [("2027-06-02", False), ("2027-06-03", True)])
+@pytest.mark.parametrize(("today", "noted"), [("2027-06-04", False), ("2027-06-05", True)])
 def test_an_old_release_is_a_note_past_the_max_age(today: str, noted: bool) -> None:
-    """Released 2026-12-04: 180 days later the release is still within --max-age-days; one
+    """Released 2026-12-06: 180 days later the release is still within --max-age-days; one
     day more and the check says the shipped facts are old (and still passes)."""
     result = _catalog_check("--today", today)
     assert result.exit_code == 0, result.output
@@ -45,7 +45,7 @@ def test_an_old_release_is_a_note_past_the_max_age(today: str, noted: bool) -> N
     notes = [line for line in lines if line.startswith("note: <shipped>: release-age: ")]
     assert len(notes) == (1 if noted else 0)
     if noted:
-        assert "omniladder 0.1.0 was released on 2026-12-04, 181 days before 2027-06-03" \
+        assert "omniladder 0.1.0 was released on 2026-12-06, 181 days before 2027-06-05" \
             in notes[0]
         assert lines[-1] == ("catalog check: ok, no problems in 3 catalog file(s); 1 note on "
                              "the shipped catalogs (never a failure)")

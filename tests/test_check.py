@@ -15,6 +15,7 @@ from omniladder.analyses.check import (
     FORECAST_KEYS,
     FORECAST_STEP,
     TRAFFIC_KEYS,
+    WHATIF_KEYS,
     Expectation,
     check_connection_ids,
     judge,
@@ -136,6 +137,29 @@ CASES += [
 ]
 
 
+# The what-if checks judge hand-built answers (tests/test_whatif_views.py): under
+# auto/thrifty the as-is replay paid $41.24 against a bound of $12.50 ($28.7371 of regret) and
+# the second seat saves $163.48 a month against its $200 price; under auto/subscription the
+# same seat is priced at $150.
+CASES += [
+    ("max_regret_usd-pass", "auto/thrifty", "max_regret_usd", 28.7371, True, ""),
+    ("max_regret_usd-fail", "auto/thrifty", "max_regret_usd", 28.73, False,
+     "expiring-first (--order expiring-first) would have paid $30.05, regret $17.55"),
+    ("added_seat_pays-pass", "auto/subscription", "added_seat_pays", True, True, ""),
+    ("added_seat_pays-fail", "auto/thrifty", "added_seat_pays", True, False,
+     "second seat: claude-max-2 (like claude-max-work) saves $163.48 a month, less than its "
+     "price $200.00"),
+]
+
+
+def _whatif(key: str, auto_id: str) -> Any:
+    if key not in WHATIF_KEYS:
+        return None
+    from tests.test_whatif_views import priced_seat_report
+
+    return priced_seat_report(200.0 if auto_id == "auto/thrifty" else 150.0)
+
+
 @cache
 def day_forecast(auto_id: str, horizon: str = "24h") -> Forecast:
     from omniladder.analyses.forecast.pace import catalog_lengths
@@ -173,9 +197,11 @@ def _audit_document(key: str, value: Any) -> Any:
                          [case[1:] for case in CASES], ids=[case[0] for case in CASES])
 def test_each_check_kind(auto_id: str, key: str, value: Any, passes: bool,
                          evidence: str) -> None:
-    (result,) = judge(expectation(auto_id=auto_id, **{key: value}), example_plan(auto_id),
-                      _audit_document(key, value), _forecast(key, auto_id),
-                      _traffic(key, auto_id, value))
+    scenario = {"scenario": "second-seat.toml"} if key == "added_seat_pays" else {}
+    (result,) = judge(expectation(auto_id=auto_id, **{key: value}, **scenario),
+                      example_plan(auto_id), _audit_document(key, value),
+                      _forecast(key, auto_id), _traffic(key, auto_id, value),
+                      _whatif(key, auto_id))
     assert result.check == key
     assert result.passed is passes, result
     if passes:
@@ -254,6 +280,15 @@ INVALID: list[tuple[str, str, str]] = [
     ("empty-expectations", "expect = []\n", "at least one [[expect]] table"),
     ("duplicate-names", HEAD + "min_pool = 1\n" + HEAD + "min_pool = 2\n",
      "duplicate expectation name 'a' (expect[0] and expect[1])"),
+    ("negative-regret", HEAD + "max_regret_usd = -1\n", "expect[0].max_regret_usd"),
+    ("seat-pays-false", HEAD + 'added_seat_pays = false\nscenario = "s.toml"\n',
+     "expect[0].added_seat_pays: false checks nothing; give true or drop the key"),
+    ("seat-pays-no-scenario", HEAD + "added_seat_pays = true\n",
+     "added_seat_pays judges the seats a scenario file adds: give scenario"),
+    ("scenario-alone", HEAD + 'max_regret_usd = 5\nscenario = "s.toml"\n',
+     "scenario is read only by added_seat_pays"),
+    ("traffic-alone", HEAD + 'min_pool = 1\ntraffic = "t.jsonl"\n',
+     "traffic is read only by max_leak_usd, max_regret_usd and added_seat_pays"),
 ]
 
 

@@ -45,6 +45,8 @@ SECTION_ANCHORS = {
     "s4-2": "contract", "s4-3": "contract", "s5": "rules", "s6": "sources",
     "s7": "traffic", "s7-1": "traffic", "s7-2": "traffic", "s7-3": "traffic",
     "s7-4": "traffic", "s7-5": "traffic", "s7-6": "traffic", "s9": "rules",
+    "s10": "whatif", "s10-1": "whatif", "s10-2": "whatif", "s10-3": "whatif",
+    "s10-4": "whatif", "s10-5": "whatif", "s10-6": "whatif", "s10-7": "whatif",
 }
 """Each spec section and the page that restates it."""
 

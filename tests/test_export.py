@@ -217,6 +217,7 @@ FIDELITY_CODES = (
     "omniroute-split-candidate", "omniroute-per-model-window", "omniroute-hysteresis-hold",
     "omniroute-cooldown-not-clamped", "omniroute-budget-not-enforced", "omniroute-budget-spent",
     "omniroute-coding-filter", "omniroute-provider-order", "order-until-next-export",
+    "reserve-not-held",
 )
 """Every fidelity code, in full (CONVENTIONS 12b): a code never disappears or changes."""
 

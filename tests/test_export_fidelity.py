@@ -36,10 +36,11 @@ def entry(position: int, rung: Rung, provider: str, model: str, *cids: str) -> E
 
 def source(*entries: ExportEntry, auto_id: str = "auto/thrifty",
            excluded: tuple[ExportExclusion, ...] = (),
-           clamps: tuple[ExportClamp, ...] = ()) -> ExportPlan:
+           clamps: tuple[ExportClamp, ...] = (),
+           reserves: dict[str, float] | None = None) -> ExportPlan:
     return ExportPlan(auto_id=parse_auto_id(auto_id), now=NOW, now_source="flag", entries=entries,
                       rung_notes={}, warnings=(), plan_file=None,
-                      excluded=excluded, clamps=clamps)
+                      excluded=excluded, clamps=clamps, reserves=reserves)
 
 
 def found(result: Export, code: str) -> list[str]:
@@ -149,6 +150,35 @@ def test_a_per_model_window_is_named_for_a_connection_that_still_routes() -> Non
     for excluded in (whole, other):
         assert not found(export("omniroute", source(*LADDER, excluded=(excluded,))),
                          "omniroute-per-model-window")
+
+
+def test_a_pair_out_only_for_its_reserve_is_no_per_model_window() -> None:
+    """R16: ``sub`` is out for opus only because of its reserve (a figure above the ladder's
+    own thresholds): OmniRoute, which knows no reserve, does not read that window as spent,
+    so it skips nothing on the sonnet step and the report claims no per-model window. The
+    combo leaves the pair out as it leaves out every excluded pair."""
+    reserved = ExportExclusion("sub", "claude", "claude-opus-4-1", "subscription",
+                               "quota-below-reserve")
+    result = export("omniroute", source(*LADDER, excluded=(reserved,)))
+    assert not found(result, "omniroute-per-model-window")
+    assert ["sub"] in [step["allowedConnectionIds"] for step in result.document["models"]]
+
+
+@pytest.mark.parametrize("target", ["litellm", "omniroute"])
+def test_an_exported_connection_with_a_reserve_is_named_as_not_held(target: str) -> None:
+    """R16: the gateway does not know ``sub``'s 20% reserve; ``gone`` keeps one too but is
+    not exported, and ``paid`` keeps none (0 is no reserve)."""
+    reserves = {"sub": 20.0, "gone": 30.0, "paid": 0.0}
+    routes = ladder_routes() if target == "litellm" else None
+    result = export(target, source(*LADDER, reserves=reserves), routes=routes)
+    items = [f for f in result.fidelity if f.code == "reserve-not-held"]
+    assert [(f.level, f.connection_id) for f in items] == [("warning", "sub")]
+    gateway = {"litellm": "LiteLLM", "omniroute": "OmniRoute"}[target]
+    assert items[0].message.startswith(
+        f"sub keeps 20% of each window for use outside the gateway (reserve_percent, R16); "
+        f"{gateway} does not know it and routes to sub until the vendor refuses")
+    assert not [f for f in export(target, source(*LADDER), routes=routes).fidelity
+                if f.code == "reserve-not-held"]
 
 
 def test_a_hysteresis_hold_is_named() -> None:

@@ -113,6 +113,26 @@ def test_a_registered_finding_is_in_simulates_leak_lines_and_whys_traffic_lines(
             "2026-11-29T11:33:05Z: paid-premium 1, early-paid 2") in why.stdout
 
 
+def _traffic_help() -> str:
+    shown = runner.invoke(app, ["audit", "traffic", "--help"])
+    assert shown.exit_code == 0, shown.output
+    return " ".join(shown.stdout.split())
+
+
+def test_the_help_names_every_finding_in_the_tables_order_and_the_leaking_ones() -> None:
+    assert ("gets one finding, the first whose rule holds: unknown-connection, "
+            "off-plan-billed, served-excluded, early-paid, above-head or on-plan. The leak is "
+            "the cost of off-plan-billed and early-paid events.") in _traffic_help()
+
+
+@pytest.mark.usefixtures("fake_finding")
+def test_a_registered_finding_is_in_the_commands_help() -> None:
+    assert ("gets one finding, the first whose rule holds: unknown-connection, "
+            f"off-plan-billed, served-excluded, {FAKE}, early-paid, above-head or on-plan. "
+            f"The leak is the cost of off-plan-billed, {FAKE} and early-paid events.") \
+        in _traffic_help()
+
+
 def test_the_docs_table_lists_every_finding_its_leak_and_meaning() -> None:
     text = section("Findings", "traffic")
     assert text is not None

@@ -65,7 +65,7 @@ def test_every_format_has_a_renderer_for_every_command_taking_format() -> None:
     taking = commands_taking_format()
     assert set(taking) == set(FORMAT_RENDERERS) == {"plan", "show", "check", "diff",
                                                     "audit omniroute", "audit traffic",
-                                                    "export", "forecast"}
+                                                    "export", "forecast", "whatif"}
     for name, param in taking.items():
         if name in METRICS_RENDERERS:  # plan and forecast also write openmetrics
             assert list(param.type.choices) == [f.value for f in PlanFormat], name
@@ -88,6 +88,8 @@ FORMAT_COMMANDS = {
     "audit omniroute": ["audit", "omniroute",
                         "tests/fixtures/sources/omniroute-candidates/example-fleet-clean.json",
                         "--config", str(CONFIG)],
+    "whatif": ["whatif", "auto/thrifty", "--config", "examples/whatif/omniladder.toml",
+               "--no-bound"],
 }
 
 

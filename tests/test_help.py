@@ -97,8 +97,8 @@ def test_schema_help_lists_every_kind() -> None:
     # click wraps the help at a hyphen too: joined again here
     text = flat(runner.invoke(app, ["schema", "-h"]).stdout).replace("- ", "-")
     assert "connections, quota, settings, spend, traffic, billing-catalog, model-catalog, " \
-        "window-catalog, plan, audit-traffic, forecast, forecast-backtest, export, " \
-        "export-litellm, export-omniroute." in text
+        "window-catalog, plan, whatif-scenarios, audit-traffic, forecast, " \
+        "forecast-backtest, export, export-litellm, export-omniroute, whatif." in text
     for kind in ALL_KINDS:
         assert kind in text
 
@@ -131,7 +131,7 @@ def test_every_schema_property_has_a_description(kind: str) -> None:
 def test_the_description_table_names_exactly_the_models_fields() -> None:
     """No description for a field that is gone, none missing for a new one."""
     from omniladder import models, scope_models
-    from omniladder.inputs import plan_document
+    from omniladder.inputs import plan_document, scenarios
     from omniladder.inputs.ledger import schema as ledger_schema
     from omniladder.inputs.schemas import DESCRIPTIONS
 
@@ -141,7 +141,8 @@ def test_the_description_table_names_exactly_the_models_fields() -> None:
     assert set(DESCRIPTIONS) == names
     for name in names:
         model = (getattr(models, name, None) or getattr(scope_models, name, None)
-                 or getattr(plan_document, name, None) or getattr(ledger_schema, name))
+                 or getattr(plan_document, name, None) or getattr(scenarios, name, None)
+                 or getattr(ledger_schema, name))
         assert set(DESCRIPTIONS[name]) == set(models.field_types(model)), name
         assert all(text.strip().endswith(".") for text in DESCRIPTIONS[name].values()), name
 

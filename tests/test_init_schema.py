@@ -151,6 +151,8 @@ def _valid(value: Any, schema: dict[str, Any], root: dict[str, Any]) -> bool:
         return any(_valid(value, option, root) for option in schema["anyOf"])
     if "enum" in schema and value not in schema["enum"]:
         return False
+    if "const" in schema and value != schema["const"]:
+        return False
     kind = schema.get("type")
     if kind == "object":
         if not isinstance(value, dict):
@@ -167,8 +169,9 @@ def _valid(value: Any, schema: dict[str, Any], root: dict[str, Any]) -> bool:
             _valid(item, schema.get("items", {}), root) for item in value)
     if kind == "string":
         return isinstance(value, str | date)
-    if kind == "number":
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if kind in ("number", "integer"):
+        ok = isinstance(value, int if kind == "integer" else int | float) and not isinstance(
+            value, bool)
         return ok and value >= schema.get("minimum", value) and value <= schema.get(
             "maximum", value)
     if kind == "boolean":

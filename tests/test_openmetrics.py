@@ -30,6 +30,7 @@ from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import make_plan
 from omniladder.engine.quota import in_force, resolved
+from omniladder.engine.readings import held_to
 from omniladder.engine.records import Plan
 from omniladder.models import RUNGS, Reading
 from omniladder.rendering.openmetrics import (
@@ -137,8 +138,10 @@ def stamp(instant: datetime | None) -> float:
 
 
 def latest_reading(inputs: LoadedInputs, result: Plan, cid: str) -> Reading | None:
-    readings = in_force(inputs.readings.get(cid, ()), result.now,
-                        result.settings["exit_cutoff_percent"])
+    """The reading R6 judges at the plan's now, at the connection's own thresholds (R16)."""
+    connection = next(f.connection for f in result.facts if f.connection.id == cid)
+    ladder = held_to(inputs.settings.ladder, connection.reserve_percent)
+    readings = in_force(inputs.readings.get(cid, ()), result.now, ladder.exit_cutoff_percent)
     return readings[-1] if readings else None
 
 
@@ -360,7 +363,7 @@ def example_plan(auto_id: str, config: str, now: str | None = None
     args = ["plan", auto_id, "--config", config, "--format", "openmetrics"]
     cli = runner.invoke(app, [*args, "--now", now] if now else args)
     assert cli.exit_code == 0, cli.output
-    assert cli.stdout == plan_metrics(result, inputs.readings)
+    assert cli.stdout == plan_metrics(result, inputs.readings, inputs.settings.ladder)
     return inputs, result, cli.stdout
 
 
@@ -513,7 +516,7 @@ def test_escaped_ids_parse_back_to_themselves() -> None:
                      "windows": [{"name": name, "remaining_percent": 12.25,
                                   "reset_at": at(hours=2)}]}])
     result = plan(inputs)
-    found = parse_both(plan_metrics(result, inputs.readings))
+    found = parse_both(plan_metrics(result, inputs.readings, inputs.settings.ladder))
     assert value(found, "omniladder_quota_window_remaining_percent", auto_id="auto/thrifty",
                  connection=cid, window=name, models="") == 12.25
     check_plan_series(inputs, result, found)
@@ -539,7 +542,7 @@ def test_two_windows_of_one_name_and_scope_are_one_series_the_lower() -> None:
                        {"name": "weekly", "remaining_percent": 30, "reset_at": at(hours=8)},
                        {"name": "weekly", "remaining_percent": 5, "reset_at": at(hours=7),
                         "models": ["claude-opus-4-1"]}]}])
-    found = parse_both(plan_metrics(plan(inputs), inputs.readings))
+    found = parse_both(plan_metrics(plan(inputs), inputs.readings, inputs.settings.ladder))
     remaining = named(found, "omniladder_quota_window_remaining_percent")
     assert sorted(remaining.values()) == [5, 30]
     assert value(found, "omniladder_quota_window_reset_timestamp_seconds",
@@ -564,7 +567,7 @@ def test_windows_whose_models_join_alike_stay_distinct_series(scopes: tuple[list
                        {"name": "weekly", "remaining_percent": 40.0 + i, "reset_at": at(hours=9),
                         "models": scope} for i, scope in enumerate(scopes)]}])
     result = plan(inputs)
-    found = parse_both(plan_metrics(result, inputs.readings))
+    found = parse_both(plan_metrics(result, inputs.readings, inputs.settings.ladder))
     remaining = named(found, "omniladder_quota_window_remaining_percent")
     assert {split_models(dict(labels)["models"]): v for labels, v in remaining.items()} == {
         tuple(scope): 40.0 + i for i, scope in enumerate(scopes)}
@@ -597,15 +600,39 @@ def test_no_two_samples_of_a_family_share_a_label_set(
             for name, scope in windows]})
     inputs = fleet(rows, readings)
     result = plan(inputs)
-    for family, samples in plan_samples(result, inputs.readings).items():
+    for family, samples in plan_samples(result, inputs.readings, inputs.settings.ladder).items():
         labels = [values for values, _ in samples]
         assert len(labels) == len(set(labels)), family
-    check_plan_series(inputs, result, parse_both(plan_metrics(result, inputs.readings)))
+    check_plan_series(inputs, result, parse_both(
+        plan_metrics(result, inputs.readings, inputs.settings.ladder)))
+
+
+def test_a_window_held_at_a_reserve_shows_the_held_figure() -> None:
+    """R16 with R6.4: the 5h window fell to 15% at 10:00, under the 20% reserve, and a
+    reading at 11:00 shows 50% before the same reset. The plan holds the window at 15%
+    until 14:00 (below the reserve: out), so the gauge shows 15%, not the 50% the ladder's
+    own 2% cutoff would let through."""
+    reset = at(hours=2)
+    readings = [{"connection": "max", "checked_at": at(hours=-2),
+                 "windows": [{"name": "5h", "remaining_percent": 15, "reset_at": reset}]},
+                {"connection": "max", "checked_at": at(hours=-1),
+                 "windows": [{"name": "5h", "remaining_percent": 50, "reset_at": reset}]}]
+    labels = {"auto_id": "auto/thrifty", "connection": "max", "window": "5h", "models": ""}
+    for reserve, shown in ((20, 15.0), (None, 50.0)):
+        connection = {"id": "max", "provider": "claude", "auth_type": "oauth",
+                      "models": ["claude-sonnet-4-5"], "reserve_percent": reserve}
+        inputs = fleet([{k: v for k, v in connection.items() if v is not None}], readings,
+                       settings={"ladder": {"max_reading_age_seconds": 86400}})
+        result = plan(inputs)
+        assert bool(result.excluded) == (reserve is not None)
+        found = parse_both(plan_metrics(result, inputs.readings, inputs.settings.ladder))
+        assert value(found, "omniladder_quota_window_remaining_percent", **labels) == shown
+        check_plan_series(inputs, result, found)
 
 
 def test_an_empty_fleet_still_parses() -> None:
     inputs = fleet([], [])
-    found = parse_both(plan_metrics(plan(inputs), inputs.readings))
+    found = parse_both(plan_metrics(plan(inputs), inputs.readings, inputs.settings.ladder))
     assert set(named(found, "omniladder_head_rung").values()) == {0}
     assert named(found, "omniladder_reading_age_seconds") == {}
 
@@ -617,7 +644,8 @@ def test_an_empty_fleet_still_parses() -> None:
 @given(inputs=plan_fleets(), auto_id=st.sampled_from(VALID))
 def test_plan_metrics_of_generated_fleets(inputs: LoadedInputs, auto_id: str) -> None:
     result = plan(inputs, auto_id)
-    check_plan_series(inputs, result, parse_both(plan_metrics(result, inputs.readings)))
+    check_plan_series(inputs, result, parse_both(
+        plan_metrics(result, inputs.readings, inputs.settings.ladder)))
 
 
 @settings(max_examples=25, deadline=None)

@@ -57,6 +57,7 @@ OUTPUTS: dict[str, dict[str, str | None]] = {
     # the ledger an import merges into is read too, on purpose
     "import litellm-spend": {"--traffic": "--traffic"},
     "init": {"DIRECTORY": DIRECTORY},
+    "whatif": {"--svg": None},
 }
 
 FRESH = {"--out": "fresh.json", "--metrics-out": "fresh.prom", "--svg": "fresh.svg",
@@ -121,6 +122,8 @@ CASES: dict[str, list[list[str]]] = {
     "quota prune": [["quota", "prune", "--before", "2026-11-29T11:00:00Z", "--all", "--config",
                      "omniladder.toml"]],
     "init": [["init", "starter"]],
+    "whatif": [["whatif", "auto/thrifty", *_SHARED, "--traffic", "traffic.jsonl",
+                "--scenario", "scenarios.toml", "--no-bound"]],
 }
 
 MODELS_OVERLAY = {"models": [
@@ -150,6 +153,8 @@ def fleet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "windows.toml").write_text('[[windows]]\nprovider = "acme"\nwindow = "x"\n'
                                            'ignore = true\n')
     (tmp_path / "accepted.toml").write_text("accepted = []\n")
+    (tmp_path / "scenarios.toml").write_text('[[scenarios]]\nname = "first"\n'
+                                             'order = "expiring-first"\n')
     # A connection naming no models takes its provider's from the model catalogs, which an
     # import then reads too.
     fleet_text = (EXAMPLES / "connections.toml").read_text(encoding="utf-8")

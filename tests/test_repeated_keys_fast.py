@@ -13,12 +13,12 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from omniladder.errors import InputError
 from omniladder.inputs import direct
@@ -224,6 +224,64 @@ def test_the_fast_path_never_clears_a_repeated_key(model: Any, documents: Any,
     assert given_keys <= distinct
     if no_key_repeats(text, found):
         assert not repeats(text), text
+
+
+def given_by_fields(value: Any) -> int:
+    """The keys ``keys_given_at_least`` counts, counted field by field with ``getattr``: a
+    field with no default, or whose value is not its default, and the same inside."""
+    if isinstance(value, tuple):
+        return sum(map(given_by_fields, value))
+    if not isinstance(value, (BaseModel, Record)):
+        return 0
+    if isinstance(value, BaseModel):
+        defaults = {name: (info.default if not info.is_required() else dataclasses.MISSING)
+                    for name, info in type(value).model_fields.items()}
+    else:
+        defaults = {item.name: item.default for item in dataclasses.fields(cast(Any, value))}
+    total = 0
+    for name, default in defaults.items():
+        held = getattr(value, name)
+        total += default is dataclasses.MISSING or not (held is default or held == default)
+        total += given_by_fields(held)
+    return total
+
+
+@pytest.fixture(params=["compiled", "by name"])
+def walk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each kind's objects walked by its compiled loop, or field by field by name (the walk
+    of a list shorter than ``COMPILE_AT``)."""
+    monkeypatch.setattr(direct, "_WALKERS", {})
+    monkeypatch.setattr(direct, "COMPILE_AT", 0 if request.param == "compiled" else 10**9)
+
+
+@pytest.mark.usefixtures("walk")
+@pytest.mark.parametrize(("model", "documents"), [(QuotaFile, quota_documents()),
+                                                  (ConnectionsFile, connection_documents())])
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_the_walk_counts_each_field_not_at_its_default(model: Any, documents: Any,
+                                                       data: st.DataObject) -> None:
+    """Both walks count exactly what reading each field with ``getattr`` counts."""
+    found = direct.from_json(model, render(data.draw(documents), data).encode())
+    if found is not None:
+        assert keys_given_at_least(model, [found]) == given_by_fields(found)
+
+
+@pytest.mark.usefixtures("walk")
+def test_the_walk_counts_every_field_of_a_seated_connection() -> None:
+    """Every field of a connection, the seat's (SPEC §9) included, counts once it is not at
+    its default, and not before."""
+    bare = {"id": "c", "provider": "claude", "auth_type": "oauth"}
+    seat = {"capacity_weight": 2.0, "reserve_percent": 10.0, "seat_price_usd": 200.0,
+            "seat_period": "week", "active": False, "label": "x"}
+    for extra in ({}, seat, {"active": True, "reserve_percent": 0.0}):
+        found = ConnectionsFile.model_validate_json(json.dumps({"connections": [
+            {**bare, **extra}]}))
+        # the file's connections key, the three required keys, and each other key given a
+        # value that is not its default (active = true is its default)
+        counted = 1 + 3 + sum(key != "active" or value is False for key, value in extra.items())
+        assert keys_given_at_least(ConnectionsFile, [found]) == counted == given_by_fields(
+            found)
 
 
 def test_every_file_of_a_fleet_is_cleared_without_a_second_parse(

@@ -15,12 +15,15 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from omniladder.analyses.forecast.pace import no_lengths, outlook
 from omniladder.cli import app
 from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.fleet import Fleet, seat_flags
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import make_plan
 from omniladder.engine.quota import LOW_REASONS
 from omniladder.engine.records import PairDecision, Plan
+from omniladder.rendering.json_view import plan_json
 from tests.builders import NOW, at, conn, fleet, plan, reading, window
 from tests.errors import one_error
 from tests.strategies import RESERVE, input_sets
@@ -154,6 +157,26 @@ def test_the_worked_example(figures: tuple[float, ...], expected: tuple[str | No
     assert fragment in exclusion.detail
 
 
+@pytest.mark.parametrize(("seat", "flags"), [
+    ({}, (False, False)),
+    ({"reserve_percent": 0}, (False, True)),
+    ({"reserve_percent": 10}, (True, True)),
+    ({"seat_price_usd": 20}, (False, True)),
+    ({"seat_period": "week"}, (False, True)),
+])
+def test_a_fleet_knows_whether_a_connection_keeps_a_reserve_or_a_seat(
+        seat: dict[str, Any], flags: tuple[bool, bool]) -> None:
+    """``Fleet.reserved`` (a reserve above 0) and ``Fleet.seated`` (any seat field), on the
+    last of three connections; the plan's JSON carries the seat fields exactly when seated."""
+    connections = [conn("a"), conn("b"), conn("c", **seat)]
+    inputs = fleet(connections, [])
+    assert seat_flags(inputs.connections) == flags
+    built = Fleet(inputs)
+    assert (built.reserved, built.seated) == flags
+    records = json.loads(plan_json(plan(inputs)))["connections"]
+    assert (set(records[2]) > set(records[0])) == flags[1]
+
+
 def test_the_ladder_alone_would_hold_the_pair_out_too() -> None:
     """A held low window of a stale reading (R6.4) below the reserve: under the ladder alone
     the reading is stale (not exhausted), so the reserve is the reason."""
@@ -284,6 +307,59 @@ def test_why_shows_the_seat_and_the_reserve_s_thresholds(tmp_path: Path) -> None
     document = json.loads(_run("why", "openai-key", "auto/thrifty", "--config", plain,
                                "--json").stdout)
     assert document["seat"] is None
+
+
+def test_whys_pace_names_the_reserve_a_window_is_below(tmp_path: Path) -> None:
+    """The 5h window at 15% is at or below the connection's threshold, which is its reserve
+    (20%), not the ladder's cutoff: the pace note says so, in why and in the forecast."""
+    config = _fleet(tmp_path)
+    tree = _run("why", "claude-max-work", "auto/thrifty", "--config", config).stdout
+    text = " ".join(tree.replace("│", " ").split())  # the tree's wrapped lines joined
+    assert "at or below the reserve 20% until 14:00Z" in text
+    assert "at or below the cutoff" not in text
+    forecast = json.loads(_run("forecast", "auto/thrifty", "--config", config,
+                               "--json").stdout)
+    (five_hour,) = [p for p in forecast["pace"] if p["window"] == "5h"]
+    assert five_hour["note"] == "at or below the reserve 20% until 14:00Z"
+
+
+def test_a_reserve_at_or_below_the_cutoff_leaves_the_pace_note_at_the_cutoff() -> None:
+    readings = [reading("a", window("5h", 1.5, at(hours=2)))]
+    for reserve in (None, 2.0):
+        inputs = fleet([conn("a", models=["sonnet"])], readings)
+        (pace,) = outlook("a", "claude", inputs.readings["a"], NOW, inputs, no_lengths,
+                          reserve_percent=reserve).paces
+        assert pace.note == "at or below the cutoff 2% until 14:00Z"
+    (pace,) = outlook("a", "claude", inputs.readings["a"], NOW, inputs, no_lengths,
+                      reserve_percent=2.5).paces
+    assert pace.note == "at or below the reserve 2.5% until 14:00Z"
+
+
+def test_an_export_says_the_gateway_does_not_hold_the_reserve(tmp_path: Path) -> None:
+    """At 11:00 the connection is above its reserve and exported: the report says the
+    gateway cannot hold the reserve. At 12:00 it is out only because of the reserve: the
+    combo leaves it out, and no item claims OmniRoute would read its window as spent."""
+    config = _fleet(tmp_path)
+
+    def exported(now: str) -> dict[str, Any]:
+        report: dict[str, Any] = json.loads(_run(
+            "export", "omniroute", "auto/thrifty", "--config", config, "--now", now,
+            "--json").stdout)
+        return report
+
+    above = exported("2026-11-29T11:00:00Z")
+    (held,) = [f for f in above["fidelity"] if f["code"] == "reserve-not-held"]
+    assert (held["level"], held["connection_id"]) == ("warning", "claude-max-work")
+    assert "keeps 20% of each window" in held["message"]
+    below = exported("2026-11-29T12:00:00Z")
+    codes = {f["code"] for f in below["fidelity"]}
+    assert not codes & {"reserve-not-held", "omniroute-per-model-window"}
+    assert all("claude-max-work" not in step["allowedConnectionIds"]
+               for step in below["document"]["models"])
+    plain = _fleet(tmp_path, reserve="")
+    report = json.loads(_run("export", "omniroute", "auto/thrifty", "--config", plain,
+                             "--now", "2026-11-29T11:00:00Z", "--json").stdout)
+    assert all(f["code"] != "reserve-not-held" for f in report["fidelity"])
 
 
 def test_simulate_steps_out_at_the_reserve(tmp_path: Path) -> None:

@@ -445,6 +445,24 @@ def test_a_window_that_reset_with_quota_left(tmp_path: Path) -> None:
     assert "38% of claude-max's weekly window expired unused" in result.verdict
 
 
+def test_a_window_held_at_a_reserve_expired_at_its_held_figure(tmp_path: Path) -> None:
+    """R16 with R6.4: the weekly window fell to 15%, under the 20% reserve, then read 40%
+    before the same reset. The plan held it at 15% until that reset, so 15% expired unused,
+    not 40%; without the reserve (the ladder's 2% cutoff) nothing held it: 40%."""
+    readings = [reading("claude-max", at(hours=-3), window("weekly", 15, at(hours=-1))),
+                reading("claude-max", at(hours=-2), window("weekly", 40, at(hours=-1))),
+                reading("claude-max", at(minutes=-30), window("weekly", 100, at(days=7)))]
+    events = [event("claude-max", "sonnet", at(hours=-4)),
+              event("claude-max", "sonnet", at(seconds=-1))]
+    for reserve, expired in ((20, 15), (None, 40)):
+        seated = conn("claude-max", models=["sonnet"])
+        if reserve is not None:
+            seated["reserve_percent"] = reserve
+        result = run(fleet([seated], readings), tmp_path, events)
+        assert [(e.window, e.reset_at, e.percent) for e in result.expired_unused] == [
+            ("weekly", instant(hours=-1), expired)]
+
+
 def test_expired_quota_needs_the_latest_reading_of_its_cycle(tmp_path: Path) -> None:
     """A later reading before the reset that shows another reset (the window moved): the
     figure of the old cycle is not the latest, so nothing is claimed; nor is a spent one, a

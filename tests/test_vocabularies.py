@@ -39,7 +39,12 @@ from omniladder.models import (
     Rung,
     Tier,
 )
-from omniladder.scope_models import QuotaSource, WindowAliasEntry, WindowScopeEntry
+from omniladder.scope_models import (
+    QuotaSource,
+    WindowAliasEntry,
+    WindowAnchor,
+    WindowScopeEntry,
+)
 
 
 def test_reason_codes_in_the_spec_order() -> None:
@@ -145,11 +150,13 @@ def test_billing_and_overage_vocabulary() -> None:
 
 def test_window_scope_entry_fields() -> None:
     """SPEC §6: the fields a window-scope catalog entry and an alias entry may carry (any
-    other key is refused), the kinds of answer a scope gives, and the import sources."""
+    other key is refused), a window's anchors, the kinds of answer a scope gives, and the
+    import sources."""
     assert list(WindowScopeEntry.model_fields) == [
         "provider", "window", "models", "exclude_models", "ignore", "zero_is_sentinel",
-        "duration", "reason", "source", "reviewed",
+        "duration", "anchor", "reason", "source", "reviewed",
     ]
+    assert get_args(WindowAnchor) == ("first-use", "fixed")  # SPEC §10.3
     assert list(WindowAliasEntry.model_fields) == [
         "provider", "window", "models", "reason", "source", "reviewed",
     ]

@@ -151,6 +151,8 @@ class Backtest:
     excluded: dict[str, int] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     """The inputs' warnings."""
+    reserved: int = 0
+    """Connections forecast and judged at their reserve (R16), above ``cutoff_percent``."""
 
     @property
     def covered(self) -> int:
@@ -542,10 +544,14 @@ def serving_connections(inputs: LoadedInputs, auto_id: AutoId) -> list[str]:
     """The connections with a pair of the auto id: in its category, on one of its rungs (the
     subscription rung only for ``auto/subscription``)."""
     fleet = Fleet(inputs)
+    return [fleet.connections[index].id for index in _serving(fleet, auto_id)]
+
+
+def _serving(fleet: Fleet, auto_id: AutoId) -> list[int]:
+    """The positions in the fleet of ``serving_connections``."""
     member = fleet.in_category(auto_id.category)
     subscription_only = auto_id.tier == "subscription"
-    return [connection.id for connection, pairs in zip(fleet.connections, fleet.pairs,
-                                                       strict=True)
+    return [index for index, pairs in enumerate(fleet.pairs)
             if any(member[p.candidate] and (not subscription_only or p.rung == "subscription")
                    for p in pairs)]
 
@@ -558,22 +564,27 @@ def reading_instants(inputs: LoadedInputs, ids: Sequence[str]) -> list[datetime]
 def backtest(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: datetime, *,
              lengths: WindowLength = no_lengths) -> Backtest:
     """The forecast at every reading in [start, end] of each connection serving the auto
-    id, judged by the readings after it."""
+    id, judged by the readings after it. Each connection's windows are forecast to, and
+    judged at, the exit cutoff it is held to: its reserve when above the ladder's (R16)."""
     ladder = inputs.settings.ladder
-    cutoff, max_age = ladder.exit_cutoff_percent, ladder.max_reading_age_seconds
-    providers = {c.id: c.provider for c in inputs.connections}
+    max_age = ladder.max_reading_age_seconds
+    fleet = Fleet(inputs)
     samples: list[Sample] = []
     excluded = dict.fromkeys(EXCLUSIONS, 0)
-    forecasts = no_rate = lasted = lasted_p50 = lasted_p90 = 0
+    forecasts = no_rate = lasted = lasted_p50 = lasted_p90 = reserved = 0
     instants: set[datetime] = set()
     histories: list[Sequence[Reading]] = []
-    for cid in serving_connections(inputs, auto_id):
+    for index in _serving(fleet, auto_id):
+        connection = fleet.connections[index]
+        cid = connection.id
+        cutoff = fleet.ladders[index].exit_cutoff_percent  # R16: its reserve when higher
+        reserved += cutoff != ladder.exit_cutoff_percent
         readings = quota_readings(inputs.readings.get(cid, ()))
         histories.append(readings)
         keys = dict.fromkeys(_key(w) for r in readings for w in r.all_windows())
         for key in keys:
             series = Series(readings, key, cutoff, max_age)
-            for item in window_forecasts(providers[cid], readings, key, cutoff, lengths,
+            for item in window_forecasts(connection.provider, readings, key, cutoff, lengths,
                                          start, end):
                 at = readings[item.index].checked_at
                 if not start <= at <= end:
@@ -603,11 +614,12 @@ def backtest(inputs: LoadedInputs, auto_id: AutoId, start: datetime, end: dateti
                     reset_at=item.window.reset_at,
                     p10=crossing_at(item.window, high, at, cutoff, shape),
                     p50=p50, p90=p90))
-    return Backtest(auto_id=auto_id, start=start, end=end, cutoff_percent=cutoff,
+    return Backtest(auto_id=auto_id, start=start, end=end,
+                    cutoff_percent=ladder.exit_cutoff_percent,
                     max_reading_age_seconds=max_age, instants=len(instants),
                     forecasts=forecasts, no_rate=no_rate, samples=tuple(samples),
                     lasted=lasted, lasted_p50=lasted_p50, lasted_p90=lasted_p90,
-                    excluded=excluded,
+                    excluded=excluded, reserved=reserved,
                     warnings=(*inputs.warnings, *_polling_warning(histories, max_age, excluded)))
 
 

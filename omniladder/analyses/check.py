@@ -6,7 +6,9 @@ be in the pool, billing classes that must not appear, a cap on unverified connec
 the reason codes some connections must be excluded with. Every expectation is judged on the
 ``Plan`` that ``make_plan`` returns; nothing here recomputes a routing decision. Two checks
 look ahead instead: ``no_paid_within`` and ``max_paid_hours`` are judged on the ``forecast``
-of the auto id over the expectation's ``horizon`` (default 24h, 5-minute steps).
+of the auto id over the expectation's ``horizon`` (default 24h, 5-minute steps). Three look
+back on a traffic ledger: ``max_leak_usd`` on its audit (SPEC §7), ``max_regret_usd`` and
+``added_seat_pays`` on its what-if replay (SPEC §10).
 
 The policy is validated as strictly as every other input: unknown keys, unknown connection
 ids, bad reason codes, rungs and billing classes are errors, never silent passes.
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from omniladder import findings, timefmt
+from omniladder.analyses.whatif.scenario import AS_IS
 from omniladder.engine.autoid import NowSource, parse_auto_id
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
@@ -41,19 +44,25 @@ if TYPE_CHECKING:
     from omniladder.analyses.forecast.pace import WindowLength
     from omniladder.analyses.forecast.walk import Forecast
     from omniladder.analyses.traffic import TrafficAudit
+    from omniladder.analyses.whatif.report import Scenario, WhatifReport
+    from omniladder.analyses.whatif.run import Catalog
 
 BillingClassName = Literal["subscription", "metered", "unknown", "keyless"]
 
 CHECK_KEYS: tuple[str, ...] = (
     "min_pool", "max_pool", "head_rung", "allowed_rungs", "forbidden_rungs", "must_include",
     "must_exclude", "forbid_billing", "max_unverified", "expect_reason", "audit",
-    "no_paid_within", "max_paid_hours", "max_leak_usd",
+    "no_paid_within", "max_paid_hours", "max_leak_usd", "max_regret_usd", "added_seat_pays",
 )
 """Every kind of check an expectation can make, in the order they are judged and shown."""
 FORECAST_KEYS: tuple[str, ...] = ("no_paid_within", "max_paid_hours")
+"""The checks judged on the auto id's forecast rather than on its plan at now."""
 TRAFFIC_KEYS: tuple[str, ...] = ("max_leak_usd",)
 """The checks judged on the traffic audit of a ledger (SPEC §7) rather than on a plan."""
-"""The checks judged on the auto id's forecast rather than on its plan at now."""
+WHATIF_KEYS: tuple[str, ...] = ("max_regret_usd", "added_seat_pays")
+"""The checks judged on the what-if replay of a ledger (SPEC §10) rather than on a plan."""
+LEDGER_KEYS: tuple[str, ...] = (*TRAFFIC_KEYS, *WHATIF_KEYS)
+"""The checks that read a traffic ledger (``traffic``, ``traffic_span``)."""
 DEFAULT_HORIZON = "24h"
 FORECAST_STEP = timedelta(minutes=5)
 
@@ -112,6 +121,12 @@ def _not_empty(value: Any) -> Any:
     return value
 
 
+def _only_true(value: bool) -> bool:
+    if not value:
+        raise ValueError("false checks nothing; give true or drop the key")
+    return value
+
+
 def _needs_one(value: tuple[Any, ...]) -> tuple[Any, ...]:
     if not value:
         raise ValueError("a policy needs at least one [[expect]] table")
@@ -128,6 +143,7 @@ ReasonTable = Annotated[dict[NonBlank, ReasonCode], AfterValidator(_not_empty)]
 Span = Annotated[str, AfterValidator(_valid_span)]
 SpanOrZero = Annotated[str, AfterValidator(_valid_span_or_zero)]
 Hours = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Dollars = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
 def span(text: str) -> timedelta:
@@ -165,14 +181,23 @@ class Expectation(StrictModel):
     percentile: Literal["p10", "p50", "p90"] | None = None
     """Which edge of the forecast's band the forecast checks judge: p10 (the default, the
     pessimistic edge: the earliest paid instant, the most paid hours), p50 or p90."""
-    max_leak_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    max_leak_usd: Dollars | None = None
     """At most this many US dollars paid off plan or early in the traffic ledger (SPEC §7.3)."""
+    max_regret_usd: Dollars | None = None
+    """At most this many US dollars paid above the least any schedule could have paid, in
+    the ``as-is`` replay of the traffic ledger (SPEC §10.6)."""
+    added_seat_pays: Annotated[bool, AfterValidator(_only_true)] | None = None
+    """Every seat the ``scenario`` file adds saves at least its price per period in the
+    replay of the traffic ledger (SPEC §10.5)."""
+    scenario: NonBlank | None = None
+    """The scenario file (``whatif --scenario``) whose added seats ``added_seat_pays``
+    judges, relative to the policy file."""
     traffic: NonBlank | None = None
-    """The traffic ledger ``max_leak_usd`` reads, relative to the policy file; default: the
-    settings' ``[inputs] traffic``."""
+    """The traffic ledger ``max_leak_usd``, ``max_regret_usd`` and ``added_seat_pays`` read,
+    relative to the policy file; default: the settings' ``[inputs] traffic``."""
     traffic_span: Span | None = None
-    """How far back from the expectation's instant ``max_leak_usd`` looks; default: the
-    whole ledger."""
+    """How far back from the expectation's instant those checks look; default: the whole
+    ledger."""
 
     @property
     def forecast_horizon(self) -> timedelta:
@@ -181,6 +206,10 @@ class Expectation(StrictModel):
     @property
     def needs_forecast(self) -> bool:
         return any(getattr(self, key) is not None for key in FORECAST_KEYS)
+
+    @property
+    def needs_whatif(self) -> bool:
+        return self.max_regret_usd is not None or self.added_seat_pays is not None
 
     @model_validator(mode="after")
     def _coherent(self) -> Expectation:
@@ -205,8 +234,16 @@ class Expectation(StrictModel):
             raise ValueError(f"horizon is read only by {' and '.join(FORECAST_KEYS)}; give "
                              "one of them or drop it")
         for key in ("traffic", "traffic_span"):
-            if getattr(self, key) is not None and self.max_leak_usd is None:
-                raise ValueError(f"{key} is read only by max_leak_usd; give it or drop {key}")
+            if getattr(self, key) is not None and all(
+                    getattr(self, check) is None for check in LEDGER_KEYS):
+                raise ValueError(f"{key} is read only by {_either(LEDGER_KEYS, 'and')}; give "
+                                 f"one of them or drop {key}")
+        if self.scenario is not None and self.added_seat_pays is None:
+            raise ValueError("scenario is read only by added_seat_pays; give it or drop "
+                             "scenario")
+        if self.added_seat_pays is not None and self.scenario is None:
+            raise ValueError("added_seat_pays judges the seats a scenario file adds: give "
+                             "scenario (a whatif --scenario file that adds a seat)")
         if (self.no_paid_within is not None
                 and span(self.no_paid_within) > self.forecast_horizon):
             raise ValueError(f"no_paid_within ({self.no_paid_within}) looks past the horizon "
@@ -342,12 +379,14 @@ class PolicyResult:
 
 
 def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
-             default_source: NowSource, lengths: WindowLength | None = None) -> PolicyResult:
+             default_source: NowSource, lengths: WindowLength | None = None,
+             windows: Catalog | None = None) -> PolicyResult:
     """Plan every expectation's auto id at its instant and judge each of its checks.
 
     An expectation's own ``now`` wins; otherwise the instant the command resolved (R14).
     ``lengths`` gives the forecast its window lengths (the window catalog's durations);
-    without it, only readings' ``window_seconds``.
+    without it, only readings' ``window_seconds``. ``windows`` gives the what-if replay the
+    window catalog's lengths and anchors.
     """
     results: list[ExpectationResult] = []
     warnings: dict[str, None] = {}
@@ -384,11 +423,14 @@ def evaluate(loaded: LoadedPolicy, inputs: LoadedInputs, default_now: datetime,
                              lengths=lengths or no_lengths)
         audited = (traffic_audit(loaded, index, expectation, inputs, fleet, now)
                    if expectation.max_leak_usd is not None else None)
+        replayed = (_whatif_report(expectation, loaded=loaded, index=index, inputs=inputs,
+                                   now=now, windows=windows)
+                    if expectation.needs_whatif else None)
         results.append(ExpectationResult(
             index=index, name=expectation.name, auto_id=expectation.auto_id, now=now,
             now_source=source,
-            checks=judge(expectation, plan, document, ahead, audited), plan_summary=plan.summary,
-            seconds=time.perf_counter() - started))
+            checks=judge(expectation, plan, document, ahead, audited, replayed),
+            plan_summary=plan.summary, seconds=time.perf_counter() - started))
     if not inputs.connections:
         results.insert(0, empty_fleet_result(inputs, default_now, default_source))
     return PolicyResult(policy_file=loaded.shown, expectations=tuple(results),
@@ -455,12 +497,14 @@ def load_audits(loaded: LoadedPolicy) -> dict[int, CandidatesDocument]:
 def judge(expectation: Expectation, plan: Plan,
           document: CandidatesDocument | None = None,
           ahead: Forecast | None = None,
-          traffic: TrafficAudit | None = None) -> tuple[CheckResult, ...]:
+          traffic: TrafficAudit | None = None,
+          whatif: WhatifReport | None = None) -> tuple[CheckResult, ...]:
     """Judge every check the expectation makes against one plan, in CHECK_KEYS order.
 
     ``document`` is the gateway candidate list its ``audit`` names, already read; ``ahead``
     the auto id's forecast over the expectation's horizon, for ``FORECAST_KEYS``;
-    ``traffic`` the traffic audit of its ledger, for ``TRAFFIC_KEYS``.
+    ``traffic`` the traffic audit of its ledger, for ``TRAFFIC_KEYS``; ``whatif`` the
+    what-if replay of its ledger, for ``WHATIF_KEYS``.
     """
     out: list[CheckResult] = []
     for key in CHECK_KEYS:
@@ -475,6 +519,11 @@ def judge(expectation: Expectation, plan: Plan,
             if traffic is None:
                 raise ValueError(f"expectation {expectation.name!r}: no traffic audited")
             out.append(_max_leak_usd(value, traffic))
+        elif key in WHATIF_KEYS:
+            if whatif is None:
+                raise ValueError(f"expectation {expectation.name!r}: no what-if replay made")
+            out.append(_max_regret_usd(value, whatif) if key == "max_regret_usd"
+                       else _added_seat_pays(whatif))
         elif key in FORECAST_KEYS:
             if ahead is None:
                 raise ValueError(f"expectation {expectation.name!r}: no forecast made")
@@ -634,10 +683,10 @@ def _forbid_billing(value: tuple[str, ...], plan: Plan) -> CheckResult:
                        evidence=tuple(evidence))
 
 
-def _either(values: Sequence[str]) -> str:
+def _either(values: Sequence[str], word: str = "or") -> str:
     if len(values) == 1:
         return values[0]
-    return ", ".join(values[:-1]) + " or " + values[-1]
+    return ", ".join(values[:-1]) + f" {word} " + values[-1]
 
 
 def _max_unverified(value: int, plan: Plan) -> CheckResult:
@@ -785,6 +834,35 @@ _FORECAST_JUDGES: dict[str, Callable[[Any, Forecast, str], CheckResult]] = {
 # --- traffic checks -------------------------------------------------------------------------
 
 
+def ledger_path(loaded: LoadedPolicy, index: int, expectation: Expectation,
+                inputs: LoadedInputs, check: str) -> Path:
+    """The traffic ledger ``check`` reads: the expectation's ``traffic``, else the
+    settings' ``[inputs] traffic``; one InputError when there is neither."""
+    if expectation.traffic is not None:
+        return loaded.path.parent / expectation.traffic
+    named = inputs.settings.inputs.traffic
+    settings = next((p for role, _, p in inputs.read if role == "settings"), None)
+    if named is None:
+        raise InputError(f"{check} needs a traffic ledger: give traffic, or [inputs] traffic "
+                         "in the settings file", file=loaded.shown,
+                         field=f"expect[{index}].traffic")
+    return (settings.parent if settings is not None else Path(".")) / named
+
+
+def ledger_start(loaded: LoadedPolicy, index: int, expectation: Expectation,
+                 now: datetime) -> datetime | None:
+    """Where the ledger's span starts: ``traffic_span`` back from now (the span then ends
+    at now); None for the whole ledger."""
+    if expectation.traffic_span is None:
+        return None
+    start = timefmt.shifted(now, -span(expectation.traffic_span))
+    if start is None:
+        raise InputError(f"traffic_span {expectation.traffic_span} before "
+                         f"{timefmt.iso(now)} runs past the start of the calendar",
+                         file=loaded.shown, field=f"expect[{index}].traffic_span")
+    return start
+
+
 def traffic_audit(loaded: LoadedPolicy, index: int, expectation: Expectation,
                   inputs: LoadedInputs, fleet: Fleet, now: datetime) -> TrafficAudit:
     """The traffic audit ``max_leak_usd`` judges: the expectation's ledger (else the
@@ -793,23 +871,8 @@ def traffic_audit(loaded: LoadedPolicy, index: int, expectation: Expectation,
     from omniladder.analyses.traffic import audit_traffic
     from omniladder.inputs.ledger.read import Ledger
 
-    if expectation.traffic is not None:
-        path = loaded.path.parent / expectation.traffic
-    else:
-        named = inputs.settings.inputs.traffic
-        settings = next((p for role, _, p in inputs.read if role == "settings"), None)
-        if named is None:
-            raise InputError("max_leak_usd needs a traffic ledger: give traffic, or "
-                             "[inputs] traffic in the settings file", file=loaded.shown,
-                             field=f"expect[{index}].traffic")
-        path = (settings.parent if settings is not None else Path(".")) / named
-    start = None
-    if expectation.traffic_span is not None:
-        start = timefmt.shifted(now, -span(expectation.traffic_span))
-        if start is None:
-            raise InputError(f"traffic_span {expectation.traffic_span} before "
-                             f"{timefmt.iso(now)} runs past the start of the calendar",
-                             file=loaded.shown, field=f"expect[{index}].traffic_span")
+    path = ledger_path(loaded, index, expectation, inputs, "max_leak_usd")
+    start = ledger_start(loaded, index, expectation, now)
     return audit_traffic(inputs, parse_auto_id(expectation.auto_id), Ledger(path),
                          start=start, end=now if start is not None else None,
                          max_leak_usd=expectation.max_leak_usd or 0.0, fleet=fleet)
@@ -833,6 +896,132 @@ def _max_leak_usd(value: float, audited: TrafficAudit) -> CheckResult:
                  f"({j.where})" for j in audited.unpriced_events if j.finding in
                  findings.leaking()]
     return CheckResult(check="max_leak_usd", expected=expected, passed=False, actual=actual,
+                       evidence=tuple(evidence))
+
+
+# --- what-if checks -------------------------------------------------------------------------
+
+
+def _whatif_report(expectation: Expectation, *, loaded: LoadedPolicy, index: int,
+                   inputs: LoadedInputs, now: datetime,
+                   windows: Catalog | None) -> WhatifReport:
+    """The what-if answer ``max_regret_usd`` and ``added_seat_pays`` judge: ``omniladder
+    whatif`` of the expectation's auto id over its ledger (``ledger_path``) and span
+    (``ledger_start`` up to now, else the whole ledger), with the scenarios of its
+    ``scenario`` file (relative to the policy file)."""
+    from omniladder.analyses.whatif.run import Catalog, whatif
+    from omniladder.analyses.whatif.scenario import from_entries
+    from omniladder.inputs.ledger.read import Ledger
+    from omniladder.inputs.scenarios import load_scenarios
+
+    check = next(key for key in WHATIF_KEYS if getattr(expectation, key) is not None)
+    ledger = ledger_path(loaded, index, expectation, inputs, check)
+    start = ledger_start(loaded, index, expectation, now)
+    scenarios = []
+    if expectation.scenario is not None:
+        path = loaded.path.parent / expectation.scenario
+        scenarios = from_entries(load_scenarios(path), display_path(path))
+    return whatif(inputs, parse_auto_id(expectation.auto_id), Ledger(ledger),
+                  scenarios=scenarios, start=start, end=now if start is not None else None,
+                  catalog=windows if windows is not None else Catalog())
+
+
+def _as_is(report: WhatifReport) -> Scenario | None:
+    return next((s for s in report.scenarios if s.name == AS_IS), None)
+
+
+def _dollars(value: float | None) -> str:
+    return "unknown" if value is None else timefmt.usd_exact(value)
+
+
+def _over_span(report: WhatifReport) -> str:
+    return (f"the {AS_IS} replay of {report.auto_id} from {timefmt.iso(report.start)} to "
+            f"{timefmt.iso(report.end)}")
+
+
+def _max_regret_usd(value: float, report: WhatifReport) -> CheckResult:
+    """The ``as-is`` replay paid at most ``value`` dollars above the bound (SPEC §10.6).
+    Without a bound the regret is unknown, and with unpriced paid requests its size is: a
+    gate on an unknown answer fails."""
+    as_is = _as_is(report)
+    beside = () if as_is is None or as_is.regret_usd is None else (as_is.regret_usd,)
+    expected = (f"at most {timefmt.usd_exact(value, *beside)} of regret in "
+                f"{_over_span(report)}")
+    if as_is is None:
+        return CheckResult(check="max_regret_usd", expected=expected, passed=False,
+                           actual="no as-is replay", evidence=(
+                               f"the what-if answer holds no {AS_IS} scenario, so the fleet's "
+                               "regret is unknown",))
+    regret, paid = as_is.regret_usd, as_is.paid_usd
+    if regret is None:
+        return CheckResult(check="max_regret_usd", expected=expected, passed=False,
+                           actual="regret unknown", evidence=(
+                               f"no bound: {report.bound_note or 'it was not computed'}",
+                               f"the {AS_IS} replay paid {timefmt.usd_exact(paid)}; without "
+                               "the least any schedule could have paid, its regret is "
+                               "unknown"))
+    bound = as_is.bound_usd if as_is.bound_usd is not None else report.bound_usd
+    unpriced = as_is.unpriced
+    actual = (f"{timefmt.usd_exact(regret, value)} regret: paid {timefmt.usd_exact(paid)}, "
+              f"bound {_dollars(bound)}"
+              + (f", {unpriced} paid request{'' if unpriced == 1 else 's'} unpriced"
+                 if unpriced else ""))
+    within = round(regret, timefmt.MONEY_PLACES) <= value
+    if within and not unpriced:
+        return CheckResult(check="max_regret_usd", expected=expected, passed=True,
+                           actual=actual)
+    evidence: list[str] = []
+    if not within:
+        evidence.append(f"the {AS_IS} replay paid {timefmt.usd_exact(paid)}, "
+                        f"{timefmt.usd_exact(regret, value)} above the least any schedule "
+                        f"could have paid ({_dollars(bound)}): more than "
+                        f"{timefmt.usd_exact(value, regret)}")
+    if unpriced:
+        evidence.append(f"{unpriced} paid request{'' if unpriced == 1 else 's'} of the "
+                        f"{AS_IS} replay could not be priced: the regret is at least "
+                        f"{timefmt.usd_exact(regret)}, its size unknown")
+    evidence += [f"{s.name} ({', '.join(s.changes)}) would have paid "
+                 f"{timefmt.usd_exact(s.paid_usd)}, regret {_dollars(s.regret_usd)}"
+                 for s in report.scenarios if s is not as_is]
+    if report.fidelity.warning:
+        evidence.append(f"fidelity: {report.fidelity.warning}")
+    return CheckResult(check="max_regret_usd", expected=expected, passed=False, actual=actual,
+                       evidence=tuple(evidence))
+
+
+def _added_seat_pays(report: WhatifReport) -> CheckResult:
+    """Every seat a scenario adds saves at least its price per period (its break-even is at
+    or above its ``seat_price_usd``). A seat without a price, or in a scenario whose paid
+    requests are not all priced (what it saved is then an upper estimate), is unknown and
+    fails; so does an answer in which no scenario adds a seat."""
+    seats = [(scenario, seat) for scenario in report.scenarios for seat in scenario.added]
+    expected = "every added seat saves at least its price per period"
+    if not seats:
+        return CheckResult(check="added_seat_pays", expected=expected, passed=False,
+                           actual="no added seat", evidence=(
+                               f"no scenario of the replay of {report.auto_id} adds a seat "
+                               "(add in the scenario file), so none can be shown to pay",))
+    evidence: list[str] = []
+    for scenario, seat in seats:
+        saved = (f"{scenario.name}: {seat.connection} (like {seat.like}) saves "
+                 f"{timefmt.usd_exact(seat.break_even_usd)} a {seat.seat_period}")
+        price = seat.seat_price_usd
+        if price is None:
+            evidence.append(f"{saved} and has no seat_price_usd, so whether it pays is "
+                            "unknown")
+        elif (round(seat.break_even_usd, timefmt.MONEY_PLACES)
+              < round(price, timefmt.MONEY_PLACES)):
+            evidence.append(f"{saved}, less than its price "
+                            f"{timefmt.usd_exact(price, seat.break_even_usd)}")
+        elif scenario.unpriced:
+            evidence.append(f"{saved}, at least its price {timefmt.usd_exact(price)}, but "
+                            f"{scenario.unpriced} paid request"
+                            f"{'' if scenario.unpriced == 1 else 's'} of the scenario could "
+                            "not be priced, so what it saved is not known")
+    paying = len(seats) - len(evidence)
+    return CheckResult(check="added_seat_pays", expected=expected, passed=not evidence,
+                       actual=f"{paying} of {len(seats)} added seat"
+                              f"{'' if len(seats) == 1 else 's'} pay for themselves",
                        evidence=tuple(evidence))
 
 

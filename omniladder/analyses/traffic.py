@@ -172,7 +172,7 @@ def _had(decision: PairDecision | None, head: Rung | None, leader: str | None) -
 # --- money (§7.4) --------------------------------------------------------------------------
 
 
-def _token_cost(entry: ModelEntry, tokens_in: int | None, tokens_out: int | None,
+def token_cost(entry: ModelEntry, tokens_in: int | None, tokens_out: int | None,
                 cache_read: int | None, cache_write: int | None) -> float | None:
     """The tokens at the catalog entry's prices, cache reads and writes at the input price;
     None without both token counts."""
@@ -331,7 +331,7 @@ def verdict_line(audit: TrafficAudit) -> str:
 # --- the audit -----------------------------------------------------------------------------
 
 
-def _requested_ids(auto_id: AutoId) -> frozenset[str]:
+def requested_ids(auto_id: AutoId) -> frozenset[str]:
     """The ``requested`` values that name the audited id: the id, and the name an export
     gives it on a gateway."""
     from omniladder.analyses.export.source import managed_name
@@ -409,7 +409,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
     least = 0.0
     """The least cost a leak event needs to be listed among the costliest."""
     plan = _plan_in_force(inputs, auto_id, start, end, fleet, plans)
-    ours = _requested_ids(auto_id)
+    ours = requested_ids(auto_id)
     not_audited_as: dict[str | None, str] = {None: "" if all_requests else "no-request"}
     """Per ``requested`` text met (None: none), why its events are not audited, or "" when
     they are (bounded: a ledger names a few ids and gateway names)."""
@@ -505,7 +505,7 @@ def _audit(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger,
             cost = float(cost)
             source = RECORDED
         elif way.entry is not None:
-            cost = _token_cost(way.entry, data.get("tokens_in"),
+            cost = token_cost(way.entry, data.get("tokens_in"),
                                data.get("tokens_out"), data.get("tokens_cache_read"),
                                data.get("tokens_cache_write"))
             source = CATALOG
@@ -944,12 +944,14 @@ def expired_unused(fleet: Fleet, start: datetime, end: datetime) -> tuple[Expire
     """Each (connection, window) whose reset falls in (start, end]: the figure the plan
     used for the window just before that reset (``readings.figure`` on the readings in
     force, R6.4's held windows included: a low window an early regain did not lift expired
-    at its held figure), read from the last reading before the reset that shows the window,
-    when that reading shows this very reset (it is the latest of its cycle). Windows with
-    nothing left, and unlimited ones, are not listed."""
-    cutoff = fleet.ladder.exit_cutoff_percent
+    at its held figure; low is at or below the connection's own exit cutoff, its reserve
+    when above the ladder's, R16), read from the last reading before the reset that shows
+    the window, when that reading shows this very reset (it is the latest of its cycle).
+    Windows with nothing left, and unlimited ones, are not listed."""
     found: list[ExpiredUnused] = []
-    for connection, history in zip(fleet.connections, fleet.histories, strict=True):
+    for connection, history, ladder in zip(fleet.connections, fleet.histories, fleet.ladders,
+                                           strict=True):
+        cutoff = ladder.exit_cutoff_percent
         resets: dict[tuple[str, tuple[str, ...] | None], set[datetime]] = {}
         for reading in history:
             for window in reading.all_windows():

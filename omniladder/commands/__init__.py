@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "show": ("show_cmd", "show", False),
     "completion": ("completion_cmd", "completion", False),
     "export": ("export_cmd", "export", False),
+    "whatif": ("whatif_cmd", "whatif", False),
 }
 """Every command in the order ``--help`` lists them, and where it lives."""
 

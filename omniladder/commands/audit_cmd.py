@@ -101,9 +101,9 @@ def omniroute(
 
 
 def _register_traffic() -> None:
-    from omniladder.commands.traffic_cmd import traffic
+    from omniladder.commands.traffic_cmd import TrafficCommand, traffic
 
-    audit_app.command("traffic")(traffic)
+    audit_app.command("traffic", cls=TrafficCommand)(traffic)
 
 
 _register_traffic()

@@ -45,7 +45,9 @@ def check(
     Two checks look ahead on the auto id's forecast (the same as `omniladder forecast`)
     over the expectation's horizon (default 24h): no_paid_within (no paid rung heads the
     pool within a duration) and max_paid_hours (at most so many hours with a paid rung at
-    the head).
+    the head). Three look back on a traffic ledger: max_leak_usd (its audit, the same as
+    `omniladder audit traffic`), max_regret_usd and added_seat_pays (its replay, the same
+    as `omniladder whatif`).
 
     The policy may name its settings file (top-level config, relative to the policy file);
     --config overrides it. An expectation's own now wins over --now.
@@ -65,7 +67,9 @@ def check(
             *(("a gateway candidate list the policy names", loaded.path.parent / e.audit)
               for e in loaded.policy.expect if e.audit is not None),
             *(("a traffic ledger the policy names", loaded.path.parent / e.traffic)
-              for e in loaded.policy.expect if e.traffic is not None)])
+              for e in loaded.policy.expect if e.traffic is not None),
+            *(("a scenario file the policy names", loaded.path.parent / e.scenario)
+              for e in loaded.policy.expect if e.scenario is not None)])
         if inputs.connections:
             # With no connection at all, every id would be unknown: the empty file is the
             # answer ("no", exit 1), reported as a failed item by evaluate.
@@ -74,16 +78,20 @@ def check(
         instant, source, inputs = now_for(
             now, inputs, snapshot_used=any(e.now is None for e in loaded.policy.expect))
         lengths = None
-        if any(e.needs_forecast for e in loaded.policy.expect):
+        windows = None
+        if any(e.needs_forecast or e.needs_whatif for e in loaded.policy.expect):
             from omniladder.analyses.forecast.pace import catalog_lengths
+            from omniladder.analyses.whatif.run import catalog_of
             from omniladder.inputs.input_set import find_settings, resolve_files
             from omniladder.inputs.scopes import load_window_scopes
 
             files = resolve_files(find_settings(options.config), inputs.settings,
                                   no_shipped_catalogs=options.no_shipped_catalogs)
-            lengths = catalog_lengths(load_window_scopes(
-                files.window_catalogs, include_shipped=not options.no_shipped_catalogs))
-        result = evaluate(loaded, inputs, instant, source, lengths)
+            scopes = load_window_scopes(files.window_catalogs,
+                                        include_shipped=not options.no_shipped_catalogs)
+            lengths = catalog_lengths(scopes)
+            windows = catalog_of(scopes)
+        result = evaluate(loaded, inputs, instant, source, lengths, windows)
         hold(result)
         if chosen != Format.JSON:
             for warning in result.warnings:

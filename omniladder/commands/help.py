@@ -101,6 +101,11 @@ COMMAND_HELP: dict[str, CommandHelp] = {
          "  --out omniladder-subscription.yaml --current omniladder-subscription.yaml",
          "omniladder export litellm plan.json --map litellm-map.toml --format markdown"),
         "the export differs from the deployed configuration given by --current"),
+    "whatif": CommandHelp(
+        ("omniladder whatif auto/thrifty --config examples/omniladder.toml \\\n"
+         "  --traffic examples/traffic.jsonl --order expiring-first",
+         "omniladder whatif auto/thrifty --add claude-max-work --svg paid.svg",
+         "omniladder whatif auto/thrifty --scenario scenarios.toml --json"), None),
     "completion": CommandHelp(
         ('eval "$(omniladder completion bash)"',
          "omniladder completion fish > ~/.config/fish/completions/omniladder.fish"), None),

@@ -106,7 +106,7 @@ def plan(
         if metrics_out is not None or chosen is None:
             from omniladder.rendering.openmetrics import plan_metrics
 
-            metrics = plan_metrics(result, inputs.readings)
+            metrics = plan_metrics(result, inputs.readings, inputs.settings.ladder)
         if metrics_out is not None and metrics is not None:
             write_atomic(metrics_out, metrics)
         if chosen != Format.JSON:

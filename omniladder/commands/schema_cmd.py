@@ -10,8 +10,9 @@ import typer
 from omniladder.commands.common import user_errors
 
 KIND_NAMES = ("connections", "quota", "settings", "spend", "traffic", "billing-catalog",
-              "model-catalog", "window-catalog", "plan", "audit-traffic", "forecast",
-              "forecast-backtest", "export", "export-litellm", "export-omniroute")
+              "model-catalog", "window-catalog", "plan", "whatif-scenarios", "audit-traffic",
+              "forecast",
+              "forecast-backtest", "export", "export-litellm", "export-omniroute", "whatif")
 """Written out, so the help and the shell's completion are built without importing the
 models; a test holds it to omniladder.inputs.schemas.ALL_KINDS, which the command checks."""
 

@@ -3,12 +3,15 @@ in force at its instant (SPEC §7)."""
 
 from __future__ import annotations
 
+import inspect
 import math
 import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from typer.core import TyperCommand
 
 from omniladder.commands.common import (
     InputOptions,
@@ -24,7 +27,35 @@ from omniladder.errors import UsageError
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from typer._click import Context, HelpFormatter
+
     from omniladder.inputs.ledger.read import Scan
+
+
+def findings_help() -> str:
+    """The help's words on the findings, from ``findings.FINDINGS`` as it is now."""
+    from omniladder import findings
+
+    return (f"Each served event of AUTO_ID is held against the plan at its instant (SPEC "
+            f"§7.2) and gets one finding, the first whose rule holds: "
+            f"{findings.in_words(findings.kinds(), 'or')}. The leak is the cost of "
+            f"{findings.in_words(findings.leaking())} events.")
+
+
+class TrafficCommand(TyperCommand):
+    """``audit traffic``: its help names the findings of the one table of them when it is
+    shown (after the docstring's first paragraph), so a finding added to the table is in
+    the help with no edit here."""
+
+    def format_help_text(self, ctx: Context, formatter: HelpFormatter) -> None:
+        first, _, rest = inspect.cleandoc(self.help or "").partition("\n\n")
+        for paragraph in (first, findings_help(), rest):
+            formatter.write_paragraph()
+            with formatter.indentation():
+                # wrapped here, kept whole by click (``\b``): a finding is not cut at a hyphen
+                width = formatter.width - formatter.current_indent
+                formatter.write_text("\b\n" + "\n".join(
+                    textwrap.wrap(paragraph, width, break_on_hyphens=False)))
 
 
 def traffic_path(flag: Path | None, options: InputOptions) -> Path:
@@ -96,9 +127,6 @@ def traffic(
 ) -> None:
     """Audit a gateway's traffic: what served each request, against the plan in force.
 
-    Each served event of AUTO_ID is held against the plan at its instant (SPEC §7.2) and
-    gets one finding: unknown-connection, off-plan-billed, served-excluded, early-paid,
-    above-head or on-plan. The leak is the cost of off-plan-billed and early-paid events.
     Exit 1 when the leak is more than --max-leak-usd or a leak event cannot be priced.
     """
     with user_errors():

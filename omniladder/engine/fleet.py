@@ -15,7 +15,6 @@ of the model changes here, once.
 """
 
 import copy
-import operator
 from collections.abc import Sequence
 from datetime import datetime
 from typing import NamedTuple
@@ -27,10 +26,6 @@ from omniladder.engine.quota import HistoryVerdicts, ReservedVerdicts
 from omniladder.engine.readings import held_to
 from omniladder.engine.tiers import TierInfo, economic_tier, rung_of
 from omniladder.models import Connection, LadderSettings, Reading, Rung, SpendEvent
-
-_RESERVE = operator.attrgetter("reserve_percent")
-_SEAT = operator.attrgetter("reserve_percent", "seat_price_usd", "seat_period")
-_NO_SEAT = (None, None, None)
 
 Candidate = tuple[str, str]
 """A (provider, model) key (R12)."""
@@ -105,6 +100,24 @@ class SpendNotes:
         self.unlisted: dict[Candidate, None] = {}
 
 
+def seat_flags(connections: Sequence[Connection]) -> tuple[bool, bool]:
+    """Whether some connection sets a reserve above 0 (R16), and whether some sets a
+    reserve, a seat price or a seat period (SPEC §9). A loop reading the three fields by
+    name: the interpreter reads a record's field in a few dozen instructions once it has
+    seen the class, where ``operator.attrgetter`` looks each name up again (10,000
+    connections: about 3 M instructions against 17 M, docs/performance.md#seat-flags)."""
+    for connection in connections:
+        if (connection.reserve_percent is not None or connection.seat_price_usd is not None
+                or connection.seat_period is not None):
+            break
+    else:
+        return False, False
+    for connection in connections:
+        if connection.reserve_percent:
+            return True, True
+    return False, True
+
+
 class Fleet:
     """The connections of one set of inputs, with everything a decision reads of them that
     does not depend on the instant. Read-only once built; ``tier_of`` and ``in_category``
@@ -130,11 +143,10 @@ class Fleet:
         self.histories: tuple[Sequence[Reading], ...] = tuple(
             inputs.readings.get(c.id, ()) for c in self.connections)
         ladder = self.ladder
-        # Most fleets set no reserve: asked of every connection at C speed, then skipped.
-        self.reserved = any(map(_RESERVE, self.connections))
-        """Whether some connection sets a reserve above 0 (R16)."""
-        self.seated = not all(map(_NO_SEAT.__eq__, map(_SEAT, self.connections)))
-        """Whether some connection sets a reserve or a seat price or period (SPEC §9)."""
+        # Most fleets set no reserve: asked of every connection once, then skipped.
+        self.reserved, self.seated = seat_flags(self.connections)
+        """Whether some connection sets a reserve above 0 (R16); whether some sets a
+        reserve or a seat price or period (SPEC §9)."""
         self.ladders: tuple[LadderSettings, ...] = tuple(
             ladder if c.reserve_percent is None else held_to(ladder, c.reserve_percent)
             for c in self.connections) if self.reserved else (ladder,) * len(self.connections)

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import keyword
 import operator
 import types
 import typing
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -83,18 +85,29 @@ _REQUIRED = object()
 """The default of a field that has none: its key is given in every object."""
 
 
+Walk = Callable[[Sequence[Any]], tuple[int, tuple[list[Any], ...]]]
+"""Over objects of one kind: how many of their fields hold a value other than the field's
+default, and the values of each field holding models or records that are not None."""
+
+
 class _Members(NamedTuple):
     """The fields of a model or record as ``keys_given_at_least`` counts them."""
 
     required: int
     """How many fields have no default: each object gives their keys."""
-    unset: operator.attrgetter[Any] | None
-    """The fields whose default is None, fetched together (a tuple, or one value)."""
-    unset_count: int
-    others: tuple[tuple[str, Any], ...]
-    """Each other field with a default, and that default."""
-    inside: tuple[tuple[str, type[BaseModel] | type[Record], bool], ...]
-    """Each field holding a model or record (``False``) or a tuple of them (``True``)."""
+    checked: tuple[tuple[str, Any], ...]
+    """Each field with a default, and that default."""
+    collected: tuple[str, ...]
+    """Each field holding a model or record, or a tuple of them."""
+    inside: tuple[tuple[type[BaseModel] | type[Record], bool], ...]
+    """For each of ``collected``, the model or record it holds (``False``) or holds a
+    tuple of (``True``)."""
+
+
+COMPILE_AT = 256
+"""Objects of one kind in one list from which the kind's loop is compiled (``_walker``):
+compiling costs about 0.8 M instructions, which a few hundred objects walked by
+``_walk_by_name`` cost too, so a small file is walked without it."""
 
 
 def keys_given_at_least(kind: type[BaseModel] | type[Record], items: list[Any]) -> int | None:
@@ -104,23 +117,18 @@ def keys_given_at_least(kind: type[BaseModel] | type[Record], items: list[Any]) 
     A field whose value is not its default was given (a required one always is); a field
     given its default is not counted, which only makes the count smaller. This holds since
     no validator of an input model sets a field; a type with a default made by a factory or
-    a field read under an alias (two fields could then read one key) is not counted. The
-    walk is a few C calls per object: the fields defaulting to None are fetched as one
-    tuple and their Nones counted."""
+    a field read under an alias (two fields could then read one key) is not counted. Each
+    kind's objects are walked by one loop of its own (``_walker``)."""
     members = _members(kind)
     if members is None:
         return None
-    count = len(items)
-    total = members.required * count
-    if members.unset is not None:
-        fetched = map(members.unset, items)
-        total += members.unset_count * count - (
-            sum(map(tuple.count, fetched, itertools.repeat(None)))
-            if members.unset_count > 1 else list(fetched).count(None))
-    for name, default in members.others:
-        total += count - list(map(operator.attrgetter(name), items)).count(default)
-    for name, holds, many in members.inside:
-        held = [value for value in map(operator.attrgetter(name), items) if value is not None]
+    walk = _WALKERS.get(kind)
+    if walk is None and len(items) >= COMPILE_AT:
+        walk = _WALKERS[kind] = _walker(members.checked, members.collected)
+    given, collected = (walk(items) if walk is not None
+                        else _walk_by_name(members.checked, members.collected, items))
+    total = members.required * len(items) + given
+    for (holds, many), held in zip(members.inside, collected, strict=True):
         if many:
             held = list(itertools.chain.from_iterable(held))
         inside = keys_given_at_least(holds, held) if held else 0
@@ -131,6 +139,7 @@ def keys_given_at_least(kind: type[BaseModel] | type[Record], items: list[Any]) 
 
 
 _MEMBERS: dict[type[BaseModel] | type[Record], _Members | None] = {}
+_WALKERS: dict[type[BaseModel] | type[Record], Walk] = {}
 
 
 def _members(kind: type[BaseModel] | type[Record]) -> _Members | None:
@@ -157,23 +166,64 @@ def _count_members(kind: type[BaseModel] | type[Record]) -> _Members | None:
                 return None
             defaults[item.name] = (_REQUIRED if item.default is dataclasses.MISSING
                                    else item.default)
-    unset: list[str] = []
-    others: list[tuple[str, Any]] = []
-    inside: list[tuple[str, type[BaseModel] | type[Record], bool]] = []
+    checked: list[tuple[str, Any]] = []
+    collected: list[str] = []
+    inside: list[tuple[type[BaseModel] | type[Record], bool]] = []
     for name, annotation in field_types(kind).items():
         holds = _holds(annotation)
-        if holds is None:
+        if holds is None or not name.isidentifier() or keyword.iskeyword(name):
             return None
         if holds[0] is not None:
-            inside.append((name, holds[0], holds[1]))
-        if defaults[name] is None:
-            unset.append(name)
-        elif defaults[name] is not _REQUIRED:
-            others.append((name, defaults[name]))
+            collected.append(name)
+            inside.append((holds[0], holds[1]))
+        if defaults[name] is not _REQUIRED:
+            checked.append((name, defaults[name]))
     required = sum(default is _REQUIRED for default in defaults.values())
-    return _Members(required=required,
-                    unset=operator.attrgetter(*unset) if unset else None,
-                    unset_count=len(unset), others=tuple(others), inside=tuple(inside))
+    return _Members(required=required, checked=tuple(checked), collected=tuple(collected),
+                    inside=tuple(inside))
+
+
+def _walk_by_name(checked: tuple[tuple[str, Any], ...], collected: tuple[str, ...],
+                  items: Sequence[Any]) -> tuple[int, tuple[list[Any], ...]]:
+    """What ``_walker``'s loop answers, field after field by ``operator.attrgetter``: for a
+    few objects, where compiling the loop would cost more than it saves."""
+    given = 0
+    for name, default in checked:
+        values = list(map(operator.attrgetter(name), items))
+        given += len(values) - values.count(default)
+    return given, tuple([value for value in map(operator.attrgetter(name), items)
+                         if value is not None] for name in collected)
+
+
+def _walker(checked: tuple[tuple[str, Any], ...], collected: tuple[str, ...]) -> Walk:
+    """One kind's ``Walk``: a loop over its objects that reads each field by its name.
+
+    A field read by name in a loop costs the interpreter a few dozen instructions once it
+    has seen the class; ``operator.attrgetter`` looks the name up afresh on each call, and a
+    function called per object (``map``) pays for a call each time: on a 10,000-connection
+    fleet the walk took some 215 M instructions that way (docs/performance.md#loading). The
+    loop is written for the kind's fields and compiled once; each field's default is a name
+    of the loop's own, compared as ``list.count`` compares (the very object, or equal)."""
+    namespace: dict[str, Any] = {}
+    lines = ["def walk(items):", "    given = 0"]
+    lines += [f"    held{index} = []" for index in range(len(collected))]
+    lines.append("    for item in items:")
+    body: list[str] = []
+    for index, (name, default) in enumerate(checked):
+        if default is None:
+            body.append(f"if item.{name} is not None: given += 1")
+        else:
+            namespace[f"default{index}"] = default
+            body += [f"value = item.{name}",
+                     f"if not (value is default{index} or value == default{index}): given += 1"]
+    for index, name in enumerate(collected):
+        body += [f"value = item.{name}", f"if value is not None: held{index}.append(value)"]
+    lines += [f"        {line}" for line in body or ["pass"]]
+    lines.append("    return given, (" + "".join(f"held{index}, "
+                                               for index in range(len(collected))) + ")")
+    exec("\n".join(lines), namespace)  # the names are identifiers, checked by the caller
+    walk: Walk = namespace["walk"]
+    return walk
 
 
 def _holds(annotation: Any) -> tuple[type[BaseModel] | type[Record] | None, bool] | None:

@@ -12,6 +12,7 @@ from omniladder import findings
 from omniladder.errors import InputError, UsageError, close_match
 from omniladder.inputs.ledger.schema import TrafficFile
 from omniladder.inputs.plan_document import PlanDocument
+from omniladder.inputs.scenarios import ScenarioFile
 from omniladder.models import (
     BillingCatalog,
     ConnectionsFile,
@@ -34,18 +35,19 @@ KINDS: dict[str, type[BaseModel]] = {
     "model-catalog": ModelCatalog,
     "window-catalog": WindowScopeCatalog,
     "plan": PlanDocument,
+    "whatif-scenarios": ScenarioFile,
 }
 """Input kind → the model its loader validates against (SPEC §2); ``plan`` is the plan
 document (SPEC §4.2), which ``plan --json`` writes and ``show``, ``diff`` and ``export`` read."""
 
 OUTPUT_KINDS: tuple[str, ...] = (
     "audit-traffic", "forecast", "forecast-backtest", "export", "export-litellm",
-    "export-omniroute")
+    "export-omniroute", "whatif")
 """The documents the commands write (``audit traffic --json``, ``forecast --json``,
-``forecast --backtest --json``, ``export --json``) and the gateway documents ``export``
-writes: their schemas are written by hand under schemas/ and shipped as they are, since no
-model reads them; the parts of ``audit-traffic`` that name the findings are written from
-``findings.FINDINGS`` over the shipped file (``_with_findings``)."""
+``forecast --backtest --json``, ``export --json``, ``whatif --json``) and the gateway
+documents ``export`` writes: their schemas are written by hand under schemas/ and shipped as
+they are, since no model reads them; the parts of ``audit-traffic`` that name the findings
+are written from ``findings.FINDINGS`` over the shipped file (``_with_findings``)."""
 
 ALL_KINDS: tuple[str, ...] = (*KINDS, *OUTPUT_KINDS)
 """Every kind ``omniladder schema KIND`` prints, in the order its help lists them."""
@@ -64,6 +66,7 @@ _TITLES = {
     "model-catalog": "omniladder model catalog",
     "window-catalog": "omniladder quota-window scope catalog",
     "plan": "omniladder plan document (plan --json, plan --out)",
+    "whatif-scenarios": "omniladder what-if scenarios (whatif --scenario)",
 }
 
 
@@ -125,6 +128,26 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
             "is given."
         ),
         "seat_period": "The period seat_price_usd is paid for: day, week or month.",
+    },
+    "ScenarioFile": {
+        "scenarios": "The scenarios whatif replays after as-is, in this order.",
+    },
+    "ScenarioEntry": {
+        "name": "The scenario's name in every view (not 'as-is', which is the fleet as given).",
+        "order": (
+            "R15's within_rung_order in this scenario (declared or expiring-first); default: "
+            "the settings file's."
+        ),
+        "remove": "Connections this scenario leaves out.",
+        "add": (
+            "Seats this scenario adds: LIKE copies connection LIKE (named LIKE+1), LIKE:NEW_ID "
+            "names the copy; full at the span's start."
+        ),
+        "reserve": "Per connection, its reserve_percent (R16) in this scenario.",
+        "weight": (
+            "Per connection (an added one too), its capacity_weight in this scenario; its "
+            "consumption scales by the old weight over the new."
+        ),
     },
     "ConnectionsFile": {
         "connections": "Every connection of the gateway, each with a unique id.",
@@ -341,6 +364,11 @@ DESCRIPTIONS: dict[str, dict[str, str]] = {
             "Length of the window (5h, 7d, 1d, or month: the calendar month up to its reset); "
             "forecast reads it when a reading gives no window_seconds."
         ),
+        "anchor": (
+            "When the window's cycle starts: first-use (at the first request after its reset, "
+            "as Claude's and Codex's five-hour windows do) or fixed (on the schedule of its "
+            "recorded resets). Absent: read as fixed, and whatif says so."
+        ),
         "reason": "Why the scope holds.",
         "source": "Where the scope comes from (a URL or document).",
         "reviewed": "When the scope was last checked (YYYY-MM-DD).",
@@ -532,10 +560,6 @@ def _counted(names: tuple[str, ...], kind: str) -> dict[str, Any]:
             "properties": {name: {"type": kind, "minimum": 0} for name in names}}
 
 
-def _in_words(names: tuple[str, ...]) -> str:
-    return " and ".join(filter(None, (", ".join(names[:-1]), *names[-1:])))
-
-
 def _with_findings(schema: dict[str, Any]) -> dict[str, Any]:
     """The ``audit traffic --json`` schema with every part that names the findings written
     from ``findings.FINDINGS``: the counts' keys (of the audit, a connection and an hour),
@@ -546,8 +570,8 @@ def _with_findings(schema: dict[str, Any]) -> dict[str, Any]:
                     properties["by_hour"]["items"]["properties"]):
         counted["counts"].update(_counted(every, "integer"))
     properties["leak_by_finding"].update(_counted(leaking, "number"))
-    properties["leak_usd"]["description"] = (f"The cost of {_in_words(leaking)} events that "
-                                             "could be priced.")
+    properties["leak_usd"]["description"] = (f"The cost of {findings.in_words(leaking)} "
+                                             "events that could be priced.")
     schema["$defs"]["judged"]["properties"]["finding"]["enum"] = list(every)
     return schema
 

@@ -33,7 +33,12 @@ from typing import Literal
 from omniladder.inputs import catalogs
 from omniladder.inputs.documents import load_model
 from omniladder.inputs.files import display_path
-from omniladder.scope_models import WindowAliasEntry, WindowScopeCatalog, WindowScopeEntry
+from omniladder.scope_models import (
+    WindowAliasEntry,
+    WindowAnchor,
+    WindowScopeCatalog,
+    WindowScopeEntry,
+)
 
 WINDOW_CATALOG_NAME = "quota-windows.toml"
 WINDOW_PLACEHOLDER = "{window}"
@@ -197,6 +202,18 @@ class WindowScopes:
         if not chosen:
             return Scope("none", (), sourced)
         return Scope("models", chosen, sourced)
+
+
+def window_anchor(scopes: WindowScopes, provider: str, window: str
+                  ) -> tuple[WindowAnchor, bool]:
+    """When a window's cycle starts (SPEC §10.3), and whether the catalog said so: the
+    ``anchor`` of the first entry that matches the window's own name; ``("fixed", False)``
+    when no entry matches or the one that does gives no anchor (a window the catalog does
+    not name keeps its recorded resets, and the output says it was not told)."""
+    sourced = scopes.match(provider, window)
+    if sourced is None or sourced.entry.anchor is None:
+        return "fixed", False
+    return sourced.entry.anchor, True
 
 
 def ordered(files: Sequence[tuple[str, Sequence[WindowScopeEntry]]],

@@ -42,6 +42,7 @@ FORMAT_RENDERERS: dict[str, str] = {
     "audit traffic": "omniladder.rendering.traffic_view",
     "export": "omniladder.rendering.export_view",
     "forecast": "omniladder.rendering.forecast_view",
+    "whatif": "omniladder.rendering.whatif_view",
 }
 """Each command that takes --format, and the module whose ``RENDERERS`` serves it."""
 

@@ -94,7 +94,16 @@ def _span_line(result: Backtest) -> str:
             f"{result.forecasts} window forecast{'' if result.forecasts == 1 else 's'} "
             f"with a burn rate at {result.instants} reading instant"
             f"{'' if result.instants == 1 else 's'} (exit cutoff "
-            f"{timefmt.pct(result.cutoff_percent)})")
+            f"{timefmt.pct(result.cutoff_percent)}{_reserved(result)})")
+
+
+def _reserved(result: Backtest) -> str:
+    """R16: how many connections were judged at their reserve instead of the cutoff."""
+    count = result.reserved
+    if not count:
+        return ""
+    return (f"; {count} connection{'' if count == 1 else 's'} at "
+            f"{'its' if count == 1 else 'their'} reserve")
 
 
 def _lasted_line(result: Backtest) -> str:

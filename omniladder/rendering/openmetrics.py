@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from omniladder.analyses.forecast.pace import Pace
     from omniladder.analyses.forecast.walk import Forecast
     from omniladder.engine.records import Plan
+    from omniladder.models import LadderSettings
 
 
 class Family(NamedTuple):
@@ -99,8 +100,8 @@ FORECAST_FAMILIES: tuple[Family, ...] = (
     Family("omniladder_forecast_window_burn_percent_per_hour", _WINDOW,
            "Each window's burn rate over its current cycle; NaN when the pace gives none."),
     Family("omniladder_forecast_window_cutoff_timestamp_seconds", _WINDOW,
-           "When each window reaches the exit cutoff at its burn rate, in Unix seconds; NaN "
-           "when it lasts to its reset or has no rate."),
+           "When each window reaches its connection's exit cutoff (its reserve when higher) "
+           "at its burn rate, in Unix seconds; NaN when it lasts to its reset or has no rate."),
     *(Family(f"omniladder_forecast_{answer}_{edge}_timestamp_seconds", ("auto_id",),
              f"{what} at {edge} of the band over the low, middle and high burns, in Unix "
              "seconds; NaN when none within the horizon or unknown.")
@@ -220,17 +221,21 @@ def latest_in_force(history: Sequence[Reading], now: datetime, cutoff: float) ->
 # --- the plan -----------------------------------------------------------------------------------
 
 
-def plan_samples(plan: Plan, histories: Mapping[str, Sequence[Reading]]
-                 ) -> dict[str, list[Sample]]:
+def plan_samples(plan: Plan, histories: Mapping[str, Sequence[Reading]],
+                 ladder: LadderSettings) -> dict[str, list[Sample]]:
     """Every sample of the plan's families, by family name.
 
     ``histories`` are the quota readings the plan was made from, by connection id (the
     loaded inputs' ``readings``): the plan keeps a connection's latest reading only inside
-    the verdicts it asked for, and a connection with no candidate has none.
+    the verdicts it asked for, and a connection with no candidate has none. ``ladder`` is
+    the ladder it was made with: a connection's windows are read at the thresholds it is
+    held to (``readings.held_to``: its reserve when above the exit cutoff, R16), so a
+    window R6.4 holds at its reserve shows the figure the plan judged.
     """
+    from omniladder.engine.readings import held_to
+
     auto_id = plan.auto_id.text
     now = plan.now
-    cutoff = plan.settings["exit_cutoff_percent"]
     out: dict[str, list[Sample]] = {family.name: [] for family in PLAN_FAMILIES}
     out["omniladder_plan_timestamp_seconds"].append(((auto_id,), seconds(now)))
     out["omniladder_max_reading_age_seconds"].append(
@@ -246,6 +251,7 @@ def plan_samples(plan: Plan, histories: Mapping[str, Sequence[Reading]]
         ((auto_id,), float(len(plan.eligible_connection_ids))))
     for facts in plan.facts:
         cid = facts.connection.id
+        cutoff = held_to(ladder, facts.connection.reserve_percent).exit_cutoff_percent
         latest = latest_in_force(histories.get(cid, ()), now, cutoff)
         age = math.nan if latest is None else (now - latest.checked_at).total_seconds()
         out["omniladder_reading_age_seconds"].append(((auto_id, cid), age))
@@ -259,9 +265,10 @@ def plan_samples(plan: Plan, histories: Mapping[str, Sequence[Reading]]
     return out
 
 
-def plan_metrics(plan: Plan, histories: Mapping[str, Sequence[Reading]]) -> str:
+def plan_metrics(plan: Plan, histories: Mapping[str, Sequence[Reading]],
+                 ladder: LadderSettings) -> str:
     """The OpenMetrics text of a plan (``plan --format openmetrics`` / ``--metrics-out``)."""
-    return _text(PLAN_FAMILIES, plan_samples(plan, histories))
+    return _text(PLAN_FAMILIES, plan_samples(plan, histories, ladder))
 
 
 # --- the forecast -------------------------------------------------------------------------------

@@ -10,7 +10,10 @@ docs/gateways.md#fidelity; a code never changes meaning) and a level:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal, NamedTuple
+
+from omniladder import timefmt
 
 Level = Literal["dropped", "warning", "info"]
 LEVELS: tuple[Level, ...] = ("dropped", "warning", "info")
@@ -140,6 +143,12 @@ CODES: dict[str, tuple[Level, str]] = {
         "quota must be burnt fastest goes first, an order that moves as resets near; the "
         "export holds the order of one instant only until the next export, at the latest "
         "until the soonest reset among the rung's ordered connections: re-export before it"),
+    "reserve-not-held": (
+        "warning", "an exported connection keeps a reserve (R16) that the plan holds and the "
+        "gateway cannot: the gateway does not know it and routes to the connection until the "
+        "vendor refuses, so between two exports it can spend the reserve; the plan takes the "
+        "connection out at the first reading at or below its reserve, which reaches the "
+        "gateway with the next export"),
 }
 """Every code an export can report: its level and what it means."""
 
@@ -205,6 +214,19 @@ def order_items(stale_at: dict[str, str] | None, rungs: set[str],
                           f"{rung}: the expiring-first order is {held}; it holds only until "
                           f"the next export: {until}"))
     return found
+
+
+def reserve_items(reserves: Mapping[str, float], exported: set[str],
+                  gateway: str) -> list[Fidelity]:
+    """R16: one ``reserve-not-held`` per exported connection that keeps a reserve, in the
+    plan's order of connections; ``gateway`` names the target in the message."""
+    return [item("reserve-not-held", (
+        f"{cid} keeps {timefmt.pct(reserve)} of each window for use outside the gateway "
+        f"(reserve_percent, R16); {gateway} does not know it and routes to {cid} until the "
+        "vendor refuses, so between two exports it can spend the reserve (the plan takes "
+        f"it out at the first reading at or below {timefmt.pct(reserve)}, the gateway at "
+        "the next export)"), connection_id=cid)
+        for cid, reserve in reserves.items() if reserve > 0 and cid in exported]
 
 
 def ordered(items: list[Fidelity]) -> tuple[Fidelity, ...]:

@@ -43,7 +43,13 @@ from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from omniladder.analyses.export.compare import by_identity
-from omniladder.analyses.export.fidelity import Fidelity, Tally, item, order_items
+from omniladder.analyses.export.fidelity import (
+    Fidelity,
+    Tally,
+    item,
+    order_items,
+    reserve_items,
+)
 from omniladder.analyses.export.routes import ConnectionRoute
 from omniladder.analyses.export.source import ExportPlan
 from omniladder.analyses.export.targets import Built, ExportTarget
@@ -71,6 +77,7 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
     dropped: list[Fidelity] = []
     rank = 0
     held = 0
+    routed: set[str] = set()  # the connections a deployment routes to
     sub_levels = plan.expiring_first
     _require_a_route(plan, routes)
     for entry in plan.entries:
@@ -108,6 +115,7 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
             step = len(kept) if sub_levels and entry.rung not in PAID else 0
             kept.append(_deployment(name, cid, entry.provider, entry.model, route,
                                     rank + 1 + step))
+            routed.add(cid)
         if not kept:
             dropped.append(item("entry-dropped", f"{entry.rung} entry at position "
                                 f"{entry.position} kept no connection",
@@ -140,6 +148,7 @@ def build(plan: ExportPlan, routes: Mapping[str, ConnectionRoute] | None, *,
                           "environment holds one"))
     items += order_items(plan.order_stale_at, set(rungs_out),
                          "held by one order sub-level per connection")
+    items += reserve_items(plan.reserves or {}, routed, "LiteLLM")
     items.append(item("litellm-outside-fallbacks",
                       f"the export writes no fallbacks: check that router_settings and "
                       f"litellm_settings have no fallbacks entry for {name}, no '*' entry "

@@ -36,7 +36,13 @@ from typing import Any
 
 from omniladder import timefmt
 from omniladder.analyses.export.compare import by_identity
-from omniladder.analyses.export.fidelity import Fidelity, Tally, item, order_items
+from omniladder.analyses.export.fidelity import (
+    Fidelity,
+    Tally,
+    item,
+    order_items,
+    reserve_items,
+)
 from omniladder.analyses.export.litellm import redacted
 from omniladder.analyses.export.routes import ConnectionRoute
 from omniladder.analyses.export.source import ExportPlan
@@ -103,6 +109,9 @@ def build(plan: ExportPlan, *, verified_only: bool
     items += order_items(plan.order_stale_at, {step["label"].removesuffix(" rung")
                                                for step in steps},
                          "held by one step per connection, in the plan's order")
+    items += reserve_items(plan.reserves or {}, {cid for step in steps
+                                                 for cid in step["allowedConnectionIds"]},
+                           "OmniRoute")
     items.append(item("omniroute-call-combo-name",
                       f"clients must call {plan.name}, not {plan.auto_id.text}: OmniRoute "
                       "builds auto/… as a virtual combo whose filtering falls back to the "
@@ -119,7 +128,11 @@ def build(plan: ExportPlan, *, verified_only: bool
 
 
 QUOTA_OUT = frozenset({"quota-exhausted", "quota-below-cutoff", "quota-below-reentry"})
-"""The reasons of an exhausted quota verdict (R6, R7)."""
+"""The reasons of an exhausted quota verdict (R6, R7) that OmniRoute reads as exhausted too,
+so one of a per-model window makes it skip the whole connection (SPEC §5). Not
+``quota-below-reserve`` (R16): that pair is out only because of a reserve OmniRoute does
+not know, at a figure above the ladder's own thresholds, so OmniRoute skips nothing for it;
+the combo leaves the pair out as it leaves out every excluded pair."""
 PAID = ("cheap", "premium")
 
 

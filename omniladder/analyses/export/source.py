@@ -94,6 +94,9 @@ class ExportPlan(NamedTuple):
     order_stale_at: dict[str, str] | None = None
     """Under ``expiring-first``, per quota rung the soonest reset among its ordered
     connections (RFC 3339): the order holds at most until then."""
+    reserves: dict[str, float] | None = None
+    """R16: each connection's ``reserve_percent``, for those that set one, in the plan's
+    order of connections (None: none does)."""
 
     @property
     def name(self) -> str:
@@ -138,7 +141,9 @@ def from_document(saved: PlanDocument, name: str | None) -> ExportPlan:
               for e in saved.excluded),
         clamps=tuple(ExportClamp(c.connection_id, c.rate_limited_until, c.cooling)
               for c in saved.clamps),
-        expiring_first=expiring, order_stale_at=stale if expiring else None)
+        expiring_first=expiring, order_stale_at=stale if expiring else None,
+        reserves={c.id: c.reserve_percent for c in saved.connections
+                  if c.reserve_percent is not None} or None)
     check(result, name)
     return result
 

@@ -177,8 +177,9 @@ def cycle_readings(readings: Sequence[Reading], window: Window) -> list[tuple[da
 
 def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
                 window: Window, now: datetime, cutoff: float,
-                lengths: WindowLength) -> Pace:
-    """The pace of one window of the latest reading (``readings[-1]``)."""
+                lengths: WindowLength, *, reserve: bool = False) -> Pace:
+    """The pace of one window of the latest reading (``readings[-1]``); ``reserve`` when
+    ``cutoff`` is the connection's reserve (R16), which the notes then name."""
     latest = readings[-1]
     length, source = lengths(provider, window)
     reset_at = window.reset_at
@@ -215,7 +216,8 @@ def window_pace(connection_id: str, provider: str, readings: Sequence[Reading],
         until = timefmt.short(reset_at, now) if reset_at is not None else "a higher reading"
         return dataclasses.replace(
             blank, lasts_to_reset=False,
-            note=f"at or below the cutoff {timefmt.pct(cutoff)} until {until}")
+            note=f"at or below the {'reserve' if reserve else 'cutoff'} {timefmt.pct(cutoff)} "
+                 f"until {until}")
     cycle = cycle_readings(readings, window)
     blank = dataclasses.replace(blank, readings=len(cycle))
     hours = (cycle[-1][0] - cycle[0][0]).total_seconds() / 3600.0 if cycle else 0.0
@@ -407,8 +409,9 @@ def _outlook(connection_id: str, provider: str, history: Sequence[Reading], now:
                                  note=f"reading at {seen} has no window and "
                                  "no figure: nothing to project",
                                  paces=(), unknown=True)
+    raised = ladder is not inputs.settings.ladder  # held_to's own object when not raised
     paces = tuple(window_pace(connection_id, provider, readings, window, now,
-                              ladder.exit_cutoff_percent, lengths)
+                              ladder.exit_cutoff_percent, lengths, reserve=raised)
                   for window in latest.all_windows())
     if not rules.is_fresh(latest.checked_at, now, ladder.max_reading_age_seconds):
         age = rules.age_seconds(latest.checked_at, now)

@@ -26,10 +26,10 @@ class Request:
     failed everywhere (``connection`` None)."""
 
     at: datetime
-    tokens_in: int = 0
-    tokens_out: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cache_read: int | None = None
+    cache_write: int | None = None
     connection: str | None = None
     model: str | None = None
     cost_usd: float | None = None
@@ -37,4 +37,6 @@ class Request:
 
     @property
     def units(self) -> float:
-        return token_units(self.tokens_in, self.tokens_out, self.cache_read, self.cache_write)
+        """Its token units, a count the ledger does not give counted 0."""
+        return token_units(self.tokens_in or 0, self.tokens_out or 0, self.cache_read or 0,
+                           self.cache_write or 0)

@@ -126,5 +126,5 @@ class WhatifReport:
     scenarios: tuple[Scenario, ...]
     """``as-is`` first."""
     assumptions: tuple[str, ...]
-    """Printed with every answer (docs/whatif.md#assumptions)."""
+    """Printed with every answer (docs/whatif.md#s10-7)."""
     warnings: tuple[str, ...] = ()

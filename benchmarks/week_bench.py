@@ -1,0 +1,146 @@
+"""The generated week's what-if figures (docs/whatif.md#generated-week): fidelity, paid
+dollars under ``declared`` and ``expiring-first``, the bound, and R15's several-windows rule
+against the alternatives, measured by regret.
+
+    python benchmarks/week_bench.py                    # 20 and 100 connections
+    python benchmarks/week_bench.py --connections 40   # one size
+
+For each size, ``fleet.py --whatif-week 7`` writes a week (seed 1, readings every 30 min);
+``whatif`` fits it, replays ``as-is`` (the declared order that wrote it) and
+``expiring-first`` under each rule for a seat with several windows:
+
+* ``capped`` (R15's rule, docs/rules.md#r15): a window's expiring quota is its remaining
+  percent capped by every window that resets at or after it;
+* ``uncapped``: each window on its own, the highest rate of any;
+* ``longest``: the window that resets last alone (the weekly one), as codex-lb's
+  waste-pressure score reads the secondary window.
+
+Each row prints the paid dollars, the regret above the bound and the share of the gap
+between ``declared`` and the bound that the rule closes. The rules other than R15's are
+swapped in for the replay's urgency here only; the product has one rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from week import write_week
+
+from omniladder.analyses.whatif import replay as replay_module
+from omniladder.analyses.whatif.run import catalog_of, whatif
+from omniladder.analyses.whatif.scenario import ScenarioSpec
+from omniladder.engine.autoid import parse_auto_id
+from omniladder.engine.pool import Terms, urgency_terms
+from omniladder.engine.readings import figure, is_current
+from omniladder.inputs.input_set import load_inputs
+from omniladder.inputs.ledger.read import Ledger
+from omniladder.inputs.scopes import load_window_scopes
+from omniladder.models import Reading
+
+TermsOf = Callable[[Reading | None, str, float, datetime], Terms]
+
+
+def _counted(reading: Reading | None, model: str, now: datetime) -> list[tuple[float, datetime]]:
+    if reading is None:
+        return []
+    return [(figure(w), w.reset_at) for w in reading.all_windows()
+            if w.applies_to(model) and is_current(w, now) and not w.unlimited
+            and w.reset_at is not None and figure(w) > 0]
+
+
+def uncapped(reading: Reading | None, model: str, weight: float, now: datetime) -> Terms:
+    return tuple((left * weight, reset) for left, reset in _counted(reading, model, now))
+
+
+def longest(reading: Reading | None, model: str, weight: float, now: datetime) -> Terms:
+    found = _counted(reading, model, now)
+    if not found:
+        return ()
+    left, reset = max(found, key=lambda item: item[1])
+    return ((left * weight, reset),)
+
+
+RULES: dict[str, TermsOf] = {"capped": urgency_terms, "uncapped": uncapped,
+                             "longest": longest}
+
+
+@contextmanager
+def rule(terms: TermsOf) -> Iterator[None]:
+    namespace = vars(replay_module)
+    kept = namespace["urgency_terms"]
+    namespace["urgency_terms"] = terms
+    try:
+        yield
+    finally:
+        namespace["urgency_terms"] = kept
+
+
+def measure(connections: int, out: Path, bound: bool) -> list[str]:
+    started = time.perf_counter()
+    settings = write_week(out, connections, seed=1, reading_minutes=30.0)
+    generated = time.perf_counter() - started
+    inputs = load_inputs(settings)
+    catalog = catalog_of(load_window_scopes())
+    auto_id = parse_auto_id("auto/thrifty")
+    lines: list[str] = []
+    bound_usd: float | None = None
+    declared: float | None = None
+    for name, terms in RULES.items():
+        started = time.perf_counter()
+        with rule(terms):
+            report = whatif(inputs, auto_id, Ledger(out / "traffic.jsonl"),
+                            scenarios=[ScenarioSpec(name="expiring-first",
+                                                    order="expiring-first")],
+                            catalog=catalog, bound=bound and bound_usd is None)
+        seconds = time.perf_counter() - started
+        as_is, ordered = report.scenarios
+        if bound_usd is None:
+            bound_usd = report.bound_usd
+            declared = as_is.paid_usd
+            fidelity = report.fidelity
+            recorded = fidelity.paid_usd_recorded
+            off = (fidelity.paid_usd_replayed - recorded) / recorded if recorded else 0.0
+            lines.append(
+                f"| {connections} | {report.requests:,} | fidelity | "
+                f"${recorded:,.2f} recorded, ${fidelity.paid_usd_replayed:,.2f} replayed "
+                f"({off:+.1%}); readings {fidelity.readings_mae_points or 0:.2f} points over "
+                f"{fidelity.readings_compared:,} | generated in {generated:.0f} s |")
+            lines.append(f"| {connections} | | declared | ${declared:,.2f}; bound "
+                         + (f"${bound_usd:,.2f}" if bound_usd is not None else "none")
+                         + (f" ({report.bound.seconds:.1f} s, {report.bound.variables:,} "
+                            f"variables)" if report.bound is not None else "") + " | |")
+        assert declared is not None
+        paid = ordered.paid_usd
+        floor = bound_usd or 0.0
+        gap = declared - floor
+        share = (declared - paid) / gap if gap > 0 else 0.0
+        lines.append(f"| {connections} | | expiring-first, {name} | ${paid:,.2f}, regret "
+                     f"${paid - floor:,.2f}, {share:.0%} of the gap closed | {seconds:.0f} s |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--connections", type=int, action="append")
+    parser.add_argument("--no-bound", action="store_true")
+    args = parser.parse_args()
+    sizes = args.connections or [20, 100]
+    print("| connections | requests | run | figures | time |")
+    print("|---:|---:|---|---|---:|")
+    with tempfile.TemporaryDirectory() as scratch:
+        for size in sizes:
+            for line in measure(size, Path(scratch) / f"week-{size}", not args.no_bound):
+                print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
