@@ -417,3 +417,28 @@ def test_the_benchmark_week_is_a_problem_the_bound_solves() -> None:
     assert figures["requests"] == len(bench.week(2, 1)["units"]) > 100
     assert 0 < figures["usd"] < figures["paid_all_usd"]
     assert figures["buckets"] == 7 * 24
+
+
+def test_a_bound_the_solver_cannot_give_leaves_the_rest_of_the_answer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """whatif answers without the bound, saying why, when HiGHS finds no optimum."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from omniladder.analyses.whatif import run
+    from omniladder.cli import app
+
+    def stops(problem: BoundProblem) -> None:
+        raise BoundFailed("HiGHS stopped without an optimum: Time limit reached")
+
+    monkeypatch.setattr(run, "solve", stops)
+    done = CliRunner().invoke(app, ["whatif", "auto/thrifty", "--config",
+                                    str(ROOT / "examples" / "whatif" / "omniladder.toml"),
+                                    "--json"])
+    assert done.exit_code == 0, done.output
+    answer = json.loads(done.stdout)
+    assert answer["bound_usd"] is None
+    assert answer["scenarios"][0]["regret_usd"] is None
+    assert answer["bound_note"] == ("no bound: HiGHS stopped without an optimum: Time limit "
+                                    "reached")

@@ -21,9 +21,9 @@ The program, in token units scaled so that the largest request weighs 1:
   could fall in it (a replay serves while anything is left, so its last request may
   overshoot; a cycle that starts empty serves nothing);
 * per first-use window, for each stretch spanning at most ``k`` window lengths (``k`` in
-  ``RUN_LENGTHS``, ends every ``1/STEPS`` of a length): its use ≤ the cycles that can hold
-  its requests, each at 100 plus its overshoot (the cycle in progress at the start at what
-  it had left);
+  ``RUN_LENGTHS``) and each from the span's start or to its end, on steps of ``1/STEPS`` of
+  a length: its use ≤ the cycles that can hold its requests, each at 100 plus its overshoot
+  (the cycle in progress at the start at what it had left);
 * ``Σ z_r ≤ may_block``; minimise the paid dollars.
 
 highspy is imported by ``solve`` only (``pip install 'omniladder[whatif]'``): start-up never
@@ -52,11 +52,11 @@ EXTRA = "whatif"
 """The optional extra that installs HiGHS (pyproject.toml)."""
 
 RUN_LENGTHS = (1, 2)
-"""The stretches a first-use window is held over, in window lengths: a stretch of ``k``
-lengths holds at most ``k + 1`` of its cycles, however they open. One length alone lets the
-program spend two cycles every window length; two bring it nearer one. On the benchmark's
-week of 100 seats the bound is $110.54 without them, $126.99 with one length, $131.76 with
-two, and no more with four or eight, at a third more rows each (docs/whatif.md#bound)."""
+"""The stretches a first-use window is held over, in window lengths, besides every stretch
+from the span's start and every stretch to its end: a stretch of ``k`` lengths holds at most
+``k + 1`` of the window's cycles, however they open, so one length alone lets the program
+spend two cycles a length; two lengths, and the stretches from the start and to the end,
+hold it near one over the span. Measured in docs/whatif.md#bound."""
 
 STEPS = 5
 """A first-use window's stretches begin and end every fifth of its length (each bucket edge
@@ -66,10 +66,10 @@ edge gives the bound fifths give ($43.87) at twice the rows and time; halves giv
 RELAXED = (
     "each request may be split between connections, paid and blocked in any shares (the "
     "continuous relaxation of sending it to one place)",
-    "a first-use window's cycles open at whichever requests suit the schedule: a stretch of "
-    f"buckets spanning at most {', '.join(map(str, RUN_LENGTHS[:-1]))} or {RUN_LENGTHS[-1]} "
-    f"window lengths, on steps of 1/{STEPS} of a length, holds as many as fit between its "
-    "requests a length apart",
+    "a first-use window's cycles open at whichever requests suit the schedule: each stretch "
+    f"of up to {' or '.join(map(str, RUN_LENGTHS))} window lengths, and each from the span's "
+    f"start or to its end (on steps of 1/{STEPS} of a length), holds as many as fit between "
+    "its requests a length apart",
     "each cycle may overshoot by its largest request, as the replay's last request into it may",
     "a connection's use on each side of a reset inside a bucket is held only to the units "
     "requested on that side, not to what the other connections served there",
@@ -651,7 +651,8 @@ def _fixed_stretches(problem: BoundProblem, grid: _Buckets, window: QuotaWindow,
 def _first_use_stretches(problem: BoundProblem, grid: _Buckets, window: QuotaWindow,
                          full: float) -> tuple[Ints, Ints, Floats]:
     """A first-use window of length L: for each step's edge (``STEPS``) and each ``k`` of
-    ``RUN_LENGTHS``, the longest stretch of steps ending there that spans at most ``k·L``;
+    ``RUN_LENGTHS``, the longest stretch of steps ending there that spans at most ``k·L``, and
+    the stretches from the span's start to it and from it to the span's end;
     its room is the cycles that can hold its requests, each full plus its overshoot.
 
     A cycle opens at a request (the first the window serves after its last reset), not before
@@ -674,8 +675,9 @@ def _first_use_stretches(problem: BoundProblem, grid: _Buckets, window: QuotaWin
                        [len(edges) - 1])
     stops = marks[1:]
     first = np.concatenate([marks[np.searchsorted(edges[marks], edges[stops] - k * length)]
-                            for k in RUN_LENGTHS])
-    stop = np.tile(stops, len(RUN_LENGTHS))
+                            for k in RUN_LENGTHS] + [np.zeros_like(stops), marks[:-1]])
+    stop = np.concatenate([np.tile(stops, len(RUN_LENGTHS)), stops,
+                           np.full_like(stops, marks[-1])])
     low = np.searchsorted(times, edges[first], side="left")
     high = np.searchsorted(times, edges[stop], side="left") - 1
     held = high >= low  # the stretch holds a request
