@@ -61,7 +61,8 @@ hold it near one over the span. Measured in docs/whatif.md#bound."""
 STEPS = 5
 """A first-use window's stretches begin and end every fifth of its length (each bucket edge
 when buckets are longer). On the benchmark's week of 30 seats at 15-minute buckets every
-edge gives the bound fifths give ($43.87) at twice the rows and time; halves give $43.43."""
+edge gives the bound fifths give ($43.87) with 2.4 times the rows and 3 times the time;
+halves give $43.43 (docs/whatif.md#bound)."""
 
 RELAXED = (
     "each request may be split between connections, paid and blocked in any shares (the "
@@ -214,8 +215,9 @@ def _highspy() -> Any:
 def _quiet_stdout() -> Iterator[None]:
     """Standard output pointed at the null device, at the descriptor: HiGHS writes its banner
     from C++ as its Python class is built (highspy 1.16 registers its callbacks in the
-    constructor), before ``output_flag`` can be set (ERGO-Code/HiGHS issues 1702 and 2749),
-    and standard output is the data of ``--json``."""
+    constructor), before ``output_flag`` can be set, and standard output is the data of
+    ``--json``. (HiGHS's maintainers say the flag silences only what follows it:
+    https://github.com/ERGO-Code/HiGHS/issues/1702.)"""
     try:
         saved = os.dup(1)
     except OSError:  # no standard output to protect
@@ -285,7 +287,7 @@ class _Rows:
     upper: Floats
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Program:
     """The program as arrays, ready for HiGHS."""
 
@@ -339,7 +341,7 @@ def _floats(values: Any) -> Floats:
     return np.asarray(values, dtype=np.float64)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Buckets:
     """The span cut in buckets, and where the program's cumulative columns stand.
 
@@ -353,8 +355,6 @@ class _Buckets:
     """Each request's bucket."""
     point: Ints
     """Per edge: the cumulative column that stands there."""
-    load: Floats
-    """Per edge: the (scaled) units of the requests before it."""
     largest: Floats
     """Per bucket: its largest (scaled) request, 0 when empty."""
     times: Ints
@@ -409,12 +409,10 @@ def _bucketed(problem: BoundProblem, offsets: Ints, units: Floats) -> _Buckets:
     count = len(edges) - 1
     held = np.bincount(bucket, minlength=count) > 0
     point = np.concatenate([[0], np.cumsum(held)]).astype(np.int64)
-    load = np.concatenate([[0.0], np.cumsum(np.bincount(bucket, weights=units,
-                                                        minlength=count))])
     largest = np.zeros(count)
     np.maximum.at(largest, bucket, units)
     order = np.argsort(offsets, kind="stable")
-    return _Buckets(edges=edges, bucket=bucket, point=point, load=load, largest=largest,
+    return _Buckets(edges=edges, bucket=bucket, point=point, largest=largest,
                     times=offsets[order], prefix=np.concatenate([[0.0], np.cumsum(units[order])]))
 
 
