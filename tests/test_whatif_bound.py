@@ -3,6 +3,7 @@ on two small fleets, and held below every schedule a replay could run on generat
 
 from __future__ import annotations
 
+import copy
 import os
 import random
 import subprocess
@@ -23,7 +24,7 @@ from omniladder.analyses.whatif.bound import (
     QuotaWindow,
     solve,
 )
-from tests.conftest import ROOT
+from tests.conftest import ROOT, benchmark_module
 
 T0 = datetime(2026, 3, 2, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -73,6 +74,31 @@ def test_two_fixed_seats_and_a_key_by_hand() -> None:
     assert (result.variables, result.constraints) == (6 + 2 * 6, 6 + 2 * 5 + 4)
     assert result.solver.startswith("HiGHS 1.")
     assert result.relaxed == RELAXED
+
+
+def test_a_reset_inside_a_bucket_cuts_only_its_seat() -> None:
+    """One hourly bucket, a weekly window reset at 0:30 inside it (100 % is 10 units): 50 %
+    left before, 100 % after; 10-unit requests ($1.00 each) at 0:00, then 0:40, 0:45, 0:50.
+    The one of 0:00 fits the old cycle (5 + 10 overshoot); the new cycle takes 10 + 10 of the
+    30 units after the reset. 10 units paid: $1.00. The seat's use before the reset is held
+    to the 10 units requested before it: counted in the new cycle, the request of 0:00 would
+    leave 20 units paid."""
+    problem = BoundProblem(start=at(0), end=at(1), **demand([0, 40 / 60, 45 / 60, 50 / 60]),  # type: ignore[arg-type]
+                           quota=[fixed("a", 10.0, (-1, 0.5, 50.0), (0.5, 170, 100.0))],
+                           may_block=0, bucket_seconds=3600.0)
+    result = solve(problem)
+    assert result.usd == pytest.approx(1.0, abs=1e-6)
+    assert result.buckets == 1
+
+
+def test_a_request_at_the_end_takes_from_the_cycle_that_begins_there() -> None:
+    """A window empty until 1:00, the span's end, and full from then: the request at 1:00 is
+    the new cycle's (a bucket of its own), the one at 0:30 nobody's."""
+    problem = BoundProblem(start=at(0), end=at(1), **demand([0.5, 1]),  # type: ignore[arg-type]
+                           quota=[fixed("a", 1.0, (-1, 1, 0.0), (1, 170, 100.0))], may_block=0)
+    result = solve(problem)
+    assert result.usd == pytest.approx(1.0, abs=1e-6)
+    assert result.buckets == 5
 
 
 def test_a_first_use_window_by_hand() -> None:
@@ -219,16 +245,20 @@ def _take(window: QuotaWindow, state: _State, instant: datetime, units: float) -
     state.remaining[0] = max(0.0, state.remaining[0] - used)
 
 
+def _start_states(problem: BoundProblem) -> list[list[_State]]:
+    return [[_State(remaining={n: c for n, (_, _, c) in enumerate(w.cycles)}
+                    if w.first_use_seconds is None else {0: w.start_capacity},
+                    reset=w.start_reset if w.start_reset and w.start_reset > problem.start
+                    else None) for w in option.windows] for option in problem.quota]
+
+
 def schedule(problem: BoundProblem, chooser: random.Random | None) -> tuple[float, int]:
     """Walk the requests in time order as a replay does: each goes to a quota connection
     whose windows all have something left in their cycle (taking from each, clamped at 0),
     else to the paid key, else it is blocked. With a ``chooser``, every choice the schedule
     may make is random (which connection, paying or blocking while quota is left); without,
     quota first, the first connection that can. Returns (paid $, blocked)."""
-    states = [[_State(remaining={n: c for n, (_, _, c) in enumerate(w.cycles)}
-                      if w.first_use_seconds is None else {0: w.start_capacity},
-                      reset=w.start_reset if w.start_reset and w.start_reset > problem.start
-                      else None) for w in option.windows] for option in problem.quota]
+    states = _start_states(problem)
     paid, blocked = 0.0, 0
     order = sorted(range(len(problem.at)), key=lambda n: problem.at[n])
     for number in order:
@@ -260,7 +290,7 @@ def windows(draw: st.DrawFn, hours: int) -> QuotaWindow:
     percent_per_unit = draw(st.sampled_from([0.0, 2.0, 5.0, 12.5, 40.0]))
     if draw(st.booleans()):
         period = draw(st.sampled_from([2, 3, 7, 24]))
-        begin = -draw(st.integers(0, period - 1))
+        begin = -draw(st.integers(0, 4 * period - 1)) / 4  # resets at quarter hours
         cycles: list[tuple[datetime, datetime, float]] = []
         while begin <= hours:
             percent = draw(st.sampled_from([0.0, 30.0, 100.0])) if not cycles else 100.0
@@ -277,10 +307,41 @@ def windows(draw: st.DrawFn, hours: int) -> QuotaWindow:
                        start_reset=at(draw(st.integers(1, length * 4)) / 4) if busy else None)
 
 
+def cheapest(problem: BoundProblem) -> float | None:
+    """The least a schedule pays, every choice tried (each request, in time order: a quota
+    connection with something left, the paid key, or blocked while the allowance lasts);
+    None when none blocks few enough. For a handful of requests only."""
+    order = sorted(range(len(problem.at)), key=lambda n: problem.at[n])
+    best: list[float] = []
+
+    def walk(step: int, states: list[list[_State]], paid: float, blocked: int) -> None:
+        if best and paid >= best[0]:
+            return
+        if step == len(order):
+            best[:] = [paid]
+            return
+        number = order[step]
+        instant, units, usd = problem.at[number], problem.units[number], problem.paid_usd[number]
+        for c, option in enumerate(problem.quota):
+            if all(_left(w, s, instant) > 0 for w, s in zip(option.windows, states[c],
+                                                             strict=True)):
+                taken = copy.deepcopy(states)
+                for window, state in zip(option.windows, taken[c], strict=True):
+                    _take(window, state, instant, units)
+                walk(step + 1, taken, paid, blocked)
+        if usd is not None:
+            walk(step + 1, states, paid + usd, blocked)
+        if blocked < problem.may_block:
+            walk(step + 1, states, paid, blocked + 1)
+
+    walk(0, _start_states(problem), 0.0, 0)
+    return best[0] if best else None
+
+
 @st.composite
-def problems(draw: st.DrawFn) -> BoundProblem:
+def problems(draw: st.DrawFn, most: int = 24, seats: int = 3) -> BoundProblem:
     hours = draw(st.integers(1, 16))
-    count = draw(st.integers(0, 24))
+    count = draw(st.integers(0, most))
     # quarter hours: instants land on bucket edges, resets and the span's end
     instants = sorted(draw(st.lists(st.integers(0, hours * 4), min_size=count,
                                     max_size=count)))
@@ -290,13 +351,13 @@ def problems(draw: st.DrawFn) -> BoundProblem:
                            max_size=count))
     fleet = [QuotaOption(connection=f"c{n}",
                          windows=tuple(draw(st.lists(windows(hours), min_size=1, max_size=2))))
-             for n in range(draw(st.integers(0, 3)))]
+             for n in range(draw(st.integers(0, seats)))]
     return BoundProblem(start=T0, end=at(hours), at=[at(q / 4) for q in instants],
                         units=units,
                         paid_usd=[None if rate is None else rate * u
                                   for rate, u in zip(prices, units, strict=True)],
                         quota=fleet, may_block=draw(st.integers(0, 3)),
-                        bucket_seconds=draw(st.sampled_from([900.0, 1800.0, 3600.0, 7200.0])))
+                        bucket_seconds=draw(st.sampled_from([900.0, 3600.0, 5400.0, 7200.0])))
 
 
 @settings(max_examples=120)
@@ -316,6 +377,20 @@ def test_the_bound_is_below_every_schedule(problem: BoundProblem, seed: int) -> 
         assert usd <= paid + 1e-6
 
 
+@settings(max_examples=200)
+@given(problems(most=5, seats=2))
+def test_the_bound_is_below_the_cheapest_schedule(problem: BoundProblem) -> None:
+    """On a handful of requests every schedule is tried: the bound is at most the best."""
+    best = cheapest(problem)
+    try:
+        usd = solve(problem).usd
+    except BoundFailed:
+        assert best is None
+        return
+    if best is not None:
+        assert usd <= best + 1e-6
+
+
 @settings(max_examples=30)
 @given(problems())
 def test_plentiful_quota_costs_nothing(problem: BoundProblem) -> None:
@@ -324,7 +399,7 @@ def test_plentiful_quota_costs_nothing(problem: BoundProblem) -> None:
                     cycles=((problem.start, problem.end + HOUR, 100.0),)),
         QuotaWindow(name="5h", percent_per_unit=1e-6, first_use_seconds=5 * 3600.0)))
     assert solve(replace(problem, quota=[*problem.quota, roomy])).usd == pytest.approx(
-        0.0, abs=1e-9)
+        0.0, abs=1e-6)
 
 
 @settings(max_examples=30)
@@ -333,3 +408,37 @@ def test_with_no_quota_and_none_blocked_every_request_is_paid(problem: BoundProb
     priced = [0.3 if usd is None else usd for usd in problem.paid_usd]
     result = solve(replace(problem, paid_usd=priced, quota=[], may_block=0))
     assert result.usd == pytest.approx(sum(priced), abs=1e-6)
+
+
+def test_the_benchmark_week_is_a_problem_the_bound_solves() -> None:
+    """benchmarks/whatif_bench.py --bound: a generated week (here of 2 seats, hourly)."""
+    bench = benchmark_module("whatif_bench")
+    figures = bench.one(2, 60.0, seed=1, run_lengths=None)
+    assert figures["requests"] == len(bench.week(2, 1)["units"]) > 100
+    assert 0 < figures["usd"] < figures["paid_all_usd"]
+    assert figures["buckets"] == 7 * 24
+
+
+def test_a_bound_the_solver_cannot_give_leaves_the_rest_of_the_answer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """whatif answers without the bound, saying why, when HiGHS finds no optimum."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from omniladder.analyses.whatif import run
+    from omniladder.cli import app
+
+    def stops(problem: BoundProblem) -> None:
+        raise BoundFailed("HiGHS stopped without an optimum: Time limit reached")
+
+    monkeypatch.setattr(run, "solve", stops)
+    done = CliRunner().invoke(app, ["whatif", "auto/thrifty", "--config",
+                                    str(ROOT / "examples" / "whatif" / "omniladder.toml"),
+                                    "--json"])
+    assert done.exit_code == 0, done.output
+    answer = json.loads(done.stdout)
+    assert answer["bound_usd"] is None
+    assert answer["scenarios"][0]["regret_usd"] is None
+    assert answer["bound_note"] == ("no bound: HiGHS stopped without an optimum: Time limit "
+                                    "reached")

@@ -12,16 +12,18 @@ The program, in token units scaled so that the largest request weighs 1:
 * per request ``r``: ``s_r`` (the share served by quota), ``z_r`` (the share blocked; only when
   the schedule may block), paid ``1 − s_r − z_r``; a request with no paid option is served by
   quota or blocked whole;
-* per quota connection ``c``: ``S_c[p]``, the units it served up to the ``p``-th bucket edge
-  (cumulative, so that a window's use over any stretch of buckets is one difference: two
-  nonzeros a row), rising bucket to bucket;
+* per quota connection ``c``: ``S_c``, the units it served up to each bucket edge and up to
+  each of its own resets that falls inside a bucket (``_Seat``'s cuts): cumulative, so that a
+  window's use over any stretch is one difference, two nonzeros a row; rising;
 * per bucket: the units the connections served in it are the units its requests were served
-  by quota;
-* per fixed cycle: the connection's use in the cycle's buckets ≤ its capacity plus the largest
-  request in it (a replay serves while anything is left, so its last request may overshoot);
-* per first-use window, for each stretch of buckets spanning at most ``k`` window lengths
-  (``k`` in ``RUN_LENGTHS``): its use ≤ the cycles that can meet the stretch, each at 100
-  plus its overshoot (the cycle in progress at the start at what it had left);
+  by quota (buckets without requests share their edges' columns);
+* per fixed cycle: the connection's use in it ≤ its capacity plus the largest request that
+  could fall in it (a replay serves while anything is left, so its last request may
+  overshoot; a cycle that starts empty serves nothing);
+* per first-use window, for each stretch spanning at most ``k`` window lengths (``k`` in
+  ``RUN_LENGTHS``) and each from the span's start or to its end, on steps of ``1/STEPS`` of
+  a length: its use ≤ the cycles that can hold its requests, each at 100 plus its overshoot
+  (the cycle in progress at the start at what it had left);
 * ``Σ z_r ≤ may_block``; minimise the paid dollars.
 
 highspy is imported by ``solve`` only (``pip install 'omniladder[whatif]'``): start-up never
@@ -49,19 +51,28 @@ if TYPE_CHECKING:
 EXTRA = "whatif"
 """The optional extra that installs HiGHS (pyproject.toml)."""
 
-RUN_LENGTHS = (1, 2, 4)
-"""The stretches a first-use window is held over, in window lengths: a stretch of ``k``
-lengths meets at most ``k + 1`` of its cycles, however they start. One length alone lets the
-program spend two cycles every window length; longer stretches bring it nearer one. Past
-four lengths the rows grow faster than the bound moves (docs/whatif.md#bound)."""
+RUN_LENGTHS = (1, 2)
+"""The stretches a first-use window is held over, in window lengths, besides every stretch
+from the span's start and every stretch to its end: a stretch of ``k`` lengths holds at most
+``k + 1`` of the window's cycles, however they open, so one length alone lets the program
+spend two cycles a length; two lengths, and the stretches from the start and to the end,
+hold it near one over the span. Measured in docs/whatif.md#bound."""
+
+STEPS = 5
+"""A first-use window's stretches begin and end every fifth of its length (each bucket edge
+when buckets are longer). On the benchmark's week of 30 seats at 15-minute buckets every
+edge gives the bound fifths give ($43.87) at twice the rows and time; halves give $43.43."""
 
 RELAXED = (
     "each request may be split between connections, paid and blocked in any shares (the "
     "continuous relaxation of sending it to one place)",
-    "a first-use window's cycles open at whichever requests suit the schedule: a stretch of "
-    "buckets spanning at most 1, 2 or 4 window lengths holds as many as fit between its "
-    "requests, a length apart",
+    "a first-use window's cycles open at whichever requests suit the schedule: each stretch "
+    f"of up to {' or '.join(map(str, RUN_LENGTHS))} window lengths, and each from the span's "
+    f"start or to its end (on steps of 1/{STEPS} of a length), holds as many as fit between "
+    "its requests a length apart",
     "each cycle may overshoot by its largest request, as the replay's last request into it may",
+    "a connection's use on each side of a reset inside a bucket is held only to the units "
+    "requested on that side, not to what the other connections served there",
     "background burn is ignored: it only takes quota away",
     "the exit cutoff and reserves are ignored: they are policy, not capacity",
     "any request may be among the blocked ones, up to the number the schedule may block",
@@ -158,8 +169,7 @@ def solve(problem: BoundProblem) -> BoundResult:
     program = _program(problem)
     highs = _silent_solver(highspy)
     program.pass_to(highs, highspy)
-    highs.run()
-    status = highs.getModelStatus()
+    status = _run(highs, highspy)
     if status == highspy.HighsModelStatus.kInfeasible:
         raise unserved
     if status == highspy.HighsModelStatus.kModelEmpty:  # no request: nothing to pay
@@ -172,6 +182,22 @@ def solve(problem: BoundProblem) -> BoundResult:
                        variables=program.columns, constraints=program.rows,
                        seconds=time.perf_counter() - began, solver=f"HiGHS {highs.version()}",
                        relaxed=RELAXED)
+
+
+def _run(highs: Any, highspy: Any) -> Any:
+    """Solve, by interior point without crossover (the optimum's value is all the bound
+    needs, and crossover to a vertex took more than half the time on a week of 30 seats),
+    and by simplex when the interior point stops short of an optimum."""
+    highs.setOptionValue("solver", "ipm")
+    highs.setOptionValue("run_crossover", "off")
+    highs.run()
+    status = highs.getModelStatus()
+    if status not in (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible,
+                      highspy.HighsModelStatus.kModelEmpty):
+        highs.setOptionValue("solver", "simplex")
+        highs.run()
+        status = highs.getModelStatus()
+    return status
 
 
 def _highspy() -> Any:
@@ -333,6 +359,8 @@ class _Buckets:
     """Per bucket: its largest (scaled) request, 0 when empty."""
     times: Ints
     """The requests' instants, sorted."""
+    prefix: Floats
+    """The (scaled) units of the first ``n`` requests in time order, per ``n``."""
 
     @property
     def count(self) -> int:
@@ -342,6 +370,12 @@ class _Buckets:
     def filled(self) -> int:
         """How many buckets hold a request (the cumulative columns per connection)."""
         return int(self.point[-1])
+
+    def before(self, instants: Ints) -> Floats:
+        """The (scaled) units of the requests before each instant."""
+        import numpy as np  # comes with highspy
+
+        return self.prefix[np.searchsorted(self.times, instants, side="left")]
 
     def largest_between(self, first: Ints, stop: Ints) -> Floats:
         """The largest request of buckets ``first[n]`` up to ``stop[n]`` (excluded), per n."""
@@ -367,14 +401,7 @@ def _bucketed(problem: BoundProblem, offsets: Ints, units: Floats) -> _Buckets:
 
     span = _offset(problem.start, problem.end)
     width = max(1, round(problem.bucket_seconds * 1_000_000))
-    marks = [0, span, *range(width, span, width)]
-    for option in problem.quota:
-        for window in option.windows:
-            for begin, finish, _ in window.cycles:
-                marks += [_offset(problem.start, begin), _offset(problem.start, finish)]
-            if window.start_reset is not None:
-                marks.append(_offset(problem.start, window.start_reset))
-    edges = np.unique(np.clip(_ints(marks), 0, span))
+    edges = _ints([*range(0, span, width), span])  # the resets inside buckets: ``_Seat``
     if len(offsets) and offsets.max() == span:
         # a request at the span's end gets a bucket of its own past the last edge
         edges = np.append(edges, span + 1)
@@ -386,8 +413,9 @@ def _bucketed(problem: BoundProblem, offsets: Ints, units: Floats) -> _Buckets:
                                                         minlength=count))])
     largest = np.zeros(count)
     np.maximum.at(largest, bucket, units)
+    order = np.argsort(offsets, kind="stable")
     return _Buckets(edges=edges, bucket=bucket, point=point, load=load, largest=largest,
-                    times=np.sort(offsets))
+                    times=offsets[order], prefix=np.concatenate([[0.0], np.cumsum(units[order])]))
 
 
 def _program(problem: BoundProblem) -> _Program:
@@ -404,11 +432,18 @@ def _program(problem: BoundProblem) -> _Program:
     blocking = problem.may_block > 0
     connections = len(problem.quota)
     points = grid.filled
-    # columns: s_r, then z_r (when the schedule may block), then S_c[1..points] per connection
+    # columns: s_r, then z_r (when the schedule may block), then S_c[1..points] per
+    # connection, then each connection's cuts (``_Seat``)
     served_at = 0
     blocked_at = requests
     cumulative_at = requests * (2 if blocking else 1)
-    columns = cumulative_at + connections * points
+    seats = []
+    cut_at = cumulative_at + connections * points
+    for number, option in enumerate(problem.quota):
+        seat = _Seat.of(problem, grid, option, cumulative_at + number * points, cut_at)
+        seats.append(seat)
+        cut_at += len(seat.cuts)
+    columns = cut_at
     cost = np.zeros(columns)
     lower = np.zeros(columns)
     upper = np.full(columns, np.inf)
@@ -422,11 +457,11 @@ def _program(problem: BoundProblem) -> _Program:
         lower[served_at:served_at + requests][~payable] = 1.0
     parts = [_balance(grid, units, connections, served_at, cumulative_at)]
     parts.append(_rising(connections, points, cumulative_at))
-    for number, option in enumerate(problem.quota):
-        column = cumulative_at + number * points
+    for seat, option in zip(seats, problem.quota, strict=True):
+        parts.append(seat.cut_rows(grid))
         for window in option.windows:
             if window.percent_per_unit > 0:
-                parts.append(_window_rows(problem, grid, window, scale, column))
+                parts.append(_window_rows(problem, grid, seat, window, scale))
     if blocking:
         parts.append(_shares(payable, served_at, blocked_at))
         parts.append(_Rows(row=np.zeros(requests, dtype=np.int64),
@@ -435,6 +470,89 @@ def _program(problem: BoundProblem) -> _Program:
                            upper=_floats([problem.may_block])))
     return _Program(cost=cost, col_lower=lower, col_upper=upper, offset=float(paid.sum()),
                     parts=parts, buckets=grid.count)
+
+
+@dataclass(frozen=True, slots=True)
+class _Seat:
+    """Where one connection's cumulative use stands: at each bucket edge (the columns every
+    connection has, which the balance reads) and at its **cuts**, the resets of its fixed
+    windows that fall inside a bucket holding requests. A cut is a column of this connection
+    alone: its cycles end and begin exactly there, while the grid stays one for the fleet (a
+    cut at every connection's resets for all of them would add two edges a seat to a week's
+    buckets). Its use on each side of a cut is at most the units requested on that side."""
+
+    grid_at: int
+    """The column of ``S_c[1]``."""
+    cuts: Ints
+    """The cuts' instants, sorted."""
+    cut_at: int
+    """The column of the first cut."""
+
+    @classmethod
+    def of(cls, problem: BoundProblem, grid: _Buckets, option: QuotaOption, grid_at: int,
+           cut_at: int) -> _Seat:
+        import numpy as np  # comes with highspy
+
+        span = _offset(problem.start, problem.end)
+        resets = _ints([_offset(problem.start, moment) for window in option.windows
+                        for cycle in window.cycles for moment in cycle[:2]])
+        resets = np.unique(resets[(resets > 0) & (resets < span)])
+        bucket = np.searchsorted(grid.edges, resets, side="right") - 1
+        inside = (grid.edges[bucket] != resets) & (grid.point[bucket + 1] > grid.point[bucket])
+        return cls(grid_at=grid_at, cuts=resets[inside], cut_at=cut_at)
+
+    def columns(self, grid: _Buckets, instants: Ints) -> Ints:
+        """The column where the use stands at each instant (a bucket edge, a cut, or an
+        instant inside a bucket with no request: its edges' column); -1 for the start's
+        constant 0. An instant past the span stands at the last edge."""
+        import numpy as np  # comes with highspy
+
+        instants = np.minimum(instants, grid.edges[-1])
+        bucket = np.minimum(np.searchsorted(grid.edges, instants, side="right") - 1,
+                            grid.count - 1)
+        on_edge = grid.edges[bucket] == instants
+        point = np.where(on_edge | (instants >= grid.edges[-1]),
+                         grid.point[np.searchsorted(grid.edges, instants, side="left")],
+                         grid.point[bucket])
+        column = np.where(point > 0, self.grid_at + point - 1, -1)
+        cut = np.searchsorted(self.cuts, instants, side="left")
+        is_cut = (cut < len(self.cuts)) & (self.cuts[np.minimum(cut, max(len(self.cuts) - 1,
+                                                                          0))] == instants) \
+            if len(self.cuts) else np.zeros(len(instants), dtype=bool)
+        return np.where(is_cut, self.cut_at + cut, column)
+
+    def cut_rows(self, grid: _Buckets) -> _Rows:
+        """Each cut between its neighbours (the bucket's edges, or another cut in the same
+        bucket): ``0 ≤ S_c[right] − S_c[left] ≤`` the units requested between them."""
+        import numpy as np  # comes with highspy
+
+        bucket = np.searchsorted(grid.edges, self.cuts, side="right") - 1
+        left = np.concatenate([[-1], self.cuts[:-1]])
+        left_bucket = np.concatenate([[-1], bucket[:-1]])
+        left = np.where(left_bucket == bucket, left, grid.edges[bucket])
+        right = np.concatenate([self.cuts[1:], [-1]])
+        right_bucket = np.concatenate([bucket[1:], [-1]])
+        last = right_bucket != bucket  # the last cut of its bucket
+        right = np.where(last, grid.edges[bucket + 1], right)
+        # a row from each cut's left neighbour to it, and from the last of a bucket onwards
+        lows = np.concatenate([left, self.cuts[last]])
+        highs = np.concatenate([self.cuts, right[last]])
+        return _pairs(self.columns(grid, lows), self.columns(grid, highs),
+                      lower=np.zeros(len(lows)),
+                      upper=grid.before(highs) - grid.before(lows))
+
+
+def _pairs(low: Ints, high: Ints, *, lower: Floats, upper: Floats) -> _Rows:
+    """Rows ``lower ≤ x[high] − x[low] ≤ upper``; a column of -1 is the constant 0."""
+    import numpy as np  # comes with highspy
+
+    count = len(low)
+    rows = np.arange(count)
+    inner = low >= 0
+    return _Rows(row=np.concatenate([rows, rows[inner]]),
+                 column=np.concatenate([high, low[inner]]),
+                 value=np.concatenate([np.ones(count), -np.ones(int(inner.sum()))]),
+                 lower=lower, upper=upper)
 
 
 def _balance(grid: _Buckets, units: Floats, connections: int, served_at: int,
@@ -486,61 +604,55 @@ def _shares(payable: npt.NDArray[np.bool_], served_at: int, blocked_at: int) -> 
                  upper=np.ones(count))
 
 
-def _window_rows(problem: BoundProblem, grid: _Buckets, window: QuotaWindow, scale: float,
-                 column: int) -> _Rows:
-    """One window's rows over its connection's cumulative columns (``column`` holds S_c[1]):
-    ``S_c[point[stop]] − S_c[point[first]] ≤ room``, each stretch ``[first, stop)`` of
-    buckets that could take more than its room. Duplicates keep the least room."""
+def _window_rows(problem: BoundProblem, grid: _Buckets, seat: _Seat, window: QuotaWindow,
+                 scale: float) -> _Rows:
+    """One window's rows over its connection's cumulative use: ``S_c[b] − S_c[a] ≤ room``
+    for each stretch ``[a, b)`` that could take more than its room (the units requested in
+    it). Duplicates keep the least room."""
     import numpy as np  # comes with highspy
 
     full = 100.0 / window.percent_per_unit / scale  # one cycle's capacity, in scaled units
     if window.first_use_seconds is None:
-        first, stop, room = _fixed_stretches(problem, grid, window, full)
+        begin, end, room = _fixed_stretches(problem, grid, window, full)
     else:
         first, stop, room = _first_use_stretches(problem, grid, window, full)
-    binding = ((grid.load[stop] - grid.load[first] > room + 1e-12)
-               & (grid.point[stop] > grid.point[first]))
-    low, high, room = grid.point[first[binding]], grid.point[stop[binding]], room[binding]
-    key = low * (grid.filled + 1) + high
+        begin, end = grid.edges[first], grid.edges[stop]
+    low, high = seat.columns(grid, begin), seat.columns(grid, end)
+    binding = (grid.before(end) - grid.before(begin) > room + 1e-12) & (high != low)
+    low, high, room = low[binding], high[binding], room[binding]
+    key = (low + 1) * (int(high.max(initial=0)) + 2) + high
     order = np.lexsort((room, key))
     keep = order[np.concatenate([[True], key[order][1:] != key[order][:-1]])] \
         if len(order) else order
-    low, high, room = low[keep], high[keep], room[keep]
-    count = len(room)
-    rows = np.arange(count)
-    inner = low > 0  # S_c[0] is the constant 0: no column
-    return _Rows(row=np.concatenate([rows, rows[inner]]),
-                 column=np.concatenate([column + high - 1, column + low[inner] - 1]),
-                 value=np.concatenate([np.ones(count), -np.ones(int(inner.sum()))]),
-                 lower=np.full(count, -np.inf), upper=room)
+    return _pairs(low[keep], high[keep], lower=np.full(len(keep), -np.inf), upper=room[keep])
 
 
 def _fixed_stretches(problem: BoundProblem, grid: _Buckets, window: QuotaWindow,
                      full: float) -> tuple[Ints, Ints, Floats]:
-    """A fixed window: each cycle's buckets, and room for its capacity and its overshoot (none
-    for a cycle that starts empty: the replay serves nothing from it)."""
+    """A fixed window: each cycle's instants in the span, and room for its capacity and its
+    overshoot (none for a cycle that starts empty: the replay serves nothing from it)."""
     import numpy as np  # comes with highspy
 
     span = _offset(problem.start, problem.end)
-    first: list[int] = []
-    stop: list[int] = []
-    capacity: list[float] = []
-    for begin, finish, percent in window.cycles:
-        low, high = _offset(problem.start, begin), _offset(problem.start, finish)
-        if high <= 0 or low > span:
-            continue
-        first.append(int(np.searchsorted(grid.edges, max(low, 0))))
-        stop.append(grid.count if high > span else int(np.searchsorted(grid.edges, high)))
-        capacity.append(percent)
-    starts, stops, left = _ints(first), _ints(stop), _floats(capacity)
-    room = np.where(left > 0, left / 100.0 * full + grid.largest_between(starts, stops), 0.0)
-    return starts, stops, room
+    cycles = [(_offset(problem.start, begin), _offset(problem.start, end), percent)
+              for begin, end, percent in window.cycles]
+    kept = [(max(low, 0), high if high <= span else int(grid.edges[-1]), percent)
+            for low, high, percent in cycles if high > 0 and low <= span]
+    begin = _ints([low for low, _, _ in kept])
+    end = _ints([high for _, high, _ in kept])
+    left = _floats([percent for _, _, percent in kept])
+    # the largest request of the buckets the cycle touches (a bucket it cuts counts whole)
+    first = np.searchsorted(grid.edges, begin, side="right") - 1
+    stop = np.maximum(np.searchsorted(grid.edges, end, side="left"), first)
+    room = np.where(left > 0, left / 100.0 * full + grid.largest_between(first, stop), 0.0)
+    return begin, end, room
 
 
 def _first_use_stretches(problem: BoundProblem, grid: _Buckets, window: QuotaWindow,
                          full: float) -> tuple[Ints, Ints, Floats]:
-    """A first-use window of length L: for each bucket edge and each ``k`` of
-    ``RUN_LENGTHS``, the longest stretch of buckets ending there that spans at most ``k·L``;
+    """A first-use window of length L: for each step's edge (``STEPS``) and each ``k`` of
+    ``RUN_LENGTHS``, the longest stretch of steps ending there that spans at most ``k·L``, and
+    the stretches from the span's start to it and from it to the span's end;
     its room is the cycles that can hold its requests, each full plus its overshoot.
 
     A cycle opens at a request (the first the window serves after its last reset), not before
@@ -557,10 +669,15 @@ def _first_use_stretches(problem: BoundProblem, grid: _Buckets, window: QuotaWin
     reset = 0 if window.start_reset is None else max(
         0, _offset(problem.start, window.start_reset))
     edges, times = grid.edges, grid.times
-    stops = np.arange(1, len(edges))
-    first = np.concatenate([np.searchsorted(edges, edges[stops] - k * length, side="left")
-                            for k in RUN_LENGTHS])
-    stop = np.tile(stops, len(RUN_LENGTHS))
+    # the stretches end and begin at the first edge of every fifth of a length (all of them
+    # when buckets are as long)
+    marks = np.union1d(np.searchsorted(edges, np.arange(0, edges[-1], max(1, length // STEPS))),
+                       [len(edges) - 1])
+    stops = marks[1:]
+    first = np.concatenate([marks[np.searchsorted(edges[marks], edges[stops] - k * length)]
+                            for k in RUN_LENGTHS] + [np.zeros_like(stops), marks[:-1]])
+    stop = np.concatenate([np.tile(stops, len(RUN_LENGTHS)), stops,
+                           np.full_like(stops, marks[-1])])
     low = np.searchsorted(times, edges[first], side="left")
     high = np.searchsorted(times, edges[stop], side="left") - 1
     held = high >= low  # the stretch holds a request

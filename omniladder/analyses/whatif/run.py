@@ -12,6 +12,7 @@ from omniladder import timefmt
 from omniladder.analyses.forecast.pace import WindowLength, catalog_lengths, no_lengths
 from omniladder.analyses.traffic import requested_ids
 from omniladder.analyses.whatif.bound import (
+    BoundFailed,
     BoundProblem,
     BoundUnavailable,
     QuotaOption,
@@ -431,6 +432,8 @@ def _bound(replay: Replay, auto_id: AutoId, demand: Sequence[Request], outcome: 
         solved = solve(problem)
     except BoundUnavailable as missing:
         return None, None, str(missing)
+    except BoundFailed as failed:  # the rest of the answer stands without it
+        return None, None, f"no bound: {failed}"
     return solved.usd, Bound(solver=solved.solver, bucket_seconds=solved.bucket_seconds,
                              variables=solved.variables, constraints=solved.constraints,
                              seconds=solved.seconds, relaxed=solved.relaxed), None
