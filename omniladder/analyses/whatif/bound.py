@@ -285,7 +285,7 @@ class _Rows:
     upper: Floats
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class _Program:
     """The program as arrays, ready for HiGHS."""
 
@@ -339,7 +339,7 @@ def _floats(values: Any) -> Floats:
     return np.asarray(values, dtype=np.float64)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _Buckets:
     """The span cut in buckets, and where the program's cumulative columns stand.
 
