@@ -35,6 +35,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from week import poisson  # noqa: E402
+
 START = datetime(2026, 3, 2, tzinfo=UTC)
 """A Monday, 00:00Z: the generated week's start."""
 DAYS = 7
@@ -74,24 +78,13 @@ def week(connections: int, seed: int) -> dict[str, object]:
     scale = sum(weights)
     instants: list[float] = []
     for hour, weight in enumerate(weights):
-        count = _poisson(rng, total * weight / scale)
+        count = poisson(rng, total * weight / scale)
         instants += [hour + rng.random() for _ in range(count)]
     instants.sort()
     # lognormal, capped: the mean of lognormvariate(mu, 0.9) is exp(mu + 0.405)
     units = [min(200_000.0, rng.lognormvariate(math.log(MEAN_UNITS) - 0.405, 0.9))
              for _ in instants]
     return {"seats": seats, "hours": instants, "units": units}
-
-
-def _poisson(rng: random.Random, mean: float) -> int:
-    """A Poisson draw (a normal one for a large mean)."""
-    if mean > 50:
-        return max(0, round(rng.gauss(mean, math.sqrt(mean))))
-    limit, count, product = math.exp(-mean), 0, rng.random()
-    while product > limit:
-        count += 1
-        product *= rng.random()
-    return count
 
 
 def problem(data: dict[str, object], bucket_minutes: float) -> object:
