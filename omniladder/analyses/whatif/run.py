@@ -293,7 +293,7 @@ def whatif(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
            scenarios: Sequence[ScenarioSpec] = (), start: datetime | None = None,
            end: datetime | None = None, all_requests: bool = False,
            catalog: Catalog = Catalog(), bound: bool = True,
-           bucket_seconds: float = 900.0) -> WhatifReport:
+           bucket_seconds: float = 3600.0) -> WhatifReport:
     """SPEC §10: ``as-is`` and each scenario replayed over [start, end] (default: the
     ledger's span), each with its bound."""
     fleet = Fleet(inputs)
