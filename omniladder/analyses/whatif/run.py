@@ -187,7 +187,8 @@ def consumption(inputs: LoadedInputs, recorded: Recorded) -> dict[str, dict[str,
         history = inputs.readings.get(connection.id, ())
         if history:
             fitted[connection.id] = fit_connection(
-                connection, history, recorded.served.get(connection.id, ()))
+                connection, history, recorded.served.get(connection.id, ()),
+                served_by_model=recorded.served_by_model.get(connection.id, {}))
     by_id = {c.id: c for c in inputs.connections}
     with_fits = [by_id[i] for i, fits in fitted.items() if any(
         f.intervals for f in fits.values())]
