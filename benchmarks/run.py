@@ -14,6 +14,7 @@
     python benchmarks/run.py --backtest   # forecast --backtest on 100 accounts x 7 days of
                                           # 5-minute readings: time, coverage, p50 error
                                           # (backtest_bench.py)
+    python benchmarks/run.py --whatif     # whatif with two scenarios vs audit traffic, 1M events
     python benchmarks/run.py --whatif-bound  # what-if's bound on a week of 10 to 1,000 seats
                                              # at 5-, 15- and 60-minute buckets
                                              # (whatif_bench.py --bound; needs highspy)
@@ -369,10 +370,18 @@ def main() -> None:
                         help="only forecast --backtest on a generated week of 100 accounts' "
                         "5-minute readings: its time, the band's coverage and the p50's error "
                         "(benchmarks/backtest_bench.py)")
+    parser.add_argument("--whatif", action="store_true",
+                        help="only whatif with two scenarios against audit traffic on a "
+                        "1,000,000-event ledger of 10,000 connections "
+                        "(benchmarks/whatif_bench.py --replay)")
     parser.add_argument("--whatif-bound", action="store_true",
                         help="only what-if's bound on generated weeks of 10, 100, 300 and "
                         "1,000 seats (benchmarks/whatif_bench.py --bound; the whatif extra)")
     args = parser.parse_args()
+    if args.whatif:
+        done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "whatif_bench.py"),
+                               "--replay"], check=False)
+        raise SystemExit(done.returncode)
     if args.whatif_bound:
         done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "whatif_bench.py"),
                                "--bound"], check=False)

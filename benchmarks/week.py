@@ -130,7 +130,7 @@ def write_week(out: Path, connections: int, seed: int = 1, reading_minutes: floa
     """Requests per hour at a mean hour."""
     hour = START
     while hour < end:
-        count = _poisson(rng, per_hour * _hourly(hour.hour))
+        count = poisson(rng, per_hour * _hourly(hour.hour))
         for at in sorted(hour + timedelta(seconds=rng.uniform(0, 3600)) for _ in range(count)):
             tokens_in, tokens_out, cache_read, cache_write = _tokens(rng)
             demand.append(Request(at=at, tokens_in=tokens_in, tokens_out=tokens_out,
@@ -202,7 +202,8 @@ def _price(inputs: Any) -> Any:
     return pricer(inputs)
 
 
-def _poisson(rng: random.Random, mean: float) -> int:
+def poisson(rng: random.Random, mean: float) -> int:
+    """A Poisson draw (a normal one for a large mean)."""
     if mean > 50:
         return max(0, round(rng.gauss(mean, math.sqrt(mean))))
     limit, k, product = math.exp(-mean), 0, rng.random()

@@ -9,11 +9,11 @@ For each size, ``fleet.py --whatif-week 7`` writes a week (seed 1, readings ever
 ``whatif`` fits it, replays ``as-is`` (the declared order that wrote it) and
 ``expiring-first`` under each rule for a seat with several windows:
 
-* ``capped`` (R15's rule, docs/rules.md#r15): a window's expiring quota is its remaining
-  percent capped by every window that resets at or after it;
-* ``uncapped``: each window on its own, the highest rate of any;
-* ``longest``: the window that resets last alone (the weekly one), as codex-lb's
-  waste-pressure score reads the secondary window.
+* ``resets last`` (R15's rule, docs/rules.md#r15): the window that resets last alone (the
+  weekly one), as codex-lb's waste-pressure score reads the secondary window;
+* ``capped``: each window's remaining percent capped by every window that resets at or
+  after it, the highest rate of any (R15's rule before this measure chose);
+* ``uncapped``: each window on its own, the highest rate of any.
 
 Each row prints the paid dollars, the regret above the bound and the share of the gap
 between ``declared`` and the bound that the rule closes. The rules other than R15's are
@@ -61,16 +61,17 @@ def uncapped(reading: Reading | None, model: str, weight: float, now: datetime) 
     return tuple((left * weight, reset) for left, reset in _counted(reading, model, now))
 
 
-def longest(reading: Reading | None, model: str, weight: float, now: datetime) -> Terms:
+def capped(reading: Reading | None, model: str, weight: float, now: datetime) -> Terms:
     found = _counted(reading, model, now)
-    if not found:
-        return ()
-    left, reset = max(found, key=lambda item: item[1])
-    return ((left * weight, reset),)
+    terms = []
+    for left, reset in found:
+        expiring = min([left] + [other for other, later in found if later >= reset])
+        terms.append((expiring * weight, reset))
+    return tuple(terms)
 
 
-RULES: dict[str, TermsOf] = {"capped": urgency_terms, "uncapped": uncapped,
-                             "longest": longest}
+RULES: dict[str, TermsOf] = {"resets last": urgency_terms, "capped": capped,
+                             "uncapped": uncapped}
 
 
 @contextmanager
@@ -94,6 +95,7 @@ def measure(connections: int, out: Path, bound: bool) -> list[str]:
     lines: list[str] = []
     bound_usd: float | None = None
     declared: float | None = None
+    first = True
     for name, terms in RULES.items():
         started = time.perf_counter()
         with rule(terms):
@@ -103,7 +105,8 @@ def measure(connections: int, out: Path, bound: bool) -> list[str]:
                             catalog=catalog, bound=bound and bound_usd is None)
         seconds = time.perf_counter() - started
         as_is, ordered = report.scenarios
-        if bound_usd is None:
+        if first:
+            first = False
             bound_usd = report.bound_usd
             declared = as_is.paid_usd
             fidelity = report.fidelity

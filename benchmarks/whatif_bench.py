@@ -1,5 +1,6 @@
 """Time what-if's bound (SPEC §10.6, docs/whatif.md#bound) on generated weeks of demand.
 
+    python benchmarks/whatif_bench.py --replay                  # whatif vs audit traffic, 1M events
     python benchmarks/whatif_bench.py --bound                   # 10, 100, 300, 1000 seats
     python benchmarks/whatif_bench.py --bound --connections 10 100 --widths 15
     python benchmarks/whatif_bench.py --bound --run-lengths 1   # first-use stretches of one
@@ -34,6 +35,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from week import poisson  # noqa: E402
+
 START = datetime(2026, 3, 2, tzinfo=UTC)
 """A Monday, 00:00Z: the generated week's start."""
 DAYS = 7
@@ -73,24 +78,13 @@ def week(connections: int, seed: int) -> dict[str, object]:
     scale = sum(weights)
     instants: list[float] = []
     for hour, weight in enumerate(weights):
-        count = _poisson(rng, total * weight / scale)
+        count = poisson(rng, total * weight / scale)
         instants += [hour + rng.random() for _ in range(count)]
     instants.sort()
     # lognormal, capped: the mean of lognormvariate(mu, 0.9) is exp(mu + 0.405)
     units = [min(200_000.0, rng.lognormvariate(math.log(MEAN_UNITS) - 0.405, 0.9))
              for _ in instants]
     return {"seats": seats, "hours": instants, "units": units}
-
-
-def _poisson(rng: random.Random, mean: float) -> int:
-    """A Poisson draw (a normal one for a large mean)."""
-    if mean > 50:
-        return max(0, round(rng.gauss(mean, math.sqrt(mean))))
-    limit, count, product = math.exp(-mean), 0, rng.random()
-    while product > limit:
-        count += 1
-        product *= rng.random()
-    return count
 
 
 def problem(data: dict[str, object], bucket_minutes: float) -> object:
@@ -166,9 +160,52 @@ def child(connections: int, minutes: float, seed: int, run_lengths: str | None,
     return figures
 
 
+TWO_SCENARIOS = ('[[scenarios]]\nname = "one codex seat fewer"\nremove = ["codex-000001"]\n'
+                 '[[scenarios]]\nname = "a claude seat more"\nadd = ["claude-000000"]\n')
+"""The two scenarios ``--replay`` replays beside ``as-is``, on traffic_bench.py's fleet."""
+
+
+def replay(events: int) -> None:
+    """``whatif`` with two scenarios (three replays, ``--no-bound``) against ``audit traffic``
+    on traffic_bench.py's 10,000-connection fleet and a ledger of ``events`` events, one after
+    the other, each in a child process: wall time, CPU time and peak memory. The target: at
+    most 3x the audit's time, at most 1 GiB."""
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from run import omniladder, run_measured
+    from traffic_bench import generate_fleet, generate_ledger
+
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        settings = generate_fleet(folder / "fleet")
+        ledger = folder / "ledger.jsonl"
+        generate_ledger(settings, ledger, events)
+        scenarios = folder / "two.toml"
+        scenarios.write_text(TWO_SCENARIOS, encoding="utf-8")
+        audit = run_measured(omniladder("audit", "traffic", "auto/thrifty", "--config",
+                                        str(settings), "--traffic", str(ledger), "--json"),
+                             codes=(0, 1))
+        whatif = run_measured(omniladder("whatif", "auto/thrifty", "--config", str(settings),
+                                         "--traffic", str(ledger), "--scenario",
+                                         str(scenarios), "--no-bound", "--json"))
+    print(f"| run, {events:,} events, 10,000 connections | wall | CPU | peak memory |")
+    print("|---|---:|---:|---:|")
+    for name, (wall, mib, cpu) in (("`audit traffic`", audit), ("`whatif`, two scenarios",
+                                                                whatif)):
+        print(f"| {name} | {wall:.1f} s | {cpu:.1f} s | {mib:,.0f} MiB |")
+    ratio = whatif[2] / audit[2]
+    print(f"\nwhatif / audit traffic: {ratio:.2f}x CPU ({whatif[0] / audit[0]:.2f}x wall); "
+          f"target at most 3x and 1,024 MiB: "
+          f"{'met' if ratio <= 3 and whatif[1] <= 1024 else 'NOT met'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bound", action="store_true", help="time the bound (the only mode)")
+    parser.add_argument("--bound", action="store_true", help="time the bound")
+    parser.add_argument("--replay", type=int, nargs="?", const=1_000_000, default=None,
+                        metavar="EVENTS", help="time whatif against audit traffic on a "
+                        "ledger of EVENTS events (default 1,000,000)")
     parser.add_argument("--connections", type=int, nargs="+", default=[10, 100, 300, 1000])
     parser.add_argument("--widths", type=float, nargs="+", default=[5, 15, 60],
                         help="bucket widths in minutes")
@@ -185,8 +222,11 @@ def main() -> None:
     if args.one:
         print(json.dumps(one(int(args.one[0]), float(args.one[1]), args.seed, lengths)))
         return
+    if args.replay is not None:
+        replay(args.replay)
+        return
     if not args.bound:
-        parser.error("say what to time: --bound")
+        parser.error("say what to time: --bound or --replay")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; one solve per row in a "
           f"child process, seed {args.seed}"
           + (f", first-use stretches of {args.run_lengths} lengths" if lengths else "") + "\n")

@@ -21,7 +21,7 @@ from omniladder.engine.changes import next_order_change, overtakes
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import connection_plan, make_plan, pair_urgencies
-from omniladder.engine.pool import urgency, urgency_terms
+from omniladder.engine.pool import rate_at, urgency, urgency_terms
 from omniladder.engine.records import Plan
 from omniladder.engine.stepping import Stepper
 from omniladder.models import QUOTA_RUNGS
@@ -61,14 +61,14 @@ QUOTA: dict[str, Any] = {"taken_at": "2026-11-29T12:00:00Z", "readings": [
         {"name": "5h", "remaining_percent": 40, "reset_at": "2026-11-29T13:57:00Z"},
         {"name": "weekly", "remaining_percent": 80, "reset_at": "2026-12-02T12:00:00Z"}]},
     {"connection": "claude-team", "checked_at": "2026-11-29T11:59:30Z", "windows": [
-        {"name": "weekly", "remaining_percent": 50, "reset_at": "2026-12-02T12:00:00Z"}]},
+        {"name": "weekly", "remaining_percent": 30, "reset_at": "2026-12-02T12:00:00Z"}]},
 ]}
 """The worked example of docs/rules.md#r15: seat B's 5h window is full but its weekly one
-nearly spent; seat A's 5h window resets first."""
+nearly spent; seat A's weekly one has 80% to burn in three days."""
 
-A_REASON = "5h resets in 1h57m with 40% left: 20.5%/h"
-B_REASON = "5h resets in 3h00m with 90% left, 6% of it within weekly's: 2.0%/h"
-TEAM_REASON = "weekly resets in 3d00h with 50% left, weight 2: 1.4%/h"
+A_REASON = "weekly resets in 3d00h with 80% left: 1.1%/h"
+B_REASON = "weekly resets in 2d00h with 6% left: 0.1%/h"
+TEAM_REASON = "weekly resets in 3d00h with 30% left, weight 2: 0.8%/h"
 
 
 def _files(folder: Path, order: str | None, connections: str = CONNECTIONS) -> Path:
@@ -99,7 +99,7 @@ def test_expiring_first_puts_the_seat_whose_quota_lapses_first_first(tmp_path: P
     assert [e["allowed_connection_ids"] for e in ordered["pool"]] == [
         ["claude-max-a", "claude-max-b"], ["claude-max-a", "claude-team"]]
     assert ordered["pool"][0]["order_reasons"] == [A_REASON, B_REASON]
-    assert ordered["pool"][0]["order_stale_at"] == "2026-11-29T13:57:00Z"
+    assert ordered["pool"][0]["order_stale_at"] == "2026-12-01T12:00:00Z"
     assert ordered["pool"][1]["order_reasons"][1] == TEAM_REASON
     assert {c["id"]: c.get("capacity_weight") for c in ordered["connections"]} == {
         "claude-max-b": None, "claude-max-a": None, "claude-team": 2.0}
@@ -119,9 +119,12 @@ def test_the_weight_moves_a_bigger_seat_ahead(tmp_path: Path) -> None:
     quota = json.loads(json.dumps(QUOTA))
     quota["readings"][1]["windows"] = [
         {"name": "weekly", "remaining_percent": 80, "reset_at": "2026-12-02T12:00:00Z"}]
+    quota["readings"][2]["windows"][0]["remaining_percent"] = 50
     config = _files(tmp_path, "expiring-first")
     (tmp_path / "quota.json").write_text(json.dumps(quota), encoding="utf-8")
-    opus = json.loads(_plan(config, "--json").stdout)["pool"][1]
+    pool = json.loads(_plan(config, "--json").stdout)["pool"]
+    # the opus entry leads the rung too: its first seat is the most urgent of all
+    opus = pool[0]
     assert opus["model"] == "claude-opus-4-1"
     assert opus["allowed_connection_ids"] == ["claude-team", "claude-max-a"]
 
@@ -154,7 +157,7 @@ def test_why_says_the_place_its_reason_and_the_neighbour(tmp_path: Path) -> None
     document = json.loads(result.stdout)
     seats = document["verdicts"][0]["pool"]
     assert seats[0]["order_reason"] == (
-        f"first in its allowlist of 2: {A_REASON}; before claude-max-b, 2.0%/h")
+        f"first in its allowlist of 2: {A_REASON}; before claude-max-b, 0.1%/h")
     team = runner.invoke(app, ["why", "claude-team", "auto/subscription", "--config",
                                str(config)])
     assert team.exit_code == 0, team.output
@@ -202,15 +205,24 @@ def test_one_window_is_its_remaining_over_the_hours_to_its_reset() -> None:
     assert (found.window, found.rate) == ("5h", pytest.approx(45.0))
 
 
-def test_a_later_window_caps_what_an_earlier_one_can_lose() -> None:
+def test_the_window_that_resets_last_counts() -> None:
+    # the 5h window refills before the weekly one runs out: only the weekly 6% can lapse
     found = _urgency(window("5h", 90, _at(3)), window("weekly", 6, _at(48)))
-    assert (found.window, found.expiring, found.capped_by) == ("5h", 6, "weekly")
-    assert found.rate == pytest.approx(2.0)
+    assert (found.window, found.left) == ("weekly", 6)
+    assert found.rate == pytest.approx(0.125)
+    assert rate_at(urgency_terms(history(reading("c", window("5h", 90, _at(3)),
+                                                 window("weekly", 6, _at(48))))[0],
+                                 "m", 1.0, NOW), NOW) == found.rate
+
+
+def test_of_windows_resetting_together_the_one_with_least_left_counts() -> None:
+    found = _urgency(window("weekly", 80, _at(48)), window("weekly-opus", 20, _at(48)))
+    assert (found.window, found.left) == ("weekly-opus", 20)
 
 
 def test_an_earlier_window_caps_nothing_it_refills() -> None:
     found = _urgency(window("5h", 1, _at(1)), window("weekly", 96, _at(4)))
-    assert (found.window, found.expiring, found.capped_by) == ("weekly", 96, None)
+    assert (found.window, found.left) == ("weekly", 96)
     assert found.rate == pytest.approx(24.0)
 
 
@@ -392,7 +404,7 @@ def _export(tmp_path: Path, target: str, order: str | None) -> Any:
 
 
 STALE = ("subscription: the expiring-first order is {}; it holds only until the next "
-         "export: stale after 2026-11-29T13:57:00Z (the soonest reset among its ordered "
+         "export: stale after 2026-12-01T12:00:00Z (the soonest reset among its ordered "
          "connections)")
 
 

@@ -446,6 +446,8 @@ CLOSED_STDOUT = {
     "audit omniroute --json": ["audit", "omniroute", CANDIDATES, "--config", CONFIG, "--json"],
     "audit traffic": ["audit", "traffic", "auto/thrifty", "--config", CONFIG, "--traffic",
                       str(ROOT / "examples" / "traffic.jsonl")],
+    "whatif": ["whatif", "auto/thrifty", "--config",
+               str(ROOT / "examples" / "whatif" / "omniladder.toml"), "--no-bound"],
     "diff": ["diff", str(EXAMPLES / "ci" / "plan-thrifty.json"),
              str(EXAMPLES / "ci" / "plan-thrifty.json")],
     "diff --format markdown": ["diff", str(EXAMPLES / "ci" / "plan-thrifty.json"),

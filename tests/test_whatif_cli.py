@@ -8,13 +8,17 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from omniladder.cli import app
+from tests.conftest import benchmark_module
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "whatif"
@@ -214,3 +218,30 @@ def test_the_help_names_the_scenario_options() -> None:
     for option in ("--order", "--remove", "--add", "--reserve", "--weight", "--scenario",
                    "--svg", "--no-bound"):
         assert option in text
+
+
+@pytest.mark.slow
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(1, 10_000), scale=st.floats(1.0, 3.0))
+def test_the_bound_is_below_every_replayed_scenario(seed: int, scale: float) -> None:
+    """On generated days of four connections (a seat of each provider and two keys), the
+    bound of each scenario's own fleet is at most what its replay paid."""
+    week = benchmark_module("week")
+    from omniladder.analyses.whatif.run import catalog_of, whatif
+    from omniladder.analyses.whatif.scenario import ScenarioSpec
+    from omniladder.engine.autoid import parse_auto_id
+    from omniladder.inputs.input_set import load_inputs
+    from omniladder.inputs.ledger.read import Ledger
+    from omniladder.inputs.scopes import load_window_scopes
+
+    with tempfile.TemporaryDirectory() as scratch:
+        settings_path = week.write_week(Path(scratch), 4, seed=seed, days=1, demand_scale=scale,
+                                   weights=(1.0,))
+        report = whatif(load_inputs(settings_path), parse_auto_id("auto/thrifty"),
+                        Ledger(Path(scratch) / "traffic.jsonl"),
+                        scenarios=[ScenarioSpec(name="ordered", order="expiring-first"),
+                                   ScenarioSpec(name="fewer", remove=("claude-seat-00000",))],
+                        catalog=catalog_of(load_window_scopes()))
+    for scenario in report.scenarios:
+        assert scenario.bound_usd is not None, report.bound_note
+        assert scenario.bound_usd <= scenario.paid_usd + 1e-6, scenario.name

@@ -147,3 +147,23 @@ def test_a_request_with_no_pool_entry_is_blocked() -> None:
                       {"seat-a": (_window(50.0, NOW + timedelta(hours=10)),)})
     assert outcome.blocked == 1
     assert _served(outcome, inputs)[-1] is None
+
+
+def test_a_window_of_some_models_is_fitted_against_their_requests_alone() -> None:
+    """A weekly Opus window falls 10 points while the seat served 100,000 units of Sonnet
+    and none of Opus: the Sonnet requests explain none of it (SPEC §10.2)."""
+    from omniladder.analyses.whatif.recorded import Recorded
+    from omniladder.analyses.whatif.run import consumption
+    from tests.builders import at, reading, window
+
+    inputs = fleet([conn("seat", models=["sonnet", "opus"])], [
+        reading("seat", at(hours=-3), window("weekly", 80, at(hours=100)),
+                window("weekly-opus", 50, at(hours=100), models=["opus"])),
+        reading("seat", at(hours=-1), window("weekly", 70, at(hours=100)),
+                window("weekly-opus", 40, at(hours=100), models=["opus"]))])
+    served = [(NOW - timedelta(hours=2), 100_000.0)]
+    recorded = Recorded(served={"seat": served}, served_by_model={"seat": {"sonnet": served}})
+    fits = consumption(inputs, recorded)["seat"]
+    assert fits["weekly"].percent_per_unit == pytest.approx(10 / 100_000)
+    assert fits["weekly-opus"].percent_per_unit == 0.0
+    assert fits["weekly-opus"].background_percent_per_hour == pytest.approx(5.0)

@@ -121,7 +121,7 @@ def whatif(
         "--no-bound", help="Skip the best possible (the linear program).")] = False,
     bucket: Annotated[float, typer.Option(
         "--bound-bucket", metavar="MINUTES", help="The bound's time bucket.",
-        show_default=True)] = 15.0,
+        show_default=True)] = 60.0,
     svg: Annotated[Path | None, typer.Option(
         "--svg", help="Also write paid dollars over the span per scenario, and the bound, "
         "as an SVG picture to FILE.", show_default=False)] = None,

@@ -222,11 +222,7 @@ class Urgency(NamedTuple):
     """The window whose expiry counts; None when nothing of the pair can expire unused."""
     reset_at: datetime | None
     left: float
-    """The window's remaining percent."""
-    expiring: float
-    """What of ``left`` can still expire unused: ``left``, or less when a window that
-    resets later holds less (``capped_by``)."""
-    capped_by: str | None
+    """The window's remaining percent: what can still expire unused."""
     weight: float
     why_zero: str = ""
     """Why the rate is 0 when no window counts: ``quota unknown``, ``no reset known``,
@@ -234,19 +230,33 @@ class Urgency(NamedTuple):
 
 
 def _no_urgency(why: str, weight: float) -> Urgency:
-    return Urgency(0.0, None, None, 0.0, 0.0, None, weight, why)
+    return Urgency(0.0, None, None, 0.0, weight, why)
+
+
+def _resets_last(limited: Sequence[Window]) -> Window | None:
+    """The several-windows rule (docs/rules.md, R15): of the limited windows with a reset,
+    the one that resets last (of those resetting at that instant, the one with least left,
+    which stops the others first); None when no window gives a reset."""
+    last: Window | None = None
+    for window in limited:
+        reset = window.reset_at
+        if reset is None:
+            continue
+        if last is None or (reset, -figure(window)) > (last.reset_at, -figure(last)):
+            last = window
+    return last
 
 
 def urgency(reading: Reading | None, model: str, weight: float, now: datetime) -> Urgency:
     """R15's urgency of an admitted pair whose quota verdict read ``reading`` (None for an
-    unknown verdict): the highest, over the current limited windows that apply to
-    ``model`` and have a reset, of ``expiring × weight / hours until the reset``.
+    unknown verdict): ``remaining × weight / hours until the reset`` of the current limited
+    window that applies to ``model`` and resets last (``_resets_last``).
 
-    The several-windows rule (docs/rules.md, R15): a window cannot expire more than a
-    window that outlives it lets through before it resets, so a window's expiring quota is
-    its remaining percent capped by the remaining percent of every other limited window
-    that resets at or after it (or never); a window that resets before it refills and caps
-    nothing. Unlimited windows neither expire nor cap.
+    The several-windows rule, chosen by the what-if's regret (docs/rules.md, R15): a
+    shorter window refills before the longer one runs out, so what a seat can lose for good
+    is the longest window's remaining quota; ordering by a shorter window's rate spends a
+    seat whose weekly quota outlasts the week while another's lapses. Unlimited windows
+    neither expire nor count.
     """
     if reading is None:
         return _no_urgency("quota unknown", weight)
@@ -259,30 +269,17 @@ def urgency(reading: Reading | None, model: str, weight: float, now: datetime) -
             unlimited = True
         else:
             limited.append(window)
-    best: Urgency | None = None
-    for window in limited:
-        reset = window.reset_at
-        if reset is None:
-            continue
-        left = figure(window)
-        expiring, capped_by = left, None
-        for other in limited:
-            if other is window or (other.reset_at is not None and other.reset_at < reset):
-                continue
-            held = figure(other)
-            if held < expiring:
-                expiring, capped_by = held, other.name
-        # as ``rate_at`` computes it, to the last bit: the stepper sorts by that one
-        rate = expiring * weight * _SECONDS_PER_HOUR / (reset - now).total_seconds()
-        found = Urgency(rate, window.name, reset, left, expiring, capped_by, weight)
-        if best is None or rate > best.rate or (rate == best.rate and best.reset_at is not None
-                                                and reset < best.reset_at):
-            best = found
-    if best is not None and best.rate > 0:
-        return best
-    if best is not None:
-        return best._replace(rate=0.0, why_zero="nothing left to expire")
-    return _no_urgency("unlimited" if unlimited and not limited else "no reset known", weight)
+    last = _resets_last(limited)
+    if last is None or last.reset_at is None:
+        return _no_urgency("unlimited" if unlimited and not limited else "no reset known",
+                           weight)
+    left = figure(last)
+    # as ``rate_at`` computes it, to the last bit: the stepper sorts by that one
+    rate = left * weight * _SECONDS_PER_HOUR / (last.reset_at - now).total_seconds()
+    found = Urgency(rate, last.name, last.reset_at, left, weight)
+    if rate > 0:
+        return found
+    return found._replace(rate=0.0, why_zero="nothing left to expire")
 
 
 Terms: TypeAlias = tuple[tuple[float, datetime], ...]
@@ -293,25 +290,17 @@ window, ``expiring × weight`` and its reset; the rate at ``t`` is the highest
 
 def urgency_terms(reading: Reading | None, model: str, weight: float,
                   now: datetime) -> Terms:
-    """The terms of ``urgency`` at now: each window that counts, with what can expire of
-    it (the cap is the same rule's), weighted. They hold until a window resets or another
+    """The terms of ``urgency`` at now: the window that counts (the one that resets last),
+    with its remaining quota, weighted. They hold until the window resets or another
     reading arrives, both change instants of the connection (``changes``)."""
     if reading is None:
         return ()
-    limited = [window for window in reading.all_windows()
-               if window.applies_to(model) and is_current(window, now)
-               and not window.unlimited]
-    terms: list[tuple[float, datetime]] = []
-    for window in limited:
-        reset = window.reset_at
-        if reset is None:
-            continue
-        expiring = min([figure(window)] + [
-            figure(other) for other in limited
-            if other is not window and (other.reset_at is None or other.reset_at >= reset)])
-        if expiring > 0:
-            terms.append((expiring * weight, reset))
-    return tuple(terms)
+    last = _resets_last([window for window in reading.all_windows()
+                         if window.applies_to(model) and is_current(window, now)
+                         and not window.unlimited])
+    if last is None or last.reset_at is None or figure(last) <= 0:
+        return ()
+    return ((figure(last) * weight, last.reset_at),)
 
 
 def rate_at(terms: Terms, at: datetime) -> float:
@@ -347,8 +336,6 @@ def urgency_reason(found: Urgency, now: datetime) -> str:
         return f"{found.why_zero}: 0%/h"
     text = (f"{found.window} resets in {_until((found.reset_at - now).total_seconds())} "
             f"with {timefmt.pct(found.left)} left")
-    if found.capped_by is not None:
-        text += f", {timefmt.pct(found.expiring)} of it within {found.capped_by}'s"
     if found.weight != 1.0:
         text += f", weight {found.weight:g}"
     return f"{text}: {rate_text(found.rate)}"

@@ -24,6 +24,10 @@ class Recorded:
     served: dict[str, list[tuple[datetime, float]]] = field(default_factory=dict)
     """Per connection, (instant, token units) of every request it served, whatever was
     asked for: what its quota windows saw."""
+    served_by_model: dict[str, dict[str, list[tuple[datetime, float]]]] = field(
+        default_factory=dict)
+    """The same requests per connection and model: what a window that limits some models
+    saw."""
     paid_usd: float = 0.0
     served_by_rung: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RUNGS, 0))
     unknown: int = 0
@@ -72,7 +76,10 @@ def read_recorded(ledger: Ledger, ours: frozenset[str], all_requests: bool,
                 failed[request_id] = (at, data)
             continue
         request = _request(at, data, connection)
-        found.served.setdefault(connection, []).append((at, request.units))
+        item = (at, request.units)
+        found.served.setdefault(connection, []).append(item)
+        found.served_by_model.setdefault(connection, {}).setdefault(
+            data["model"], []).append(item)
         if request_id is not None:
             served_ids.add(request_id)
         if not (ours_too and in_span):
@@ -106,4 +113,7 @@ def read_recorded(ledger: Ledger, ours: frozenset[str], all_requests: bool,
     found.requests.sort(key=lambda r: r.at)
     for served in found.served.values():
         served.sort()
+    for by_model in found.served_by_model.values():
+        for served in by_model.values():
+            served.sort()
     return found

@@ -187,7 +187,8 @@ def consumption(inputs: LoadedInputs, recorded: Recorded) -> dict[str, dict[str,
         history = inputs.readings.get(connection.id, ())
         if history:
             fitted[connection.id] = fit_connection(
-                connection, history, recorded.served.get(connection.id, ()))
+                connection, history, recorded.served.get(connection.id, ()),
+                served_by_model=recorded.served_by_model.get(connection.id, {}))
     by_id = {c.id: c for c in inputs.connections}
     with_fits = [by_id[i] for i, fits in fitted.items() if any(
         f.intervals for f in fits.values())]
@@ -293,7 +294,7 @@ def whatif(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
            scenarios: Sequence[ScenarioSpec] = (), start: datetime | None = None,
            end: datetime | None = None, all_requests: bool = False,
            catalog: Catalog = Catalog(), bound: bool = True,
-           bucket_seconds: float = 900.0) -> WhatifReport:
+           bucket_seconds: float = 3600.0) -> WhatifReport:
     """SPEC §10: ``as-is`` and each scenario replayed over [start, end] (default: the
     ledger's span), each with its bound."""
     fleet = Fleet(inputs)
