@@ -58,6 +58,12 @@ class TrafficCommand(TyperCommand):
                     textwrap.wrap(paragraph, width, break_on_hyphens=False)))
 
 
+LedgerOpt = Annotated[Path | None, typer.Option(
+    "--traffic", help="Traffic ledger (JSONL, or JSON/TOML with events); overrides "
+    "[inputs] traffic.", show_default=False)]
+"""``--traffic`` of the commands that read a whole ledger (``traffic_path`` resolves it)."""
+
+
 def traffic_path(flag: Path | None, options: InputOptions) -> Path:
     """``--traffic``, else the settings file's ``[inputs] traffic`` (relative to it)."""
     if flag is not None:
@@ -103,9 +109,7 @@ def traffic(
     auto_id: Annotated[str, typer.Argument(
         metavar="AUTO_ID", help="The auto id whose traffic to audit, e.g. auto/thrifty.",
         show_default=False)],
-    ledger: Annotated[Path | None, typer.Option(
-        "--traffic", help="Traffic ledger (JSONL, or JSON/TOML with events); overrides "
-        "[inputs] traffic.", show_default=False)] = None,
+    ledger: LedgerOpt = None,
     start: Annotated[str | None, typer.Option(
         "--from", metavar="RFC3339|now", help="Start of the audited span (RFC 3339 with "
         "offset, or 'now' for the current time); default: the ledger's first event.",

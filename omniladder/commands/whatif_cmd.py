@@ -3,6 +3,7 @@ as it is, against alternatives, and against the best possible (SPEC §10)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ from omniladder.commands.common import (
     with_input_options,
     write_atomic,
 )
-from omniladder.commands.traffic_cmd import traffic_path
+from omniladder.commands.traffic_cmd import LedgerOpt, traffic_path
 from omniladder.errors import UsageError
 
 if TYPE_CHECKING:
@@ -66,8 +67,7 @@ def scenarios_of(order: str | None, remove: list[str], add: list[str], reserve: 
         reserve=pairs(reserve, "--reserve", 0.0, 100.0, "PERCENT"),
         weight=pairs(weight, "--weight", 0.0, None, "W"))
     if spec.changes():
-        out.append(ScenarioSpec(**{**{f: getattr(spec, f) for f in spec.__dataclass_fields__},
-                                   "name": " ".join(spec.changes())}))
+        out.append(dataclasses.replace(spec, name=" ".join(spec.changes())))
     if scenario_file is not None:
         from omniladder.analyses.whatif.scenario import from_entries
         from omniladder.inputs.scenarios import load_scenarios
@@ -88,9 +88,7 @@ def whatif(
     auto_id: Annotated[str, typer.Argument(
         metavar="AUTO_ID", help="The auto id whose demand to replay, e.g. auto/thrifty.",
         show_default=False)],
-    ledger: Annotated[Path | None, typer.Option(
-        "--traffic", help="Traffic ledger (JSONL, or JSON/TOML with events); overrides "
-        "[inputs] traffic.", show_default=False)] = None,
+    ledger: LedgerOpt = None,
     start: Annotated[str | None, typer.Option(
         "--from", metavar="RFC3339|now", help="Start of the replayed span; default: the "
         "ledger's first event.", show_default=False)] = None,
