@@ -63,10 +63,6 @@ def read_recorded(ledger: Ledger, ours: frozenset[str], all_requests: bool,
     """(connection, model) → (its index, its pair's rung); None for a pair the fleet lacks
     (bounded by the fleet's pairs and the few a ledger adds)."""
     for _, at, connection, status, data in ledger.records():
-        if found.first is None or at < found.first:
-            found.first = at
-        if found.last is None or at > found.last:
-            found.last = at
         request_id = data.get("request_id")
         requested = data.get("requested")
         ours_too = requested in ours or (requested is None and all_requests)
@@ -110,6 +106,8 @@ def read_recorded(ledger: Ledger, ours: frozenset[str], all_requests: bool,
         if request_id not in served_ids:
             found.requests.append(_request(at, data, None))
             found.failed_everywhere += 1
+    scan = ledger.scan()  # the read above scanned the ledger first: its span, kept
+    found.first, found.last = scan.first, scan.last
     found.requests.sort(key=lambda r: r.at)
     for served in found.served.values():
         served.sort()

@@ -49,9 +49,19 @@ from omniladder.engine.pool import (
     rate_at,
     urgency_terms,
 )
+from omniladder.engine.readings import below, threshold_of
 from omniladder.engine.records import PairDecision
 from omniladder.engine.stepping import Stepper
-from omniladder.models import PAID_RUNGS, RUNGS, Connection, Reading, Rung, SpendEvent, Window
+from omniladder.models import (
+    PAID_RUNGS,
+    RUNGS,
+    Connection,
+    LadderSettings,
+    Reading,
+    Rung,
+    SpendEvent,
+    Window,
+)
 
 _HOUR = 3600.0
 _NUDGE = timedelta(milliseconds=1)
@@ -86,6 +96,20 @@ class WindowModel:
     """The recorded resets after the span's start (a fixed window keeps them)."""
 
 
+def next_reset(model: WindowModel, after: datetime, skip: int = 0
+               ) -> tuple[datetime | None, int]:
+    """The reset that ends a fixed window's cycle starting at ``after``: the next recorded
+    one (searched from ``model.resets[skip]``), else one cycle's length later (None: no
+    length known); with the index to search from next time."""
+    resets = model.resets
+    while skip < len(resets) and resets[skip] <= after:
+        skip += 1
+    if skip < len(resets):
+        return resets[skip], skip
+    length = model.length_seconds
+    return (after + timedelta(seconds=length) if length else None), skip
+
+
 @dataclass(slots=True)
 class _Window:
     model: WindowModel
@@ -108,15 +132,9 @@ class _Window:
             self.at = now
 
     def following_reset(self, after: datetime) -> datetime | None:
-        """The reset that ends the cycle starting at ``after`` for a fixed window: the next
-        recorded one, else one cycle's length later."""
-        resets = self.model.resets
-        while self.next_reset < len(resets) and resets[self.next_reset] <= after:
-            self.next_reset += 1
-        if self.next_reset < len(resets):
-            return resets[self.next_reset]
-        length = self.model.length_seconds
-        return after + timedelta(seconds=length) if length else None
+        """The reset that ends the cycle starting at ``after`` (``next_reset``)."""
+        reset, self.next_reset = next_reset(self.model, after, self.next_reset)
+        return reset
 
     def crossing(self, threshold: float) -> datetime | None:
         """When the background burn alone brings the figure to ``threshold``, if before the
@@ -145,8 +163,8 @@ class _Observed:
     id: str
     windows: list[_Window]
     history: list[Reading]
-    threshold: float
-    """The connection's exit cutoff (its reserve's, R16)."""
+    ladder: LadderSettings
+    """The thresholds the connection is held to (its reserve's, R16: ``Fleet.ladders``)."""
     kept: int
     """How many readings of ``history`` stay whatever comes after (the recorded ones and
     those written at a reset or a crossing)."""
@@ -173,7 +191,9 @@ class _Observed:
                        windows=tuple(window.window() for window in self.windows))
 
     def low(self, model: str) -> bool:
-        return any(window.remaining <= self.threshold for window in self.windows
+        """Whether a window limiting ``model`` is at or below the exit cutoff (R7's one
+        comparison: a pair in play leaves there)."""
+        return any(below(window.remaining, True, self.ladder) for window in self.windows
                    if window.model.models is None or model in window.model.models)
 
 
@@ -198,7 +218,7 @@ class Outcome:
     """The readings asked for (``Replay``'s ``samples``), in time order."""
 
 
-_RESET, _STATE, _PROBE, _SAMPLE, _END = range(5)
+_RESET, _STATE, _PROBE, _SAMPLE = range(4)
 
 
 class Replay:
@@ -242,7 +262,7 @@ class Replay:
             history = histories[connection.id]
             self.observed[index] = _Observed(
                 index=index, id=connection.id, history=history, kept=len(history),
-                threshold=fleet.ladders[index].exit_cutoff_percent,
+                ladder=fleet.ladders[index],
                 windows=[_Window(model=w, remaining=w.remaining, at=start, reset_at=w.reset_at)
                          for w in windows])
         self.spend = spent
@@ -265,8 +285,9 @@ class Replay:
         """The observed connection's next reset and crossing, under a new version (the
         ones pushed before are dropped when they come up)."""
         soonest: datetime | None = None
+        cutoff = threshold_of(True, seen.ladder)
         for window in seen.windows:
-            for at in (window.reset_at, window.crossing(seen.threshold)):
+            for at in (window.reset_at, window.crossing(cutoff)):
                 if at is not None and (soonest is None or at < soonest):
                     soonest = at
         if soonest == seen.due:
@@ -337,7 +358,6 @@ class Replay:
             found = fleet.index.get(connection_id)
             if found is not None and found in self.observed and start <= when <= self.end:
                 self._push(when, _SAMPLE, found)
-        self._push(self.end, _END, -1)
         outcome = self.outcome
         self.head_since: tuple[datetime, Rung | None] = (start, self.seating.head())
         marks = _marks(start, self.end)
@@ -366,8 +386,6 @@ class Replay:
         queue = self.queue
         while queue and (queue[0][0] <= at):
             when, _, kind, index, version = heapq.heappop(queue)
-            if kind == _END:
-                continue
             if kind == _PROBE:
                 self._probe(index, when, self._probe_by_id[version])
                 continue
@@ -502,11 +520,10 @@ class Replay:
         if seen.low(model):
             self._refresh(seen, at, keep=True)
             self._head_moved(at)
-        elif started:
+            return
+        if started:  # its reset is known from now on: a reading says so
             seen.observe(at, keep=True)
-            self._schedule(seen)
-        else:
-            self._schedule(seen)
+        self._schedule(seen)
 
     def _budget_moved(self, now: datetime) -> None:
         key = (period_start(now, self.inputs.settings.budgets.period), len(self.spend or ()))

@@ -3,6 +3,7 @@ each scenario replayed, the ``as-is`` replay held to what happened, and the boun
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from omniladder.analyses.whatif.demand import UNIT_WEIGHTS, Request
 from omniladder.analyses.whatif.fit import fit_connection, like_connection, like_fit
 from omniladder.analyses.whatif.money import Price, pricer
 from omniladder.analyses.whatif.recorded import Recorded, read_recorded
-from omniladder.analyses.whatif.replay import Outcome, Replay, WindowModel
+from omniladder.analyses.whatif.replay import Outcome, Replay, WindowModel, next_reset
 from omniladder.analyses.whatif.report import (
     AddedSeat,
     Bound,
@@ -32,7 +33,7 @@ from omniladder.analyses.whatif.report import (
     Scenario,
     WhatifReport,
 )
-from omniladder.analyses.whatif.scenario import AS_IS, ScenarioSpec, added, apply
+from omniladder.analyses.whatif.scenario import AS_IS, Added, ScenarioSpec, apply
 from omniladder.engine.autoid import AutoId
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
@@ -169,11 +170,9 @@ def fresh_models(models: tuple[WindowModel, ...], start: datetime, scale: float
 
 
 def _scaled(models: tuple[WindowModel, ...], scale: float) -> tuple[WindowModel, ...]:
-    return tuple(WindowModel(**{**{f: getattr(m, f) for f in m.__dataclass_fields__},
-                                "percent_per_unit": m.percent_per_unit * scale,
-                                "background_percent_per_hour":
-                                    m.background_percent_per_hour * scale})
-                 for m in models)
+    return tuple(dataclasses.replace(
+        m, percent_per_unit=m.percent_per_unit * scale,
+        background_percent_per_hour=m.background_percent_per_hour * scale) for m in models)
 
 
 # --- the consumption model --------------------------------------------------------------------
@@ -269,19 +268,14 @@ def _bound_window(model: WindowModel, start: datetime, end: datetime) -> QuotaWi
                            start_reset=model.reset_at)
     cycles: list[tuple[datetime, datetime, float]] = []
     begin, capacity, reset = start, model.remaining, model.reset_at
-    resets = [r for r in model.resets if reset is None or r > reset]
+    skip = 0
     while begin < end:
         finish = reset if reset is not None and reset < end else end
         cycles.append((begin, finish, capacity))
         if finish >= end:
             break
         begin, capacity = finish, 100.0
-        if resets:
-            reset = resets.pop(0)
-        elif model.length_seconds:
-            reset = begin + timedelta(seconds=model.length_seconds)
-        else:
-            reset = None
+        reset, skip = next_reset(model, begin, skip)
     return QuotaWindow(name=model.name, percent_per_unit=model.percent_per_unit,
                        cycles=tuple(cycles), first_use_seconds=None,
                        start_capacity=model.remaining, start_reset=model.reset_at)
@@ -321,16 +315,15 @@ def whatif(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
                               fits.get(connection.id, {}), catalog)
         if found is not None:
             base_models[connection.id] = found
-    rows: list[Consumption] = [fit for by_window in fits.values() for fit in by_window.values()
-                               if by_window is not None]
+    rows: list[Consumption] = [fit for by_window in fits.values() for fit in by_window.values()]
     specs = [ScenarioSpec(name=AS_IS), *scenarios]
     results: list[Scenario] = []
     fidelity: Fidelity | None = None
     bounds: list[tuple[float | None, Bound | None, str | None]] = []
     as_is_paid = 0.0
     for spec in specs:
-        scenario_inputs = apply(inputs, spec)
-        models, extra = _scenario_models(inputs, scenario_inputs, spec, base_models, fits,
+        scenario_inputs, seats = apply(inputs, spec)
+        models, extra = _scenario_models(inputs, scenario_inputs, seats, base_models, fits,
                                          begin)
         rows += [row for row in extra if row not in rows]
         replay = Replay(scenario_inputs, auto_id, begin, finish, models, _replay_price(price),
@@ -343,7 +336,6 @@ def whatif(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
         bounded = _bound(replay, auto_id, recorded.requests, outcome, price, bucket_seconds,
                          bound)
         bounds.append(bounded)
-        seats = added(spec, {c.id for c in inputs.connections})
         results.append(_scenario(spec, outcome, bounded[0], scenario_inputs, seats,
                                  as_is_paid, begin, finish))
     assert fidelity is not None
@@ -357,7 +349,8 @@ def whatif(inputs: LoadedInputs, auto_id: AutoId, ledger: Ledger, *,
         warnings=_warnings(recorded, base_models, catalog, inputs))
 
 
-def _scenario_models(inputs: LoadedInputs, scenario_inputs: LoadedInputs, spec: ScenarioSpec,
+def _scenario_models(inputs: LoadedInputs, scenario_inputs: LoadedInputs,
+                     added_seats: Sequence[Added],
                      base: dict[str, tuple[WindowModel, ...]],
                      fits: dict[str, dict[str, Consumption]], start: datetime
                      ) -> tuple[dict[str, tuple[WindowModel, ...]], list[Consumption]]:
@@ -367,7 +360,7 @@ def _scenario_models(inputs: LoadedInputs, scenario_inputs: LoadedInputs, spec: 
     weights = {c.id: c.weight for c in inputs.connections}
     models: dict[str, tuple[WindowModel, ...]] = {}
     extra: list[Consumption] = []
-    seats = {seat.id: seat.like for seat in added(spec, set(weights))}
+    seats = {seat.id: seat.like for seat in added_seats}
     for connection in scenario_inputs.connections:
         like = seats.get(connection.id)
         source = base.get(like if like is not None else connection.id)
@@ -441,18 +434,18 @@ def _bound(replay: Replay, auto_id: AutoId, demand: Sequence[Request], outcome: 
 
 
 def _scenario(spec: ScenarioSpec, outcome: Outcome, bound_usd: float | None,
-              inputs: LoadedInputs, seats: Sequence[object], as_is_paid: float,
+              inputs: LoadedInputs, seats: Sequence[Added], as_is_paid: float,
               start: datetime, end: datetime) -> Scenario:
     span = (end - start).total_seconds()
     by_id = {c.id: c for c in inputs.connections}
     added_seats: list[AddedSeat] = []
     saved = as_is_paid - outcome.paid_usd
     for seat in seats:
-        connection = by_id[seat.id]  # type: ignore[attr-defined]
+        connection = by_id[seat.id]
         period = connection.seat_period or "month"
         per_period = (saved / max(1, len(seats))) * PERIOD_SECONDS[period] / span if span > 0 \
             else 0.0
-        added_seats.append(AddedSeat(connection=connection.id, like=seat.like,  # type: ignore[attr-defined]
+        added_seats.append(AddedSeat(connection=connection.id, like=seat.like,
                                      seat_price_usd=connection.seat_price_usd,
                                      seat_period=period, break_even_usd=per_period))
     paid = outcome.paid_usd

@@ -80,10 +80,11 @@ def added(spec: ScenarioSpec, ids: set[str]) -> tuple[Added, ...]:
     return tuple(found)
 
 
-def apply(inputs: LoadedInputs, spec: ScenarioSpec) -> LoadedInputs:
-    """The inputs with the scenario's fleet and order. An added seat is placed right after
-    the connection it copies (R12 then serves it after that one), without readings: the
-    replay gives it its windows, full at the span's start."""
+def apply(inputs: LoadedInputs, spec: ScenarioSpec
+          ) -> tuple[LoadedInputs, tuple[Added, ...]]:
+    """The inputs with the scenario's fleet and order, and the seats it adds. An added seat
+    is placed right after the connection it copies (R12 then serves it after that one),
+    without readings: the replay gives it its windows, full at the span's start."""
     ids = {c.id for c in inputs.connections}
     for item in spec.remove:
         if item not in ids:
@@ -110,7 +111,7 @@ def apply(inputs: LoadedInputs, spec: ScenarioSpec) -> LoadedInputs:
     if spec.order is not None and spec.order != settings.ladder.within_rung_order:
         ladder = settings.ladder.model_copy(update={"within_rung_order": spec.order})
         settings = settings.model_copy(update={"ladder": ladder})
-    return inputs._replace(connections=tuple(out), settings=settings)
+    return inputs._replace(connections=tuple(out), settings=settings), seats
 
 
 def _changed(connection: Connection, reserve: dict[str, float],
