@@ -269,8 +269,7 @@ def test_the_check_sees_a_circle() -> None:
 
 DEFERRED: dict[str, tuple[str, frozenset[str]]] = {
     "omniladder.inputs.input_set": ("ledger-import", frozenset({
-        "omniladder.inputs.ledger.events", "omniladder.inputs.ledger.lines",
-        "omniladder.inputs.ledger.read"})),
+        "omniladder.inputs.ledger.events", "omniladder.inputs.ledger.read"})),
 }
 """The imports between input modules made inside a function to spare start-up: per module,
 the anchor of docs/performance.md that measures what it spares, and the modules."""

@@ -17,6 +17,7 @@ from omniladder.errors import InputError, InputErrors, UsageError
 from omniladder.inputs.catalogs import catalog_paths, load_catalogs
 from omniladder.inputs.documents import load_model
 from omniladder.inputs.files import display_path
+from omniladder.inputs.ledger.suffixes import LINE_SUFFIXES, refuse_suffix
 from omniladder.inputs.normalise import quota_histories
 from omniladder.inputs.validation import toml_line
 from omniladder.models import (
@@ -113,26 +114,29 @@ def _read_spend(path: Path, shown: str, warnings: list[str]) -> tuple[SpendEvent
     document's events are held to a traffic ledger's rule (``LEDGER_COST_MAX`` an event, so
     every sum of them is a finite float): the first past it is exit 2.
 
-    The ledger's modules are imported here, by a run given a spend ledger only: a plan
-    without one does not load them (docs/performance.md#ledger-import)."""
-    from omniladder.inputs.ledger.events import cost_refusal
-    from omniladder.inputs.ledger.lines import LINE_SUFFIXES
-    from omniladder.inputs.ledger.read import is_traffic, refuse_suffix, spend_events
-
+    The ledger's readers are imported here, and only for a ledger that is not a spend
+    document (one event per line, or a document of traffic events): a plan without a spend
+    ledger, or with a spend document, does not load them (docs/performance.md#ledger-import)."""
     refuse_suffix(path, shown, "a spend ledger (or a traffic ledger)")
     if path.suffix.lower() not in LINE_SUFFIXES:
         try:
             spend = load_model(SpendFile, path).events
         except InputError:
+            from omniladder.inputs.ledger.read import is_traffic
+
             if not is_traffic(path, shown):
                 raise
         else:
             for index, event in enumerate(spend):
                 if event.cost_usd > LEDGER_COST_MAX:
+                    from omniladder.inputs.ledger.events import cost_refusal
+
                     raise InputError(cost_refusal(event.cost_usd), file=shown,
                                      field=f"events[{index}].cost_usd",
                                      line=toml_line(path, ("events", index, "cost_usd")))
             return spend
+    from omniladder.inputs.ledger.read import spend_events
+
     traffic, notes = spend_events(path, shown)
     warnings.extend(notes)
     return traffic

@@ -4,7 +4,9 @@
   every reader holds an event to), ``ledger_event``, and ``event_line``, the one writer of an
   event's line, with the bounds every reader and the writer hold an event to;
 * ``lines`` — a JSONL ledger's lines, streamed a block at a time and held to what a JSON
-  document is held to (``json_lines``), and ``LINE_SUFFIXES``;
+  document is held to (``json_lines``);
+* ``suffixes`` — the file types a ledger is read from (``LINE_SUFFIXES``, ``refuse_suffix``),
+  all a plan given a spend document needs of the ledger;
 * ``one_read`` — ``audit traffic``'s one read of a JSONL ledger (``Ledger.one_pass``), given
   up (``Unsettled``) for the two reads whenever its answer could differ from theirs;
 * ``read`` — ``Ledger``: a JSONL ledger or an events document, read without holding it,

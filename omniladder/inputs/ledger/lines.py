@@ -26,9 +26,6 @@ from omniladder.inputs.documents import (
 )
 from omniladder.inputs.ledger.events import Place, loads_line, long_or_int
 
-LINE_SUFFIXES = (".jsonl", ".ndjson")
-"""The endings of a ledger written one JSON event per line (SPEC §7.1)."""
-
 _SCAN: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
 """The C scanner under ``json.loads`` (its decoder, with the same defaults): a line that is
 one JSON text reads to the same value through it without the two Python layers above it."""

@@ -15,8 +15,8 @@ from omniladder.errors import InputError
 from omniladder.inputs import writing
 from omniladder.inputs.files import display_path
 from omniladder.inputs.ledger.events import event_line
-from omniladder.inputs.ledger.lines import LINE_SUFFIXES
 from omniladder.inputs.ledger.read import Ledger
+from omniladder.inputs.ledger.suffixes import LINE_SUFFIXES
 
 
 def _key_digest(request_id: str, connection: str, status: str) -> bytes:

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from omniladder.errors import InputError, close_match
 from omniladder.inputs.documents import read_document
-from omniladder.inputs.files import STDIN_NAME, check_input_file, display_path
+from omniladder.inputs.files import display_path
 from omniladder.inputs.ledger import one_read
 from omniladder.inputs.ledger.events import (
     TRAFFIC_ONLY,
@@ -35,7 +35,8 @@ from omniladder.inputs.ledger.events import (
     kind_of,
     ledger_event,
 )
-from omniladder.inputs.ledger.lines import LINE_SUFFIXES, identity, json_lines
+from omniladder.inputs.ledger.lines import identity, json_lines
+from omniladder.inputs.ledger.suffixes import LINE_SUFFIXES, refuse_suffix
 from omniladder.models import SpendEvent
 
 
@@ -303,27 +304,6 @@ class Ledger:
             return
         for number, at, _, _, data in self.records():
             yield ledger_event(at, data, number)
-
-
-LEDGER_SUFFIXES = (*LINE_SUFFIXES, ".json", ".toml")
-"""The file types a traffic ledger is read from: one event per line, or a document."""
-
-
-def refuse_suffix(path: Path, shown: str, what: str = "a traffic ledger") -> None:
-    """The InputError of a ledger whose name ends in none of ``LEDGER_SUFFIXES`` (standard
-    input, ``-``, is not one: a ledger is read twice, or streamed from a file)."""
-    suffix = path.suffix.lower()
-    if suffix in LEDGER_SUFFIXES:
-        return
-    check_input_file(path, shown)  # a directory or a device is named as what it is
-
-    accepted = ", ".join(LEDGER_SUFFIXES[:-1]) + f" or {LEDGER_SUFFIXES[-1]}"
-    message = f"unsupported file type; {what} is a {accepted} file"
-    if shown in ("-", STDIN_NAME):
-        message += " (not standard input: give the file)"
-    elif Path(shown).suffix.lower() != suffix:
-        message += f" (the type is read from the name given, '{path}')"
-    raise InputError(message, file=shown)
 
 
 def _thawed(value: Any) -> Any:
