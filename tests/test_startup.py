@@ -204,3 +204,20 @@ def test_a_plan_does_not_define_the_window_scope_catalog() -> None:
     assert code in (0, None), stdout
     assert "omniladder.models" in modules
     assert "omniladder.scope_models" not in modules
+
+
+READERS = ("omniladder.inputs.ledger.read", "omniladder.inputs.ledger.events",
+           "omniladder.inputs.ledger.lines", "omniladder.inputs.ledger.one_read")
+
+
+@pytest.mark.parametrize(("spend", "readers"), [("spend.json", False), ("traffic.jsonl", True)])
+def test_a_plan_loads_the_ledger_readers_only_for_a_ledger_of_traffic(spend: str,
+                                                                       readers: bool) -> None:
+    """A spend document is read through its pydantic record alone
+    (docs/performance.md#ledger-import); a JSONL ledger needs the ledger's readers."""
+    code, modules, stdout = imported_by(
+        "plan", "auto/thrifty", "--config", str(EXAMPLES / "omniladder.toml"),
+        "--spend", str(EXAMPLES / spend))
+    assert code in (0, None), stdout
+    assert "omniladder.inputs.ledger.suffixes" in modules
+    assert [m for m in READERS if m in modules] == (list(READERS) if readers else [])
