@@ -298,11 +298,18 @@ def test_why_shows_the_seat_and_the_reserve_s_thresholds(tmp_path: Path) -> None
             "re-entry floor 23%") in text
     assert "price: $200.00 per month" in text
     assert "quota-below-reserve — 5h window at 15% (reserve 20%)" in text
+    assert "threshold that applied: reserve 20%" in text
     document = json.loads(_run("why", "claude-max-work", "auto/thrifty", "--config", config,
                                "--json").stdout)
     assert document["seat"] == {"reserve_percent": 20.0, "exit_cutoff_percent": 20.0,
                                 "reentry_floor_percent": 23.0, "raised": True,
                                 "seat_price_usd": 200.0, "seat_period": "month"}
+    # the threshold held is named as the reserve; once out, the floor over it
+    assert [(m["threshold"], m["threshold_kind"]) for m in document["models"]] == [
+        (20.0, "reserve")]
+    (comeback,) = document["verdicts"][0]["comeback"]
+    assert (comeback["with_fresh_reading"]["threshold_percent"],
+            comeback["with_fresh_reading"]["threshold_kind"]) == (23.0, "re-entry floor")
     plain = _fleet(tmp_path, reserve="")
     document = json.loads(_run("why", "openai-key", "auto/thrifty", "--config", plain,
                                "--json").stdout)

@@ -125,6 +125,20 @@ class Left:
     """The remedy the plan's exclusion carries (omniladder.engine.remedies)."""
 
 
+ThresholdKind = Literal["exit cutoff", "reserve", "re-entry floor"]
+"""What the threshold a verdict held a figure to is (R7, R16): the ladder's exit cutoff, the
+connection's reserve where it raised the cutoff, or the re-entry floor above either."""
+
+
+def threshold_kind(floor_applied: bool, raised: bool) -> ThresholdKind:
+    """The kind of threshold a verdict applied: the re-entry floor while the pair is out
+    (R7), else the exit cutoff, which is the connection's reserve when ``raised`` (R16,
+    ``readings.held_to`` gave the connection thresholds of its own)."""
+    if floor_applied:
+        return "re-entry floor"
+    return "reserve" if raised else "exit cutoff"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Route:
     """One way back: the instant, whether a fresh reading is needed, and what happens first."""
@@ -137,7 +151,7 @@ class Route:
     """It comes back unverified (quota unknown), admitted by auto/thrifty's fail-open rule."""
     threshold: float | None
     """The figure a fresh reading must exceed (R7), when one is needed."""
-    threshold_kind: Literal["exit cutoff", "re-entry floor"] | None
+    threshold_kind: ThresholdKind | None
     steps: tuple[str, ...]
     """What must happen first, in order."""
 
@@ -415,6 +429,8 @@ def earliest_comeback(inputs: LoadedInputs, plan: Plan, decision: PairDecision) 
     frozen = _frozen_at(inputs, plan.now)
     cid, model = decision.connection_id, decision.model
     instants = _probe_instants(frozen, plan, cid)
+    ladder = inputs.settings.ladder
+    raised = held_to(ladder, find_connection(plan, cid).connection.reserve_percent) is not ladder
 
     without: tuple[datetime, bool, PairDecision] | None = None
     for at, exclusive in instants:
@@ -438,18 +454,20 @@ def earliest_comeback(inputs: LoadedInputs, plan: Plan, decision: PairDecision) 
         at, exclusive, probe = without
         without_route = Route(at=at, exclusive=exclusive, needs_reading=False,
                               unverified=probe.unverified, threshold=None, threshold_kind=None,
-                              steps=_steps(plan, decision, probe, at, fresh_reading=False))
+                              steps=_steps(plan, decision, probe, at, fresh_reading=False,
+                                           raised=raised))
     fresh_route: Route | None = None
     if fresh is not None:
         at, exclusive, probe = fresh
         verdict = probe.verdict
         threshold = verdict.threshold if verdict is not None else None
-        kind: Literal["exit cutoff", "re-entry floor"] | None = None
+        kind: ThresholdKind | None = None
         if verdict is not None and threshold is not None:
-            kind = "re-entry floor" if verdict.floor_applied else "exit cutoff"
+            kind = threshold_kind(verdict.floor_applied, raised)
         fresh_route = Route(at=at, exclusive=exclusive, needs_reading=True,
                             unverified=probe.unverified, threshold=threshold, threshold_kind=kind,
-                            steps=_steps(plan, decision, probe, at, fresh_reading=True))
+                            steps=_steps(plan, decision, probe, at, fresh_reading=True,
+                                         raised=raised))
     return Comeback(model=model, reason=decision.reason or "", without_reading=without_route,
                     with_reading=fresh_route)
 
@@ -463,8 +481,9 @@ def _fresh_reading(inputs: LoadedInputs, connection_id: str, at: datetime) -> Re
 
 
 def _steps(plan: Plan, before: PairDecision, after: PairDecision, at: datetime,
-           *, fresh_reading: bool) -> tuple[str, ...]:
-    """What changes between now and the comeback, in order, as an operator reads it."""
+           *, fresh_reading: bool, raised: bool) -> tuple[str, ...]:
+    """What changes between now and the comeback, in order, as an operator reads it
+    (``raised``: the connection's reserve is its exit cutoff, R16)."""
     now = plan.now
     max_age = plan.settings["max_reading_age_seconds"]
     steps: list[str] = []
@@ -499,7 +518,7 @@ def _steps(plan: Plan, before: PairDecision, after: PairDecision, at: datetime,
     probe = after.verdict
     if fresh_reading:
         assert probe is not None
-        kind = "re-entry floor" if probe.floor_applied else "exit cutoff"
+        kind = threshold_kind(probe.floor_applied, raised)
         when = "now" if at <= now else f"at or after {timefmt.short(at, now)}"
         steps.append(f"a fresh reading {when} whose figure is above the {kind} "
                      f"{timefmt.pct(probe.threshold or 0)}")

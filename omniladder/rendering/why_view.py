@@ -19,6 +19,7 @@ from omniladder.analyses.why import (
     PoolSeat,
     Route,
     Trace,
+    threshold_kind,
 )
 from omniladder.engine.budgets import Disabled, NoBudget, Unenforced
 from omniladder.engine.records import FORMAT_VERSION
@@ -26,6 +27,11 @@ from omniladder.models import Connection
 from omniladder.rendering.table import make_console
 
 # --- JSON ----------------------------------------------------------------------------------
+
+
+def _raised(trace: Trace) -> bool:
+    """Whether the connection's reserve is its exit cutoff (R16)."""
+    return trace.seat is not None and trace.seat.raised
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -84,7 +90,7 @@ def _model(trace: Trace, model: ModelTrace) -> dict[str, Any]:
         "latest": last,
         "threshold": verdict.threshold if verdict is not None else None,
         "threshold_kind": (None if verdict is None or verdict.threshold is None
-                           else "re-entry floor" if verdict.floor_applied else "exit cutoff"),
+                           else threshold_kind(verdict.floor_applied, _raised(trace))),
         "out_since": _iso(verdict.out_since) if verdict is not None else None,
         "quota": ({"kind": verdict.kind, "reason": verdict.reason, "detail": verdict.detail}
                   if verdict is not None else None),
@@ -484,7 +490,7 @@ def _replay_node(trace: Trace, model: ModelTrace) -> tuple[Text | str, list[Any]
         for row in rows
     ]
     if verdict.threshold is not None:
-        kind = "re-entry floor" if verdict.floor_applied else "exit cutoff"
+        kind = threshold_kind(verdict.floor_applied, _raised(trace))
         since = (f", out since {timefmt.short(verdict.out_since, now)}"
                  if verdict.out_since is not None else "")
         lines.append(leaf(Text(f"threshold that applied: {kind} "
