@@ -340,6 +340,8 @@ DEFAULT_SEAT_PERIOD: SeatPeriod = "month"
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Connection(Record):
+    """A provider account the gateway dispatches to: its models, state and seat."""
+
     id: Identifier
     provider: Identifier
     auth_type: Identifier
@@ -423,6 +425,8 @@ written that way would be read as no limit at all: an input error, never a silen
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Window(Record):
+    """One quota window of a reading: what remains of it and when it resets."""
+
     name: Identifier
     remaining_percent: Percent | None = None
     unlimited: bool = False
@@ -456,6 +460,8 @@ class _ReadingSlots(Record):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Reading(_ReadingSlots):
+    """One reading of a connection's quota: its windows at the instant it was checked."""
+
     connection: Identifier
     checked_at: Timestamp
     status: ReadingStatus | None = None
@@ -509,6 +515,8 @@ class QuotaFile(StrictModel):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class SpendEvent(Record):
+    """One paid request: when, what it cost, and which connection and model served it."""
+
     at: Timestamp
     cost_usd: Usd
     connection: Identifier | None = None

@@ -183,3 +183,23 @@ def test_an_identifier_s_problem_is_worded_as_before(tmp_path: Path, value: str,
         with pytest.raises(InputError) as caught:
             load_model(ConnectionsFile, path, name)
         assert str(caught.value) == f"{shown}: connections[0].id: {message}"
+
+
+def test_every_record_the_plan_loads_has_a_docstring_of_its_own() -> None:
+    """Without one, ``dataclasses`` prints the class's signature for it at every import,
+    pydantic's annotations and all (docs/performance.md#record-docstrings)."""
+    import importlib
+    import pkgutil
+
+    import omniladder.engine
+    import omniladder.models
+
+    modules = [omniladder.models] + [
+        importlib.import_module(found.name)
+        for found in pkgutil.iter_modules(omniladder.engine.__path__, "omniladder.engine.")]
+    generated = [f"{module.__name__}.{name}" for module in modules
+                 for name, kind in vars(module).items()
+                 if isinstance(kind, type) and dataclasses.is_dataclass(kind)
+                 and kind.__module__ == module.__name__
+                 and (kind.__doc__ or "").startswith(f"{name}(")]
+    assert generated == []
