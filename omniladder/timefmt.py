@@ -73,7 +73,17 @@ def pct(value: float) -> str:
 
 
 def usd(value: float) -> str:
-    return f"${value:,.2f}"
+    """Dollars to the cent, the sign before the dollar sign (-$4.00)."""
+    return _signed(f"{value:,.2f}")
+
+
+def _signed(text: str) -> str:
+    """A formatted amount with its dollar sign after the minus; an amount that rounds to
+    zero shows none ($0.00, not -$0.00)."""
+    if not text.startswith("-"):
+        return f"${text}"
+    digits = text[1:]
+    return f"${digits}" if digits.strip("0.,") == "" else f"-${digits}"
 
 
 MONEY_PLACES = 6
@@ -98,7 +108,7 @@ def usd_exact(value: float, *beside: float) -> str:
     if places > 2:
         text = text.rstrip("0")
         text += "0" * max(0, 2 - len(text.partition(".")[2]))
-    return f"${text}"
+    return _signed(text)
 
 
 def duration(seconds: float) -> str:

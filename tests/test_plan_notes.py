@@ -168,7 +168,7 @@ def test_an_exhausted_rung_of_one_connection_is_singular() -> None:
 
 @pytest.mark.parametrize(("budget", "detail"), [
     (0, "cheap rung disabled (budget $0.00)"),
-    (-1, "cheap rung disabled (budget $-1.00)"),
+    (-1, "cheap rung disabled (budget -$1.00)"),
 ])
 def test_R8_a_disabled_rung_detail(budget: float, detail: str) -> None:
     inputs = fleet([conn("c", "openai", "apikey", models=["gpt-mini"])],

@@ -455,7 +455,7 @@ def test_max_regret_usd_needs_an_as_is_replay() -> None:
                                "it pays is unknown"),
     (150.0, 163.4821, 2, False, "at least its price $150.00, but 2 paid requests of the "
                                 "scenario could not be priced, so what it saved is not known"),
-    (150.0, -4.0, 0, False, "saves $-4.00 a month, less than its price $150.00"),
+    (150.0, -4.0, 0, False, "saves -$4.00 a month, less than its price $150.00"),
 ], ids=["pays", "exactly", "a-cent-short", "short", "no-price", "unpriced", "costs"])
 def test_added_seat_pays_holds_each_seat_to_its_price(
         price: float | None, break_even: float, unpriced: int, passes: bool,
@@ -515,3 +515,18 @@ def test_an_output_never_replaces_the_scenario_file(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "a scenario file the policy names" in result.stderr
     assert scenarios.read_text(encoding="utf-8").startswith("[[scenarios]]")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (timefmt.usd(-4.0), "-$4.00"),
+    (timefmt.usd(-1234.5), "-$1,234.50"),
+    (timefmt.usd(0.0), "$0.00"),
+    (timefmt.usd(-0.001), "$0.00"),
+    (timefmt.usd_exact(-0.0036), "-$0.0036"),
+    (timefmt.usd_exact(-3.0025, -3.0), "-$3.002"),
+    (timefmt.usd_exact(3.0025, 3.0), "$3.002"),
+])
+def test_a_negative_amount_puts_its_sign_before_the_dollar_sign(text: str,
+                                                                expected: str) -> None:
+    """A scenario that costs more saves a negative amount: -$4.00, never $-4.00."""
+    assert text == expected

@@ -407,7 +407,7 @@ def _fidelity(recorded: Recorded, outcome: Outcome) -> Fidelity:
                                                                      else 0.0)
     if (mae is not None and mae > MAE_TRUSTED) or off > PAID_TRUSTED:
         warning = (f"the as-is replay misses its own history: paid "
-                   f"${paid_rep:,.2f} replayed against ${paid_rec:,.2f} recorded"
+                   f"{timefmt.usd(paid_rep)} replayed against {timefmt.usd(paid_rec)} recorded"
                    + (f", readings {mae:.1f} points off on average" if mae is not None else "")
                    + "; compare the scenarios with each other, not with the bill")
     return Fidelity(paid_usd_recorded=paid_rec, paid_usd_replayed=paid_rep,
