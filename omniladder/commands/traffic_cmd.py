@@ -62,6 +62,13 @@ LedgerOpt = Annotated[Path | None, typer.Option(
     "--traffic", help="Traffic ledger (JSONL, or JSON/TOML with events); overrides "
     "[inputs] traffic.", show_default=False)]
 """``--traffic`` of the commands that read a whole ledger (``traffic_path`` resolves it)."""
+SpanStartOpt = Annotated[str | None, typer.Option(
+    "--from", metavar="RFC3339|now", help="Start of the span (RFC 3339 with offset, or 'now' "
+    "for the current time); default: the ledger's first event.", show_default=False)]
+SpanEndOpt = Annotated[str | None, typer.Option(
+    "--to", metavar="RFC3339|now", help="End of the span (RFC 3339 with offset, or 'now'); "
+    "default: the ledger's last event.", show_default=False)]
+"""``--from`` and ``--to`` of the commands that read a span of a ledger (``span_instants``)."""
 
 
 def traffic_path(flag: Path | None, options: InputOptions) -> Path:
@@ -110,13 +117,8 @@ def traffic(
         metavar="AUTO_ID", help="The auto id whose traffic to audit, e.g. auto/thrifty.",
         show_default=False)],
     ledger: LedgerOpt = None,
-    start: Annotated[str | None, typer.Option(
-        "--from", metavar="RFC3339|now", help="Start of the audited span (RFC 3339 with "
-        "offset, or 'now' for the current time); default: the ledger's first event.",
-        show_default=False)] = None,
-    end: Annotated[str | None, typer.Option(
-        "--to", metavar="RFC3339|now", help="End of the audited span (RFC 3339 with offset, "
-        "or 'now'); default: the ledger's last event.", show_default=False)] = None,
+    start: SpanStartOpt = None,
+    end: SpanEndOpt = None,
     all_requests: Annotated[bool, typer.Option(
         "--all-requests", help="Also audit events that name no requested id against "
         "AUTO_ID.")] = False,

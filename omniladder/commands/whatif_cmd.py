@@ -22,7 +22,7 @@ from omniladder.commands.common import (
     with_input_options,
     write_atomic,
 )
-from omniladder.commands.traffic_cmd import LedgerOpt, traffic_path
+from omniladder.commands.traffic_cmd import LedgerOpt, SpanEndOpt, SpanStartOpt, traffic_path
 from omniladder.errors import UsageError
 
 if TYPE_CHECKING:
@@ -89,12 +89,8 @@ def whatif(
         metavar="AUTO_ID", help="The auto id whose demand to replay, e.g. auto/thrifty.",
         show_default=False)],
     ledger: LedgerOpt = None,
-    start: Annotated[str | None, typer.Option(
-        "--from", metavar="RFC3339|now", help="Start of the replayed span; default: the "
-        "ledger's first event.", show_default=False)] = None,
-    end: Annotated[str | None, typer.Option(
-        "--to", metavar="RFC3339|now", help="End of the replayed span; default: the "
-        "ledger's last event.", show_default=False)] = None,
+    start: SpanStartOpt = None,
+    end: SpanEndOpt = None,
     order: Annotated[str | None, typer.Option(
         "--order", metavar="declared|expiring-first", help="A scenario with this "
         "within-rung order (R15).", show_default=False)] = None,
