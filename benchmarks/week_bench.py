@@ -15,7 +15,8 @@ five-hour windows on a fixed schedule instead of from their first use: the week'
 then name a window catalog of their own (``[catalogs] windows``) giving those windows anchor
 ``fixed``, and the bench reads the window catalogs as ``whatif`` does, from the settings
 (``resolve_files``, ``load_window_scopes``). ``--short-anchor both`` runs each week both
-ways. The rules:
+ways. ``--demand-scale`` scales the demand against the fleet's weight (``write_week``'s).
+The rules:
 
 * ``resets last`` (R15's rule, docs/rules.md#r15): the window that resets last alone (the
   weekly one), as codex-lb's waste-pressure score reads the secondary window;
@@ -127,10 +128,10 @@ def rule(terms: TermsOf) -> Iterator[None]:
 
 
 def measure(connections: int, out: Path, bound: bool, seed: int = 1,
-            short_anchor: str = "first-use") -> list[str]:
+            short_anchor: str = "first-use", demand_scale: float = 1.0) -> list[str]:
     started = time.perf_counter()
     settings = write_week(out, connections, seed=seed, reading_minutes=30.0,
-                          short_anchor=short_anchor)
+                          short_anchor=short_anchor, demand_scale=demand_scale)
     generated = time.perf_counter() - started
     inputs = load_inputs(settings)
     files = resolve_files(settings, inputs.settings)
@@ -188,6 +189,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, action="append")
     parser.add_argument("--short-anchor", choices=("first-use", "fixed", "both"),
                         default="first-use")
+    parser.add_argument("--demand-scale", type=float, default=1.0)
     parser.add_argument("--no-bound", action="store_true")
     args = parser.parse_args()
     sizes = args.connections or [20, 100]
@@ -199,7 +201,8 @@ def main() -> None:
             for seed in args.seed or [1]:
                 for short in anchors:
                     for line in measure(size, Path(scratch) / f"week-{size}-{seed}-{short}",
-                                        not args.no_bound, seed, short):
+                                        not args.no_bound, seed, short,
+                                        args.demand_scale):
                         print(line, flush=True)
 
 
