@@ -481,13 +481,17 @@ def main() -> None:
                         help="with --whatif-week: the seat sizes drawn from")
     parser.add_argument("--demand-scale", type=float, default=1.0,
                         help="with --whatif-week: the demand against the fleet's weight")
+    parser.add_argument("--short-anchor", choices=("first-use", "fixed"), default="first-use",
+                        help="with --whatif-week: the five-hour windows' cycles start at first "
+                        "use (the default, as Claude's and Codex's do) or on a fixed schedule "
+                        "(the week's settings then name a window catalog saying so)")
     args = parser.parse_args()
     if args.whatif_week is not None:
         from week import write_week
 
         print(write_week(args.out, args.connections, args.seed, args.reading_minutes,
                          args.whatif_week, tuple(float(w) for w in args.weights.split(",")),
-                         args.demand_scale))
+                         args.demand_scale, args.short_anchor))
         return
     if not 0.0 <= args.noise <= 1.0:
         parser.error(f"--noise {args.noise}: a scale from 0 to 1")

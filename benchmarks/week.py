@@ -14,6 +14,13 @@ the vendors' endpoints round it.
 
 ``omniladder whatif auto/thrifty`` on the files written then fits the truth back from the
 readings and the traffic, and its ``as-is`` replay is held to the week (docs/whatif.md).
+
+With ``short_anchor="fixed"`` (``fleet.py --short-anchor fixed``) the five-hour windows run on
+a schedule instead: each seat's cycles start at a phase of its own (drawn from a generator of
+their own, so the fleet, the truth and the demand are the first-use week's), whether the
+seat is used or not, and the week's settings name a window catalog (``quota-windows.toml``,
+``[catalogs] windows``) that gives those windows anchor ``fixed``, as an operator's own
+catalog would, so that ``whatif`` reads them as the week ran them.
 """
 
 from __future__ import annotations
@@ -40,6 +47,11 @@ WEEK = 7 * 86_400
 
 SEATS = (("claude", "oauth", "claude-sonnet-4-5", "five_hour", "seven_day"),
          ("codex", "oauth", "gpt-5.1-codex", "5h", "weekly"))
+SHORT_ANCHORS = ("first-use", "fixed")
+"""How the five-hour windows' cycles start: at the first request after a reset (as Claude's
+and Codex's do), or on a fixed schedule."""
+FIXED_CATALOG = "quota-windows.toml"
+"""The window catalog a week of fixed five-hour windows names in its settings."""
 KEYS = (("openai", "apikey", "gpt-5-mini"), ("anthropic", "apikey", "claude-sonnet-4-5"))
 WEIGHTS = (1.0, 5.0, 20.0)
 SEAT_PRICES = {1.0: 20.0, 5.0: 100.0, 20.0: 200.0}
@@ -77,10 +89,15 @@ def _iso(instant: datetime) -> str:
 
 def write_week(out: Path, connections: int, seed: int = 1, reading_minutes: float = 30.0,
                days: int = DAYS, weights: tuple[float, ...] = WEIGHTS,
-               demand_scale: float = 1.0) -> Path:
+               demand_scale: float = 1.0, short_anchor: str = "first-use") -> Path:
     """Write the week's connections, settings, readings, traffic and truth into ``out``: one
-    in four connections a paid key, the others seats of the given weights."""
+    in four connections a paid key, the others seats of the given weights; the five-hour
+    windows anchored ``short_anchor``."""
+    if short_anchor not in SHORT_ANCHORS:
+        raise ValueError(f"short_anchor: one of {', '.join(SHORT_ANCHORS)}, not {short_anchor}")
+    fixed = short_anchor == "fixed"
     rng = random.Random(seed)
+    phases = random.Random(f"{seed} five-hour phases")
     out.mkdir(parents=True, exist_ok=True)
     end = START + timedelta(days=days)
     items: list[dict[str, Any]] = []
@@ -106,10 +123,15 @@ def write_week(out: Path, connections: int, seed: int = 1, reading_minutes: floa
         weight_total += weight
         per_unit = 100.0 / (UNITS_PER_FIVE_HOURS * weight) * rng.uniform(0.8, 1.25)
         background = rng.choice((0.0, 0.0, rng.uniform(0.3, 2.0)))
+        short_window: dict[str, Any] = {
+            "percent_per_unit": per_unit, "background_percent_per_hour": background,
+            "first_use": not fixed, "seconds": FIVE_HOURS}
+        if fixed:  # a cycle in progress at the start, full, ending at the seat's phase
+            short_window["reset_at"] = START + timedelta(
+                seconds=round(phases.uniform(1, FIVE_HOURS)))
         truth[cid] = {
             "weight": weight,
-            short: {"percent_per_unit": per_unit, "background_percent_per_hour": background,
-                    "first_use": True, "seconds": FIVE_HOURS},
+            short: short_window,
             weekly: {"percent_per_unit": per_unit / WEEKLY_FIVE_HOURS,
                      "background_percent_per_hour": background / WEEKLY_FIVE_HOURS,
                      "first_use": False, "seconds": WEEK,
@@ -118,10 +140,19 @@ def write_week(out: Path, connections: int, seed: int = 1, reading_minutes: floa
                      "reset_at": START + timedelta(seconds=round(rng.uniform(24, 144) * 3600))},
         }
     (out / "connections.toml").write_text(tomli_w.dumps({"connections": items}))
-    (out / "omniladder.toml").write_text(tomli_w.dumps({
+    settings: dict[str, Any] = {
         "inputs": {"connections": "connections.toml", "quota": "quota.json",
                    "traffic": "traffic.jsonl"},
-        "ladder": {"max_reading_age_seconds": 3600}}))
+        "ladder": {"max_reading_age_seconds": 3600}}
+    if fixed:
+        (out / FIXED_CATALOG).write_text(tomli_w.dumps({"windows": [
+            {"provider": provider, "window": short, "duration": "5h", "anchor": "fixed",
+             "models": ["*"], **({"exclude_models": ["*spark*"]} if provider == "codex"
+                                 else {}),
+             "reason": "The generated week's five-hour window on a fixed schedule."}
+            for provider, _, _, short, _ in SEATS]}))
+        settings["catalogs"] = {"windows": [FIXED_CATALOG]}
+    (out / "omniladder.toml").write_text(tomli_w.dumps(settings))
     (out / "quota.json").write_text(json.dumps({"readings": []}))
     (out / "traffic.jsonl").write_text("")
     # the demand

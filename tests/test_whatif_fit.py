@@ -540,3 +540,37 @@ def test_the_generated_week_fits_back_to_the_truth_it_was_served_on(tmp_path: Pa
             assert fit.error_points < 1.0
             checked += 1
     assert checked == 12
+
+
+def test_a_generated_week_of_fixed_five_hour_windows_says_so_in_its_own_catalog(
+        tmp_path: Path) -> None:
+    """``week.write_week(short_anchor="fixed")`` (``week_bench.py --short-anchor fixed``):
+    the same seats, truth and demand as the first-use week, the five-hour windows resetting
+    on a schedule of their own whether used or not, and the week's settings naming a window
+    catalog that anchors them fixed, which the window catalogs of the settings give."""
+    from omniladder.inputs.input_set import resolve_files
+    from omniladder.inputs.scopes import load_window_scopes, window_anchor
+
+    week = benchmark_module("week")
+    first_use = week.write_week(tmp_path / "first-use", 4, seed=3, days=1)
+    fixed = week.write_week(tmp_path / "fixed", 4, seed=3, days=1, short_anchor="fixed")
+    truths = [json.loads((path.parent / "truth.json").read_text(encoding="utf-8"))
+              for path in (first_use, fixed)]
+    assert truths[0]["seats"] == truths[1]["seats"]
+    assert truths[0]["requests"] == truths[1]["requests"]
+    for path, anchor in ((first_use, "first-use"), (fixed, "fixed")):
+        inputs = load_inputs(path)
+        files = resolve_files(path, inputs.settings)
+        scopes = load_window_scopes(files.window_catalogs)
+        assert window_anchor(scopes, "claude", "five_hour") == (anchor, True)
+        assert window_anchor(scopes, "codex", "5h") == (anchor, True)
+        assert window_anchor(scopes, "claude", "seven_day") == ("fixed", True)
+    readings = load_inputs(fixed).readings
+    for cid in ("claude-seat-00000", "codex-seat-00001"):
+        resets = {w.reset_at for r in readings[cid] for w in r.all_windows()
+                  if w.name in ("five_hour", "5h")}
+        assert None not in resets
+        first = min(r for r in resets if r is not None)
+        assert all((r - first).total_seconds() % (5 * 3600) == 0
+                   for r in resets if r is not None)
+        assert len(resets) >= 4  # a cycle every five hours of the day, used or not

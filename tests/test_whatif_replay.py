@@ -4,6 +4,7 @@ orders, what it pays, what expires, and that the plan in force at every request 
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta
 
 import pytest
@@ -167,3 +168,14 @@ def test_a_window_of_some_models_is_fitted_against_their_requests_alone() -> Non
     assert fits["weekly"].percent_per_unit == pytest.approx(10 / 100_000)
     assert fits["weekly-opus"].percent_per_unit == 0.0
     assert fits["weekly-opus"].background_percent_per_hour == pytest.approx(5.0)
+
+
+def test_a_background_of_next_to_nothing_never_crosses() -> None:
+    # A fitted background of 1e-12 %/h would reach the cutoff some 5e13 hours on, past
+    # what a datetime holds: no crossing, and the replay runs (it raised OverflowError).
+    inputs = _seats("declared")
+    faint = dataclasses.replace(_window(50.0, NOW + timedelta(hours=10)),
+                                background_percent_per_hour=1e-12)
+    outcome = _replay(inputs, _requests(1.0, 2.0),
+                      {"seat-a": (faint,), "seat-b": (_window(50.0, NOW + timedelta(hours=2)),)})
+    assert _served(outcome, inputs) == ["seat-a", "seat-a"]

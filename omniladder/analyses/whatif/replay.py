@@ -68,6 +68,10 @@ _NUDGE = timedelta(milliseconds=1)
 """A computed crossing is re-decided this much after it: the figure is then past the
 cutoff, whatever the rounding of the instant."""
 
+_NEVER_HOURS = 1e6
+"""A background crossing later than this (over a century) is none: no span reaches it, and
+an instant that far off may be past what a datetime holds."""
+
 Price = Callable[[Connection, str, Request], float | None]
 """The price of a request served by a paid pair (connection, model), or None when it cannot
 be priced."""
@@ -142,7 +146,10 @@ class _Window:
         rate = self.model.background_percent_per_hour
         if rate <= 0 or not self.running() or self.remaining <= threshold:
             return None
-        at = self.at + timedelta(hours=(self.remaining - threshold) / rate) + _NUDGE
+        hours = (self.remaining - threshold) / rate
+        if hours > _NEVER_HOURS:  # a fitted background of next to nothing
+            return None
+        at = self.at + timedelta(hours=hours) + _NUDGE
         if self.reset_at is not None and at >= self.reset_at:
             return None
         return at
