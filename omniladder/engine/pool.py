@@ -376,14 +376,19 @@ def expiring_first(entries: Sequence[Entry[M]],
         if RUNG_INDEX[entry.rung] not in QUOTA_RUNG_INDEXES:
             reordered.append(entry)
             continue
-        rates = {member: rate(member, entry.candidate) for member in entry.members}
-        members = tuple(sorted(entry.members, key=lambda member: -rates[member]))
+        seated, candidate = entry.members, entry.candidate
+        rates = [rate(member, candidate) for member in seated]
+        # highest first, stable: the places sorted by their negated rates (no key function
+        # called per member: a plan sorts every admitted quota pair)
+        negated = [-value for value in rates]
+        members = tuple(map(seated.__getitem__, sorted(range(len(seated)),
+                                                       key=negated.__getitem__)))
         marks, marked = entry.marks, entry.marked
-        if marks and members != entry.members:
+        if marks and members != seated:
             by_member = dict(zip(marked, marks, strict=True))
             marked = tuple(member for member in members if member in by_member)
             marks = tuple(map(by_member.__getitem__, marked))
-        group.append((max(rates.values()),
+        group.append((max(rates),
                       entry._replace(members=members, marks=marks, marked=marked)))
     flush()
     return [entry._replace(position=place) for place, entry in enumerate(reordered, 1)]
