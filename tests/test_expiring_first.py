@@ -268,8 +268,8 @@ def test_expiring_first_moves_places_within_quota_rungs_only(inputs: LoadedInput
         theirs = sorted(map(repr, (k for k in _without_order(declared) if k[0] == rung)))
         assert mine == theirs
     assert [e.position for e in ordered.pool] == list(range(1, len(ordered.pool) + 1))
-    urgencies = pair_urgencies(Fleet(_ordered(inputs, "expiring-first")), ordered.decisions,
-                               NOW)
+    planned = Fleet(_ordered(inputs, "expiring-first"))
+    urgencies = pair_urgencies(planned, ordered.decisions, NOW)
     declared_at = {(e.rung, e.provider, e.model): i for i, e in enumerate(declared.pool)}
     for rung in {e.rung for e in ordered.pool}:
         entries = [e for e in ordered.pool if e.rung == rung]
@@ -278,7 +278,9 @@ def test_expiring_first_moves_places_within_quota_rungs_only(inputs: LoadedInput
             continue
         tops: list[tuple[float, int]] = []
         for entry in entries:
-            rates = [urgencies[(cid, entry.model)].rate for cid in entry.allowed_connection_ids]
+            rated = urgencies[planned.keys.index((entry.provider, entry.model))]
+            rates = [rated[planned.index[cid]].rate for cid in entry.allowed_connection_ids]
+            assert rates == [place.urgency for place in entry.order]
             assert rates == sorted(rates, reverse=True)
             assert [o.connection_id for o in entry.order] == list(entry.allowed_connection_ids)
             tops.append((-max(rates), declared_at[(entry.rung, entry.provider, entry.model)]))
