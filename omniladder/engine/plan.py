@@ -232,36 +232,39 @@ def _expiring_first_pool(fleet: Fleet, seated: Sequence[Entry[UnverifiedMark]],
     connection with its place's reason."""
     ids = [connection.id for connection in fleet.connections]
     keys = fleet.keys
-    urgencies = pair_urgencies(fleet, decisions, now)
-
-    def rate(member: int, candidate: int) -> float:
-        return urgencies[candidate][member].rate
-
-    # a connection's models share one urgency (``pair_urgencies``): its place is made once
-    # and each distinct urgency worded once
+    # Each admitted quota pair's place, per candidate by connection index. A connection's
+    # models share one urgency (``pair_urgencies``): its place is made once, for the first
+    # of them, and each distinct urgency is worded once.
+    places: list[dict[int, OrderPlace]] = []
+    made: dict[int, tuple[Urgency, OrderPlace]] = {}  # pragma: no mutate (a memo)
     reasons: dict[int, str] = {}  # pragma: no mutate (a memo: any start is refilled)
-    placed: dict[int, tuple[Urgency, OrderPlace]] = {}  # pragma: no mutate (a memo)
+    urgencies = pair_urgencies(fleet, decisions, now)
+    for rated in urgencies:
+        here: dict[int, OrderPlace] = {}
+        places.append(here)
+        for member, found in rated.items():
+            kept = made.get(member)  # pragma: no mutate (a memo read)
+            if kept is not None and kept[0] is found:  # pragma: no mutate (a memo read)
+                here[member] = kept[1]
+                continue
+            reason = reasons.get(id(found))  # pragma: no mutate (a memo read)
+            if reason is None:
+                # pragma: no mutate start (a memo write: the same wording either way)
+                reason = reasons[id(found)] = urgency_reason(found, now)
+                # pragma: no mutate end
+            place = here[member] = OrderPlace(ids[member], found.rate, reason, found.reset_at)
+            made[member] = (found, place)  # pragma: no mutate (a memo write)
 
-    def place(member: int, found: Urgency) -> OrderPlace:
-        kept = placed.get(member)  # pragma: no mutate (a memo read)
-        if kept is not None and kept[0] is found:  # pragma: no mutate (a memo read)
-            return kept[1]
-        reason = reasons.get(id(found))  # pragma: no mutate (a memo read)
-        if reason is None:
-            # pragma: no mutate start (a memo write: the same wording either way)
-            reason = reasons[id(found)] = urgency_reason(found, now)
-            # pragma: no mutate end
-        made = OrderPlace(ids[member], found.rate, reason, found.reset_at)
-        placed[member] = (found, made)  # pragma: no mutate (a memo write)
-        return made
+    def rates(entry: Entry[UnverifiedMark]) -> list[float]:
+        return [found.rate for found in map(urgencies[entry.candidate].__getitem__,
+                                            entry.members)]
 
     pool: list[PoolEntry] = []
-    for entry in expiring_first(seated, rate):
+    for entry in expiring_first(seated, rates):
         provider, model = keys[entry.candidate]
         members = entry.members
         if RUNG_INDEX[entry.rung] in QUOTA_RUNG_INDEXES:
-            order = tuple(map(place, members, map(urgencies[entry.candidate].__getitem__,
-                                                  members)))
+            order = tuple(map(places[entry.candidate].__getitem__, members))
         else:
             order = ()  # a paid rung keeps R12's order: nothing to say per place
         pool.append(PoolEntry(position=entry.position, rung=entry.rung, provider=provider,
