@@ -234,10 +234,12 @@ def _expiring_first_pool(fleet: Fleet, seated: Sequence[Entry[UnverifiedMark]],
     keys = fleet.keys
     # Each admitted quota pair's place, per candidate by connection index. A connection's
     # models share one urgency (``pair_urgencies``): its place is made once, for the first
-    # of them, and each distinct urgency is worded once.
+    # of them. Equal urgencies word alike (``urgency_reason`` reads nothing else but now;
+    # a figure is never -0.0 and a weight is positive), and connections of a fleet share
+    # many (the same window, reset and figure): each is worded once.
     places: list[dict[int, OrderPlace]] = []
     made: dict[int, tuple[Urgency, OrderPlace]] = {}  # pragma: no mutate (a memo)
-    reasons: dict[int, str] = {}  # pragma: no mutate (a memo: any start is refilled)
+    reasons: dict[Urgency, str] = {}  # pragma: no mutate (a memo: any start is refilled)
     urgencies = pair_urgencies(fleet, decisions, now)
     for rated in urgencies:
         here: dict[int, OrderPlace] = {}
@@ -247,10 +249,10 @@ def _expiring_first_pool(fleet: Fleet, seated: Sequence[Entry[UnverifiedMark]],
             if kept is not None and kept[0] is found:  # pragma: no mutate (a memo read)
                 here[member] = kept[1]
                 continue
-            reason = reasons.get(id(found))  # pragma: no mutate (a memo read)
+            reason = reasons.get(found)  # pragma: no mutate (a memo read)
             if reason is None:
                 # pragma: no mutate start (a memo write: the same wording either way)
-                reason = reasons[id(found)] = urgency_reason(found, now)
+                reason = reasons[found] = urgency_reason(found, now)
                 # pragma: no mutate end
             place = here[member] = OrderPlace(ids[member], found.rate, reason, found.reset_at)
             made[member] = (found, place)  # pragma: no mutate (a memo write)
