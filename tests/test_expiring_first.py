@@ -21,7 +21,7 @@ from omniladder.engine.changes import next_order_change, overtakes
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import connection_plan, make_plan, pair_urgencies
-from omniladder.engine.pool import rate_at, urgency, urgency_terms
+from omniladder.engine.pool import rate_at, urgency, urgency_reason, urgency_terms
 from omniladder.engine.records import Plan
 from omniladder.engine.stepping import Stepper
 from omniladder.models import QUOTA_RUNGS
@@ -233,6 +233,18 @@ def test_no_reset_unlimited_and_unknown_have_no_urgency() -> None:
     assert _urgency(window("5h", 50, _at(1), models=["other"])).rate == 0
     # an unlimited window caps nothing
     assert _urgency(window("5h", 50, _at(1)), window("mo", unlimited=True)).rate == 50
+
+
+def test_equal_urgencies_word_alike() -> None:
+    """The plan words each distinct urgency once, kept by its value (``make_plan``'s
+    reasons): a remaining -0.0 counts 0.0, so urgencies equal as values print alike."""
+    assert _urgency(window("5h", -0.0, _at(2))) == _urgency(window("5h", 0.0, _at(2)))
+    assert urgency_reason(_urgency(window("5h", -0.0, _at(2))), NOW) == urgency_reason(
+        _urgency(window("5h", 0.0, _at(2))), NOW)
+    assert _urgency(window("5h", 40, _at(2))) == _urgency(
+        window("5h", 40, "2026-11-29T16:00:00+02:00"))
+    assert urgency_reason(_urgency(window("5h", 40, _at(2))), NOW) == urgency_reason(
+        _urgency(window("5h", 40, "2026-11-29T16:00:00+02:00")), NOW)
 
 
 # --- generated fleets ------------------------------------------------------------------------
