@@ -21,7 +21,7 @@ from omniladder.engine.changes import next_order_change, overtakes
 from omniladder.engine.fleet import Fleet
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.plan import connection_plan, make_plan, pair_urgencies
-from omniladder.engine.pool import rate_at, urgency, urgency_terms
+from omniladder.engine.pool import rate_at, urgency, urgency_reason, urgency_terms
 from omniladder.engine.records import Plan
 from omniladder.engine.stepping import Stepper
 from omniladder.models import QUOTA_RUNGS
@@ -235,6 +235,18 @@ def test_no_reset_unlimited_and_unknown_have_no_urgency() -> None:
     assert _urgency(window("5h", 50, _at(1)), window("mo", unlimited=True)).rate == 50
 
 
+def test_equal_urgencies_word_alike() -> None:
+    """The plan words each distinct urgency once, kept by its value (``make_plan``'s
+    reasons): a remaining -0.0 counts 0.0, so urgencies equal as values print alike."""
+    assert _urgency(window("5h", -0.0, _at(2))) == _urgency(window("5h", 0.0, _at(2)))
+    assert urgency_reason(_urgency(window("5h", -0.0, _at(2))), NOW) == urgency_reason(
+        _urgency(window("5h", 0.0, _at(2))), NOW)
+    assert _urgency(window("5h", 40, _at(2))) == _urgency(
+        window("5h", 40, "2026-11-29T16:00:00+02:00"))
+    assert urgency_reason(_urgency(window("5h", 40, _at(2))), NOW) == urgency_reason(
+        _urgency(window("5h", 40, "2026-11-29T16:00:00+02:00")), NOW)
+
+
 # --- generated fleets ------------------------------------------------------------------------
 
 FLEETS = input_sets(anchor=NOW, catalog=SHIPPED, connections=(1, 7), readings=(0, 3),
@@ -268,8 +280,8 @@ def test_expiring_first_moves_places_within_quota_rungs_only(inputs: LoadedInput
         theirs = sorted(map(repr, (k for k in _without_order(declared) if k[0] == rung)))
         assert mine == theirs
     assert [e.position for e in ordered.pool] == list(range(1, len(ordered.pool) + 1))
-    urgencies = pair_urgencies(Fleet(_ordered(inputs, "expiring-first")), ordered.decisions,
-                               NOW)
+    planned = Fleet(_ordered(inputs, "expiring-first"))
+    urgencies = pair_urgencies(planned, ordered.decisions, NOW)
     declared_at = {(e.rung, e.provider, e.model): i for i, e in enumerate(declared.pool)}
     for rung in {e.rung for e in ordered.pool}:
         entries = [e for e in ordered.pool if e.rung == rung]
@@ -278,7 +290,9 @@ def test_expiring_first_moves_places_within_quota_rungs_only(inputs: LoadedInput
             continue
         tops: list[tuple[float, int]] = []
         for entry in entries:
-            rates = [urgencies[(cid, entry.model)].rate for cid in entry.allowed_connection_ids]
+            rated = urgencies[planned.keys.index((entry.provider, entry.model))]
+            rates = [rated[planned.index[cid]].rate for cid in entry.allowed_connection_ids]
+            assert rates == [place.urgency for place in entry.order]
             assert rates == sorted(rates, reverse=True)
             assert [o.connection_id for o in entry.order] == list(entry.allowed_connection_ids)
             tops.append((-max(rates), declared_at[(entry.rung, entry.provider, entry.model)]))

@@ -174,48 +174,55 @@ def make_plan(inputs: LoadedInputs, auto_id: AutoId, now: datetime,
 
 
 def pair_urgencies(fleet: Fleet, decisions: Sequence[PairDecision],
-                   now: datetime) -> dict[tuple[str, str], Urgency]:
-    """R15's urgency of every admitted pair on a quota rung, by (connection id, model).
+                   now: datetime) -> list[dict[int, Urgency]]:
+    """R15's urgency of every admitted pair on a quota rung: per candidate (its place in
+    ``fleet.keys``), by connection index. ``decisions`` are ``make_plan``'s, one per member
+    of each candidate (``fleet.members``), candidates in order.
 
     A reading whose windows all apply to every model gives each model of its connection the
     same urgency: it is computed once per reading (a reading belongs to one connection, so
     to one weight)."""
-    found: dict[tuple[str, str], Urgency] = {}
+    found: list[dict[int, Urgency]] = []
     by_reading: dict[int, Urgency | None] = {}  # None: a reading with model-scoped windows
     unknown: dict[float, Urgency] = {}
-    connections, index = fleet.connections, fleet.index
+    connections, keys = fleet.connections, fleet.keys
     quota_rungs = QUOTA_RUNGS
-    for made in decisions:
-        if not made.admitted or made.rung not in quota_rungs:
-            continue
-        verdict = made.quota
-        if verdict is not None and not isinstance(verdict, Verdict):
-            verdict = verdict.get()
-        cid, model = made.connection_id, made.model
-        if verdict is None or verdict.kind != "usable" or verdict.reading is None:
-            weight = connections[index[cid]].weight
-            rated = unknown.get(weight)
-            if rated is None:
-                rated = unknown[weight] = urgency(None, model, weight, now)
-            found[(cid, model)] = rated
-            continue
-        reading = verdict.reading
-        key = id(reading)
-        if key in by_reading:
-            kept = by_reading[key]
-            if kept is not None:
-                found[(cid, model)] = kept
+    start = 0
+    for position, members in enumerate(fleet.members):
+        model = keys[position][1]
+        rated: dict[int, Urgency] = {}
+        found.append(rated)
+        end = start + len(members)
+        for index, made in zip(members, decisions[start:end], strict=True):
+            if not made.admitted or made.rung not in quota_rungs:
                 continue
-        weight = connections[index[cid]].weight
-        rated = urgency(reading, model, weight, now)
-        if key not in by_reading:
-            scoped = False
-            for window in reading.all_windows():
-                if window.models is not None:
-                    scoped = True
-                    break
-            by_reading[key] = None if scoped else rated
-        found[(cid, model)] = rated
+            verdict = made.quota
+            if verdict is not None and not isinstance(verdict, Verdict):
+                verdict = verdict.get()
+            if verdict is None or verdict.kind != "usable" or verdict.reading is None:
+                weight = connections[index].weight
+                kept = unknown.get(weight)
+                if kept is None:
+                    kept = unknown[weight] = urgency(None, model, weight, now)
+                rated[index] = kept
+                continue
+            reading = verdict.reading
+            key = id(reading)
+            if key in by_reading:
+                kept = by_reading[key]
+                if kept is not None:
+                    rated[index] = kept
+                    continue
+            rated[index] = kept = urgency(reading, model, connections[index].weight, now)
+            if key not in by_reading:
+                scoped = False
+                for window in reading.all_windows():
+                    if window.models is not None:
+                        scoped = True
+                        break
+                by_reading[key] = None if scoped else kept
+        start = end
+    assert start == len(decisions), "one decision per member of each candidate"
     return found
 
 
@@ -225,32 +232,46 @@ def _expiring_first_pool(fleet: Fleet, seated: Sequence[Entry[UnverifiedMark]],
     connection with its place's reason."""
     ids = [connection.id for connection in fleet.connections]
     keys = fleet.keys
+    # Each admitted quota pair's place, per candidate by connection index. A connection's
+    # models share one urgency (``pair_urgencies``): its place is made once, for the first
+    # of them. Equal urgencies word alike (``urgency_reason`` reads nothing else but now;
+    # a figure is never -0.0 and a weight is positive), and connections of a fleet share
+    # many (the same window, reset and figure): each is worded once.
+    places: list[dict[int, OrderPlace]] = []
+    made: dict[int, tuple[Urgency, OrderPlace]] = {}  # pragma: no mutate (a memo)
+    reasons: dict[Urgency, str] = {}  # pragma: no mutate (a memo: any start is refilled)
     urgencies = pair_urgencies(fleet, decisions, now)
+    for rated in urgencies:
+        here: dict[int, OrderPlace] = {}
+        places.append(here)
+        for member, found in rated.items():
+            kept = made.get(member)  # pragma: no mutate (a memo read)
+            if kept is not None and kept[0] is found:  # pragma: no mutate (a memo read)
+                here[member] = kept[1]
+                continue
+            reason = reasons.get(found)  # pragma: no mutate (a memo read)
+            if reason is None:
+                # pragma: no mutate start (a memo write: the same wording either way)
+                reason = reasons[found] = urgency_reason(found, now)
+                # pragma: no mutate end
+            place = here[member] = OrderPlace(ids[member], found.rate, reason, found.reset_at)
+            made[member] = (found, place)  # pragma: no mutate (a memo write)
 
-    def rate(member: int, candidate: int) -> float:
-        return urgencies[(ids[member], keys[candidate][1])].rate
-
-    # a connection's models share one urgency (``pair_urgencies``), worded once
-    reasons: dict[int, str] = {}  # pragma: no mutate (a memo: any start is refilled)
-
-    def place(cid: str, found: Urgency) -> OrderPlace:
-        reason = reasons.get(id(found))  # pragma: no mutate (a memo read)
-        if reason is None:
-            # pragma: no mutate start (a memo write: the same wording either way)
-            reason = reasons[id(found)] = urgency_reason(found, now)
-            # pragma: no mutate end
-        return OrderPlace(cid, found.rate, reason, found.reset_at)
+    def rates(entry: Entry[UnverifiedMark]) -> list[float]:
+        return [found.rate for found in map(urgencies[entry.candidate].__getitem__,
+                                            entry.members)]
 
     pool: list[PoolEntry] = []
-    for entry in expiring_first(seated, rate):
+    for entry in expiring_first(seated, rates):
         provider, model = keys[entry.candidate]
-        allowed = tuple(map(ids.__getitem__, entry.members))
+        members = entry.members
         if RUNG_INDEX[entry.rung] in QUOTA_RUNG_INDEXES:
-            order = tuple(place(cid, urgencies[(cid, model)]) for cid in allowed)
+            order = tuple(map(places[entry.candidate].__getitem__, members))
         else:
             order = ()  # a paid rung keeps R12's order: nothing to say per place
         pool.append(PoolEntry(position=entry.position, rung=entry.rung, provider=provider,
-                              model=model, allowed_connection_ids=allowed,
+                              model=model, allowed_connection_ids=tuple(map(ids.__getitem__,
+                                                                            members)),
                               unverified_connection_ids=tuple(mark.connection_id
                                                               for mark in entry.marks),
                               unverified=entry.marks, order=order))

@@ -357,11 +357,13 @@ QUOTA_RUNG_INDEXES = frozenset(RUNG_INDEX[rung] for rung in QUOTA_RUNGS)
 
 
 def expiring_first(entries: Sequence[Entry[M]],
-                   rate: Callable[[int, int], float]) -> list[Entry[M]]:
+                   rates: Callable[[Entry[M]], Sequence[float]]) -> list[Entry[M]]:
     """R15 on a seated pool (``Seating.pool``): within each quota rung, each allowlist by
-    ``rate(member, candidate)``, highest first, and the rung's entries by their highest
-    member's rate; stable sorts, so ties keep R12's order; paid rungs as they stand. The
-    marks follow their members; positions are renumbered."""
+    its members' rates (``rates(entry)``, one per member in member order: what ``rate_at``
+    or ``urgency`` gives the pair of that member and the entry's candidate), highest first,
+    and the rung's entries by their highest member's rate; stable sorts, so ties keep R12's
+    order; paid rungs as they stand. The marks follow their members; positions are
+    renumbered."""
     reordered: list[Entry[M]] = []
     group: list[tuple[float, Entry[M]]] = []
 
@@ -376,14 +378,19 @@ def expiring_first(entries: Sequence[Entry[M]],
         if RUNG_INDEX[entry.rung] not in QUOTA_RUNG_INDEXES:
             reordered.append(entry)
             continue
-        rates = {member: rate(member, entry.candidate) for member in entry.members}
-        members = tuple(sorted(entry.members, key=lambda member: -rates[member]))
+        seated = entry.members
+        rated = rates(entry)
+        # highest first, stable: the places sorted by their negated rates (no key function
+        # called per member: a plan sorts every admitted quota pair)
+        negated = [-value for value in rated]
+        members = tuple(map(seated.__getitem__, sorted(range(len(seated)),
+                                                       key=negated.__getitem__)))
         marks, marked = entry.marks, entry.marked
-        if marks and members != entry.members:
+        if marks and members != seated:
             by_member = dict(zip(marked, marks, strict=True))
-            marked = tuple(member for member in members if member in by_member)
+            marked = tuple(filter(by_member.__contains__, members))
             marks = tuple(map(by_member.__getitem__, marked))
-        group.append((max(rates.values()),
+        group.append((max(rated),
                       entry._replace(members=members, marks=marks, marked=marked)))
     flush()
     return [entry._replace(position=place) for place, entry in enumerate(reordered, 1)]

@@ -34,6 +34,7 @@ from omniladder.engine.inputs import LoadedInputs
 from omniladder.engine.pool import (
     QUOTA_RUNG_INDEXES,
     RUNG_INDEX,
+    Entry,
     Seating,
     Terms,
     expiring_first,
@@ -255,10 +256,10 @@ class Stepper:
                         terms[(member, entry.candidate)] = verdict_terms(
                             made.verdict, pair.model, fleet.connections[member].weight, now)
 
-        def rate(member: int, candidate: int) -> float:
-            return rate_at(terms[(member, candidate)], now)
+        def rates(entry: Entry[bool]) -> list[float]:
+            return [rate_at(terms[(member, entry.candidate)], now) for member in entry.members]
 
-        ordered = expiring_first(seated, rate)
+        ordered = expiring_first(seated, rates)
         groups: list[list[Terms]] = []
         by_rung: dict[Rung, list[Terms]] = {}
         for entry in ordered:

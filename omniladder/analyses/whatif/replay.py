@@ -477,12 +477,12 @@ class Replay:
                     readings[member] = seen.observe(now, keep=False)
         weights = [c.weight for c in fleet.connections]
 
-        def rate(member: int, candidate: int) -> float:
-            model = fleet.keys[candidate][1]
-            terms = urgency_terms(readings[member], model, weights[member], now)
-            return rate_at(terms, now)
+        def rates(entry: Entry[bool]) -> list[float]:
+            model = fleet.keys[entry.candidate][1]
+            return [rate_at(urgency_terms(readings[member], model, weights[member], now), now)
+                    for member in entry.members]
 
-        return expiring_first(entries, rate)
+        return expiring_first(entries, rates)
 
     def _serve(self, request: Request, target: tuple[int, Rung, int] | None,
                at: datetime) -> None:
