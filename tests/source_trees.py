@@ -12,9 +12,10 @@ from pathlib import Path
 def tree_of(path: Path) -> ast.Module:
     """The syntax tree of the file's text as it is now; read it, never change it (it is
     shared)."""
-    return _parsed(path.read_text(encoding="utf-8"))
+    return parsed(path.read_text(encoding="utf-8"))
 
 
 @functools.cache
-def _parsed(text: str) -> ast.Module:
+def parsed(text: str) -> ast.Module:
+    """The syntax tree of ``text``, parsed once; read it, never change it."""
     return ast.parse(text)

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import pytest
 
 from tests.conftest import ROOT
-from tests.source_trees import tree_of
+from tests.source_trees import parsed, tree_of
 
 PACKAGE = ROOT / "omniladder"
 SCANNED = ("analyses", "rendering", "sources")
@@ -104,11 +104,11 @@ def held_records() -> list[Found]:
 def positional_builds(path: Path, names: frozenset[str]) -> list[str]:
     """Each call in ``path`` of one of ``names`` that passes an argument by position. A
     call names its record in the text, so a file whose text names none is not parsed."""
-    if not re.search(rf"\b(?:{'|'.join(map(re.escape, sorted(names)))})\b",
-                     path.read_text(encoding="utf-8")):
+    text = path.read_text(encoding="utf-8")
+    if not re.search(rf"\b(?:{'|'.join(map(re.escape, sorted(names)))})\b", text):
         return []
     return [f"{shown(path)}:{node.lineno} {_name(node)}"
-            for node in ast.walk(tree_of(path))
+            for node in ast.walk(parsed(text))
             if isinstance(node, ast.Call) and _name(node) in names and node.args]
 
 
