@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
+import tomllib
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -37,6 +39,35 @@ def _command_once(app: Any) -> Any:
 
 
 typer.testing._get_command = _command_once  # type: ignore[attr-defined,assignment]
+
+# tomllib is pure Python: the shipped catalogs and the examples, parsed again by every run of
+# a command, took nearly half of tests/test_outputs_onto_inputs.py's time. Each process
+# parses a text once and hands every caller a fresh copy of its tables and arrays (the other
+# values are immutable), so a caller that changes what it got changes nothing another
+# reads; a text that is no TOML raises from the parser itself every time.
+_parse_toml = tomllib.loads
+
+
+@functools.lru_cache(maxsize=512)
+def _toml_once(text: str) -> dict[str, Any]:
+    return _parse_toml(text)
+
+
+def _fresh(value: Any) -> Any:
+    if type(value) is dict:
+        return {key: _fresh(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_fresh(item) for item in value]
+    return value
+
+
+def _toml_loads(text: str, /, **options: Any) -> dict[str, Any]:
+    if options or type(text) is not str:
+        return _parse_toml(text, **options)
+    return _fresh(_toml_once(text))  # type: ignore[no-any-return]
+
+
+tomllib.loads = _toml_loads
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

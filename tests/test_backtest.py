@@ -29,6 +29,7 @@ from omniladder.models import Reading
 from omniladder.rendering.backtest_view import backtest_lines
 from tests.builders import conn, fleet
 from tests.conftest import EXAMPLES, ROOT, benchmark_module
+from tests.depth import deep
 from tests.errors import one_error
 from tests.test_init_schema import _valid
 
@@ -140,13 +141,16 @@ def long_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     return out
 
 
-@settings(max_examples=150, deadline=None)
-@given(histories())
-def test_the_pace_at_each_reading_is_the_forecasts_pace(readings: list[dict[str, Any]]
-                                                         ) -> None:
+@deep(150, deadline=None)
+def test_the_pace_at_each_reading_is_the_forecasts_pace(examples: settings) -> None:
     """At every reading, the incremental pace (burn rate, band, cutoff instant) equals
     ``forecast.outlook`` given the readings up to that instant."""
-    assert_the_forecasts_pace(readings)
+    @examples
+    @given(histories())
+    def holds(readings: list[dict[str, Any]]) -> None:
+        assert_the_forecasts_pace(readings)
+
+    holds()
 
 
 @settings(max_examples=40, deadline=None)
@@ -222,14 +226,17 @@ def walked(readings: tuple[Reading, ...], index: int, max_age: float) -> Judged:
     return Judged("no-later-reading")
 
 
-@settings(max_examples=150, deadline=None)
-@given(histories(), st.sampled_from([300, 600, 1800]))
-def test_the_series_judges_as_the_walk_does(readings: list[dict[str, Any]],
-                                            max_age: float) -> None:
-    history = quota_readings(inputs_of(readings).readings.get("c", ()))
-    series = Series(history, KEY, CUTOFF, max_age)
-    for index in series.where:
-        assert series.judge(series.position(index)) == walked(tuple(history), index, max_age)
+@deep(150, deadline=None)
+def test_the_series_judges_as_the_walk_does(examples: settings) -> None:
+    @examples
+    @given(histories(), st.sampled_from([300, 600, 1800]))
+    def holds(readings: list[dict[str, Any]], max_age: float) -> None:
+        history = quota_readings(inputs_of(readings).readings.get("c", ()))
+        series = Series(history, KEY, CUTOFF, max_age)
+        for index in series.where:
+            assert series.judge(series.position(index)) == walked(tuple(history), index, max_age)
+
+    holds()
 
 
 def judged(readings: list[dict[str, Any]], index: int = 0, max_age: float = 600

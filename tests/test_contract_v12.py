@@ -25,6 +25,7 @@ from omniladder.inputs import input_set
 from omniladder.models import Reading, Window
 from tests.builders import NOW, at, conn, fleet, history, ladder, plan, reading, window
 from tests.builders import decision as pair
+from tests.depth import deep
 from tests.strategies import ONE_PLAN, input_sets
 
 runner = CliRunner()
@@ -210,20 +211,24 @@ LONG_HISTORIES = input_sets(catalog=ONE_PLAN, connections=(1, 1), readings=(2, 5
 """One connection's history of at least two readings, most resets still ahead."""
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(parsed=LONG_HISTORIES, cutoff=st.sampled_from([2, 5, 50, 100]),
-       back=st.sampled_from([0, 0, 0, 60, 240]))
+@deep(150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_holding_from_the_first_reading_with_a_window_to_hold_is_the_whole_rule(
-        parsed: tuple[Reading, ...], cutoff: float, back: int) -> None:
+        examples: settings) -> None:
     """R6.4: ``with_holds`` skips the readings before the first one with a window to hold
     (all of them when none has one); the walk over every reading gives the same readings,
     and the very sequence given when it holds nothing."""
-    now = NOW - timedelta(minutes=back)
-    readings = readings_until(parsed, now)
-    found = with_holds(readings, now, cutoff)
-    whole = _walk_holds(readings, 0, now, cutoff)
-    assert found == whole
-    assert (found is readings) == (whole is readings)
+    @examples
+    @given(parsed=LONG_HISTORIES, cutoff=st.sampled_from([2, 5, 50, 100]),
+           back=st.sampled_from([0, 0, 0, 60, 240]))
+    def holds(parsed: tuple[Reading, ...], cutoff: float, back: int) -> None:
+        now = NOW - timedelta(minutes=back)
+        readings = readings_until(parsed, now)
+        found = with_holds(readings, now, cutoff)
+        whole = _walk_holds(readings, 0, now, cutoff)
+        assert found == whole
+        assert (found is readings) == (whole is readings)
+
+    holds()
 
 
 @pytest.mark.slow

@@ -21,6 +21,7 @@ from omniladder.inputs.input_set import load_inputs
 from omniladder.inputs.plan_document import load_saved_plan, parse_saved_plan
 from omniladder.rendering.json_view import plan_document
 from tests.conftest import EXAMPLES
+from tests.depth import deep
 
 
 @cache
@@ -195,36 +196,40 @@ def test_keys_added_to_format_1_later_are_ignored() -> None:
 # --- property: what the diff reports about pools is exactly the set difference -----------
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.data())
-def test_pool_diff_matches_sets_and_order(data: st.DataObject) -> None:
-    base = document()
-    entries = base["pool"]
-    old_pick = data.draw(st.permutations(entries).flatmap(
-        lambda p: st.integers(0, len(p)).map(lambda n: p[:n])))
-    new_pick = data.draw(st.permutations(entries).flatmap(
-        lambda p: st.integers(0, len(p)).map(lambda n: p[:n])))
-    old, new = copy.deepcopy(base), copy.deepcopy(base)
-    old["pool"], new["pool"] = copy.deepcopy(old_pick), copy.deepcopy(new_pick)
-    result = diff(renumber(old), renumber(new))
+@deep(150, deadline=None)
+def test_pool_diff_matches_sets_and_order(examples: settings) -> None:
+    @examples
+    @given(st.data())
+    def holds(data: st.DataObject) -> None:
+        base = document()
+        entries = base["pool"]
+        old_pick = data.draw(st.permutations(entries).flatmap(
+            lambda p: st.integers(0, len(p)).map(lambda n: p[:n])))
+        new_pick = data.draw(st.permutations(entries).flatmap(
+            lambda p: st.integers(0, len(p)).map(lambda n: p[:n])))
+        old, new = copy.deepcopy(base), copy.deepcopy(base)
+        old["pool"], new["pool"] = copy.deepcopy(old_pick), copy.deepcopy(new_pick)
+        result = diff(renumber(old), renumber(new))
 
-    def key(e: Any) -> tuple[str, str, str]:
-        return (e["rung"], e["provider"], e["model"])
+        def key(e: Any) -> tuple[str, str, str]:
+            return (e["rung"], e["provider"], e["model"])
 
-    old_keys = [key(e) for e in old_pick]
-    new_keys = [key(e) for e in new_pick]
-    assert {(e.rung, e.provider, e.model) for e in result.pool_added} == (
-        set(new_keys) - set(old_keys))
-    assert {(e.rung, e.provider, e.model) for e in result.pool_removed} == (
-        set(old_keys) - set(new_keys))
-    shared_old = [k for k in old_keys if k in new_keys]
-    shared_new = [k for k in new_keys if k in old_keys]
-    assert (result.pool_moved == ()) == (shared_old == shared_new)
-    # what stays unmoved keeps its relative order in both plans
-    moved = {(m.rung, m.provider, m.model) for m in result.pool_moved}
-    assert [k for k in shared_old if k not in moved] == [k for k in shared_new
-                                                         if k not in moved]
-    assert result.equal == (old_keys == new_keys)
+        old_keys = [key(e) for e in old_pick]
+        new_keys = [key(e) for e in new_pick]
+        assert {(e.rung, e.provider, e.model) for e in result.pool_added} == (
+            set(new_keys) - set(old_keys))
+        assert {(e.rung, e.provider, e.model) for e in result.pool_removed} == (
+            set(old_keys) - set(new_keys))
+        shared_old = [k for k in old_keys if k in new_keys]
+        shared_new = [k for k in new_keys if k in old_keys]
+        assert (result.pool_moved == ()) == (shared_old == shared_new)
+        # what stays unmoved keeps its relative order in both plans
+        moved = {(m.rung, m.provider, m.model) for m in result.pool_moved}
+        assert [k for k in shared_old if k not in moved] == [k for k in shared_new
+                                                             if k not in moved]
+        assert result.equal == (old_keys == new_keys)
+
+    holds()
 
 
 # --- reading saved plans -------------------------------------------------------------------

@@ -28,6 +28,7 @@ from omniladder.models import QUOTA_RUNGS
 from omniladder.rendering.json_view import plan_json
 from omniladder.rendering.timeline import series_json
 from tests.builders import NOW, conn, fleet, history, reading, window
+from tests.depth import deep
 from tests.strategies import SHIPPED, input_sets
 
 runner = CliRunner()
@@ -263,40 +264,45 @@ def _without_order(plan: Plan) -> list[tuple[str, str, str, frozenset[str]]]:
             for e in plan.pool]
 
 
-@settings(max_examples=150, deadline=None)
-@given(FLEETS, st.sampled_from(["auto/subscription", "auto/thrifty", "auto/coding:thrifty"]))
-def test_expiring_first_moves_places_within_quota_rungs_only(inputs: LoadedInputs,
-                                                             auto_id: str) -> None:
-    parsed = parse_auto_id(auto_id)
-    declared = make_plan(_ordered(inputs, "declared"), parsed, NOW, "flag")
-    ordered = make_plan(_ordered(inputs, "expiring-first"), parsed, NOW, "flag")
-    assert "within_rung_order" not in declared.settings
-    assert all(not entry.order for entry in declared.pool)
-    assert (ordered.rungs, ordered.excluded, ordered.summary, ordered.decisions) == (
-        declared.rungs, declared.excluded, declared.summary, declared.decisions)
-    # the same entries per rung, each with the same allowlist set
-    for rung in {e.rung for e in declared.pool}:
-        mine = sorted(map(repr, (k for k in _without_order(ordered) if k[0] == rung)))
-        theirs = sorted(map(repr, (k for k in _without_order(declared) if k[0] == rung)))
-        assert mine == theirs
-    assert [e.position for e in ordered.pool] == list(range(1, len(ordered.pool) + 1))
-    planned = Fleet(_ordered(inputs, "expiring-first"))
-    urgencies = pair_urgencies(planned, ordered.decisions, NOW)
-    declared_at = {(e.rung, e.provider, e.model): i for i, e in enumerate(declared.pool)}
-    for rung in {e.rung for e in ordered.pool}:
-        entries = [e for e in ordered.pool if e.rung == rung]
-        if rung not in QUOTA_RUNGS:
-            assert entries == [e for e in declared.pool if e.rung == rung]
-            continue
-        tops: list[tuple[float, int]] = []
-        for entry in entries:
-            rated = urgencies[planned.keys.index((entry.provider, entry.model))]
-            rates = [rated[planned.index[cid]].rate for cid in entry.allowed_connection_ids]
-            assert rates == [place.urgency for place in entry.order]
-            assert rates == sorted(rates, reverse=True)
-            assert [o.connection_id for o in entry.order] == list(entry.allowed_connection_ids)
-            tops.append((-max(rates), declared_at[(entry.rung, entry.provider, entry.model)]))
-        assert tops == sorted(tops)  # highest first, R12's order on a tie
+@deep(150, deadline=None)
+def test_expiring_first_moves_places_within_quota_rungs_only(examples: settings) -> None:
+    @examples
+    @given(FLEETS, st.sampled_from(["auto/subscription", "auto/thrifty", "auto/coding:thrifty"]))
+    def holds(inputs: LoadedInputs, auto_id: str) -> None:
+        parsed = parse_auto_id(auto_id)
+        declared = make_plan(_ordered(inputs, "declared"), parsed, NOW, "flag")
+        ordered = make_plan(_ordered(inputs, "expiring-first"), parsed, NOW, "flag")
+        assert "within_rung_order" not in declared.settings
+        assert all(not entry.order for entry in declared.pool)
+        assert (ordered.rungs, ordered.excluded, ordered.summary, ordered.decisions) == (
+            declared.rungs, declared.excluded, declared.summary, declared.decisions)
+        # the same entries per rung, each with the same allowlist set
+        for rung in {e.rung for e in declared.pool}:
+            mine = sorted(map(repr, (k for k in _without_order(ordered) if k[0] == rung)))
+            theirs = sorted(map(repr, (k for k in _without_order(declared) if k[0] == rung)))
+            assert mine == theirs
+        assert [e.position for e in ordered.pool] == list(range(1, len(ordered.pool) + 1))
+        planned = Fleet(_ordered(inputs, "expiring-first"))
+        urgencies = pair_urgencies(planned, ordered.decisions, NOW)
+        declared_at = {(e.rung, e.provider, e.model): i for i, e in enumerate(declared.pool)}
+        for rung in {e.rung for e in ordered.pool}:
+            entries = [e for e in ordered.pool if e.rung == rung]
+            if rung not in QUOTA_RUNGS:
+                assert entries == [e for e in declared.pool if e.rung == rung]
+                continue
+            tops: list[tuple[float, int]] = []
+            for entry in entries:
+                rated = urgencies[planned.keys.index((entry.provider, entry.model))]
+                rates = [rated[planned.index[cid]].rate for cid in entry.allowed_connection_ids]
+                assert rates == [place.urgency for place in entry.order]
+                assert rates == sorted(rates, reverse=True)
+                assert [o.connection_id for o in entry.order] == list(
+                    entry.allowed_connection_ids)
+                tops.append((-max(rates),
+                             declared_at[(entry.rung, entry.provider, entry.model)]))
+            assert tops == sorted(tops)  # highest first, R12's order on a tie
+
+    holds()
 
 
 @settings(max_examples=100, deadline=None)

@@ -33,6 +33,7 @@ from omniladder.engine.inputs import LoadedInputs
 from omniladder.models import Reading, Window
 from tests.builders import fleet
 from tests.conftest import EXAMPLES
+from tests.depth import deep
 from tests.strategies import SHIPPED, _settings
 from tests.test_simulate_stepping import FLEETS, T0
 
@@ -205,17 +206,20 @@ def five_hours(provider: str, window: Window) -> tuple[float | None, str]:
     return 18_000.0, "test"
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.one_of(burning_fleets(), FLEETS),
-       st.sampled_from(["auto/thrifty", "auto/subscription"]),
-       st.sampled_from([4, 12, 30]))
-def test_the_band_walks_equal_whole_walks_at_each_edge(inputs: LoadedInputs, auto_id: str,
-                                                       hours: int) -> None:
+@deep(150, deadline=None)
+def test_the_band_walks_equal_whole_walks_at_each_edge(examples: settings) -> None:
     """``_band_heads`` (the middle walk's decisions reused, moved or decided again) gives
     the heads of the whole walk at the high and the low burn, at every instant it decides
     at: the band's answers and paid hours are the whole walks'."""
-    assert_band_walks_are_whole_walks(inputs, auto_id, T0 + timedelta(hours=hours),
-                                      five_hours)
+    @examples
+    @given(st.one_of(burning_fleets(), FLEETS),
+           st.sampled_from(["auto/thrifty", "auto/subscription"]),
+           st.sampled_from([4, 12, 30]))
+    def holds(inputs: LoadedInputs, auto_id: str, hours: int) -> None:
+        assert_band_walks_are_whole_walks(inputs, auto_id, T0 + timedelta(hours=hours),
+                                          five_hours)
+
+    holds()
 
 
 def assert_band_walks_are_whole_walks(inputs: LoadedInputs, auto_id: str, end: datetime,

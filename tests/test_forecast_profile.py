@@ -26,6 +26,7 @@ from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.rendering.forecast_view import pace_document
 from tests.builders import fleet
+from tests.depth import deep
 from tests.strategies import SHIPPED
 from tests.test_backtest import CUTOFF, inputs_of
 from tests.test_forecast import answers, recorded_plus_projected, run
@@ -176,45 +177,52 @@ INSTANTS = st.integers(0, 10 * 86_400 * 1_000_000).map(
     lambda micros: NOW + timedelta(microseconds=micros))
 
 
-@settings(max_examples=200, deadline=None)
-@given(WEIGHTS, st.floats(0.05, 20.0), INSTANTS, st.floats(0.0, 200.0))
-def test_after_is_the_inverse_of_hours(weights: tuple[float, ...], scale: float,
-                                       start: datetime, hours: float) -> None:
-    profile = DayProfile.of(weights, 48.0).scaled(scale)
-    reached = profile.after(start, hours)
-    assert reached is not None
-    assert profile.hours(start, reached) == pytest.approx(hours, rel=1e-9, abs=1e-6)
+@deep(200, deadline=None)
+def test_after_is_the_inverse_of_hours(examples: settings) -> None:
+    @examples
+    @given(WEIGHTS, st.floats(0.05, 20.0), INSTANTS, st.floats(0.0, 200.0))
+    def holds(weights: tuple[float, ...], scale: float, start: datetime, hours: float) -> None:
+        profile = DayProfile.of(weights, 48.0).scaled(scale)
+        reached = profile.after(start, hours)
+        assert reached is not None
+        assert profile.hours(start, reached) == pytest.approx(hours, rel=1e-9, abs=1e-6)
+
+    holds()
 
 
-@settings(max_examples=150, deadline=None)
-@given(WEIGHTS, st.floats(0.1, 60.0), INSTANTS, st.floats(3.0, 100.0),
-       st.sampled_from([None, 18_000.0, 604_800.0]), st.integers(600, 30 * 3600),
-       st.lists(st.integers(0, 40 * 3600), min_size=2, max_size=30))
+@deep(150, deadline=None)
 def test_a_profiled_projection_falls_and_crosses_where_it_shows_the_cutoff(
-        weights: tuple[float, ...], rate: float, origin: datetime, figure: float,
-        length: float | None, reset_in: int, offsets: list[int]) -> None:
+        examples: settings) -> None:
     """Within a cycle the projected figure never rises, and each crossing is the first
     whole second at which the projection shows the window at or below the cutoff."""
     from omniladder.models import Window
 
-    reset = origin + timedelta(seconds=reset_in)
-    window = Window(name="5h", remaining_percent=figure, reset_at=reset,
-                    window_seconds=None if length is None else int(length))
-    pace = dataclasses_pace(window, rate, origin, DayProfile.of(weights, 48.0), length)
-    end = origin + timedelta(hours=40)
-    instants = sorted(origin + timedelta(seconds=s) for s in offsets)
-    shown = [(at, projected_window(window, pace, origin, at)) for at in instants]
-    for (at, one), (later, other) in pairwise(shown):
-        if one.reset_at == other.reset_at:
-            assert other.figure <= one.figure, (at, later)
-    for at in crossings(window, pace, origin, CUTOFF, end):
-        assert at.microsecond == 0
-        assert projected_window(window, pace, origin, at).figure <= CUTOFF
-        before = at - timedelta(seconds=1)
-        here = projected_window(window, pace, origin, at)
-        there = projected_window(window, pace, origin, before)
-        if there.reset_at == here.reset_at and before > origin:
-            assert there.figure > CUTOFF
+    @examples
+    @given(WEIGHTS, st.floats(0.1, 60.0), INSTANTS, st.floats(3.0, 100.0),
+           st.sampled_from([None, 18_000.0, 604_800.0]), st.integers(600, 30 * 3600),
+           st.lists(st.integers(0, 40 * 3600), min_size=2, max_size=30))
+    def holds(weights: tuple[float, ...], rate: float, origin: datetime, figure: float,
+              length: float | None, reset_in: int, offsets: list[int]) -> None:
+        reset = origin + timedelta(seconds=reset_in)
+        window = Window(name="5h", remaining_percent=figure, reset_at=reset,
+                        window_seconds=None if length is None else int(length))
+        pace = dataclasses_pace(window, rate, origin, DayProfile.of(weights, 48.0), length)
+        end = origin + timedelta(hours=40)
+        instants = sorted(origin + timedelta(seconds=s) for s in offsets)
+        shown = [(at, projected_window(window, pace, origin, at)) for at in instants]
+        for (at, one), (later, other) in pairwise(shown):
+            if one.reset_at == other.reset_at:
+                assert other.figure <= one.figure, (at, later)
+        for at in crossings(window, pace, origin, CUTOFF, end):
+            assert at.microsecond == 0
+            assert projected_window(window, pace, origin, at).figure <= CUTOFF
+            before = at - timedelta(seconds=1)
+            here = projected_window(window, pace, origin, at)
+            there = projected_window(window, pace, origin, before)
+            if there.reset_at == here.reset_at and before > origin:
+                assert there.figure > CUTOFF
+
+    holds()
 
 
 def dataclasses_pace(window: Any, rate: float, origin: datetime, profile: DayProfile,
@@ -409,11 +417,8 @@ def test_a_working_day_is_followed_through_its_morning_ramp() -> None:
     assert abs((pace.cutoff_at - high).total_seconds()) <= 2 * 60, (pace.cutoff_at, high)
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.floats(0.0, 6.0), min_size=BINS, max_size=BINS),
-       st.sets(st.integers(0, BINS - 1), max_size=8))
-def test_the_fitted_profile_stays_within_the_hours_seen(burns: list[float],
-                                                        absent: set[int]) -> None:
+@deep(150, deadline=None)
+def test_the_fitted_profile_stays_within_the_hours_seen(examples: settings) -> None:
     """Three days of hourly readings burning ``burns[hour]`` percent in each hour, the
     window absent from the readings at the ``absent`` hours (so the hours either side of
     each are never learned). Every hour of the fitted profile, those never learned too,
@@ -421,20 +426,26 @@ def test_the_fitted_profile_stays_within_the_hours_seen(burns: list[float],
     burnt."""
     from omniladder.analyses.forecast.profile import FLOOR, ProfileLearner
 
-    learner = ProfileLearner(lambda a, b: a == b)
-    start = NOW - timedelta(days=3)
-    figure, reset = 1e6, NOW + timedelta(days=30)
-    for hour in range(3 * BINS + 1):
-        if hour:
-            figure -= burns[(hour - 1) % BINS]
-        shown = None if hour % BINS in absent else figure
-        learner.see(start + timedelta(hours=hour), shown, None if shown is None else reset)
-    profile = learner.learned(NOW)
-    assume(profile is not None)
-    assert profile is not None
-    never = [k for k in range(BINS) if learner.time[k] == 0]
-    event(f"hours never learned: {len(never)}")
-    time, burn = sum(learner.time), sum(learner.burn)
-    busiest = max(b / t for b, t in zip(learner.burn, learner.time, strict=True) if t > 0)
-    for weight in profile.weights:
-        assert FLOOR <= weight <= busiest / (burn / time) + 1e-12
+    @examples
+    @given(st.lists(st.floats(0.0, 6.0), min_size=BINS, max_size=BINS),
+           st.sets(st.integers(0, BINS - 1), max_size=8))
+    def holds(burns: list[float], absent: set[int]) -> None:
+        learner = ProfileLearner(lambda a, b: a == b)
+        start = NOW - timedelta(days=3)
+        figure, reset = 1e6, NOW + timedelta(days=30)
+        for hour in range(3 * BINS + 1):
+            if hour:
+                figure -= burns[(hour - 1) % BINS]
+            shown = None if hour % BINS in absent else figure
+            learner.see(start + timedelta(hours=hour), shown, None if shown is None else reset)
+        profile = learner.learned(NOW)
+        assume(profile is not None)
+        assert profile is not None
+        never = [k for k in range(BINS) if learner.time[k] == 0]
+        event(f"hours never learned: {len(never)}")
+        time, burn = sum(learner.time), sum(learner.burn)
+        busiest = max(b / t for b, t in zip(learner.burn, learner.time, strict=True) if t > 0)
+        for weight in profile.weights:
+            assert FLOOR <= weight <= busiest / (burn / time) + 1e-12
+
+    holds()

@@ -21,6 +21,7 @@ from omniladder.cli import app
 from omniladder.engine.records import REASON_CODES
 from tests.conftest import ROOT
 from tests.golden_checks import CHECKS, check_golden
+from tests.source_trees import tree_of
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE = os.environ.get("OMNILADDER_UPDATE_GOLDEN") == "1"
@@ -389,7 +390,7 @@ def test_no_golden_file_is_read_as_an_input() -> None:
 
     found = []
     for path in sorted(Path(__file__).resolve().parent.glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = tree_of(path)
         allowed: set[int] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef) and node.name in (

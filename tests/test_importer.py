@@ -22,6 +22,7 @@ from omniladder.sources.omniroute.connections import map_status
 from omniladder.sources.omniroute.database import SECRET_COLUMNS, db_instant, open_readonly
 from omniladder.sources.omniroute.options import parse_since
 from omniladder.sources.omniroute.snapshots import _Row, group_readings
+from tests.depth import deep
 from tests.omniroute_db import CANARIES, CONNECTIONS_DDL, SNAPSHOTS_DDL, build_db
 
 runner = CliRunner()
@@ -306,23 +307,27 @@ _rows = st.lists(
     max_size=30)
 
 
-@settings(max_examples=150, deadline=None)
-@given(_rows, st.integers(0, 5))
-def test_grouping_invariants(rows: list[tuple[int, str, float | None]], tolerance: int) -> None:
+@deep(150, deadline=None)
+def test_grouping_invariants(examples: settings) -> None:
     """Every reading holds each window's latest value at its instant; instants increase;
     a group never spans more than the tolerance."""
-    parsed = [_Row(NOW_DT + timedelta(seconds=s), w, v, None) for s, w, v in rows]
-    grouped = group_readings(parsed, timedelta(seconds=tolerance))
-    instants = [at for at, _ in grouped]
-    assert instants == sorted(set(instants))
-    assert len(grouped) <= len(parsed)
-    for at, state in grouped:
-        for name, row in state.items():
-            earlier = [r for r in parsed if r.window == name and r.at <= at]
-            assert row.at == max(r.at for r in earlier)
-        assert set(state) == {r.window for r in parsed if r.at <= at}
-    if parsed:
-        assert instants[-1] == max(r.at for r in parsed)
+    @examples
+    @given(_rows, st.integers(0, 5))
+    def holds(rows: list[tuple[int, str, float | None]], tolerance: int) -> None:
+        parsed = [_Row(NOW_DT + timedelta(seconds=s), w, v, None) for s, w, v in rows]
+        grouped = group_readings(parsed, timedelta(seconds=tolerance))
+        instants = [at for at, _ in grouped]
+        assert instants == sorted(set(instants))
+        assert len(grouped) <= len(parsed)
+        for at, state in grouped:
+            for name, row in state.items():
+                earlier = [r for r in parsed if r.window == name and r.at <= at]
+                assert row.at == max(r.at for r in earlier)
+            assert set(state) == {r.window for r in parsed if r.at <= at}
+        if parsed:
+            assert instants[-1] == max(r.at for r in parsed)
+
+    holds()
 
 
 def test_unavailable_with_a_cooldown_end_is_no_status() -> None:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from omniladder.inputs.writing import write_atomic
 from omniladder.rendering import json_text
 from omniladder.rendering.json_text import dumps, iter_dumps, write_json
+from tests.depth import deep
 
 
 def reference(document: Any) -> str:
@@ -87,10 +88,14 @@ def small_pieces() -> Iterator[None]:
         yield
 
 
-@settings(max_examples=400, deadline=None)
-@given(document=documents)
-def test_same_text_as_json_dumps(document: Any) -> None:
-    assert dumps(document) == reference(document)
+@deep(400, deadline=None)
+def test_same_text_as_json_dumps(examples: settings) -> None:
+    @examples
+    @given(document=documents)
+    def holds(document: Any) -> None:
+        assert dumps(document) == reference(document)
+
+    holds()
 
 
 @pytest.mark.slow

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.source_trees import tree_of
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "omniladder"
 
@@ -94,7 +96,7 @@ def imports_of(module: str, path: Path, *, in_functions: bool = False) -> set[st
     """The package's modules ``module`` imports, at the top or inside a function (only
     inside a function with ``in_functions``)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = tree_of(path)
     nodes = (ast.walk(tree) if not in_functions else
              (node for function in ast.walk(tree)
               if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
@@ -180,7 +182,7 @@ def private_imports(module: str, path: Path) -> set[str]:
     """The private names (a leading underscore) of the package's other modules that ``module``
     imports, at the top or inside a function, or reads from a module it imported."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = tree_of(path)
     found: set[str] = set()
     modules: dict[str, str] = {}  # a name bound to one of the package's modules
     for node in ast.walk(tree):

@@ -16,6 +16,7 @@ from omniladder.errors import InputError
 from omniladder.inputs.ledger.events import event_line
 from omniladder.inputs.ledger.merge import event_key
 from omniladder.sources import litellm_spend as spend
+from tests.depth import deep
 
 SHOWN = "postgresql://omniladder@127.0.0.1:5432/litellm"
 GROUPS = {"omniladder-thrifty": "auto/thrifty", "omniladder-subscription": "auto/subscription"}
@@ -109,22 +110,24 @@ def outcome(make: Any) -> tuple[list[tuple[bytes | None, str]], Any, spend.Spend
     return out, None, found
 
 
-@settings(max_examples=500, deadline=None)
-@given(st.lists(ROWS, min_size=1, max_size=60), st.integers(1, 7), st.booleans(),
-       st.one_of(st.none(), st.just(SINCE)))
-def test_database_lines_are_the_lines_of_row_event(rows: list[tuple[Any, ...]], size: int,
-                                                   fleet: bool,
-                                                   since: datetime | None) -> None:
-    batches = [rows[at:at + size] for at in range(0, len(rows), size)]
+@deep(500, deadline=None)
+def test_database_lines_are_the_lines_of_row_event(examples: settings) -> None:
+    @examples
+    @given(st.lists(ROWS, min_size=1, max_size=60), st.integers(1, 7), st.booleans(),
+           st.one_of(st.none(), st.just(SINCE)))
+    def holds(rows: list[tuple[Any, ...]], size: int, fleet: bool, since: datetime | None) -> None:
+        batches = [rows[at:at + size] for at in range(0, len(rows), size)]
 
-    def slow(out: list[tuple[bytes | None, str]], found: spend.SpendImport) -> None:
-        reference(rows, found, fleet, since, out)
+        def slow(out: list[tuple[bytes | None, str]], found: spend.SpendImport) -> None:
+            reference(rows, found, fleet, since, out)
 
-    def fast(out: list[tuple[bytes | None, str]], found: spend.SpendImport) -> None:
-        out.extend(spend.database_lines(batches, SHOWN, joiner(fleet), found, since))
+        def fast(out: list[tuple[bytes | None, str]], found: spend.SpendImport) -> None:
+            out.extend(spend.database_lines(batches, SHOWN, joiner(fleet), found, since))
 
-    expected = outcome(slow)
-    assert outcome(fast) == expected
+        expected = outcome(slow)
+        assert outcome(fast) == expected
+
+    holds()
 
 
 def test_the_shortcut_covers_the_rows_a_database_gives(

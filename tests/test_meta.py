@@ -25,6 +25,7 @@ from omniladder.rendering import RENDERERS, Format, render
 from tests.builders import at, conn, fleet, reading, window
 from tests.builders import plan as make_plan
 from tests.conftest import ROOT
+from tests.source_trees import tree_of
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 DOCS = ROOT / "docs"
@@ -211,7 +212,7 @@ def hyphenated_constants() -> set[str]:
     for name in ("records", "decide", "plan", "report", "quota", "budgets", "billing",
                  "tiers"):
         source = ROOT / "omniladder" / "engine" / f"{name}.py"
-        tree = ast.parse(source.read_text(encoding="utf-8"))
+        tree = tree_of(source)
         for node in ast.walk(tree):
             if (isinstance(node, ast.Constant) and isinstance(node.value, str)
                     and re.fullmatch(r"[a-z]+(-[a-z]+)+", node.value)):

@@ -10,12 +10,14 @@ passes keywords only.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 
 from tests.conftest import ROOT
+from tests.source_trees import parsed, tree_of
 
 PACKAGE = ROOT / "omniladder"
 SCANNED = ("analyses", "rendering", "sources")
@@ -74,7 +76,7 @@ def shown(path: Path) -> str:
 def records_in(path: Path) -> list[Found]:
     """The dataclasses and NamedTuples ``path`` declares, with their number of fields."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree_of(path)):
         if not isinstance(node, ast.ClassDef):
             continue
         named_tuple = any(_name(base) == "NamedTuple" for base in node.bases)
@@ -100,9 +102,13 @@ def held_records() -> list[Found]:
 
 
 def positional_builds(path: Path, names: frozenset[str]) -> list[str]:
-    """Each call in ``path`` of one of ``names`` that passes an argument by position."""
+    """Each call in ``path`` of one of ``names`` that passes an argument by position. A
+    call names its record in the text, so a file whose text names none is not parsed."""
+    text = path.read_text(encoding="utf-8")
+    if not re.search(rf"\b(?:{'|'.join(map(re.escape, sorted(names)))})\b", text):
+        return []
     return [f"{shown(path)}:{node.lineno} {_name(node)}"
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            for node in ast.walk(parsed(text))
             if isinstance(node, ast.Call) and _name(node) in names and node.args]
 
 

@@ -25,6 +25,7 @@ from omniladder.inputs import direct
 from omniladder.inputs.direct import keys_given_at_least, keys_spelled_at_most, no_key_repeats
 from omniladder.inputs.documents import RepeatedKey, load_model, unique_keys
 from omniladder.models import ConnectionsFile, QuotaFile, Record, SpendFile, StrictModel
+from tests.depth import deep
 from tests.test_fuzz import json_fleet
 
 
@@ -94,16 +95,20 @@ def repeats(text: str | bytes) -> bool:
     return False
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
-@given(tree=TREES, data=st.data())
-def test_the_names_written_are_never_undercounted(tree: Any, data: st.DataObject) -> None:
-    text = render(tree, data)
-    written, distinct = counts(text)
-    assert repeats(text) == (written > distinct)
-    spelled = keys_spelled_at_most(text.encode())
-    assert spelled is None or spelled >= written, text
-    if spelled is not None:
-        assert not any(space in text for space in ("\t", "\r", " :", "\n:"))
+@deep(200, deadline=None, suppress_health_check=list(HealthCheck))
+def test_the_names_written_are_never_undercounted(examples: settings) -> None:
+    @examples
+    @given(tree=TREES, data=st.data())
+    def holds(tree: Any, data: st.DataObject) -> None:
+        text = render(tree, data)
+        written, distinct = counts(text)
+        assert repeats(text) == (written > distinct)
+        spelled = keys_spelled_at_most(text.encode())
+        assert spelled is None or spelled >= written, text
+        if spelled is not None:
+            assert not any(space in text for space in ("\t", "\r", " :", "\n:"))
+
+    holds()
 
 
 def test_a_name_written_with_white_space_before_its_colon_is_not_counted() -> None:

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from omniladder.rendering.table import ID, NUM, TEXT, fitted_table
+from tests.depth import deep
 
 STYLES: list[dict[str, Any]] = [
     {"box": box.SIMPLE_HEAD, "pad_edge": False},  # plan, audit, export
@@ -46,13 +47,16 @@ def _printed(width: int, rows: list[list[Text]], style: dict[str, Any]) -> str:
 _CELL = st.text(alphabet=st.sampled_from("ab-/:.0 é界\u0301"), max_size=30)
 
 
-@given(rows=st.lists(st.lists(_CELL, min_size=4, max_size=4), min_size=1, max_size=6),
-       width=st.integers(min_value=10, max_value=140), style=st.sampled_from(STYLES))
-@settings(max_examples=200, deadline=None)
-def test_given_widths_print_as_measured_ones(rows: list[list[str]], width: int,
-                                             style: dict[str, Any]) -> None:
-    cells = [[Text(cell) for cell in row] for row in rows]
-    given_widths = _printed(width, cells, style)
-    with mock.patch.object(Table, "add_column", _measured_column):
-        measured = _printed(width, cells, style)
-    assert given_widths == measured
+@deep(200, deadline=None)
+def test_given_widths_print_as_measured_ones(examples: settings) -> None:
+    @examples
+    @given(rows=st.lists(st.lists(_CELL, min_size=4, max_size=4), min_size=1, max_size=6),
+           width=st.integers(min_value=10, max_value=140), style=st.sampled_from(STYLES))
+    def holds(rows: list[list[str]], width: int, style: dict[str, Any]) -> None:
+        cells = [[Text(cell) for cell in row] for row in rows]
+        given_widths = _printed(width, cells, style)
+        with mock.patch.object(Table, "add_column", _measured_column):
+            measured = _printed(width, cells, style)
+        assert given_widths == measured
+
+    holds()

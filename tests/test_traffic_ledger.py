@@ -20,6 +20,7 @@ from omniladder.inputs.ledger.read import Ledger
 from omniladder.inputs.ledger.schema import TrafficEvent
 from omniladder.inputs.schemas import json_schema
 from omniladder.models import field_types
+from tests.depth import deep
 from tests.test_init_schema import _valid
 
 runner = CliRunner()
@@ -276,32 +277,35 @@ _AT_PIECES = ("2026-11-29", "20261129", "2026W481", "2026-W48-1", "T", "t", " ",
               "23:59:59", "\u0130", "\n", "")
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(_AT_PIECES), min_size=1, max_size=6),
-       st.text(max_size=12))
-@example(["2026-11-29", "ß", "12:00", "Z"], "r")  # upper() makes the separator two letters
-@example(["2026-11-29", "t", "12:00", "z"], " \xa0r")
-def test_the_fast_check_reads_at_and_request_id_as_event_from(
-        pieces: list[str], request: str) -> None:
+@deep(300, deadline=None)
+def test_the_fast_check_reads_at_and_request_id_as_event_from(examples: settings) -> None:
     """``fast_check`` parses ``at`` with ``datetime.fromisoformat`` as it is and takes a
     printable request id without the pattern: each answer equals ``event_from``'s, and
     what ``fast_check`` leaves to it is for ``event_from`` to decide."""
     from omniladder.inputs.ledger.events import Place, event_from, fast_check, instant_of
 
-    place = Place("traffic.jsonl", 1, "")
-    event_from(dict(GOOD), place, 1)
-    data = {**GOOD, "at": "".join(pieces), "request_id": request}
-    quick = fast_check(dict(data))
-    try:
-        event = event_from(dict(data), place, 1)
-    except InputError:
-        assert quick is None, data
-        return
-    if quick is not None:
-        assert quick == (event.at, event.connection, event.status, event.request_id)
-        assert quick[0].utcoffset() == event.at.utcoffset()
-    again = instant_of("".join(pieces))  # the second read's parse of an accepted text
-    assert (again, again.utcoffset()) == (event.at, event.at.utcoffset())
+    @examples
+    @given(st.lists(st.sampled_from(_AT_PIECES), min_size=1, max_size=6),
+           st.text(max_size=12))
+    @example(["2026-11-29", "ß", "12:00", "Z"], "r")  # upper() makes the separator two letters
+    @example(["2026-11-29", "t", "12:00", "z"], " \xa0r")
+    def holds(pieces: list[str], request: str) -> None:
+        place = Place("traffic.jsonl", 1, "")
+        event_from(dict(GOOD), place, 1)
+        data = {**GOOD, "at": "".join(pieces), "request_id": request}
+        quick = fast_check(dict(data))
+        try:
+            event = event_from(dict(data), place, 1)
+        except InputError:
+            assert quick is None, data
+            return
+        if quick is not None:
+            assert quick == (event.at, event.connection, event.status, event.request_id)
+            assert quick[0].utcoffset() == event.at.utcoffset()
+        again = instant_of("".join(pieces))  # the second read's parse of an accepted text
+        assert (again, again.utcoffset()) == (event.at, event.at.utcoffset())
+
+    holds()
 
 
 _LINE_PIECES = ('{"at": "2026-11-29T11:00:00Z", "connection": "claude-api", '
@@ -310,50 +314,53 @@ _LINE_PIECES = ('{"at": "2026-11-29T11:00:00Z", "connection": "claude-api", '
                 '{"a": "\\ud800"}', '{"a": "\x01"}', '{"a": 1}{"b": 2}')
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(_LINE_PIECES), max_size=3).map("".join),
-                min_size=1, max_size=6),
-       st.sampled_from(["utf-8", "utf-8-sig", "latin-1", "utf-16"]),
-       st.booleans())
+@deep(300, deadline=None)
 def test_the_reader_gives_each_line_as_json_loads_does(
-        tmp_path_factory: pytest.TempPathFactory, lines: list[str], encoding: str,
-        torn: bool) -> None:
+        tmp_path_factory: pytest.TempPathFactory, examples: settings) -> None:
     """The ledger's reader (blocks, one decode, the C scanner) gives every line as
     ``json.loads`` gives it, skips the blank ones, and refuses the first other one with the
     message a line read by itself gets; a line holding a lone surrogate is refused as a
     JSON document holding one is."""
     from omniladder.inputs.documents import first_lone_surrogate
 
-    path = tmp_path_factory.mktemp("lines") / "traffic.jsonl"
-    errors = "surrogatepass" if encoding.startswith("utf") else "replace"
-    path.write_bytes(b"\n".join(line.encode(encoding, errors) for line in lines)
-                     + (b"" if torn else b"\n"))
-    *whole, rest = path.read_bytes().split(b"\n")  # the lines readline gives
-    raw = [line + b"\n" for line in whole] + ([rest] if rest else [])
-    expected: list[tuple[int, Any]] = []
-    error: int | None = None
-    surrogate = False
-    for number, item in enumerate(raw, 1):
-        try:
-            data = json.loads(item)
-        except (ValueError, RecursionError):
-            if not item.endswith(b"\n") or item.isspace():
-                continue  # the torn last line, or a blank one
-            error = number
-            break
-        if first_lone_surrogate(data) is not None:
-            error, surrogate = number, True
-            break
-        expected.append((number, data))
-    ledger = Ledger(path)
-    if error is not None:
-        words = "lone surrogate" if surrogate else r"not (a JSON event|UTF-8)"
-        with pytest.raises(InputError, match=words) as caught:
-            list(ledger.lines())
-        assert caught.value.line == error
-        return
-    found = list(ledger.lines())
-    assert repr(found) == repr(expected)  # repr: NaN is not equal to itself
+    @examples
+    @given(st.lists(st.lists(st.sampled_from(_LINE_PIECES), max_size=3).map("".join),
+                    min_size=1, max_size=6),
+           st.sampled_from(["utf-8", "utf-8-sig", "latin-1", "utf-16"]),
+           st.booleans())
+    def holds(lines: list[str], encoding: str, torn: bool) -> None:
+        path = tmp_path_factory.mktemp("lines") / "traffic.jsonl"
+        errors = "surrogatepass" if encoding.startswith("utf") else "replace"
+        path.write_bytes(b"\n".join(line.encode(encoding, errors) for line in lines)
+                         + (b"" if torn else b"\n"))
+        *whole, rest = path.read_bytes().split(b"\n")  # the lines readline gives
+        raw = [line + b"\n" for line in whole] + ([rest] if rest else [])
+        expected: list[tuple[int, Any]] = []
+        error: int | None = None
+        surrogate = False
+        for number, item in enumerate(raw, 1):
+            try:
+                data = json.loads(item)
+            except (ValueError, RecursionError):
+                if not item.endswith(b"\n") or item.isspace():
+                    continue  # the torn last line, or a blank one
+                error = number
+                break
+            if first_lone_surrogate(data) is not None:
+                error, surrogate = number, True
+                break
+            expected.append((number, data))
+        ledger = Ledger(path)
+        if error is not None:
+            words = "lone surrogate" if surrogate else r"not (a JSON event|UTF-8)"
+            with pytest.raises(InputError, match=words) as caught:
+                list(ledger.lines())
+            assert caught.value.line == error
+            return
+        found = list(ledger.lines())
+        assert repr(found) == repr(expected)  # repr: NaN is not equal to itself
+
+    holds()
 
 
 @settings(max_examples=300, deadline=None)
@@ -375,14 +382,18 @@ _VALUES = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False
            | st.text(max_size=8))
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.text(max_size=6), _VALUES, max_size=8))
-def test_an_event_line_is_what_json_dumps_writes(event: dict[str, Any]) -> None:
+@deep(300, deadline=None)
+def test_an_event_line_is_what_json_dumps_writes(examples: settings) -> None:
     """``event_line`` calls the C encoder ``json.dumps`` makes, made once: the same text,
     keys in the event's order, non-ASCII kept."""
     from omniladder.inputs.ledger.events import event_line
 
-    assert event_line(event) == json.dumps(event, ensure_ascii=False) + "\n"
+    @examples
+    @given(st.dictionaries(st.text(max_size=6), _VALUES, max_size=8))
+    def holds(event: dict[str, Any]) -> None:
+        assert event_line(event) == json.dumps(event, ensure_ascii=False) + "\n"
+
+    holds()
 
 
 # --- one guard for every reader: numbers past a float, surrogates, repeated keys, size ------
@@ -693,28 +704,32 @@ def _json_object(draw: st.DrawFn, depth: int = 2) -> str:
     return "{" + comma.join(_member(key, value, colon) for key, value in members) + "}"
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(_json_object(), min_size=1, max_size=8))
+@deep(300, deadline=None)
 def test_a_repeated_key_anywhere_in_a_line_is_found_by_the_counts(
-        tmp_path_factory: pytest.TempPathFactory, lines: list[str]) -> None:
+        tmp_path_factory: pytest.TempPathFactory, examples: settings) -> None:
     """The block's count of commas against its objects' keys misses no repeat, at any
     depth: the reader refuses exactly the first line ``json.loads`` with a check of each
     object finds one in, and gives every line as ``json.loads`` does otherwise."""
     from omniladder.inputs.documents import RepeatedKey, unique_keys
 
-    path = tmp_path_factory.mktemp("repeats") / "traffic.jsonl"
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    first: int | None = None
-    for number, line in enumerate(lines, 1):
-        try:
-            json.loads(line, object_pairs_hook=unique_keys)
-        except RepeatedKey:
-            first = number
-            break
-    if first is None:
-        assert list(Ledger(path).lines()) == [
-            (number, json.loads(line)) for number, line in enumerate(lines, 1)]
-        return
-    with pytest.raises(InputError, match="is given twice in one object") as caught:
-        list(Ledger(path).lines())
-    assert caught.value.line == first
+    @examples
+    @given(st.lists(_json_object(), min_size=1, max_size=8))
+    def counted(lines: list[str]) -> None:
+        path = tmp_path_factory.mktemp("repeats") / "traffic.jsonl"
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        first: int | None = None
+        for number, line in enumerate(lines, 1):
+            try:
+                json.loads(line, object_pairs_hook=unique_keys)
+            except RepeatedKey:
+                first = number
+                break
+        if first is None:
+            assert list(Ledger(path).lines()) == [
+                (number, json.loads(line)) for number, line in enumerate(lines, 1)]
+            return
+        with pytest.raises(InputError, match="is given twice in one object") as caught:
+            list(Ledger(path).lines())
+        assert caught.value.line == first
+
+    counted()

@@ -25,6 +25,7 @@ from omniladder.analyses.whatif.bound import (
     solve,
 )
 from tests.conftest import ROOT, benchmark_module
+from tests.depth import deep
 
 T0 = datetime(2026, 3, 2, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -377,18 +378,22 @@ def test_the_bound_is_below_every_schedule(problem: BoundProblem, seed: int) -> 
         assert usd <= paid + 1e-6
 
 
-@settings(max_examples=200)
-@given(problems(most=5, seats=2))
-def test_the_bound_is_below_the_cheapest_schedule(problem: BoundProblem) -> None:
+@deep(200)
+def test_the_bound_is_below_the_cheapest_schedule(examples: settings) -> None:
     """On a handful of requests every schedule is tried: the bound is at most the best."""
-    best = cheapest(problem)
-    try:
-        usd = solve(problem).usd
-    except BoundFailed:
-        assert best is None
-        return
-    if best is not None:
-        assert usd <= best + 1e-6
+    @examples
+    @given(problems(most=5, seats=2))
+    def holds(problem: BoundProblem) -> None:
+        best = cheapest(problem)
+        try:
+            usd = solve(problem).usd
+        except BoundFailed:
+            assert best is None
+            return
+        if best is not None:
+            assert usd <= best + 1e-6
+
+    holds()
 
 
 @settings(max_examples=30)
