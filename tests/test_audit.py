@@ -36,6 +36,7 @@ from omniladder.rendering.audit_view import RENDERERS, render_audit
 from tests.builders import at, conn, fleet, reading, window
 from tests.builders import plan as make_plan
 from tests.conftest import EXAMPLES, ROOT
+from tests.depth import deep
 from tests.strategies import input_sets
 
 runner = CliRunner()
@@ -607,26 +608,30 @@ def _cheaper_mate(result: Any, decision: Any) -> bool:
                and RUNGS.index(o.rung) < RUNGS.index(decision.rung) for o in result.decisions)
 
 
-@settings(max_examples=60)
-@given(inputs=input_sets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty",
-                                                 "auto/coding:thrifty"]))
-def test_a_gateway_using_every_pair_gets_one_finding_per_plan_exclusion(inputs: Any,
-                                                                        auto_id: str) -> None:
-    result = make_plan(inputs, auto_id)
-    audit = audit_plan(_listing(result, lambda d: True), result)
-    got = sorted((f.connection_id, f.model, f.reason) for f in audit.findings
-                 if f.reason != "mixed-allowlist")
-    assert got == sorted((d.connection_id, d.model, d.reason) for d in result.decisions
-                         if not d.admitted)
-    for f in audit.findings:
-        if f.reason != "mixed-allowlist":
-            assert f.kind == kind_of_reason(f.reason)
-    mixed = sorted((f.connection_id, f.model) for f in audit.findings
-                   if f.reason == "mixed-allowlist")
-    assert mixed == sorted((d.connection_id, d.model) for d in result.decisions
-                           if d.admitted and d.rung in ("cheap", "premium")
-                           and _cheaper_mate(result, d))
-    assert audit.counts["missed-capacity"] == 0
+@deep(60, quick=20)
+def test_a_gateway_using_every_pair_gets_one_finding_per_plan_exclusion(examples: settings) -> None:
+    @examples
+    @given(inputs=input_sets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty",
+                                                     "auto/coding:thrifty"]))
+    def holds(inputs: Any,
+              auto_id: str) -> None:
+        result = make_plan(inputs, auto_id)
+        audit = audit_plan(_listing(result, lambda d: True), result)
+        got = sorted((f.connection_id, f.model, f.reason) for f in audit.findings
+                     if f.reason != "mixed-allowlist")
+        assert got == sorted((d.connection_id, d.model, d.reason) for d in result.decisions
+                             if not d.admitted)
+        for f in audit.findings:
+            if f.reason != "mixed-allowlist":
+                assert f.kind == kind_of_reason(f.reason)
+        mixed = sorted((f.connection_id, f.model) for f in audit.findings
+                       if f.reason == "mixed-allowlist")
+        assert mixed == sorted((d.connection_id, d.model) for d in result.decisions
+                               if d.admitted and d.rung in ("cheap", "premium")
+                               and _cheaper_mate(result, d))
+        assert audit.counts["missed-capacity"] == 0
+
+    holds()
 
 
 @settings(max_examples=60)

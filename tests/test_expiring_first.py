@@ -305,18 +305,22 @@ def test_expiring_first_moves_places_within_quota_rungs_only(examples: settings)
     holds()
 
 
-@settings(max_examples=100, deadline=None)
-@given(FLEETS, st.sampled_from(["auto/subscription", "auto/thrifty"]))
-def test_why_places_a_connection_as_the_whole_plan_does(inputs: LoadedInputs,
-                                                        auto_id: str) -> None:
-    ordered = _ordered(inputs, "expiring-first")
-    parsed = parse_auto_id(auto_id)
-    whole = make_plan(ordered, parsed, NOW, "flag")
-    for connection in ordered.connections:
-        mine = connection_plan(ordered, parsed, NOW, "flag", connection.id)
-        expected = [(e.position, e.model, e.order) for e in whole.pool
-                    if connection.id in e.allowed_connection_ids]
-        assert [(e.position, e.model, e.order) for e in mine.pool] == expected
+@deep(100, quick=34, deadline=None)
+def test_why_places_a_connection_as_the_whole_plan_does(examples: settings) -> None:
+    @examples
+    @given(FLEETS, st.sampled_from(["auto/subscription", "auto/thrifty"]))
+    def holds(inputs: LoadedInputs,
+              auto_id: str) -> None:
+        ordered = _ordered(inputs, "expiring-first")
+        parsed = parse_auto_id(auto_id)
+        whole = make_plan(ordered, parsed, NOW, "flag")
+        for connection in ordered.connections:
+            mine = connection_plan(ordered, parsed, NOW, "flag", connection.id)
+            expected = [(e.position, e.model, e.order) for e in whole.pool
+                        if connection.id in e.allowed_connection_ids]
+            assert [(e.position, e.model, e.order) for e in mine.pool] == expected
+
+    holds()
 
 
 T0 = datetime(2026, 11, 29, 11, tzinfo=UTC)
@@ -325,34 +329,42 @@ STEP_FLEETS = input_sets(anchor=T0, catalog=SHIPPED, connections=(1, 6), reading
                          spend_between=(-600, 180), seat_order=True)
 
 
-@settings(max_examples=100, deadline=None)
-@given(STEP_FLEETS, st.sampled_from(["auto/thrifty", "auto/subscription"]),
-       st.integers(-240, 60), st.integers(0, 300), st.sampled_from([1, 7, 15, 30]))
-def test_stepping_agrees_with_replanning_under_expiring_first(
-        inputs: LoadedInputs, auto_id: str, start: int, length: int, step: int) -> None:
+@deep(100, quick=34, deadline=None)
+def test_stepping_agrees_with_replanning_under_expiring_first(examples: settings) -> None:
     """Every step's pool order (its eligible connections and leader) is ``make_plan``'s."""
-    ordered = _ordered(inputs, "expiring-first")
-    first = T0 + timedelta(minutes=start)
-    parsed = parse_auto_id(auto_id)
-    every = timedelta(minutes=step)
-    stepped = simulate(ordered, parsed, first, first + timedelta(minutes=length), every)
-    replanned = simulate(ordered, parsed, first, first + timedelta(minutes=length), every,
-                         replan=True)
-    assert stepped == replanned
-    assert series_json(stepped) == series_json(replanned)
-    instants = step_instants(first, first + timedelta(minutes=length), every)
-    for state in Stepper(ordered, parsed, instants).steps():
-        plan = make_plan(ordered, parsed, state.at, "flag")
-        assert state.leader == next(iter(plan.eligible_connection_ids), None)
+    @examples
+    @given(STEP_FLEETS, st.sampled_from(["auto/thrifty", "auto/subscription"]),
+           st.integers(-240, 60), st.integers(0, 300), st.sampled_from([1, 7, 15, 30]))
+    def holds(
+            inputs: LoadedInputs, auto_id: str, start: int, length: int, step: int) -> None:
+        ordered = _ordered(inputs, "expiring-first")
+        first = T0 + timedelta(minutes=start)
+        parsed = parse_auto_id(auto_id)
+        every = timedelta(minutes=step)
+        stepped = simulate(ordered, parsed, first, first + timedelta(minutes=length), every)
+        replanned = simulate(ordered, parsed, first, first + timedelta(minutes=length), every,
+                             replan=True)
+        assert stepped == replanned
+        assert series_json(stepped) == series_json(replanned)
+        instants = step_instants(first, first + timedelta(minutes=length), every)
+        for state in Stepper(ordered, parsed, instants).steps():
+            plan = make_plan(ordered, parsed, state.at, "flag")
+            assert state.leader == next(iter(plan.eligible_connection_ids), None)
+
+    holds()
 
 
-@settings(max_examples=100, deadline=None)
-@given(FLEETS, st.sampled_from(["auto/subscription", "auto/thrifty"]))
-def test_a_declared_plan_names_no_order_anywhere(inputs: LoadedInputs, auto_id: str) -> None:
-    text = plan_json(make_plan(_ordered(inputs, "declared"), parse_auto_id(auto_id), NOW,
-                               "flag"))
-    assert '"order_reasons"' not in text
-    assert "within_rung_order" not in text
+@deep(100, quick=34, deadline=None)
+def test_a_declared_plan_names_no_order_anywhere(examples: settings) -> None:
+    @examples
+    @given(FLEETS, st.sampled_from(["auto/subscription", "auto/thrifty"]))
+    def holds(inputs: LoadedInputs, auto_id: str) -> None:
+        text = plan_json(make_plan(_ordered(inputs, "declared"), parse_auto_id(auto_id), NOW,
+                                   "flag"))
+        assert '"order_reasons"' not in text
+        assert "within_rung_order" not in text
+
+    holds()
 
 
 # --- diff ------------------------------------------------------------------------------------

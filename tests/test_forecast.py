@@ -54,6 +54,7 @@ from omniladder.models import (
 )
 from omniladder.rendering.forecast_view import budget_lines
 from tests.conftest import EXAMPLES
+from tests.depth import deep
 from tests.strategies import ONE_PLAN, input_sets
 from tests.test_simulate_stepping import CATALOGS, FLEETS, T0
 
@@ -323,37 +324,45 @@ STEADY = input_sets(anchor=T0, catalog=ONE_PLAN, connections=(1, 4),
 state_as_of (a state observed later changes the plan before any reset)."""
 
 
-@settings(max_examples=100, deadline=None)
-@given(STEADY, st.sampled_from(["auto/thrifty", "auto/subscription"]))
-def test_zero_burn_holds_the_current_plan_until_each_reset(inputs: LoadedInputs,
-                                                          auto_id: str) -> None:
-    result = run(inputs, auto_id, T0, hours=8)
-    first_reset = min(w.reset_at for h in inputs.readings.values()
-                      for w in h[-1].all_windows() if w.reset_at is not None)
-    plan = make_plan(inputs, parse_auto_id(auto_id), T0, "flag")
-    head = plan.pool[0].rung if plan.pool else None
-    for point in result.points:
-        if point.at >= first_reset:
-            break
-        assert (point.head, point.pool_size) == (head, len(plan.pool))
-    assert all(p.burn_percent_per_hour == 0 for o in result.outlooks for p in o.paces
-               if p.note == "")
+@deep(100, quick=34, deadline=None)
+def test_zero_burn_holds_the_current_plan_until_each_reset(examples: settings) -> None:
+    @examples
+    @given(STEADY, st.sampled_from(["auto/thrifty", "auto/subscription"]))
+    def holds(inputs: LoadedInputs,
+             auto_id: str) -> None:
+        result = run(inputs, auto_id, T0, hours=8)
+        first_reset = min(w.reset_at for h in inputs.readings.values()
+                          for w in h[-1].all_windows() if w.reset_at is not None)
+        plan = make_plan(inputs, parse_auto_id(auto_id), T0, "flag")
+        head = plan.pool[0].rung if plan.pool else None
+        for point in result.points:
+            if point.at >= first_reset:
+                break
+            assert (point.head, point.pool_size) == (head, len(plan.pool))
+        assert all(p.burn_percent_per_hour == 0 for o in result.outlooks for p in o.paces
+                   if p.note == "")
+
+    holds()
 
 
-@settings(max_examples=100, deadline=None)
-@given(STEADY)
-def test_a_reset_always_ends_a_projected_exhaustion(inputs: LoadedInputs) -> None:
+@deep(100, quick=34, deadline=None)
+def test_a_reset_always_ends_a_projected_exhaustion(examples: settings) -> None:
     """Every window is back above the cutoff at the first step at or after its reset."""
-    result = run(inputs, "auto/subscription", T0, hours=8)
-    projected = recorded_plus_projected(inputs, result)
-    for cid, history in inputs.readings.items():
-        for window in history[-1].windows or ():
-            assert window.reset_at is not None
-            after = next(r for r in projected.readings[cid] if r.checked_at >= window.reset_at)
-            (shown,) = [w for w in after.windows or () if w.name == window.name]
-            assert shown.figure == 100.0
-            assert shown.reset_at is not None
-            assert shown.reset_at > after.checked_at
+    @examples
+    @given(STEADY)
+    def holds(inputs: LoadedInputs) -> None:
+        result = run(inputs, "auto/subscription", T0, hours=8)
+        projected = recorded_plus_projected(inputs, result)
+        for cid, history in inputs.readings.items():
+            for window in history[-1].windows or ():
+                assert window.reset_at is not None
+                after = next(r for r in projected.readings[cid] if r.checked_at >= window.reset_at)
+                (shown,) = [w for w in after.windows or () if w.name == window.name]
+                assert shown.figure == 100.0
+                assert shown.reset_at is not None
+                assert shown.reset_at > after.checked_at
+
+    holds()
 
 
 def forecast_cli(tmp_path: Path, readings: list[dict], auto_id: str,  # type: ignore[type-arg]

@@ -45,6 +45,7 @@ from omniladder.rendering.openmetrics import (
 )
 from tests.builders import NOW, at, fleet, plan
 from tests.conftest import EXAMPLES
+from tests.depth import deep
 from tests.errors import one_error
 from tests.strategies import input_sets as plan_fleets
 from tests.test_autoid import VALID
@@ -580,31 +581,36 @@ HOSTILE = st.text(alphabet=st.sampled_from(list('ab,="\\ {}#')), min_size=1, max
 backslash, a brace (newlines and other control characters are refused at load)."""
 
 
-@settings(max_examples=80, deadline=None)
-@given(connections=st.lists(st.tuples(HOSTILE, st.lists(st.tuples(
-    HOSTILE, st.none() | st.lists(HOSTILE, min_size=1, max_size=3)), min_size=1, max_size=4)),
-    min_size=1, max_size=3, unique_by=lambda c: c[0]))
-def test_no_two_samples_of_a_family_share_a_label_set(
-        connections: list[tuple[str, list[tuple[str, list[str] | None]]]]) -> None:
+@deep(80, quick=27, deadline=None)
+def test_no_two_samples_of_a_family_share_a_label_set(examples: settings) -> None:
     """For any fleet whose ids, window names and models hold the characters a label join
     could merge on, every family's samples have distinct label sets, and both parsers read
     the same series back."""
-    rows, readings = [], []
-    for cid, windows in connections:
-        named_models = sorted({m for _, scope in windows for m in scope or ()} | {"m"})
-        rows.append({"id": cid, "provider": "claude", "auth_type": "oauth",
-                     "models": named_models})
-        readings.append({"connection": cid, "checked_at": at(minutes=-1), "windows": [
-            {"name": name, "remaining_percent": 50, "reset_at": at(hours=2),
-             **({"models": list(dict.fromkeys(scope))} if scope else {})}
-            for name, scope in windows]})
-    inputs = fleet(rows, readings)
-    result = plan(inputs)
-    for family, samples in plan_samples(result, inputs.readings, inputs.settings.ladder).items():
-        labels = [values for values, _ in samples]
-        assert len(labels) == len(set(labels)), family
-    check_plan_series(inputs, result, parse_both(
-        plan_metrics(result, inputs.readings, inputs.settings.ladder)))
+    @examples
+    @given(connections=st.lists(st.tuples(HOSTILE, st.lists(st.tuples(
+        HOSTILE, st.none() | st.lists(HOSTILE, min_size=1, max_size=3)), min_size=1, max_size=4)),
+        min_size=1, max_size=3, unique_by=lambda c: c[0]))
+    def holds(
+            connections: list[tuple[str, list[tuple[str, list[str] | None]]]]) -> None:
+        rows, readings = [], []
+        for cid, windows in connections:
+            named_models = sorted({m for _, scope in windows for m in scope or ()} | {"m"})
+            rows.append({"id": cid, "provider": "claude", "auth_type": "oauth",
+                         "models": named_models})
+            readings.append({"connection": cid, "checked_at": at(minutes=-1), "windows": [
+                {"name": name, "remaining_percent": 50, "reset_at": at(hours=2),
+                 **({"models": list(dict.fromkeys(scope))} if scope else {})}
+                for name, scope in windows]})
+        inputs = fleet(rows, readings)
+        result = plan(inputs)
+        found = plan_samples(result, inputs.readings, inputs.settings.ladder)
+        for family, samples in found.items():
+            labels = [values for values, _ in samples]
+            assert len(labels) == len(set(labels)), family
+        check_plan_series(inputs, result, parse_both(
+            plan_metrics(result, inputs.readings, inputs.settings.ladder)))
+
+    holds()
 
 
 def test_a_window_held_at_a_reserve_shows_the_held_figure() -> None:
@@ -640,12 +646,16 @@ def test_an_empty_fleet_still_parses() -> None:
 # --- generated fleets ---------------------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
-@given(inputs=plan_fleets(), auto_id=st.sampled_from(VALID))
-def test_plan_metrics_of_generated_fleets(inputs: LoadedInputs, auto_id: str) -> None:
-    result = plan(inputs, auto_id)
-    check_plan_series(inputs, result, parse_both(
-        plan_metrics(result, inputs.readings, inputs.settings.ladder)))
+@deep(60, quick=20, deadline=None)
+def test_plan_metrics_of_generated_fleets(examples: settings) -> None:
+    @examples
+    @given(inputs=plan_fleets(), auto_id=st.sampled_from(VALID))
+    def holds(inputs: LoadedInputs, auto_id: str) -> None:
+        result = plan(inputs, auto_id)
+        check_plan_series(inputs, result, parse_both(
+            plan_metrics(result, inputs.readings, inputs.settings.ladder)))
+
+    holds()
 
 
 @settings(max_examples=25, deadline=None)

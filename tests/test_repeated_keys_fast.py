@@ -214,21 +214,25 @@ def with_repeat(draw: Any, documents: Any) -> Obj:
 
 @pytest.mark.parametrize(("model", "documents"), [(QuotaFile, quota_documents()),
                                                   (ConnectionsFile, connection_documents())])
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
-@given(data=st.data())
+@deep(80, quick=27, deadline=None, suppress_health_check=list(HealthCheck))
 def test_the_fast_path_never_clears_a_repeated_key(model: Any, documents: Any,
-                                                   data: st.DataObject) -> None:
-    tree = data.draw(with_repeat(documents))
-    text = render(tree, data).encode()
-    found = direct.from_json(model, text)
-    if found is None:
-        return  # refused by validation: the plain path words it
-    _, distinct = counts(text)
-    given_keys = keys_given_at_least(model, [found])
-    assert given_keys is not None
-    assert given_keys <= distinct
-    if no_key_repeats(text, found):
-        assert not repeats(text), text
+                                                   examples: settings) -> None:
+    @examples
+    @given(data=st.data())
+    def holds(data: st.DataObject) -> None:
+        tree = data.draw(with_repeat(documents))
+        text = render(tree, data).encode()
+        found = direct.from_json(model, text)
+        if found is None:
+            return  # refused by validation: the plain path words it
+        _, distinct = counts(text)
+        given_keys = keys_given_at_least(model, [found])
+        assert given_keys is not None
+        assert given_keys <= distinct
+        if no_key_repeats(text, found):
+            assert not repeats(text), text
+
+    holds()
 
 
 def given_by_fields(value: Any) -> int:

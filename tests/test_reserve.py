@@ -25,6 +25,7 @@ from omniladder.engine.quota import LOW_REASONS
 from omniladder.engine.records import PairDecision, Plan
 from omniladder.rendering.json_view import plan_json
 from tests.builders import NOW, at, conn, fleet, plan, reading, window
+from tests.depth import deep
 from tests.errors import one_error
 from tests.strategies import RESERVE, input_sets
 
@@ -66,51 +67,55 @@ def _seats(result: Plan, cid: str) -> set[tuple[str, str, str]]:
             if cid in e.allowed_connection_ids}
 
 
-@settings(max_examples=60, deadline=None)
-@given(inputs=input_sets(connections=(1, 6)), pick=st.integers(0, 50), reserve=RESERVE,
-       auto_id=st.sampled_from(["auto/thrifty", "auto/subscription", "auto/coding:thrifty"]))
-def test_a_reserve_is_that_connection_s_exit_cutoff(inputs: LoadedInputs, pick: int,
-                                                     reserve: float, auto_id: str) -> None:
+@deep(60, quick=20, deadline=None)
+def test_a_reserve_is_that_connection_s_exit_cutoff(examples: settings) -> None:
     """R16: ``reserve_percent = X`` on one connection decides its pairs as
     ``exit_cutoff_percent = X`` (re-entry floor X plus the ladder's gap) would, and the
     others as the ladder alone; the reason differs only where the ladder's own thresholds
     would not exhaust the pair: ``quota-below-reserve``."""
-    base = _without_reserves(inputs)
-    assume(reserve > base.settings.ladder.exit_cutoff_percent)
-    index = pick % len(base.connections)
-    cid = base.connections[index].id
-    wanted = parse_auto_id(auto_id)
-    reserved = make_plan(_with_reserve(base, index, reserve), wanted, NOW, "flag")
-    as_cutoff = make_plan(_cutoff_raised(base, reserve), wanted, NOW, "flag")
-    alone = make_plan(base, wanted, NOW, "flag")
+    @examples
+    @given(inputs=input_sets(connections=(1, 6)), pick=st.integers(0, 50), reserve=RESERVE,
+           auto_id=st.sampled_from(["auto/thrifty", "auto/subscription", "auto/coding:thrifty"]))
+    def holds(inputs: LoadedInputs, pick: int,
+               reserve: float, auto_id: str) -> None:
+        base = _without_reserves(inputs)
+        assume(reserve > base.settings.ladder.exit_cutoff_percent)
+        index = pick % len(base.connections)
+        cid = base.connections[index].id
+        wanted = parse_auto_id(auto_id)
+        reserved = make_plan(_with_reserve(base, index, reserve), wanted, NOW, "flag")
+        as_cutoff = make_plan(_cutoff_raised(base, reserve), wanted, NOW, "flag")
+        alone = make_plan(base, wanted, NOW, "flag")
 
-    mine, cut, plain = (_decisions(p, cid) for p in (reserved, as_cutoff, alone))
-    assert mine.keys() == cut.keys()
-    for model, decision in mine.items():
-        assert _admission(decision) == _admission(cut[model])
-        verdict, raised = decision.verdict, cut[model].verdict
-        if decision.reason == "quota-below-reserve":
-            assert cut[model].reason in LOW_REASONS
-            ladder_alone = plain[model].verdict
-            assert ladder_alone is not None
-            assert ladder_alone.kind != "exhausted"
-        else:
-            assert decision.reason == cut[model].reason
-            assert decision.detail == cut[model].detail
-            if decision.reason in LOW_REASONS:
+        mine, cut, plain = (_decisions(p, cid) for p in (reserved, as_cutoff, alone))
+        assert mine.keys() == cut.keys()
+        for model, decision in mine.items():
+            assert _admission(decision) == _admission(cut[model])
+            verdict, raised = decision.verdict, cut[model].verdict
+            if decision.reason == "quota-below-reserve":
+                assert cut[model].reason in LOW_REASONS
                 ladder_alone = plain[model].verdict
                 assert ladder_alone is not None
-                assert ladder_alone.kind == "exhausted"
-        if verdict is not None and raised is not None:
-            # the hysteresis gap kept: the same threshold, the same replay
-            assert (verdict.threshold, verdict.floor_applied, verdict.out_since) == (
-                raised.threshold, raised.floor_applied, raised.out_since)
-    assert _seats(reserved, cid) == _seats(as_cutoff, cid)
-    for other in base.connections:
-        if other.id == cid:
-            continue
-        assert _decisions(reserved, other.id) == _decisions(alone, other.id)
-        assert _seats(reserved, other.id) == _seats(alone, other.id)
+                assert ladder_alone.kind != "exhausted"
+            else:
+                assert decision.reason == cut[model].reason
+                assert decision.detail == cut[model].detail
+                if decision.reason in LOW_REASONS:
+                    ladder_alone = plain[model].verdict
+                    assert ladder_alone is not None
+                    assert ladder_alone.kind == "exhausted"
+            if verdict is not None and raised is not None:
+                # the hysteresis gap kept: the same threshold, the same replay
+                assert (verdict.threshold, verdict.floor_applied, verdict.out_since) == (
+                    raised.threshold, raised.floor_applied, raised.out_since)
+        assert _seats(reserved, cid) == _seats(as_cutoff, cid)
+        for other in base.connections:
+            if other.id == cid:
+                continue
+            assert _decisions(reserved, other.id) == _decisions(alone, other.id)
+            assert _seats(reserved, other.id) == _seats(alone, other.id)
+
+    holds()
 
 
 def test_a_reserve_at_or_below_the_cutoff_changes_nothing() -> None:

@@ -30,6 +30,7 @@ from omniladder.models import (
 )
 from omniladder.rendering.timeline import series_json
 from tests.conftest import EXAMPLES
+from tests.depth import deep
 from tests.strategies import SHIPPED, input_sets
 
 CATALOGS = SHIPPED.catalogs
@@ -191,20 +192,24 @@ def test_spend_crossing_a_budget_and_a_new_period_reopen_the_rung() -> None:
                                replan=True)
 
 
-@settings(max_examples=60, deadline=None)
-@given(FLEETS, st.sampled_from(["auto/thrifty", "auto/subscription", "auto/coding:thrifty"]),
-       st.integers(-240, 60), st.integers(0, 300), st.sampled_from([1, 7, 30]))
-def test_each_steps_leader_is_the_first_seated(inputs: LoadedInputs, auto_id: str,
-                                               start: int, length: int, step: int) -> None:
+@deep(60, quick=20, deadline=None)
+def test_each_steps_leader_is_the_first_seated(examples: settings) -> None:
     """A step's ``leader`` is the first of its ``eligible`` at every step, also when the
     steps are asked to list no one (what ``audit traffic``'s walk reads)."""
-    from omniladder.engine.stepping import Stepper
+    @examples
+    @given(FLEETS, st.sampled_from(["auto/thrifty", "auto/subscription", "auto/coding:thrifty"]),
+           st.integers(-240, 60), st.integers(0, 300), st.sampled_from([1, 7, 30]))
+    def holds(inputs: LoadedInputs, auto_id: str,
+              start: int, length: int, step: int) -> None:
+        from omniladder.engine.stepping import Stepper
 
-    first = T0 + timedelta(minutes=start)
-    instants = [first + timedelta(minutes=minute) for minute in range(0, length + 1, step)]
-    parsed = parse_auto_id(auto_id)
-    listed = list(Stepper(inputs, parsed, instants).steps())
-    unlisted = list(Stepper(inputs, parsed, instants, seated_at=()).steps())
-    assert [state.leader for state in listed] == [
-        state.eligible[0] if state.eligible else None for state in listed]
-    assert [state.leader for state in unlisted] == [state.leader for state in listed]
+        first = T0 + timedelta(minutes=start)
+        instants = [first + timedelta(minutes=minute) for minute in range(0, length + 1, step)]
+        parsed = parse_auto_id(auto_id)
+        listed = list(Stepper(inputs, parsed, instants).steps())
+        unlisted = list(Stepper(inputs, parsed, instants, seated_at=()).steps())
+        assert [state.leader for state in listed] == [
+            state.eligible[0] if state.eligible else None for state in listed]
+        assert [state.leader for state in unlisted] == [state.leader for state in listed]
+
+    holds()

@@ -27,6 +27,7 @@ from omniladder.engine.autoid import parse_auto_id
 from omniladder.engine.inputs import LoadedInputs
 from omniladder.rendering.timeline import forecast_svg, timeline_svg
 from tests.conftest import EXAMPLES
+from tests.depth import deep
 from tests.test_simulate_stepping import FLEETS, T0
 
 runner = CliRunner()
@@ -258,47 +259,55 @@ def test_a_one_step_forecast_picture_is_all_projected(tmp_path: Path) -> None:
 # --- generated fleets ------------------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
-@given(FLEETS, st.sampled_from(["auto/thrifty", "auto/subscription"]),
-       st.integers(-120, 60), st.sampled_from([0, 3, 5, 60, 240]), st.sampled_from([5, 15]))
-def test_generated_forecast_pictures_are_projected_from_now_and_inside(
-        inputs: LoadedInputs, auto_id: str, start: int, horizon: int, step: int) -> None:
+@deep(60, quick=20, deadline=None)
+def test_generated_forecast_pictures_are_projected_from_now_and_inside(examples: settings) -> None:
     """Zero-length, one-step and longer horizons: projected from the left edge, nothing
     recorded, every coordinate inside, and the markers at their instants."""
-    now = T0 + timedelta(minutes=start)
-    result = forecast(inputs, parse_auto_id(auto_id), now, timedelta(minutes=horizon),
-                      timedelta(minutes=step))
-    root = parse(forecast_svg(result))
-    assert_inside_the_view_box(root)
-    assert assert_split_at_now(root, recorded=False) == LEFT
-    markers = [e for e in root.iter(f"{NS}g") if e.attrib.get("id") == "markers"]
-    shown = " ".join("".join(t.itertext()) for g in markers for t in g.iter(f"{NS}text"))
-    assert ("first paid" in shown) == (result.first_paid_at is not None)
-    assert ("pool empty" in shown) == (result.pool_empty_at is not None)
-    assert len(head_bands(root)) == 1 + len(result.transitions)
+    @examples
+    @given(FLEETS, st.sampled_from(["auto/thrifty", "auto/subscription"]),
+           st.integers(-120, 60), st.sampled_from([0, 3, 5, 60, 240]), st.sampled_from([5, 15]))
+    def holds(
+            inputs: LoadedInputs, auto_id: str, start: int, horizon: int, step: int) -> None:
+        now = T0 + timedelta(minutes=start)
+        result = forecast(inputs, parse_auto_id(auto_id), now, timedelta(minutes=horizon),
+                          timedelta(minutes=step))
+        root = parse(forecast_svg(result))
+        assert_inside_the_view_box(root)
+        assert assert_split_at_now(root, recorded=False) == LEFT
+        markers = [e for e in root.iter(f"{NS}g") if e.attrib.get("id") == "markers"]
+        shown = " ".join("".join(t.itertext()) for g in markers for t in g.iter(f"{NS}text"))
+        assert ("first paid" in shown) == (result.first_paid_at is not None)
+        assert ("pool empty" in shown) == (result.pool_empty_at is not None)
+        assert len(head_bands(root)) == 1 + len(result.transitions)
+
+    holds()
 
 
-@settings(max_examples=60, deadline=None)
-@given(FLEETS, st.integers(-120, 60), st.sampled_from([0, 3, 5, 60, 240]),
-       st.sampled_from([5, 15]), st.integers(-30, 300))
-def test_generated_simulate_pictures_split_at_any_instant(
-        inputs: LoadedInputs, start: int, minutes: int, step: int, split: int) -> None:
+@deep(60, quick=20, deadline=None)
+def test_generated_simulate_pictures_split_at_any_instant(examples: settings) -> None:
     """Whatever the span (one step included) and wherever the projected part starts, even
     before or after every step, both parts meet at the now line inside the view box."""
-    first = T0 + timedelta(minutes=start)
-    series = simulate(inputs, parse_auto_id("auto/thrifty"), first,
-                      first + timedelta(minutes=minutes), timedelta(minutes=step))
-    plain = parse(timeline_svg(series))
-    assert_inside_the_view_box(plain)
-    at = first + timedelta(minutes=split)
-    root = parse(timeline_svg(series, at))
-    assert_inside_the_view_box(root)
-    x = now_x(root)
-    projected, recorded = parts(root, "projected"), parts(root, "recorded")
-    assert all(span(r)[0] >= x - EPS for r in projected)
-    assert all(span(r)[1] <= x + EPS for r in recorded)
-    assert bool(projected) == any(p.at >= at for p in series.points)
-    assert bool(recorded) == any(p.at < at for p in series.points)
+    @examples
+    @given(FLEETS, st.integers(-120, 60), st.sampled_from([0, 3, 5, 60, 240]),
+           st.sampled_from([5, 15]), st.integers(-30, 300))
+    def holds(
+            inputs: LoadedInputs, start: int, minutes: int, step: int, split: int) -> None:
+        first = T0 + timedelta(minutes=start)
+        series = simulate(inputs, parse_auto_id("auto/thrifty"), first,
+                          first + timedelta(minutes=minutes), timedelta(minutes=step))
+        plain = parse(timeline_svg(series))
+        assert_inside_the_view_box(plain)
+        at = first + timedelta(minutes=split)
+        root = parse(timeline_svg(series, at))
+        assert_inside_the_view_box(root)
+        x = now_x(root)
+        projected, recorded = parts(root, "projected"), parts(root, "recorded")
+        assert all(span(r)[0] >= x - EPS for r in projected)
+        assert all(span(r)[1] <= x + EPS for r in recorded)
+        assert bool(projected) == any(p.at >= at for p in series.points)
+        assert bool(recorded) == any(p.at < at for p in series.points)
+
+    holds()
 
 
 def test_the_picture_and_the_metrics_cannot_share_a_file(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from omniladder.engine.quota import (
     verdict,
 )
 from tests.builders import NOW, at, history, instant, ladder, reading, window
+from tests.depth import deep
 from tests.strategies import input_sets
 
 LADDER = ladder()  # cutoff 2 %, re-entry floor 5 %, max age 180 s
@@ -204,41 +205,49 @@ def test_an_empty_window_is_replayed_at_zero() -> None:
         ReplayStep(when(-20), None, 0.0, 5.0, False, False))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(inputs=input_sets(connections=(1, 3), readings=(0, 4)))
-def test_the_shared_verdicts_of_every_model_are_its_own(inputs: LoadedInputs) -> None:
+@deep(100, quick=34, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_shared_verdicts_of_every_model_are_its_own(examples: settings) -> None:
     """A history's verdicts, shared among the models its windows treat alike, are each
     model's own: the models a window names, and models no window names."""
-    rules = inputs.settings.ladder
-    for readings in inputs.readings.values():
-        named = {model for r in readings for w in r.all_windows() for model in w.models or ()}
-        shared = HistoryVerdicts(readings, NOW, rules)
-        for model in [*sorted(named), "sonnet", "opus", "gpt-mini", "unnamed"]:
-            assert shared(model) == verdict(readings, model, NOW, rules), model
+    @examples
+    @given(inputs=input_sets(connections=(1, 3), readings=(0, 4)))
+    def holds(inputs: LoadedInputs) -> None:
+        rules = inputs.settings.ladder
+        for readings in inputs.readings.values():
+            named = {model for r in readings for w in r.all_windows() for model in w.models or ()}
+            shared = HistoryVerdicts(readings, NOW, rules)
+            for model in [*sorted(named), "sonnet", "opus", "gpt-mini", "unnamed"]:
+                assert shared(model) == verdict(readings, model, NOW, rules), model
+
+    holds()
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(inputs=input_sets(connections=(1, 3), readings=(0, 5)))
-def test_the_replayed_state_is_where_the_replay_steps_end(inputs: LoadedInputs) -> None:
+@deep(100, quick=34, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_replayed_state_is_where_the_replay_steps_end(examples: settings) -> None:
     """R7: ``replay`` keeps only the state a replay leaves and works its steps out when
     read: that state is where ``replay_steps`` ends, and the steps it gives are those."""
-    rules = inputs.settings.ladder
-    for history_ in inputs.readings.values():
-        named = {model for r in history_ for w in r.all_windows() for model in w.models or ()}
-        for readings in (history_, in_force(history_, NOW, rules.exit_cutoff_percent)):
-            for model in [*sorted(named), "sonnet", "unnamed"]:
-                in_play, out_since, lazy = replay(readings, model, rules)
-                full = replay_steps(readings, model, rules)
-                assert (lazy == full, full == lazy, hash(lazy), len(lazy), tuple(lazy)) == (
-                    True, True, hash(full), len(full), full)
-                assert in_play == (full[-1].in_play_after if full else True)
-                left: datetime | None = None
-                for step in full:
-                    if step.in_play_before and not step.in_play_after:
-                        left = step.checked_at
-                    elif step.in_play_after:
-                        left = None
-                assert out_since == left
+    @examples
+    @given(inputs=input_sets(connections=(1, 3), readings=(0, 5)))
+    def holds(inputs: LoadedInputs) -> None:
+        rules = inputs.settings.ladder
+        for history_ in inputs.readings.values():
+            named = {model for r in history_ for w in r.all_windows() for model in w.models or ()}
+            for readings in (history_, in_force(history_, NOW, rules.exit_cutoff_percent)):
+                for model in [*sorted(named), "sonnet", "unnamed"]:
+                    in_play, out_since, lazy = replay(readings, model, rules)
+                    full = replay_steps(readings, model, rules)
+                    assert (lazy == full, full == lazy, hash(lazy), len(lazy), tuple(lazy)) == (
+                        True, True, hash(full), len(full), full)
+                    assert in_play == (full[-1].in_play_after if full else True)
+                    left: datetime | None = None
+                    for step in full:
+                        if step.in_play_before and not step.in_play_after:
+                            left = step.checked_at
+                        elif step.in_play_after:
+                            left = None
+                    assert out_since == left
+
+    holds()
 
 
 def test_a_cutoff_of_100_takes_an_unlimited_window_out_of_play_in_the_replay_state() -> None:

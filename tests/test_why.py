@@ -22,6 +22,7 @@ from omniladder.models import (
     Window,
 )
 from tests.conftest import EXAMPLES
+from tests.depth import deep
 from tests.strategies import SHIPPED, input_sets
 
 runner = CliRunner()
@@ -198,44 +199,48 @@ def _pair_admitted(plan: Plan, cid: str, model: str) -> bool:
     return any(cid in e.allowed_connection_ids and e.model == model for e in plan.pool)
 
 
-@settings(max_examples=60, deadline=None)
-@given(FLEETS)
-def test_why_agrees_with_plan_on_generated_fleets(inputs: LoadedInputs) -> None:
+@deep(60, quick=20, deadline=None)
+def test_why_agrees_with_plan_on_generated_fleets(examples: settings) -> None:
     """For both flat ids, why's seats and exclusions are the plan's; and each comeback is
     the first instant the plan (with no new reading) admits the pair."""
-    now = T0
-    plans = [make_plan(inputs, parse_auto_id(a), now, "flag") for a in FLAT_IDS]
-    for connection in inputs.connections:
-        trace = explain(inputs, plans, connection.id)
-        for plan, verdict in zip(plans, trace.verdicts, strict=True):
-            assert verdict.in_pool == _admitted(plan, connection.id)
-            seats = {(e.model, e.position) for e in plan.pool
-                     if connection.id in e.allowed_connection_ids}
-            assert {(s.model, s.position) for s in verdict.seats} == seats
-            reasons = {(x.model, x.reason) for x in plan.excluded
-                       if x.connection_id == connection.id and x.model is not None}
-            reasons |= {(m, x.reason) for x in plan.excluded
-                        if x.connection_id == connection.id and x.model is None
-                        for m in trace.facts.models}
-            assert {(x.model, x.reason) for x in verdict.left} == reasons
-            for comeback in verdict.comebacks:
-                route = comeback.without_reading
-                if route is None:
-                    continue
-                frozen = inputs._replace(readings={
-                    cid: tuple(r for r in h if r.checked_at <= now)
-                    for cid, h in inputs.readings.items()})
-                before = route.at - timedelta(seconds=1) if not route.exclusive else route.at
-                for probe in (now + (before - now) / 2, before):
-                    if probe <= now:
+    @examples
+    @given(FLEETS)
+    def holds(inputs: LoadedInputs) -> None:
+        now = T0
+        plans = [make_plan(inputs, parse_auto_id(a), now, "flag") for a in FLAT_IDS]
+        for connection in inputs.connections:
+            trace = explain(inputs, plans, connection.id)
+            for plan, verdict in zip(plans, trace.verdicts, strict=True):
+                assert verdict.in_pool == _admitted(plan, connection.id)
+                seats = {(e.model, e.position) for e in plan.pool
+                         if connection.id in e.allowed_connection_ids}
+                assert {(s.model, s.position) for s in verdict.seats} == seats
+                reasons = {(x.model, x.reason) for x in plan.excluded
+                           if x.connection_id == connection.id and x.model is not None}
+                reasons |= {(m, x.reason) for x in plan.excluded
+                            if x.connection_id == connection.id and x.model is None
+                            for m in trace.facts.models}
+                assert {(x.model, x.reason) for x in verdict.left} == reasons
+                for comeback in verdict.comebacks:
+                    route = comeback.without_reading
+                    if route is None:
                         continue
-                    later = make_plan(frozen, plan.auto_id, probe, "flag")
-                    # the pair's comeback: the connection may serve its other models meanwhile
-                    assert not _pair_admitted(later, connection.id, comeback.model), (
-                        probe, route)
-                after = route.at + timedelta(microseconds=1 if route.exclusive else 0)
-                assert _pair_admitted(make_plan(frozen, plan.auto_id, after, "flag"),
-                                      connection.id, comeback.model)
+                    frozen = inputs._replace(readings={
+                        cid: tuple(r for r in h if r.checked_at <= now)
+                        for cid, h in inputs.readings.items()})
+                    before = route.at - timedelta(seconds=1) if not route.exclusive else route.at
+                    for probe in (now + (before - now) / 2, before):
+                        if probe <= now:
+                            continue
+                        later = make_plan(frozen, plan.auto_id, probe, "flag")
+                        # the pair's comeback: the connection may serve its other models meanwhile
+                        assert not _pair_admitted(later, connection.id, comeback.model), (
+                            probe, route)
+                    after = route.at + timedelta(microseconds=1 if route.exclusive else 0)
+                    assert _pair_admitted(make_plan(frozen, plan.auto_id, after, "flag"),
+                                          connection.id, comeback.model)
+
+    holds()
 
 
 def test_comeback_of_a_low_reading_is_its_reset_not_its_staleness() -> None:
