@@ -634,22 +634,30 @@ def test_a_gateway_using_every_pair_gets_one_finding_per_plan_exclusion(examples
     holds()
 
 
-@settings(max_examples=60)
-@given(inputs=input_sets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty"]))
-def test_a_gateway_using_only_what_the_plan_admits_can_only_mix(inputs: Any,
-                                                               auto_id: str) -> None:
-    result = make_plan(inputs, auto_id)
-    audit = audit_plan(_listing(result, lambda d: d.admitted), result)
-    assert {f.reason for f in audit.findings} <= {"mixed-allowlist"}
-    assert audit.used == sum(1 for d in result.decisions if d.admitted)
+@deep(60, quick=20)
+def test_a_gateway_using_only_what_the_plan_admits_can_only_mix(examples: settings) -> None:
+    @examples
+    @given(inputs=input_sets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty"]))
+    def holds(inputs: Any,
+             auto_id: str) -> None:
+        result = make_plan(inputs, auto_id)
+        audit = audit_plan(_listing(result, lambda d: d.admitted), result)
+        assert {f.reason for f in audit.findings} <= {"mixed-allowlist"}
+        assert audit.used == sum(1 for d in result.decisions if d.admitted)
+
+    holds()
 
 
-@settings(max_examples=40)
-@given(inputs=input_sets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty"]))
-def test_an_empty_gateway_list_misses_every_admitted_pair(inputs: Any, auto_id: str) -> None:
-    result = make_plan(inputs, auto_id)
-    audit = audit_plan(document(channel=auto_id), result)
-    assert audit.passed
-    assert [(f.kind, f.reason) for f in audit.findings] == [
-        ("missed-capacity", "not-listed")] * sum(len(e.allowed_connection_ids)
-                                                 for e in result.pool)
+@deep(40, quick=14)
+def test_an_empty_gateway_list_misses_every_admitted_pair(examples: settings) -> None:
+    @examples
+    @given(inputs=input_sets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty"]))
+    def holds(inputs: Any, auto_id: str) -> None:
+        result = make_plan(inputs, auto_id)
+        audit = audit_plan(document(channel=auto_id), result)
+        assert audit.passed
+        assert [(f.kind, f.reason) for f in audit.findings] == [
+            ("missed-capacity", "not-listed")] * sum(len(e.allowed_connection_ids)
+                                                     for e in result.pool)
+
+    holds()

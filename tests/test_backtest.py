@@ -153,13 +153,17 @@ def test_the_pace_at_each_reading_is_the_forecasts_pace(examples: settings) -> N
     holds()
 
 
-@settings(max_examples=40, deadline=None)
-@given(long_histories())
-def test_the_profiled_pace_at_each_reading_is_the_forecasts_pace(
-        readings: list[dict[str, Any]]) -> None:
+@deep(40, quick=14, deadline=None)
+def test_the_profiled_pace_at_each_reading_is_the_forecasts_pace(examples: settings) -> None:
     """The same over a day and more of readings: the time-of-day profile learned reading
     after reading is the forecast's, to the last bit, and so are its crossings."""
-    assert_the_forecasts_pace(readings)
+    @examples
+    @given(long_histories())
+    def holds(
+            readings: list[dict[str, Any]]) -> None:
+        assert_the_forecasts_pace(readings)
+
+    holds()
 
 
 def assert_the_forecasts_pace(readings: list[dict[str, Any]]) -> None:

@@ -27,6 +27,7 @@ from omniladder.inputs.ledger.read import Ledger
 from omniladder.rendering.traffic_view import traffic_document
 from tests.builders import at, conn, fleet, instant, reading, window
 from tests.conftest import EXAMPLES
+from tests.depth import deep
 from tests.test_traffic_audit import changing_plan_fleet
 
 runner = CliRunner()
@@ -144,32 +145,37 @@ def ledger_lines(drawn: list[dict[str, Any]], order: str, blank: bool, torn: boo
     return lines
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(drawn=events, order=st.sampled_from(["time", "as drawn", "shuffled"]),
-       blank=st.booleans(), torn=st.booleans(),
-       shuffle=st.lists(st.integers(0, 20), max_size=14),
-       start=st.sampled_from([None, *MINUTES[::3]]), end=st.sampled_from([None, *MINUTES[1::3]]),
-       moving_fleet=st.booleans(), all_requests=st.booleans())
-def test_the_one_read_audits_as_the_two_reads(
-        tmp_path_factory: pytest.TempPathFactory, drawn: list[dict[str, Any]], order: str,
-        blank: bool, torn: bool, shuffle: list[int], start: int | None, end: int | None,
-        moving_fleet: bool, all_requests: bool) -> None:
+@deep(80, quick=27, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_one_read_audits_as_the_two_reads(tmp_path_factory: pytest.TempPathFactory,
+                                              examples: settings) -> None:
     """Duplicates, failed attempts, lines out of time order, blank and torn lines, events
     outside --from/--to: whether the one read keeps its answer or gives it up, the audit
     is the two reads'."""
-    inputs = moving() if moving_fleet else steady()
-    path = write(tmp_path_factory.mktemp("one"),
-                 ledger_lines(drawn, order, blank, torn, shuffle))
-    options: dict[str, Any] = {"all_requests": all_requests}
-    if start is not None:
-        options["start"] = instant(minutes=start)
-    if end is not None:
-        options["end"] = instant(minutes=end)
-    found, ledger = once(inputs, path, **dict(options))
-    same(found, twice(inputs, path, **dict(options)))
-    event(f"one read given up: {ledger.gave_up}")
-    if order == "time":
-        assert ledger.gave_up is None  # a ledger in time order is read once
+    @examples
+    @given(drawn=events, order=st.sampled_from(["time", "as drawn", "shuffled"]),
+           blank=st.booleans(), torn=st.booleans(),
+           shuffle=st.lists(st.integers(0, 20), max_size=14),
+           start=st.sampled_from([None, *MINUTES[::3]]),
+           end=st.sampled_from([None, *MINUTES[1::3]]),
+           moving_fleet=st.booleans(), all_requests=st.booleans())
+    def holds(drawn: list[dict[str, Any]], order: str, blank: bool, torn: bool,
+              shuffle: list[int], start: int | None, end: int | None, moving_fleet: bool,
+              all_requests: bool) -> None:
+        inputs = moving() if moving_fleet else steady()
+        path = write(tmp_path_factory.mktemp("one"),
+                     ledger_lines(drawn, order, blank, torn, shuffle))
+        options: dict[str, Any] = {"all_requests": all_requests}
+        if start is not None:
+            options["start"] = instant(minutes=start)
+        if end is not None:
+            options["end"] = instant(minutes=end)
+        found, ledger = once(inputs, path, **dict(options))
+        same(found, twice(inputs, path, **dict(options)))
+        event(f"one read given up: {ledger.gave_up}")
+        if order == "time":
+            assert ledger.gave_up is None  # a ledger in time order is read once
+
+    holds()
 
 
 # --- when the one read holds ------------------------------------------------------------
