@@ -403,16 +403,14 @@ def _decision_at(inputs: LoadedInputs, auto_id: AutoId, at: datetime, connection
     raise AssertionError("a served model always has a decision")  # pragma: no cover
 
 
-def _probe_instants(inputs: LoadedInputs, plan: Plan, connection_id: str
-                    ) -> list[tuple[datetime, bool]]:
+def _probe_instants(inputs: LoadedInputs, plan: Plan, connection: Connection,
+                    ladder: LadderSettings) -> list[tuple[datetime, bool]]:
     """Every instant after now where the plan of this connection could change by time alone,
     as (instant, exclusive): the connection's ``change_instants`` from its readings up to now
     and its cooldown (a reset, a reading going stale, the cooldown's end), and the start of
     the next budget period."""
     now = plan.now
-    connection = find_connection(plan, connection_id).connection
-    ladder = held_to(inputs.settings.ladder, connection.reserve_percent)  # R16
-    history = readings_until(inputs.readings.get(connection_id, ()), now)
+    history = readings_until(inputs.readings.get(connection.id, ()), now)
     found = change_instants(history, connection, ladder, now)
     found.add((next_period_start(now, inputs.settings.budgets.period), False))
     return sorted(found)
@@ -428,9 +426,11 @@ def earliest_comeback(inputs: LoadedInputs, plan: Plan, decision: PairDecision) 
     """
     frozen = _frozen_at(inputs, plan.now)
     cid, model = decision.connection_id, decision.model
-    instants = _probe_instants(frozen, plan, cid)
     ladder = inputs.settings.ladder
-    raised = held_to(ladder, find_connection(plan, cid).connection.reserve_percent) is not ladder
+    connection = find_connection(plan, cid).connection
+    held = held_to(ladder, connection.reserve_percent)  # R16: the connection's thresholds
+    raised = held is not ladder
+    instants = _probe_instants(frozen, plan, connection, held)
 
     without: tuple[datetime, bool, PairDecision] | None = None
     for at, exclusive in instants:
