@@ -329,7 +329,7 @@ STEP_FLEETS = input_sets(anchor=T0, catalog=SHIPPED, connections=(1, 6), reading
                          spend_between=(-600, 180), seat_order=True)
 
 
-@deep(100, quick=34, deadline=None)
+@deep(100, quick=15, deadline=None)
 def test_stepping_agrees_with_replanning_under_expiring_first(examples: settings) -> None:
     """Every step's pool order (its eligible connections and leader) is ``make_plan``'s."""
     @examples

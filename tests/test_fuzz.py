@@ -607,6 +607,7 @@ def test_every_command_keeps_its_exit_code_at_the_stream_edges(
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.slow  # tests/test_edges_io.py keeps a device and a pipe in the default run
 @pytest.mark.parametrize("bad", ["/dev/zero", "pipe.json"])
 def test_a_device_or_a_named_pipe_as_any_input_is_one_clear_error(bad: str,
                                                                   tmp_path: Path) -> None:

@@ -339,13 +339,17 @@ def test_every_reason_code_has_its_summary_phrase() -> None:
         "overage meters to paid")
 
 
+@pytest.mark.slow  # a gate of .ci/run, as ruff and mypy are; this reruns it in the slow run
 def test_no_name_is_left_unused() -> None:
     """Dead code stays gone: vulture, configured in pyproject.toml (the package, the tests and
-    .ci/vulture_whitelist.py) finds no unused name, and .ci/run runs it with the gates
-    (docs/development.md#dead-code)."""
+    .ci/vulture_whitelist.py) finds no unused name (docs/development.md#dead-code)."""
     done = subprocess.run([sys.executable, "-m", "vulture"], cwd=ROOT, capture_output=True,
                           text=True, check=False)
     assert done.returncode == 0, f"unused names (delete them):\n{done.stdout}{done.stderr}"
+
+
+def test_vulture_is_one_of_the_gates() -> None:
+    """.ci/run runs vulture with the gates, after mypy."""
     gates = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert gates.index(".venv/bin/mypy") < next(
         index for index, line in enumerate(gates) if line.startswith(".venv/bin/vulture"))
