@@ -40,6 +40,14 @@ def _command_once(app: Any) -> Any:
 
 typer.testing._get_command = _command_once  # type: ignore[attr-defined,assignment]
 
+
+def click_tree() -> Any:
+    """omniladder's application as click's command tree, the one the CliRunner runs, built
+    once per test process; read it, never change it."""
+    from omniladder.cli import app
+
+    return _command_once(app)
+
 # tomllib is pure Python: the shipped catalogs and the examples, parsed again by every run of
 # a command, took nearly half of tests/test_outputs_onto_inputs.py's time. Each process
 # parses a text once and hands every caller a fresh copy of its tables and arrays (the other

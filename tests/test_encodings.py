@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from omniladder.rendering.escape import for_encoding
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, click_tree
 
 ENCODINGS = ("latin-1", "cp1252", "ascii")
 CONFIG = str(EXAMPLES / "omniladder.toml")
@@ -144,10 +144,6 @@ def test_an_encoding_error_left_is_exit_2_naming_the_encoding(
 
 def _format_choices() -> dict[str, tuple[list[str], bool]]:
     """Each command path's --format choices and whether it takes --json."""
-    from typer.main import get_command
-
-    from omniladder.cli import app
-
     found: dict[str, tuple[list[str], bool]] = {}
 
     def walk(command: Any, path: str) -> None:
@@ -163,7 +159,7 @@ def _format_choices() -> dict[str, tuple[list[str], bool]]:
             json_flag = json_flag or "--json" in parameter.opts
         found[path] = (choices, json_flag)
 
-    walk(get_command(app), "")
+    walk(click_tree(), "")
     return found
 
 

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from typer.main import get_command
 from typer.testing import CliRunner
 
 from omniladder.cli import app
@@ -31,7 +30,7 @@ from omniladder.rendering.escape import printable
 from omniladder.rendering.markdown import code, plan_markdown, text
 from omniladder.rendering.plan_view import view_of_plan
 from tests.builders import at, conn, fleet, plan, reading, window
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, click_tree
 from tests.errors import one_error
 from tests.saved_plans import CONFIG, save
 
@@ -51,7 +50,7 @@ def commands_taking_format() -> dict[str, Any]:
 
     found = {}
     for path in command_paths():
-        command: Any = get_command(app)
+        command: Any = click_tree()
         for name in path:
             command = command.commands[name]
         for param in command.params:

@@ -12,7 +12,6 @@ import sys
 from typing import Any
 
 import pytest
-from typer.main import get_command
 from typer.testing import CliRunner
 
 from omniladder.cli import app
@@ -20,14 +19,14 @@ from omniladder.commands import COMMANDS
 from omniladder.commands.help import COMMAND_HELP, command_help
 from omniladder.errors import EXIT_MEANINGS, ExitCode
 from omniladder.inputs.schemas import ALL_KINDS, KINDS, json_schema
-from tests.conftest import ROOT
+from tests.conftest import ROOT, click_tree
 from tests.test_meta import command_paths, section, table_rows
 
 runner = CliRunner()
 
 
 def click_command(path: tuple[str, ...]) -> Any:
-    command: Any = get_command(app)
+    command: Any = click_tree()
     for part in path:
         command = command.commands[part]
     return command

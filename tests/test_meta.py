@@ -13,7 +13,6 @@ import sys
 from typing import get_args
 
 import pytest
-from typer.main import get_command
 from typer.testing import CliRunner
 
 from omniladder.cli import app
@@ -24,7 +23,7 @@ from omniladder.models import Overage
 from omniladder.rendering import RENDERERS, Format, render
 from tests.builders import at, conn, fleet, reading, window
 from tests.builders import plan as make_plan
-from tests.conftest import ROOT
+from tests.conftest import ROOT, click_tree
 from tests.source_trees import tree_of
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -149,7 +148,7 @@ def test_exit_codes_agree_with_the_readme_table() -> None:
 def command_paths() -> list[tuple[str, ...]]:
     """Every command, a group's subcommands included (``import omniroute``, ``catalog show``)."""
     paths: list[tuple[str, ...]] = []
-    for name, command in sorted(get_command(app).commands.items()):  # type: ignore[attr-defined]
+    for name, command in sorted(click_tree().commands.items()):
         subcommands = getattr(command, "commands", None)
         if subcommands:
             paths += [(name, sub) for sub in sorted(subcommands)]
@@ -179,9 +178,9 @@ def test_every_command_is_in_the_readme_and_has_help(path: tuple[str, ...]) -> N
     assert " ".join(path) in readme_commands()
     result = CliRunner().invoke(app, [*path, "--help"])
     assert result.exit_code == 0, result.output
-    command = get_command(app)
+    command = click_tree()
     for part in path:
-        command = command.commands[part]  # type: ignore[attr-defined]
+        command = command.commands[part]
     assert command.help, f"{' '.join(path)} has no help text"
     first = " ".join(command.help.split("\n")[0].split())
     assert first in " ".join(result.stdout.split())

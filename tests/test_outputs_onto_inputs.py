@@ -25,11 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.main import get_command
 from typer.testing import CliRunner
 
 from omniladder.cli import app
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, click_tree
 from tests.errors import one_error
 
 runner = CliRunner()
@@ -188,7 +187,7 @@ def _commands() -> Iterator[tuple[str, Any]]:
         else:
             yield path, command
 
-    return walk(get_command(app), "")
+    return walk(click_tree(), "")
 
 
 def _flag(parameter: Any) -> str:
