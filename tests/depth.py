@@ -25,8 +25,8 @@ from typing import Any, TypeVar
 import pytest
 from hypothesis import settings
 
-QUICK = 50
-"""Examples of the default run's variant: half of hypothesis' default."""
+QUICK = 30
+"""Examples of the default run's variant: under a third of hypothesis' default."""
 
 Test = TypeVar("Test", bound=Callable[..., None])
 

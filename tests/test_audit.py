@@ -608,7 +608,7 @@ def _cheaper_mate(result: Any, decision: Any) -> bool:
                and RUNGS.index(o.rung) < RUNGS.index(decision.rung) for o in result.decisions)
 
 
-@deep(60, quick=20)
+@deep(60, quick=12)
 def test_a_gateway_using_every_pair_gets_one_finding_per_plan_exclusion(examples: settings) -> None:
     @examples
     @given(inputs=input_sets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty",
@@ -634,7 +634,7 @@ def test_a_gateway_using_every_pair_gets_one_finding_per_plan_exclusion(examples
     holds()
 
 
-@deep(60, quick=20)
+@deep(60, quick=12)
 def test_a_gateway_using_only_what_the_plan_admits_can_only_mix(examples: settings) -> None:
     @examples
     @given(inputs=input_sets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty"]))
@@ -648,7 +648,7 @@ def test_a_gateway_using_only_what_the_plan_admits_can_only_mix(examples: settin
     holds()
 
 
-@deep(40, quick=14)
+@deep(40, quick=8)
 def test_an_empty_gateway_list_misses_every_admitted_pair(examples: settings) -> None:
     @examples
     @given(inputs=input_sets(), auto_id=st.sampled_from(["auto/subscription", "auto/thrifty"]))

@@ -153,7 +153,7 @@ def test_the_pace_at_each_reading_is_the_forecasts_pace(examples: settings) -> N
     holds()
 
 
-@deep(40, quick=14, deadline=None)
+@deep(40, quick=8, deadline=None)
 def test_the_profiled_pace_at_each_reading_is_the_forecasts_pace(examples: settings) -> None:
     """The same over a day and more of readings: the time-of-day profile learned reading
     after reading is the forecast's, to the last bit, and so are its crossings."""

@@ -305,7 +305,7 @@ def test_expiring_first_moves_places_within_quota_rungs_only(examples: settings)
     holds()
 
 
-@deep(100, quick=34, deadline=None)
+@deep(100, quick=20, deadline=None)
 def test_why_places_a_connection_as_the_whole_plan_does(examples: settings) -> None:
     @examples
     @given(FLEETS, st.sampled_from(["auto/subscription", "auto/thrifty"]))
@@ -329,7 +329,7 @@ STEP_FLEETS = input_sets(anchor=T0, catalog=SHIPPED, connections=(1, 6), reading
                          spend_between=(-600, 180), seat_order=True)
 
 
-@deep(100, quick=15, deadline=None)
+@deep(100, quick=9, deadline=None)
 def test_stepping_agrees_with_replanning_under_expiring_first(examples: settings) -> None:
     """Every step's pool order (its eligible connections and leader) is ``make_plan``'s."""
     @examples
@@ -354,7 +354,7 @@ def test_stepping_agrees_with_replanning_under_expiring_first(examples: settings
     holds()
 
 
-@deep(100, quick=34, deadline=None)
+@deep(100, quick=20, deadline=None)
 def test_a_declared_plan_names_no_order_anywhere(examples: settings) -> None:
     @examples
     @given(FLEETS, st.sampled_from(["auto/subscription", "auto/thrifty"]))

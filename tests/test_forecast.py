@@ -324,7 +324,7 @@ STEADY = input_sets(anchor=T0, catalog=ONE_PLAN, connections=(1, 4),
 state_as_of (a state observed later changes the plan before any reset)."""
 
 
-@deep(100, quick=34, deadline=None)
+@deep(100, quick=20, deadline=None)
 def test_zero_burn_holds_the_current_plan_until_each_reset(examples: settings) -> None:
     @examples
     @given(STEADY, st.sampled_from(["auto/thrifty", "auto/subscription"]))
@@ -345,7 +345,7 @@ def test_zero_burn_holds_the_current_plan_until_each_reset(examples: settings) -
     holds()
 
 
-@deep(100, quick=34, deadline=None)
+@deep(100, quick=20, deadline=None)
 def test_a_reset_always_ends_a_projected_exhaustion(examples: settings) -> None:
     """Every window is back above the cutoff at the first step at or after its reset."""
     @examples

@@ -581,7 +581,7 @@ HOSTILE = st.text(alphabet=st.sampled_from(list('ab,="\\ {}#')), min_size=1, max
 backslash, a brace (newlines and other control characters are refused at load)."""
 
 
-@deep(80, quick=27, deadline=None)
+@deep(80, quick=16, deadline=None)
 def test_no_two_samples_of_a_family_share_a_label_set(examples: settings) -> None:
     """For any fleet whose ids, window names and models hold the characters a label join
     could merge on, every family's samples have distinct label sets, and both parsers read
@@ -646,7 +646,7 @@ def test_an_empty_fleet_still_parses() -> None:
 # --- generated fleets ---------------------------------------------------------------------------
 
 
-@deep(60, quick=20, deadline=None)
+@deep(60, quick=12, deadline=None)
 def test_plan_metrics_of_generated_fleets(examples: settings) -> None:
     @examples
     @given(inputs=plan_fleets(), auto_id=st.sampled_from(VALID))

@@ -214,7 +214,7 @@ def with_repeat(draw: Any, documents: Any) -> Obj:
 
 @pytest.mark.parametrize(("model", "documents"), [(QuotaFile, quota_documents()),
                                                   (ConnectionsFile, connection_documents())])
-@deep(80, quick=27, deadline=None, suppress_health_check=list(HealthCheck))
+@deep(80, quick=16, deadline=None, suppress_health_check=list(HealthCheck))
 def test_the_fast_path_never_clears_a_repeated_key(model: Any, documents: Any,
                                                    examples: settings) -> None:
     @examples
@@ -266,7 +266,7 @@ def walk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Non
 @pytest.mark.usefixtures("walk")
 @pytest.mark.parametrize(("model", "documents"), [(QuotaFile, quota_documents()),
                                                   (ConnectionsFile, connection_documents())])
-@deep(40, quick=14, deadline=None, suppress_health_check=list(HealthCheck))
+@deep(40, quick=8, deadline=None, suppress_health_check=list(HealthCheck))
 def test_the_walk_counts_each_field_not_at_its_default(model: Any, documents: Any,
                                                        examples: settings) -> None:
     """Both walks count exactly what reading each field with ``getattr`` counts."""

@@ -67,7 +67,7 @@ def _seats(result: Plan, cid: str) -> set[tuple[str, str, str]]:
             if cid in e.allowed_connection_ids}
 
 
-@deep(60, quick=20, deadline=None)
+@deep(60, quick=12, deadline=None)
 def test_a_reserve_is_that_connection_s_exit_cutoff(examples: settings) -> None:
     """R16: ``reserve_percent = X`` on one connection decides its pairs as
     ``exit_cutoff_percent = X`` (re-entry floor X plus the ladder's gap) would, and the

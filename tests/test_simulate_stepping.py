@@ -192,7 +192,7 @@ def test_spend_crossing_a_budget_and_a_new_period_reopen_the_rung() -> None:
                                replan=True)
 
 
-@deep(60, quick=20, deadline=None)
+@deep(60, quick=12, deadline=None)
 def test_each_steps_leader_is_the_first_seated(examples: settings) -> None:
     """A step's ``leader`` is the first of its ``eligible`` at every step, also when the
     steps are asked to list no one (what ``audit traffic``'s walk reads)."""

@@ -259,7 +259,7 @@ def test_a_one_step_forecast_picture_is_all_projected(tmp_path: Path) -> None:
 # --- generated fleets ------------------------------------------------------------------------
 
 
-@deep(60, quick=20, deadline=None)
+@deep(60, quick=12, deadline=None)
 def test_generated_forecast_pictures_are_projected_from_now_and_inside(examples: settings) -> None:
     """Zero-length, one-step and longer horizons: projected from the left edge, nothing
     recorded, every coordinate inside, and the markers at their instants."""
@@ -283,7 +283,7 @@ def test_generated_forecast_pictures_are_projected_from_now_and_inside(examples:
     holds()
 
 
-@deep(60, quick=20, deadline=None)
+@deep(60, quick=12, deadline=None)
 def test_generated_simulate_pictures_split_at_any_instant(examples: settings) -> None:
     """Whatever the span (one step included) and wherever the projected part starts, even
     before or after every step, both parts meet at the now line inside the view box."""

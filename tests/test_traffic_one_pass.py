@@ -145,7 +145,7 @@ def ledger_lines(drawn: list[dict[str, Any]], order: str, blank: bool, torn: boo
     return lines
 
 
-@deep(80, quick=27, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@deep(80, quick=16, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_the_one_read_audits_as_the_two_reads(tmp_path_factory: pytest.TempPathFactory,
                                               examples: settings) -> None:
     """Duplicates, failed attempts, lines out of time order, blank and torn lines, events

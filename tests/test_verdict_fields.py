@@ -205,7 +205,7 @@ def test_an_empty_window_is_replayed_at_zero() -> None:
         ReplayStep(when(-20), None, 0.0, 5.0, False, False))
 
 
-@deep(100, quick=34, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@deep(100, quick=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_the_shared_verdicts_of_every_model_are_its_own(examples: settings) -> None:
     """A history's verdicts, shared among the models its windows treat alike, are each
     model's own: the models a window names, and models no window names."""
@@ -222,7 +222,7 @@ def test_the_shared_verdicts_of_every_model_are_its_own(examples: settings) -> N
     holds()
 
 
-@deep(100, quick=34, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@deep(100, quick=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_the_replayed_state_is_where_the_replay_steps_end(examples: settings) -> None:
     """R7: ``replay`` keeps only the state a replay leaves and works its steps out when
     read: that state is where ``replay_steps`` ends, and the steps it gives are those."""

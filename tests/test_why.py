@@ -199,7 +199,7 @@ def _pair_admitted(plan: Plan, cid: str, model: str) -> bool:
     return any(cid in e.allowed_connection_ids and e.model == model for e in plan.pool)
 
 
-@deep(60, quick=20, deadline=None)
+@deep(60, quick=12, deadline=None)
 def test_why_agrees_with_plan_on_generated_fleets(examples: settings) -> None:
     """For both flat ids, why's seats and exclusions are the plan's; and each comeback is
     the first instant the plan (with no new reading) admits the pair."""
