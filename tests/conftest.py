@@ -48,6 +48,7 @@ def click_tree() -> Any:
 
     return _command_once(app)
 
+
 # tomllib is pure Python: the shipped catalogs and the examples, parsed again by every run of
 # a command, took nearly half of tests/test_outputs_onto_inputs.py's time. Each process
 # parses a text once and hands every caller a fresh copy of its tables and arrays (the other
